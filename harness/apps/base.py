@@ -1,0 +1,83 @@
+"""The interface between the harness and one implementation.
+
+An *instance* (SPEC §4) is one independently started unit: a JVM, a node process (or cluster primary
+with its workers), or an nginx + PHP-FPM pair. A driver turns an InstanceSpec into the processes to
+launch; the harness (harness/instances.py) starts them inside the instance's resource group, waits for
+GET /ready, and stops them.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class InstanceSpec:
+    impl: str
+    index: int
+    port: int
+    database_url: str
+    run_dir: Path
+    """Per-instance runtime directory (rendered configs, sockets, logs). Created by the harness."""
+    knobs: dict[str, str] = field(default_factory=dict)
+    """SPEC §2.5 variables and variant knobs, e.g. DB_POOL_SIZE, LOG_LEVEL, SERVER_TIMING, JAVA_HOME."""
+    host: str = "127.0.0.1"
+
+    def app_env(self) -> dict[str, str]:
+        """The environment every app reads (contract/README.md, Configuration)."""
+        env = {"HOST": self.host, "PORT": str(self.port), "DATABASE_URL": self.database_url}
+        env.update(self.knobs)
+        return env
+
+
+@dataclass(frozen=True)
+class ProcessLaunch:
+    """One OS process of an instance. All processes of an instance share its resource group."""
+
+    name: str
+    argv: list[str]
+    env: dict[str, str]
+    cwd: Path
+    log_path: Path
+
+
+@dataclass(frozen=True)
+class TestSuite:
+    """One test runner of an app (JUnit, node --test, PHPUnit), run by `./bidbench test`.
+
+    The harness runs argv in cwd with env added to its own environment plus DATABASE_URL of a
+    freshly reset embedded database (scale 1, seed 42). A non-zero exit fails the run; the last
+    lines of output that match summary_pattern are printed as the runner's summary line.
+    """
+
+    name: str
+    argv: list[str]
+    cwd: Path
+    env: dict[str, str] = field(default_factory=dict)
+    summary_pattern: str = r"(?i)(tests?|pass|fail)"
+
+
+class AppDriver(ABC):
+    impl: str
+
+    @abstractmethod
+    def ensure_built(self) -> None:
+        """Build or install dependencies if anything changed since the last build; otherwise return fast."""
+
+    @abstractmethod
+    def launches(self, spec: InstanceSpec) -> list[ProcessLaunch]:
+        """The processes of one instance, in start order. May render config files into spec.run_dir."""
+
+    @abstractmethod
+    def effective_knobs(self, spec: InstanceSpec) -> dict[str, str]:
+        """Every knob of this instance with its effective value (defaults filled in), for the manifest."""
+
+    @abstractmethod
+    def test_suites(self) -> list[TestSuite]:
+        """The app's own test runners. ensure_built() has run before these are called."""
+
+    def runtime_versions(self) -> dict[str, str]:
+        """Runtime versions for the manifest (JDK vendor/version, node, PHP, nginx)."""
+        return {}
