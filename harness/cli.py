@@ -1,0 +1,240 @@
+"""The ./bidbench command line. Each command is a thin layer over one harness module."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Annotated
+
+import typer
+
+from harness import __version__, toolchain
+from harness.console import UserError, console, err_console
+
+app = typer.Typer(
+    help=(
+        "bidbench: compare Java, Node.js and PHP implementations of one auction service, fairly.\n\n"
+        "Start with `./bidbench demo` (everything, about 15 minutes) or `./bidbench test` (the test suites). "
+        "Both install what they need. Results go to results/."
+    ),
+    no_args_is_help=True,
+    rich_markup_mode="rich",
+    pretty_exceptions_enable=False,
+)
+db_app = typer.Typer(
+    help="The embedded PostgreSQL: start, stop, seed deterministic data, reset to the seeded state.",
+    no_args_is_help=True,
+)
+app.add_typer(db_app, name="db")
+
+
+def _version(value: bool) -> None:
+    if value:
+        console.print(f"bidbench {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")] = False,
+) -> None:
+    pass
+
+
+@app.command()
+def setup() -> None:
+    """Find or install every tool: JDK 17+, Maven, Node 20+, PHP-FPM 8.2 with pgsql/opcache, nginx, PHPUnit,
+    PostgreSQL 15+ with contrib, and k6 v1.8.1 (built with Go into .bidbench/bin). Safe to run again."""
+    toolchain.ensure(toolchain.all_tool_names(), quiet=False)
+
+
+# ---- db --------------------------------------------------------------------------------------------
+
+
+def _cluster():  # noqa: ANN202 - lazy import keeps `--help` instant
+    from harness.db.cluster import EmbeddedCluster
+
+    return EmbeddedCluster()
+
+
+def _server():  # noqa: ANN202
+    from harness.db.target import current_server, external_url
+
+    if external_url():
+        return current_server()
+    return current_server(_cluster())
+
+
+def ensure_db_up() -> None:
+    from harness.db.target import external_url
+
+    if external_url():
+        return
+    toolchain.ensure(["db"])
+    cluster = _cluster()
+    for message in cluster.up().messages:
+        console.print(f"db: {message}")
+
+
+def ensure_seeded(scale: int = 1, seed: int = 42) -> None:
+    """Seed unless the template already holds this (scale, seed); then reset the working database."""
+    from harness.db import seed as seeding
+
+    ensure_db_up()
+    server = _server()
+    info = seeding.template_info(server)
+    if info is None or info.get("scale") != str(scale) or info.get("seed") != str(seed) or info.get("indexes") != "True":
+        result = seeding.seed(server, scale, seed)
+        console.print(f"db: seeded scale={scale} seed={seed} checksum={result.checksum} in {result.seconds:.1f} s")
+    else:
+        seeding.reset(server)
+
+
+@db_app.command("up")
+def db_up() -> None:
+    """Start the embedded PostgreSQL (create it on first use) on 127.0.0.1 and a free port. Idempotent;
+    recovers from a stale pid file or a killed server. With BIDBENCH_DATABASE_URL set, uses that server instead."""
+    from harness.db.target import external_url, mask_password
+
+    if external_url():
+        console.print(f"using the existing server at {mask_password(external_url() or '')}; nothing to start")
+        return
+    toolchain.ensure(["db"])
+    cluster = _cluster()
+    for message in cluster.up().messages:
+        console.print(message)
+    console.print(f"DATABASE_URL={cluster.url('bidbench')}")
+
+
+@db_app.command("down")
+def db_down() -> None:
+    """Stop the embedded PostgreSQL (fast shutdown). The data stays."""
+    console.print("stopped" if _cluster().down() else "not running")
+
+
+@db_app.command("destroy")
+def db_destroy(yes: Annotated[bool, typer.Option("--yes", help="Do not ask.")] = False) -> None:
+    """Stop the embedded PostgreSQL and delete its data directory."""
+    cluster = _cluster()
+    if not yes and not typer.confirm(f"delete {cluster.base_dir}?"):
+        raise typer.Exit(1)
+    cluster.destroy()
+    console.print(f"deleted {cluster.base_dir}")
+
+
+@db_app.command("status")
+def db_status() -> None:
+    """Show whether the database runs, where, and what is seeded."""
+    from harness.db import seed as seeding
+    from harness.db.target import external_url, mask_password
+
+    if external_url():
+        console.print(f"external server: {mask_password(external_url() or '')}")
+    else:
+        cluster = _cluster()
+        running = cluster.is_running()
+        console.print(f"data dir:  {cluster.data_dir}")
+        console.print(f"running:   {'yes, pid ' + str(cluster.server_pid()) if running else 'no'}")
+        console.print(f"port:      {cluster.port or '-'}")
+        if not running:
+            return
+    info = seeding.template_info(_server())
+    console.print(f"template:  {info if info else 'not seeded (run ./bidbench db seed)'}")
+
+
+@db_app.command("seed")
+def db_seed(
+    scale: Annotated[int, typer.Option(min=1, help="Data size: scale 1 is 10k users, 15k items, ~75k bids.")] = 1,
+    seed: Annotated[int, typer.Option(help="Random seed; the same (scale, seed) gives the same checksum.")] = 42,
+    no_indexes: Annotated[
+        bool, typer.Option("--no-indexes", help="Omit the secondary indexes (the RUBiS missing-index variant).")
+    ] = False,
+) -> None:
+    """Fill a template database with deterministic data and clone the working database from it.
+    Prints the content checksum."""
+    from harness.db import seed as seeding
+
+    ensure_db_up()
+    info = seeding.seed(_server(), scale, seed, with_indexes=not no_indexes)
+    counts = ", ".join(f"{table} {count}" for table, count in info.row_counts.items())
+    console.print(f"seeded scale={scale} seed={seed} in {info.seconds:.1f} s: {counts}")
+    console.print(f"checksum {info.checksum}")
+
+
+@db_app.command("reset")
+def db_reset() -> None:
+    """Restore the working database to the seeded state (about a second) and print its checksum."""
+    from harness.db import seed as seeding
+
+    server = _server()
+    seconds = seeding.reset(server)
+    console.print(f"reset in {seconds:.2f} s; checksum {seeding.checksum(server)}")
+
+
+@db_app.command("checksum")
+def db_checksum() -> None:
+    """Print the content checksum of the working database."""
+    from harness.db import seed as seeding
+
+    console.print(seeding.checksum(_server()))
+
+
+@db_app.command("url")
+def db_url() -> None:
+    """Print the DATABASE_URL of the working database (what the apps use)."""
+    print(_server().url())
+
+
+@db_app.command("psql")
+def db_psql() -> None:
+    """Open psql on the working database."""
+    import shutil
+
+    from harness.db.cluster import find_pg_bindir
+
+    psql = str(find_pg_bindir() / "psql") if not shutil.which("psql") else shutil.which("psql")
+    os.execvp(psql or "psql", [psql or "psql", _server().url()])
+
+
+# ---- build and test ------------------------------------------------------------------------------
+
+
+@app.command()
+def build(
+    impls: Annotated[list[str] | None, typer.Argument(help="java, node and/or php (default: all three).")] = None,
+) -> None:
+    """Build the apps (Maven jar, npm ci with pg-native, PHP checks). Skips what has not changed."""
+    from harness.apps import IMPLS, driver
+
+    for impl in impls or list(IMPLS):
+        toolchain.ensure([impl])
+        console.print(f"building {impl} ...")
+        driver(impl).ensure_built()
+    console.print("built")
+
+
+@app.command()
+def test(
+    only: Annotated[
+        list[str] | None,
+        typer.Option("--only", help="Run just these suites: python, java, node, php, conformance (repeatable)."),
+    ] = None,
+    pytest_args: Annotated[list[str] | None, typer.Argument(help="Extra arguments passed to pytest.")] = None,
+) -> None:
+    """Run every test suite (Python harness tests, each app's own tests, the conformance suite).
+    Installs what it needs, starts and seeds the embedded database, prints each runner's summary line,
+    and exits non-zero on any failure."""
+    from harness.testing import run_all
+
+    raise typer.Exit(run_all(only or [], pytest_args or []))
+
+
+def main() -> None:
+    try:
+        app()
+    except UserError as exc:
+        err_console.print(f"[bold red]error:[/] {exc}")
+        sys.exit(2)
+    except KeyboardInterrupt:
+        err_console.print("interrupted")
+        sys.exit(130)

@@ -1,0 +1,1 @@
+"""Database lifecycle: the embedded cluster, the deterministic seed, template reset and checksums."""

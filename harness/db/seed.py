@@ -1,0 +1,191 @@
+"""Seeding into a template database, cheap resets from it, and the content checksum.
+
+`seed` builds `bidbench_template` (schema + COPY of the generated rows + pg_stat_statements), marks it
+a template and clones the working database `bidbench` from it. `reset` drops and re-clones the working
+database, which takes about a second at scale 1, so every measured run starts from the same state.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import psycopg
+from psycopg import sql
+
+from harness import paths
+from harness.console import UserError
+from harness.db.generator import Generator, RowCounts
+from harness.db.target import TEMPLATE_DB, WORKING_DB, DatabaseServer
+
+TABLES = ("regions", "categories", "users", "items", "bids")
+COPY_COLUMNS = {
+    "regions": "id, name",
+    "categories": "id, name",
+    "users": "id, nickname, region_id, rating, created_at",
+    "items": "id, seller_id, category_id, title, description, initial_price_cents, max_bid_cents, "
+    "bid_count, start_time, end_time",
+    "bids": "id, item_id, bidder_id, amount_cents, created_at",
+}
+# Only these indexes are dropped by the no-index variant (RUBiS Revisited §3); primary keys stay.
+SECONDARY_INDEXES = ("items_category_end_time_idx", "bids_item_amount_idx", "items_seller_idx", "bids_bidder_idx")
+
+
+@dataclass(frozen=True)
+class SeedInfo:
+    scale: int
+    seed: int
+    checksum: str
+    row_counts: dict[str, int]
+    seconds: float
+
+    def comment(self) -> str:
+        return f"bidbench scale={self.scale} seed={self.seed} checksum={self.checksum}"
+
+
+def _connect(url: str, autocommit: bool = True) -> psycopg.Connection:
+    try:
+        return psycopg.connect(url, autocommit=autocommit, connect_timeout=10)
+    except psycopg.OperationalError as exc:
+        raise UserError(
+            f"cannot connect to PostgreSQL ({exc.__class__.__name__}: {str(exc).strip()}). "
+            "Start the embedded database with `./bidbench db up`."
+        ) from exc
+
+
+def _drop_database(admin: psycopg.Connection, name: str) -> None:
+    admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+def _copy(conn: psycopg.Connection, table: str, rows: Iterable[str]) -> None:
+    statement = sql.SQL("COPY {} ({}) FROM STDIN").format(sql.Identifier(table), sql.SQL(COPY_COLUMNS[table]))
+    with conn.cursor() as cur, cur.copy(statement) as copy:
+        batch: list[str] = []
+        for row in rows:
+            batch.append(row)
+            if len(batch) >= 5000:
+                copy.write("".join(batch))
+                batch.clear()
+        if batch:
+            copy.write("".join(batch))
+
+
+def table_checksums(conn: psycopg.Connection) -> dict[str, str]:
+    """md5 of each table's rows as text, in primary-key order, rendered in UTC."""
+    conn.execute("SET TimeZone = 'UTC'")
+    conn.execute("SET DateStyle = 'ISO, YMD'")
+    sums: dict[str, str] = {}
+    for table in TABLES:
+        query = sql.SQL("SELECT coalesce(md5(string_agg(t::text, E'\\n' ORDER BY t.id)), '') FROM {} t").format(
+            sql.Identifier(table)
+        )
+        row = conn.execute(query).fetchone()
+        sums[table] = row[0] if row else ""
+    return sums
+
+
+def combined_checksum(sums: dict[str, str]) -> str:
+    digest = hashlib.sha256()
+    for table in TABLES:
+        digest.update(f"{table}={sums[table]}\n".encode())
+    return digest.hexdigest()[:16]
+
+
+def checksum(server: DatabaseServer, dbname: str = WORKING_DB) -> str:
+    with _connect(server.url(dbname)) as conn:
+        return combined_checksum(table_checksums(conn))
+
+
+def row_counts(conn: psycopg.Connection) -> dict[str, int]:
+    counts = {}
+    for table in TABLES:
+        row = conn.execute(sql.SQL("SELECT count(*) FROM {}").format(sql.Identifier(table))).fetchone()
+        counts[table] = int(row[0]) if row else 0
+    return counts
+
+
+def seed(server: DatabaseServer, scale: int, seed_value: int, with_indexes: bool = True) -> SeedInfo:
+    started = time.monotonic()
+    generator = Generator(scale, seed_value)
+    with _connect(server.admin_url()) as admin:
+        _drop_database(admin, WORKING_DB)
+        if _exists(admin, TEMPLATE_DB):
+            # A template database cannot be dropped until it is unmarked.
+            admin.execute(sql.SQL("ALTER DATABASE {} IS_TEMPLATE false").format(sql.Identifier(TEMPLATE_DB)))
+        _drop_database(admin, TEMPLATE_DB)
+        admin.execute(sql.SQL("CREATE DATABASE {} TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C'").format(
+            sql.Identifier(TEMPLATE_DB)
+        ))
+
+    with _connect(server.url(TEMPLATE_DB), autocommit=False) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+        conn.execute(paths.SCHEMA_SQL.read_text())
+        if not with_indexes:
+            for index in SECONDARY_INDEXES:
+                conn.execute(sql.SQL("DROP INDEX {}").format(sql.Identifier(index)))
+        _copy(conn, "regions", generator.regions())
+        _copy(conn, "categories", generator.categories())
+        _copy(conn, "users", generator.users())
+        item_rows, bid_rows = generator.items_and_bids()
+        _copy(conn, "items", item_rows)
+        _copy(conn, "bids", bid_rows)
+        for table in ("users", "items", "bids"):
+            conn.execute(
+                sql.SQL("SELECT setval(pg_get_serial_sequence({t}, 'id'), (SELECT max(id) FROM {i}))").format(
+                    t=sql.Literal(table), i=sql.Identifier(table)
+                )
+            )
+        conn.commit()
+        conn.autocommit = True
+        conn.execute("VACUUM (ANALYZE, FREEZE)")
+        sums = table_checksums(conn)
+        counts = row_counts(conn)
+
+    info = SeedInfo(
+        scale=scale,
+        seed=seed_value,
+        checksum=combined_checksum(sums),
+        row_counts=counts,
+        seconds=0.0,
+    )
+    with _connect(server.admin_url()) as admin:
+        admin.execute(sql.SQL("COMMENT ON DATABASE {} IS {}").format(
+            sql.Identifier(TEMPLATE_DB), sql.Literal(info.comment() + f" indexes={with_indexes}")
+        ))
+        admin.execute(sql.SQL("ALTER DATABASE {} IS_TEMPLATE true").format(sql.Identifier(TEMPLATE_DB)))
+    reset(server)
+    return SeedInfo(info.scale, info.seed, info.checksum, info.row_counts, time.monotonic() - started)
+
+
+def _exists(admin: psycopg.Connection, dbname: str) -> bool:
+    return admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (dbname,)).fetchone() is not None
+
+
+def template_info(server: DatabaseServer) -> dict[str, str] | None:
+    """scale, seed, checksum and indexes of the seeded template, or None if there is none."""
+    with _connect(server.admin_url()) as admin:
+        row = admin.execute(
+            "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = %s", (TEMPLATE_DB,)
+        ).fetchone()
+    if not row or not row[0] or not row[0].startswith("bidbench "):
+        return None
+    return dict(part.split("=", 1) for part in row[0].split()[1:])
+
+
+def reset(server: DatabaseServer) -> float:
+    """Re-clone the working database from the template. Returns the seconds it took."""
+    started = time.monotonic()
+    with _connect(server.admin_url()) as admin:
+        if not _exists(admin, TEMPLATE_DB):
+            raise UserError("there is no seeded template yet. Run `./bidbench db seed --scale 1 --seed 42` first.")
+        _drop_database(admin, WORKING_DB)
+        admin.execute(sql.SQL("CREATE DATABASE {} TEMPLATE {} STRATEGY FILE_COPY").format(
+            sql.Identifier(WORKING_DB), sql.Identifier(TEMPLATE_DB)
+        ))
+    return time.monotonic() - started
+
+
+def expected_counts(scale: int) -> RowCounts:
+    return RowCounts.for_scale(scale)

@@ -1,0 +1,298 @@
+"""Find or install every tool bidbench needs (`./bidbench setup`), idempotently.
+
+Each tool has a probe (is it here, which version, where) and an installer (apt packages, or a build
+into the project-local bin dir for k6). Commands call `ensure()` with just the tools they need, so
+`./bidbench demo` and `./bidbench test` work on a fresh machine without a separate setup step.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.table import Table
+
+from harness import paths
+from harness.console import UserError, console
+
+K6_VERSION = "v1.8.1"
+K6_MODULE = "go.k6.io/k6"
+
+
+@dataclass
+class Probe:
+    found: bool
+    version: str = ""
+    path: str = ""
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    probe: Callable[[], Probe]
+    apt_packages: tuple[str, ...] = ()
+    build: Callable[[], None] | None = None
+    manual_hint: str = ""
+
+
+def _run(argv: list[str], timeout: float = 30) -> str:
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return (done.stdout + done.stderr).strip()
+
+
+def _version_at_least(text: str, minimum: int) -> bool:
+    match = re.search(r"(\d+)(?:\.\d+)*", text)
+    return bool(match) and int(match.group(1)) >= minimum
+
+
+def _probe_binary(name: str, version_args: list[str], pattern: str, minimum: int | None = None) -> Probe:
+    path = shutil.which(name)
+    if not path:
+        return Probe(False)
+    match = re.search(pattern, _run([path, *version_args]))
+    version = match.group(1) if match else "?"
+    if minimum is not None and not _version_at_least(version, minimum):
+        return Probe(False, version, path)
+    return Probe(True, version, path)
+
+
+def _probe_java() -> Probe:
+    return _probe_binary("java", ["-version"], r'version "([^"]+)"', 17)
+
+
+def _probe_maven() -> Probe:
+    return _probe_binary("mvn", ["-v"], r"Apache Maven (\S+)")
+
+
+def _probe_node() -> Probe:
+    return _probe_binary("node", ["--version"], r"v(\S+)", 20)
+
+
+def _probe_npm() -> Probe:
+    return _probe_binary("npm", ["--version"], r"(\S+)")
+
+
+def php_fpm_binary() -> str | None:
+    for name in ("php-fpm8.2", "php-fpm"):
+        found = shutil.which(name) or (f"/usr/sbin/{name}" if Path(f"/usr/sbin/{name}").exists() else None)
+        if found:
+            return found
+    return None
+
+
+def _probe_php_fpm() -> Probe:
+    binary = php_fpm_binary()
+    if not binary:
+        return Probe(False)
+    match = re.search(r"PHP (\S+)", _run([binary, "-v"]))
+    version = match.group(1) if match else "?"
+    modules = _run([binary, "-m"]).lower()
+    if "pgsql" not in modules or "opcache" not in modules:
+        return Probe(False, version + " (missing pgsql or opcache)", binary)
+    return Probe(True, version, binary)
+
+
+def _probe_php_cli() -> Probe:
+    return _probe_binary("php", ["-v"], r"PHP (\S+)", 8)
+
+
+def _probe_phpunit() -> Probe:
+    return _probe_binary("phpunit", ["--version"], r"PHPUnit (\S+)")
+
+
+def nginx_binary() -> str | None:
+    return shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
+
+
+def _probe_nginx() -> Probe:
+    binary = nginx_binary()
+    if not binary:
+        return Probe(False)
+    match = re.search(r"nginx/(\S+)", _run([binary, "-v"]))
+    return Probe(True, match.group(1) if match else "?", binary)
+
+
+def _probe_postgres() -> Probe:
+    from harness.db.cluster import find_pg_bindir
+
+    try:
+        bindir = find_pg_bindir()
+    except UserError:
+        return Probe(False)
+    match = re.search(r"\(PostgreSQL\) (\S+)", _run([str(bindir / "postgres"), "--version"]))
+    version = match.group(1) if match else "?"
+    sharedir = _run([str(bindir / "pg_config"), "--sharedir"]) if (bindir / "pg_config").exists() else ""
+    candidates = [Path(sharedir)] if sharedir else []
+    candidates += list(Path("/usr/share/postgresql").glob(f"{version.split('.')[0]}"))
+    if not any((c / "extension" / "pg_stat_statements.control").exists() for c in candidates):
+        return Probe(False, version + " (contrib missing)", str(bindir))
+    return Probe(True, version, str(bindir))
+
+
+def _probe_libpq_dev() -> Probe:
+    # pg-native's native addon (the `libpq` package) compiles against libpq's headers.
+    header = Path("/usr/include/postgresql/libpq-fe.h")
+    return Probe(header.exists(), "headers" if header.exists() else "", str(header) if header.exists() else "")
+
+
+def _probe_build_tools() -> Probe:
+    missing = [tool for tool in ("make", "g++", "python3") if not shutil.which(tool)]
+    return Probe(not missing, "make, g++, python3" if not missing else "missing " + ", ".join(missing))
+
+
+def k6_path() -> Path:
+    return paths.BIN / "k6"
+
+
+def _probe_k6() -> Probe:
+    binary = k6_path()
+    if not binary.exists():
+        return Probe(False)
+    match = re.search(r"k6 (v\S+)", _run([str(binary), "version"]))
+    version = match.group(1) if match else "?"
+    return Probe(version == K6_VERSION, version, str(binary))
+
+
+def _probe_go() -> Probe:
+    return _probe_binary("go", ["version"], r"go version go(\S+)")
+
+
+def _build_k6() -> None:
+    go = shutil.which("go")
+    if not go:
+        raise UserError("building k6 needs Go. Install it (https://go.dev/dl/ or apt-get install golang) and retry.")
+    proxy = _run([go, "env", "GOPROXY"]).split(",")[0] or "https://proxy.golang.org"
+    paths.BIN.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, GOBIN=str(paths.BIN), GOPROXY=proxy, GOFLAGS="-mod=mod")
+    console.print(f"building k6 {K6_VERSION} with Go into {paths.BIN} (about 90 s, once)...")
+    done = subprocess.run([go, "install", f"{K6_MODULE}@{K6_VERSION}"], env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise UserError(f"`go install {K6_MODULE}@{K6_VERSION}` failed:\n{done.stderr[-2000:]}")
+
+
+TOOLS: dict[str, Tool] = {
+    tool.name: tool
+    for tool in (
+        Tool("java", _probe_java, ("openjdk-17-jdk-headless",)),
+        Tool("maven", _probe_maven, ("maven",)),
+        Tool("node", _probe_node, (), manual_hint="install Node.js 20+ from https://nodejs.org or NodeSource"),
+        Tool("npm", _probe_npm, (), manual_hint="npm comes with Node.js 20+"),
+        Tool("build-tools", _probe_build_tools, ("make", "g++", "python3")),
+        Tool("libpq-dev", _probe_libpq_dev, ("libpq-dev",)),
+        Tool("php", _probe_php_cli, ("php8.2-cli",)),
+        Tool("php-fpm", _probe_php_fpm, ("php8.2-fpm", "php8.2-pgsql", "php8.2-opcache", "php8.2-mbstring")),
+        Tool("phpunit", _probe_phpunit, ("phpunit",)),
+        Tool("nginx", _probe_nginx, ("nginx-light",)),
+        Tool("postgres", _probe_postgres, ("postgresql-15", "postgresql-contrib")),
+        Tool("go", _probe_go, ("golang",)),
+        Tool("k6", _probe_k6, build=_build_k6),
+    )
+}
+
+# What each kind of work needs; commands ask for a group, setup checks them all.
+NEEDS: dict[str, tuple[str, ...]] = {
+    "db": ("postgres",),
+    "java": ("java", "maven"),
+    "node": ("node", "npm", "build-tools", "libpq-dev"),
+    "php": ("php", "php-fpm", "phpunit", "nginx"),
+    "load": ("go", "k6"),
+}
+
+
+def _can_apt() -> bool:
+    return os.geteuid() == 0 and shutil.which("apt-get") is not None
+
+
+_apt_updated = False
+
+
+def _apt_install(packages: Iterable[str]) -> None:
+    global _apt_updated
+    packages = sorted(set(packages))
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    if not _apt_updated:
+        console.print("apt-get update ...")
+        subprocess.run(["apt-get", "update", "-qq"], env=env, check=False, capture_output=True)
+        _apt_updated = True
+    console.print(f"apt-get install {' '.join(packages)} ...")
+    done = subprocess.run(
+        ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *packages], env=env, capture_output=True, text=True
+    )
+    if done.returncode != 0:
+        raise UserError(f"apt-get install failed:\n{done.stderr[-2000:]}")
+
+
+@dataclass
+class SetupRow:
+    tool: str
+    probe: Probe
+    action: str
+
+
+def ensure(names: Iterable[str], quiet: bool = True) -> list[SetupRow]:
+    """Make sure the named tools (or NEEDS groups) are present, installing what is missing."""
+    wanted: list[str] = []
+    for name in names:
+        for tool in NEEDS.get(name, (name,)):
+            if tool not in wanted:
+                wanted.append(tool)
+    rows: dict[str, SetupRow] = {}
+    missing: list[Tool] = []
+    for name in wanted:
+        tool = TOOLS[name]
+        probe = tool.probe()
+        rows[name] = SetupRow(name, probe, "found" if probe.found else "missing")
+        if not probe.found:
+            missing.append(tool)
+
+    apt_needed = [pkg for tool in missing for pkg in tool.apt_packages]
+    if apt_needed:
+        if not _can_apt():
+            hints = "\n".join(f"  {t.name}: {t.manual_hint}" for t in missing if not t.apt_packages)
+            raise UserError(
+                "some tools are missing and bidbench cannot install them (it needs root and apt-get). Run:\n"
+                f"  sudo apt-get update && sudo apt-get install -y {' '.join(sorted(set(apt_needed)))}\n"
+                + (hints + "\n" if hints else "")
+                + "then run the command again."
+            )
+        _apt_install(apt_needed)
+    for tool in missing:
+        if tool.build is not None:
+            if "go" in TOOLS and not TOOLS["go"].probe().found:
+                if _can_apt():
+                    _apt_install(TOOLS["go"].apt_packages)
+            tool.build()
+        if tool.apt_packages or tool.build:
+            probe = tool.probe()
+            rows[tool.name] = SetupRow(tool.name, probe, "installed" if probe.found else "FAILED")
+            if not probe.found:
+                raise UserError(f"{tool.name} is still missing after installing it: {probe.version or 'not found'}")
+        else:
+            raise UserError(f"{tool.name} is missing: {tool.manual_hint}")
+    if not quiet:
+        print_table(list(rows.values()))
+    return list(rows.values())
+
+
+def print_table(rows: list[SetupRow]) -> None:
+    table = Table(title="bidbench toolchain")
+    table.add_column("tool")
+    table.add_column("version")
+    table.add_column("path")
+    table.add_column("action")
+    for row in rows:
+        style = {"installed": "green", "found": "", "FAILED": "red"}.get(row.action, "yellow")
+        table.add_row(row.tool, row.probe.version, row.probe.path, f"[{style}]{row.action}[/]" if style else row.action)
+    console.print(table)
+
+
+def all_tool_names() -> list[str]:
+    return list(TOOLS)
