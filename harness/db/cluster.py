@@ -161,7 +161,8 @@ class EmbeddedCluster:
         try:
             pid = int(pid_file.read_text().splitlines()[0])
             proc = psutil.Process(pid)
-            if "postgres" in proc.name() or "postmaster" in proc.name():
+            alive = proc.status() != psutil.STATUS_ZOMBIE
+            if alive and ("postgres" in proc.name() or "postmaster" in proc.name()):
                 return pid
         except (ValueError, IndexError, psutil.NoSuchProcess, psutil.AccessDenied):
             pass

@@ -1,0 +1,48 @@
+"""Shared fixtures. Tests use real parts: a real PostgreSQL, real app processes, real k6."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from harness import paths
+from harness.db.cluster import EmbeddedCluster
+from harness.db.target import DatabaseServer
+
+
+@pytest.fixture(scope="session")
+def database_url() -> str:
+    """The seeded working database prepared by `./bidbench test` (scale 1, seed 42)."""
+    url = os.environ.get("DATABASE_URL")
+    if not url:
+        pytest.fail("DATABASE_URL is not set: run the tests through `./bidbench test`, which prepares the database")
+    return url
+
+
+@pytest.fixture(scope="session")
+def shared_server(database_url: str) -> DatabaseServer:
+    return DatabaseServer(base_url=database_url, embedded=True)
+
+
+def _scratch_dir() -> Path:
+    # Not below /tmp/pytest-of-root (mode 700): the unprivileged server user must reach it when we are root.
+    base = paths.STATE / "test-clusters" / uuid.uuid4().hex[:8]
+    base.mkdir(parents=True)
+    return base
+
+
+@pytest.fixture(scope="module")
+def scratch_cluster() -> Iterator[EmbeddedCluster]:
+    """A private throw-away cluster, so lifecycle tests never disturb the shared database."""
+    base = _scratch_dir()
+    cluster = EmbeddedCluster(base_dir=base)
+    try:
+        yield cluster
+    finally:
+        cluster.destroy()
+        shutil.rmtree(base, ignore_errors=True)
