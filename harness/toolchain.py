@@ -69,7 +69,7 @@ def _probe_java() -> Probe:
 
 
 def _probe_maven() -> Probe:
-    return _probe_binary("mvn", ["-v"], r"Apache Maven (\S+)")
+    return _probe_binary("mvn", ["-v"], r"Apache Maven ([0-9.]+)")
 
 
 def _probe_node() -> Probe:
