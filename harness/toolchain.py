@@ -165,6 +165,10 @@ def _probe_go() -> Probe:
     return _probe_binary("go", ["version"], r"go version go(\S+)")
 
 
+def _probe_chromium() -> Probe:
+    return _probe_binary("chromium", ["--version"], r"Chromium (\S+)")
+
+
 def _build_k6() -> None:
     go = shutil.which("go")
     if not go:
@@ -194,6 +198,7 @@ TOOLS: dict[str, Tool] = {
         Tool("postgres", _probe_postgres, ("postgresql-15", "postgresql-contrib")),
         Tool("go", _probe_go, ("golang",)),
         Tool("k6", _probe_k6, build=_build_k6),
+        Tool("chromium", _probe_chromium, ("chromium",)),
     )
 }
 
@@ -204,6 +209,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "node": ("node", "npm", "build-tools", "libpq-dev"),
     "php": ("php", "php-fpm", "phpunit", "nginx"),
     "load": ("go", "k6"),
+    "report": ("chromium",),
 }
 
 
