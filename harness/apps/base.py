@@ -8,6 +8,7 @@ GET /ready, and stops them.
 
 from __future__ import annotations
 
+import signal
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +42,8 @@ class ProcessLaunch:
     env: dict[str, str]
     cwd: Path
     log_path: Path
+    stop_signal: int = signal.SIGTERM
+    """The graceful-stop signal (nginx and PHP-FPM use SIGQUIT for graceful)."""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,183 @@
+"""Start and stop app instances inside their resource groups (SPEC §4).
+
+`running_instance` starts an instance's processes in order, each joining the instance's resource group
+before exec, waits until GET /ready answers 200, and on exit stops everything: the graceful signal
+first, then SIGKILL for anything still in the group or its process groups. No orphans, ever.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import psutil
+
+from harness.apps.base import AppDriver, InstanceSpec, ProcessLaunch
+from harness.console import UserError
+from harness.resources import Limits, ProcessTreeGroup, ResourceGroup, new_group
+
+BASE_ENV_KEYS = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER")
+STOP_GRACE_S = 15.0
+
+
+class InstanceFailed(UserError):
+    """An instance did not start or died; the message carries the tail of its log."""
+
+
+@dataclass
+class RunningInstance:
+    spec: InstanceSpec
+    group: ResourceGroup
+    launches: list[ProcessLaunch]
+    processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.spec.host}:{self.spec.port}"
+
+    @property
+    def name(self) -> str:
+        return f"{self.spec.impl}-{self.spec.index}"
+
+    def exited(self) -> list[tuple[str, int]]:
+        """Processes that have died, with their exit codes."""
+        return [(launch.name, proc.returncode) for launch, proc in zip(self.launches, self.processes) if proc.poll() is not None]
+
+    def startup_line(self) -> str | None:
+        for launch in self.launches:
+            if launch.log_path.exists():
+                for line in launch.log_path.read_text(errors="replace").splitlines():
+                    if line.startswith("bidbench-start "):
+                        return line
+        return None
+
+    def log_tail(self, lines: int = 30) -> str:
+        out = []
+        for launch in self.launches:
+            if launch.log_path.exists():
+                text = launch.log_path.read_text(errors="replace").splitlines()[-lines:]
+                out.append(f"--- {launch.log_path} ---\n" + "\n".join(text))
+        return "\n".join(out)
+
+
+def _start(launch: ProcessLaunch, group: ResourceGroup) -> subprocess.Popen[bytes]:
+    env = {k: os.environ[k] for k in BASE_ENV_KEYS if k in os.environ}
+    env.update(launch.env)
+    launch.log_path.parent.mkdir(parents=True, exist_ok=True)
+    argv = group.wrap(launch.argv)
+    with launch.log_path.open("ab") as log:
+        proc = subprocess.Popen(
+            argv,
+            cwd=launch.cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=group.preexec,  # noqa: PLW1509 - joining the cgroup must happen before exec
+        )
+    if isinstance(group, ProcessTreeGroup):
+        group.adopt(proc.pid)
+    return proc
+
+
+def wait_ready(instance: RunningInstance, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    url = instance.base_url + "/ready"
+    last_error = ""
+    while time.monotonic() < deadline:
+        dead = instance.exited()
+        if dead:
+            raise InstanceFailed(
+                f"{instance.name} exited during start-up ({', '.join(f'{n} exit {c}' for n, c in dead)}).\n"
+                + instance.log_tail()
+            )
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if response.status == 200:
+                    return
+        except urllib.error.HTTPError as exc:
+            last_error = f"HTTP {exc.code}"
+        except (urllib.error.URLError, OSError) as exc:
+            last_error = str(exc)
+        time.sleep(0.2)
+    raise InstanceFailed(f"{instance.name} was not ready within {timeout_s:.0f} s ({last_error}).\n" + instance.log_tail())
+
+
+def stop(instance: RunningInstance) -> list[int]:
+    """Stop gracefully, then kill leftovers. Returns the pids that had to be SIGKILLed."""
+    for launch, proc in reversed(list(zip(instance.launches, instance.processes))):
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, launch.stop_signal)
+            except ProcessLookupError:
+                pass
+    deadline = time.monotonic() + STOP_GRACE_S
+    for proc in instance.processes:
+        try:
+            proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            pass
+    killed: list[int] = []
+    leftovers = set(instance.group.pids())
+    for proc in instance.processes:
+        try:
+            leftovers.update(child.pid for child in psutil.Process(proc.pid).children(recursive=True))
+            if proc.poll() is None:
+                leftovers.add(proc.pid)
+        except psutil.NoSuchProcess:
+            pass
+        try:
+            os.killpg(proc.pid, 0)
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    for pid in leftovers:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+        except ProcessLookupError:
+            pass
+    for proc in instance.processes:
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+    instance.group.close()
+    return killed
+
+
+def start(driver: AppDriver, spec: InstanceSpec, backend: str, limits: Limits, ready_timeout_s: float = 90) -> RunningInstance:
+    spec.run_dir.mkdir(parents=True, exist_ok=True)
+    group = new_group(backend, f"{spec.impl}-{spec.index}", limits)
+    instance = RunningInstance(spec=spec, group=group, launches=driver.launches(spec))
+    try:
+        for launch in instance.launches:
+            instance.processes.append(_start(launch, group))
+        wait_ready(instance, ready_timeout_s)
+    except BaseException:
+        stop(instance)
+        raise
+    return instance
+
+
+@contextmanager
+def running_instance(
+    driver: AppDriver,
+    spec: InstanceSpec,
+    backend: str = "none",
+    limits: Limits | None = None,
+    ready_timeout_s: float = 90,
+) -> Iterator[RunningInstance]:
+    instance = start(driver, spec, backend, limits or Limits(), ready_timeout_s)
+    try:
+        yield instance
+    finally:
+        stop(instance)

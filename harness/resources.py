@@ -1,0 +1,393 @@
+"""Resource groups: a CPU limit, a CPU set and exact CPU/memory accounting per instance (SPEC §4).
+
+Backends, in order of preference: cgroup v2, cgroup v1, a systemd scope, and none (CPU pinning plus
+process-tree sampling with psutil). A process joins its group from inside `preexec` (between fork and
+exec), so every child it forks later is in the group from birth: nothing escapes the accounting.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+import uuid
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+from harness.console import UserError
+
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+GROUP_PARENT = "bidbench"
+CFS_PERIOD_US = 100_000
+BACKENDS = ("cgroup-v2", "cgroup-v1", "systemd", "none")
+
+
+@dataclass(frozen=True)
+class Limits:
+    cpus: float | None = None
+    """CPU limit in cores (a CFS quota); None = unlimited."""
+    cpuset: str | None = None
+    """CPU list such as "1" or "0-1"; None = any CPU."""
+    memory_mb: int | None = None
+
+
+@dataclass(frozen=True)
+class Usage:
+    cpu_seconds: float
+    rss_bytes: int
+    pss_bytes: int
+    processes: int
+
+
+def tree_memory(pids: list[int]) -> tuple[int, int]:
+    """RSS and PSS summed over processes. PSS splits shared pages (FPM children, cluster workers) fairly."""
+    rss = pss = 0
+    for pid in pids:
+        try:
+            proc = psutil.Process(pid)
+            try:
+                full = proc.memory_full_info()
+                rss += full.rss
+                pss += getattr(full, "pss", full.rss)
+            except psutil.AccessDenied:
+                mem = proc.memory_info()
+                rss += mem.rss
+                pss += mem.rss
+        except (psutil.NoSuchProcess, psutil.ZombieProcess):
+            continue
+    return rss, pss
+
+
+def tree_pids(root_pids: list[int]) -> list[int]:
+    pids: list[int] = []
+    for pid in root_pids:
+        try:
+            proc = psutil.Process(pid)
+            pids.append(pid)
+            pids.extend(child.pid for child in proc.children(recursive=True))
+        except psutil.NoSuchProcess:
+            continue
+    return sorted(set(pids))
+
+
+class ResourceGroup(ABC):
+    backend: str
+    exact_cpu: bool
+    enforces_limit: bool
+
+    def __init__(self, name: str, limits: Limits) -> None:
+        self.name = name
+        self.limits = limits
+
+    @abstractmethod
+    def preexec(self) -> None:
+        """Runs in the child between fork and exec: join the group (and pin, where that is the mechanism)."""
+
+    @abstractmethod
+    def pids(self) -> list[int]:
+        """Every live process of the group."""
+
+    @abstractmethod
+    def cpu_seconds(self) -> float:
+        """Cumulative CPU time of everything that ever ran in the group."""
+
+    def usage(self) -> Usage:
+        pids = self.pids()
+        rss, pss = tree_memory(pids)
+        return Usage(self.cpu_seconds(), rss, pss, len(pids))
+
+    def close(self) -> None:
+        """Remove the group. The caller has stopped its processes."""
+
+    def wrap(self, argv: list[str]) -> list[str]:
+        """The command that starts argv inside the group (only the systemd backend wraps)."""
+        return argv
+
+    def describe(self) -> dict[str, object]:
+        return {
+            "backend": self.backend,
+            "exact_cpu": self.exact_cpu,
+            "enforces_limit": self.enforces_limit,
+            "cpus": self.limits.cpus,
+            "cpuset": self.limits.cpuset,
+            "memory_mb": self.limits.memory_mb,
+        }
+
+
+class CgroupV2Group(ResourceGroup):
+    backend = "cgroup-v2"
+    exact_cpu = True
+    enforces_limit = True
+
+    def __init__(self, name: str, limits: Limits) -> None:
+        super().__init__(name, limits)
+        parent = CGROUP_ROOT / GROUP_PARENT
+        parent.mkdir(exist_ok=True)
+        _write(CGROUP_ROOT / "cgroup.subtree_control", "+cpu +cpuset +memory", tolerate=True)
+        _write(parent / "cgroup.subtree_control", "+cpu +cpuset +memory", tolerate=True)
+        self.path = parent / name
+        self.path.mkdir()
+        if limits.cpus:
+            _write(self.path / "cpu.max", f"{int(limits.cpus * CFS_PERIOD_US)} {CFS_PERIOD_US}")
+        if limits.cpuset:
+            _write(self.path / "cpuset.cpus", limits.cpuset)
+        if limits.memory_mb:
+            _write(self.path / "memory.max", str(limits.memory_mb * 1024 * 1024))
+
+    def preexec(self) -> None:
+        (self.path / "cgroup.procs").write_text(str(os.getpid()))
+
+    def pids(self) -> list[int]:
+        return _read_pids(self.path / "cgroup.procs")
+
+    def cpu_seconds(self) -> float:
+        for line in (self.path / "cpu.stat").read_text().splitlines():
+            key, value = line.split()
+            if key == "usage_usec":
+                return int(value) / 1e6
+        return 0.0
+
+    def close(self) -> None:
+        _rmdir_when_empty(self.path)
+
+
+class CgroupV1Group(ResourceGroup):
+    backend = "cgroup-v1"
+    exact_cpu = True
+    enforces_limit = True
+    CONTROLLERS = ("cpu", "cpuacct", "cpuset", "memory")
+
+    def __init__(self, name: str, limits: Limits) -> None:
+        super().__init__(name, limits)
+        self.paths: dict[str, Path] = {}
+        for controller in self.CONTROLLERS:
+            parent = _v1_mount(controller) / GROUP_PARENT
+            parent.mkdir(exist_ok=True)
+            if controller == "cpuset":
+                _inherit_cpuset(parent)
+            path = parent / name
+            path.mkdir()
+            self.paths[controller] = path
+        cpuset = self.paths["cpuset"]
+        _inherit_cpuset(cpuset)
+        if limits.cpuset:
+            _write(cpuset / "cpuset.cpus", limits.cpuset)
+        if limits.cpus:
+            _write(self.paths["cpu"] / "cpu.cfs_period_us", str(CFS_PERIOD_US))
+            _write(self.paths["cpu"] / "cpu.cfs_quota_us", str(int(limits.cpus * CFS_PERIOD_US)))
+        if limits.memory_mb:
+            _write(self.paths["memory"] / "memory.limit_in_bytes", str(limits.memory_mb * 1024 * 1024))
+
+    def preexec(self) -> None:
+        pid = str(os.getpid())
+        for path in self.paths.values():
+            (path / "cgroup.procs").write_text(pid)
+
+    def pids(self) -> list[int]:
+        return _read_pids(self.paths["cpuacct"] / "cgroup.procs")
+
+    def cpu_seconds(self) -> float:
+        return int((self.paths["cpuacct"] / "cpuacct.usage").read_text()) / 1e9
+
+    def peak_memory_bytes(self) -> int:
+        return int((self.paths["memory"] / "memory.max_usage_in_bytes").read_text())
+
+    def close(self) -> None:
+        for path in self.paths.values():
+            _rmdir_when_empty(path)
+
+
+class SystemdScopeGroup(ResourceGroup):
+    """A transient systemd scope. The process is wrapped by `systemd-run --scope`; accounting reads the
+    scope's cgroup (v2 layout under the systemd hierarchy)."""
+
+    backend = "systemd"
+    exact_cpu = True
+    enforces_limit = True
+
+    def __init__(self, name: str, limits: Limits) -> None:
+        super().__init__(name, limits)
+        self.unit = f"bidbench-{name}.scope"
+
+    def wrap(self, argv: list[str]) -> list[str]:
+        props = ["-p", "CPUAccounting=yes", "-p", "MemoryAccounting=yes"]
+        if self.limits.cpus:
+            props += ["-p", f"CPUQuota={int(self.limits.cpus * 100)}%"]
+        if self.limits.cpuset:
+            props += ["-p", f"AllowedCPUs={self.limits.cpuset}"]
+        user = [] if os.geteuid() == 0 else ["--user"]
+        return ["systemd-run", *user, "--quiet", "--collect", "--scope", f"--unit={self.unit}", *props, "--", *argv]
+
+    def _cgroup(self) -> Path | None:
+        out = subprocess.run(
+            ["systemctl", *([] if os.geteuid() == 0 else ["--user"]), "show", "-P", "ControlGroup", self.unit],
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+        return CGROUP_ROOT / out.lstrip("/") if out else None
+
+    def preexec(self) -> None:
+        pass
+
+    def pids(self) -> list[int]:
+        path = self._cgroup()
+        return _read_pids(path / "cgroup.procs") if path else []
+
+    def cpu_seconds(self) -> float:
+        path = self._cgroup()
+        if path is None or not (path / "cpu.stat").exists():
+            return 0.0
+        for line in (path / "cpu.stat").read_text().splitlines():
+            key, value = line.split()
+            if key == "usage_usec":
+                return int(value) / 1e6
+        return 0.0
+
+
+class ProcessTreeGroup(ResourceGroup):
+    """No cgroups: pin with sched_setaffinity, account by sampling the process tree with psutil.
+
+    Less exact: CPU of a child that exits between samples is only seen once its parent reaps it
+    (then it appears in the parent's children_* times), and the CPU limit is not enforced.
+    """
+
+    backend = "none"
+    exact_cpu = False
+    enforces_limit = False
+
+    def __init__(self, name: str, limits: Limits) -> None:
+        super().__init__(name, limits)
+        self.root_pids: list[int] = []
+        self._seen: dict[int, tuple[float, float]] = {}
+        self._finished_cpu = 0.0
+
+    def preexec(self) -> None:
+        if self.limits.cpuset:
+            os.sched_setaffinity(0, _parse_cpuset(self.limits.cpuset))
+
+    def adopt(self, pid: int) -> None:
+        self.root_pids.append(pid)
+
+    def pids(self) -> list[int]:
+        return tree_pids(self.root_pids)
+
+    def cpu_seconds(self) -> float:
+        live: dict[int, tuple[float, float]] = {}
+        for pid in self.pids():
+            try:
+                proc = psutil.Process(pid)
+                times = proc.cpu_times()
+                own = times.user + times.system
+                reaped = times.children_user + times.children_system
+                live[pid] = (own, reaped)
+            except (psutil.NoSuchProcess, psutil.ZombieProcess):
+                continue
+        # A root that exited takes its last seen time with it; keep that in the running total.
+        for pid, (own, reaped) in self._seen.items():
+            if pid not in live and pid in self.root_pids:
+                self._finished_cpu += own + reaped
+        self._seen = live
+        tree = sum(own for own, _ in live.values())
+        reaped_by_roots = sum(live[pid][1] for pid in self.root_pids if pid in live)
+        return self._finished_cpu + tree + reaped_by_roots
+
+
+def _write(path: Path, value: str, tolerate: bool = False) -> None:
+    try:
+        path.write_text(value)
+    except OSError:
+        if not tolerate:
+            raise
+
+
+def _read_pids(path: Path) -> list[int]:
+    try:
+        return [int(line) for line in path.read_text().split()]
+    except (FileNotFoundError, ValueError):
+        return []
+
+
+def _rmdir_when_empty(path: Path, timeout_s: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while path.exists():
+        try:
+            path.rmdir()
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.05)
+
+
+def _v1_mount(controller: str) -> Path:
+    for candidate in (CGROUP_ROOT / controller, CGROUP_ROOT / "cpu,cpuacct"):
+        if candidate.is_dir() and (controller in candidate.name.split(",") or candidate.name == controller):
+            return candidate
+    return CGROUP_ROOT / controller
+
+
+def _inherit_cpuset(path: Path) -> None:
+    """A new v1 cpuset group starts empty; it must have cpus and mems before it accepts tasks."""
+    for key in ("cpuset.cpus", "cpuset.mems"):
+        if not (path / key).read_text().strip():
+            (path / key).write_text((path.parent / key).read_text().strip())
+
+
+def _parse_cpuset(spec: str) -> set[int]:
+    cpus: set[int] = set()
+    for part in spec.split(","):
+        if "-" in part:
+            lo, hi = part.split("-")
+            cpus.update(range(int(lo), int(hi) + 1))
+        elif part:
+            cpus.add(int(part))
+    return cpus
+
+
+def _try_create(cls: type[ResourceGroup]) -> bool:
+    try:
+        probe = cls(f"probe-{uuid.uuid4().hex[:8]}", Limits(cpus=0.5))
+        probe.close()
+        return True
+    except (OSError, UserError):
+        return False
+
+
+def detect_backend() -> str:
+    """The best backend that works here, or the one forced by BIDBENCH_RESOURCE_BACKEND."""
+    forced = os.environ.get("BIDBENCH_RESOURCE_BACKEND")
+    if forced:
+        if forced not in BACKENDS:
+            raise UserError(f"BIDBENCH_RESOURCE_BACKEND={forced!r} is not one of {', '.join(BACKENDS)}")
+        return forced
+    if (CGROUP_ROOT / "cgroup.controllers").exists() and _try_create(CgroupV2Group):
+        return "cgroup-v2"
+    if (CGROUP_ROOT / "cpuacct").is_dir() and _try_create(CgroupV1Group):
+        return "cgroup-v1"
+    if shutil.which("systemd-run") and Path("/run/systemd/system").is_dir():
+        return "systemd"
+    return "none"
+
+
+def new_group(backend: str, name: str, limits: Limits) -> ResourceGroup:
+    unique = f"{name}-{uuid.uuid4().hex[:6]}"
+    factories: dict[str, type[ResourceGroup]] = {
+        "cgroup-v2": CgroupV2Group,
+        "cgroup-v1": CgroupV1Group,
+        "systemd": SystemdScopeGroup,
+        "none": ProcessTreeGroup,
+    }
+    return factories[backend](unique, limits)
+
+
+def describe_backend(backend: str) -> str:
+    return {
+        "cgroup-v2": "cgroup v2: CPU limit enforced, exact CPU accounting",
+        "cgroup-v1": "cgroup v1: CPU limit enforced, exact CPU accounting",
+        "systemd": "systemd scope: CPU limit enforced, exact CPU accounting",
+        "none": "no cgroups: CPU pinned but NOT limited; CPU sampled from the process tree (less exact)",
+    }[backend]
