@@ -1,0 +1,43 @@
+'use strict'
+
+// Reads a request body up to a byte limit (step 1 of the handling order). The body is counted while it
+// streams and reading stops as soon as it passes the limit: it is never buffered past it.
+
+const EMPTY = Buffer.alloc(0)
+
+const TOO_LARGE = Symbol('too large')
+const ABORTED = Symbol('aborted')
+
+// True when the headers promise no body at all, so there is nothing to wait for.
+function hasNoBody(headers) {
+  const declared = headers['content-length']
+  return declared === undefined ? headers['transfer-encoding'] === undefined : declared === '0'
+}
+
+// Calls done(body) with a Buffer, or done(TOO_LARGE) / done(ABORTED), exactly once.
+function readBody(req, limit, done) {
+  const chunks = []
+  let size = 0
+  let finished = false
+  const finish = (outcome) => {
+    if (finished) return
+    finished = true
+    done(outcome)
+  }
+  req.on('data', (chunk) => {
+    if (finished) return // past the limit: the rest is discarded as it arrives, never kept
+    size += chunk.length
+    if (size > limit) {
+      chunks.length = 0
+      finish(TOO_LARGE)
+      return
+    }
+    chunks.push(chunk)
+  })
+  req.on('end', () => finish(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)))
+  // The client went away mid-body: there is no one to answer.
+  req.on('error', () => finish(ABORTED))
+  req.on('close', () => finish(ABORTED))
+}
+
+module.exports = { readBody, hasNoBody, EMPTY, TOO_LARGE, ABORTED }

@@ -1,0 +1,131 @@
+'use strict'
+
+// The HTTP server: node:http with the request-handling order of contract/README.md.
+//   1 body size (413)  2 route (404)  3 method (405)  4 path id  5 query  6 content type (415)  7 body
+//   8 database work (handlers)
+// The body is read before routing because a too-large body wins over every other answer, on every route.
+
+const http = require('node:http')
+const { performance } = require('node:perf_hooks')
+const { HttpError, LIMIT_BYTES, errors } = require('./errors')
+const { readBody, hasNoBody, EMPTY, TOO_LARGE, ABORTED } = require('./body')
+const { serverTiming } = require('./timing')
+const { parsePathId, parsePaging, checkContentType } = require('../validation/request')
+const { parseJsonObject } = require('../validation/json')
+const { validateBody } = require('../validation/fields')
+const { errorBody } = require('../format')
+const { DbTimer } = require('../db/database')
+
+// Idle keep-alive connections stay open this long (Node's default is 5 s). Load generators reuse
+// connections across pauses; a server that closes them first races the client's next request.
+const KEEP_ALIVE_TIMEOUT_MS = 30_000
+
+function declaredTooLarge(headers) {
+  const declared = headers['content-length']
+  return declared !== undefined && Number(declared) > LIMIT_BYTES
+}
+
+function createServer({ router, logger, serverTimingEnabled }) {
+  // The clock runs for Server-Timing, and for the debug log's durations; otherwise not at all.
+  const clock = serverTimingEnabled || logger.debugEnabled
+
+  function send(exchange, status, payload, extraHeaders) {
+    const { req, res } = exchange
+    const json = JSON.stringify(payload)
+    const headers = { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(json) }
+    if (serverTimingEnabled) headers['Server-Timing'] = serverTiming(exchange.timer.ms, exchange.start)
+    if (extraHeaders !== undefined) Object.assign(headers, extraHeaders)
+    // While shutting down, a kept-alive connection is closed after its in-flight response.
+    if (server.draining) headers.Connection = 'close'
+    res.writeHead(status, headers)
+    res.end(json)
+    if (logger.debugEnabled) {
+      logger.debug(`${req.method} ${req.url} ${status} ${(performance.now() - exchange.start).toFixed(3)}ms`)
+    }
+  }
+
+  function sendError(exchange, err) {
+    if (!(err instanceof HttpError)) {
+      logger.error(`internal error on ${exchange.req.method} ${exchange.req.url}: ${err && err.stack ? err.stack : err}`)
+      err = errors.internal
+    }
+    send(exchange, err.status, errorBody(err.code, err.message), err.headers)
+  }
+
+  // 413: answered at once. The connection is closed afterwards, so the unread rest of the body is not
+  // parsed as a next request and nobody waits for a body that will never be read.
+  function sendTooLarge(exchange) {
+    const err = errors.payloadTooLarge
+    send(exchange, err.status, errorBody(err.code, err.message), { Connection: 'close' })
+  }
+
+  // Steps 2 to 7: everything that decides the request from its head and body, before any database work.
+  function handle(exchange, body) {
+    const { req } = exchange
+    const url = req.url
+    const q = url.indexOf('?')
+    const match = router.match(q === -1 ? url : url.slice(0, q))
+    if (match === null) throw errors.routeNotFound
+    const action = match.route.methods.get(req.method)
+    if (action === undefined) throw match.route.notAllowed
+    const request = { timer: exchange.timer, id: 0, limit: 0, offset: 0, body: null }
+    if (match.rawId !== undefined) request.id = parsePathId(match.rawId)
+    if (action.paged) {
+      const paging = parsePaging(q === -1 ? '' : url.slice(q + 1))
+      request.limit = paging.limit
+      request.offset = paging.offset
+    }
+    if (action.body !== undefined) {
+      checkContentType(req.headers['content-type'])
+      request.body = validateBody(action.body, parseJsonObject(body))
+    }
+    return action.handler(request)
+  }
+
+  function dispatch(exchange, body) {
+    let pending
+    try {
+      pending = handle(exchange, body)
+    } catch (err) {
+      sendError(exchange, err)
+      return
+    }
+    // Handlers are async; every rejection ends up here, never as an unhandled rejection.
+    pending.then(
+      (result) => send(exchange, result.status, result.body),
+      (err) => sendError(exchange, err),
+    )
+  }
+
+  function onRequest(req, res) {
+    const exchange = { req, res, start: clock ? performance.now() : 0, timer: new DbTimer(clock) }
+    if (declaredTooLarge(req.headers)) {
+      sendTooLarge(exchange)
+      return
+    }
+    if (hasNoBody(req.headers)) {
+      dispatch(exchange, EMPTY)
+      return
+    }
+    readBody(req, LIMIT_BYTES, (outcome) => {
+      if (outcome === ABORTED) return
+      if (outcome === TOO_LARGE) sendTooLarge(exchange)
+      else dispatch(exchange, outcome)
+    })
+  }
+
+  const server = http.createServer(onRequest)
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS
+  server.draining = false
+
+  // `Expect: 100-continue`: only invite the body when its declared size is acceptable; a too-large one
+  // gets its 413 without the client ever sending it.
+  server.on('checkContinue', (req, res) => {
+    if (!declaredTooLarge(req.headers)) res.writeContinue()
+    onRequest(req, res)
+  })
+
+  return server
+}
+
+module.exports = { createServer, KEEP_ALIVE_TIMEOUT_MS }
