@@ -1,0 +1,89 @@
+package bidbench;
+
+import bidbench.api.Api;
+import bidbench.config.Config;
+import bidbench.db.Database;
+import bidbench.http.AppHandler;
+import bidbench.http.JsonErrorHandler;
+import org.eclipse.jetty.http.UriCompliance;
+import org.eclipse.jetty.server.HttpConfiguration;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.server.handler.GracefulHandler;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+
+/** The running service: the pool, and Jetty in front of it. */
+public final class App implements AutoCloseable {
+
+    /** How long SIGTERM lets in-flight requests finish (contract: up to 10 s). */
+    public static final long STOP_TIMEOUT_MS = 10_000;
+
+    private final Server server;
+    private final ServerConnector connector;
+    private final Database database;
+
+    private App(Server server, ServerConnector connector, Database database) {
+        this.server = server;
+        this.connector = connector;
+        this.database = database;
+    }
+
+    public static App start(Config config) throws Exception {
+        Database database = Database.start(config);
+        try {
+            // min = max: a fixed pool, like the thesis's Jetty configuration (seed 003 §6.2).
+            QueuedThreadPool threads = new QueuedThreadPool(config.javaThreads(), config.javaThreads());
+            threads.setName("jetty");
+            Server server = new Server(threads);
+
+            HttpConfiguration http = new HttpConfiguration();
+            http.setSendServerVersion(false);
+            http.setSendXPoweredBy(false);
+            http.setSendDateHeader(true);
+            // Routing works on the raw path (contract: no decoding, no normalization), so Jetty must not
+            // reject %2F, %2e or ';' on its own with a differently shaped 400.
+            http.setUriCompliance(UriCompliance.UNSAFE);
+
+            ServerConnector connector = new ServerConnector(server, new HttpConnectionFactory(http));
+            connector.setHost(config.host());
+            connector.setPort(config.port());
+            server.addConnector(connector);
+
+            server.setHandler(new GracefulHandler(new AppHandler(new Api(database), config.serverTiming())));
+            server.setErrorHandler(new JsonErrorHandler());
+            server.setStopTimeout(STOP_TIMEOUT_MS);
+            server.start();
+            return new App(server, connector, database);
+        } catch (Exception | Error e) {
+            database.close();
+            throw e;
+        }
+    }
+
+    public int port() {
+        return connector.getLocalPort();
+    }
+
+    public int acceptors() {
+        return connector.getAcceptors();
+    }
+
+    public int selectors() {
+        return connector.getSelectorManager().getSelectorCount();
+    }
+
+    public void join() throws InterruptedException {
+        server.join();
+    }
+
+    /** Stops accepting, lets in-flight requests finish (up to the stop timeout), then closes the pool. */
+    @Override
+    public void close() throws Exception {
+        try {
+            server.stop();
+        } finally {
+            database.close();
+        }
+    }
+}

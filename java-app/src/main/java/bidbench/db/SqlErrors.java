@@ -1,0 +1,42 @@
+package bidbench.db;
+
+import java.sql.SQLException;
+import java.sql.SQLNonTransientConnectionException;
+import java.sql.SQLTransientConnectionException;
+import java.util.Set;
+
+/** Sorts SQLExceptions into the cases the contract distinguishes. */
+public final class SqlErrors {
+
+    public static final String FOREIGN_KEY_VIOLATION = "23503";
+    public static final String UNIQUE_VIOLATION = "23505";
+
+    // 57P01 admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now, 53300 too_many_connections:
+    // the server is going away or not taking us, which is "database unavailable" for a client.
+    private static final Set<String> UNAVAILABLE_STATES = Set.of("57P01", "57P02", "57P03", "53300");
+
+    private SqlErrors() {}
+
+    /**
+     * True when no connection could be had or the one we had was lost: connection refused or reset,
+     * server shutdown, or HikariCP's 5 s checkout timeout (an SQLTransientConnectionException).
+     */
+    public static boolean isUnavailable(SQLException e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof SQLTransientConnectionException || t instanceof SQLNonTransientConnectionException) {
+                return true;
+            }
+            if (t instanceof SQLException sql) {
+                String state = sql.getSQLState();
+                if (state != null && (state.startsWith("08") || UNAVAILABLE_STATES.contains(state))) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    public static boolean is(SQLException e, String sqlState) {
+        return sqlState.equals(e.getSQLState());
+    }
+}

@@ -1,0 +1,132 @@
+package bidbench.http;
+
+import bidbench.api.Api;
+import bidbench.api.Call;
+import bidbench.api.Endpoint;
+import bidbench.db.SqlErrors;
+import bidbench.json.StrictJson;
+import bidbench.model.Paging;
+import bidbench.timing.RequestTiming;
+import bidbench.validation.Body;
+import bidbench.validation.ContentType;
+import bidbench.validation.PagingQuery;
+import bidbench.validation.PathId;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.sql.SQLException;
+import java.util.concurrent.atomic.AtomicLong;
+import org.eclipse.jetty.http.HttpField;
+import org.eclipse.jetty.http.HttpFields;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpURI;
+import org.eclipse.jetty.http.PreEncodedHttpField;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.Callback;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The one Jetty handler. It applies the contract's request-handling order (body size, route, method,
+ * path id, query, content type, body) and answers with the first failure; then the endpoint does its
+ * database work. It runs on a Jetty pool thread and blocks there on JDBC, which is what
+ * JAVA_THREADS sizes.
+ */
+public final class AppHandler extends Handler.Abstract {
+
+    static final HttpField CONTENT_TYPE_JSON = new PreEncodedHttpField(HttpHeader.CONTENT_TYPE, "application/json");
+    private static final String SERVER_TIMING = "Server-Timing";
+    private static final long DB_WARNING_INTERVAL_NANOS = 10_000_000_000L;
+
+    private static final Logger LOG = LoggerFactory.getLogger(AppHandler.class);
+    private static final Logger REQUESTS = LoggerFactory.getLogger("bidbench.request");
+
+    private final Api api;
+    private final boolean serverTiming;
+    private final AtomicLong lastDbWarning = new AtomicLong(System.nanoTime() - DB_WARNING_INTERVAL_NANOS);
+
+    public AppHandler(Api api, boolean serverTiming) {
+        super(InvocationType.BLOCKING);
+        this.api = api;
+        this.serverTiming = serverTiming;
+    }
+
+    @Override
+    public boolean handle(Request request, Response response, Callback callback) {
+        boolean debug = REQUESTS.isDebugEnabled();
+        RequestTiming timing = RequestTiming.start(serverTiming || debug);
+        Reply reply;
+        try {
+            reply = dispatch(request, timing);
+        } catch (ApiException e) {
+            reply = Reply.error(e);
+        } catch (SQLException e) {
+            reply = Reply.error(databaseFailure(e));
+        } catch (IOException e) {
+            // The client stopped sending its body (reset, idle timeout): there is no one to answer.
+            callback.failed(e);
+            return true;
+        } catch (RuntimeException e) {
+            LOG.error("internal error on {} {}", request.getMethod(), request.getHttpURI().getPath(), e);
+            reply = Reply.error(Errors.internal());
+        }
+        send(request, response, callback, reply, timing, debug);
+        return true;
+    }
+
+    private Reply dispatch(Request request, RequestTiming timing) throws IOException, SQLException {
+        byte[] bytes = BodyReader.read(request);                                     // 1. body size
+
+        HttpURI uri = request.getHttpURI();
+        Router.Match match = Router.match(uri.getPath());                            // 2. route
+        if (match == null) {
+            throw Errors.notFound("route not found");
+        }
+        Endpoint endpoint = api.find(match.route(), request.getMethod());            // 3. method
+        if (endpoint == null) {
+            throw Errors.methodNotAllowed(match.route().allow());
+        }
+        int id = match.rawId() == null ? 0 : PathId.parse(match.rawId());            // 4. path id
+        Paging paging = endpoint.paged() ? PagingQuery.parse(uri.getQuery()) : null; // 5. query
+        Body body = null;
+        if (endpoint.schema() != null) {
+            ContentType.requireJson(request.getHeaders().get(HttpHeader.CONTENT_TYPE)); // 6. content type
+            body = endpoint.schema().validate(StrictJson.parseObject(bytes));        // 7. body
+        }
+        return endpoint.action().run(new Call(id, paging, body, timing));            // 8. database work
+    }
+
+    private ApiException databaseFailure(SQLException e) {
+        if (SqlErrors.isUnavailable(e)) {
+            // During an outage every request fails the same way; one line per interval is enough.
+            long now = System.nanoTime();
+            long last = lastDbWarning.get();
+            if (now - last >= DB_WARNING_INTERVAL_NANOS && lastDbWarning.compareAndSet(last, now)) {
+                LOG.warn("database unavailable: {}", e.getMessage());
+            }
+            return Errors.databaseUnavailable();
+        }
+        LOG.error("unexpected database error (SQLSTATE {})", e.getSQLState(), e);
+        return Errors.internal();
+    }
+
+    private void send(Request request, Response response, Callback callback, Reply reply,
+                      RequestTiming timing, boolean debug) {
+        response.setStatus(reply.status());
+        HttpFields.Mutable headers = response.getHeaders();
+        headers.put(CONTENT_TYPE_JSON);
+        headers.put(HttpHeader.CONTENT_LENGTH, reply.body().length);
+        if (reply.allow() != null) {
+            headers.put(HttpHeader.ALLOW, reply.allow());
+        }
+        if (serverTiming) {
+            headers.put(SERVER_TIMING, timing.serverTimingHeader());
+        }
+        if (debug) {
+            REQUESTS.debug("{} {} {} {}ms", request.getMethod(), request.getHttpURI().getPathQuery(),
+                    reply.status(), RequestTiming.millis(timing.elapsedNanos()));
+        }
+        response.write(true, ByteBuffer.wrap(reply.body()), callback);
+    }
+}

@@ -1,0 +1,3 @@
+package bidbench.model;
+
+public record Category(int id, String name) {}

@@ -1,0 +1,3 @@
+package bidbench.model;
+
+public record Region(int id, String name) {}

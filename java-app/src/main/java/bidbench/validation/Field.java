@@ -1,0 +1,3 @@
+package bidbench.validation;
+
+public record Field(String name, FieldType type) {}
