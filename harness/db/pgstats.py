@@ -1,0 +1,52 @@
+"""pg_stat_statements snapshots and deltas: the database work of a measurement window (SPEC §3.2, §9)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+
+from harness.db.target import WORKING_DB, DatabaseServer
+
+SNAPSHOT_SQL = """
+SELECT s.queryid::text AS queryid, s.query, s.calls, s.rows, s.total_exec_time
+  FROM pg_stat_statements s
+  JOIN pg_database d ON d.oid = s.dbid
+ WHERE d.datname = %s
+   AND s.query NOT LIKE '%%pg_stat_statements%%'
+"""
+
+
+def snapshot(server: DatabaseServer, dbname: str = WORKING_DB) -> list[dict[str, Any]]:
+    with psycopg.connect(server.url(dbname), connect_timeout=5, autocommit=True) as conn:
+        rows = conn.execute(SNAPSHOT_SQL, (dbname,)).fetchall()
+    return [
+        {"queryid": r[0], "query": r[1], "calls": int(r[2]), "rows": int(r[3]), "total_exec_time_ms": float(r[4])}
+        for r in rows
+    ]
+
+
+def reset(server: DatabaseServer, dbname: str = WORKING_DB) -> None:
+    with psycopg.connect(server.url(dbname), connect_timeout=5, autocommit=True) as conn:
+        conn.execute("SELECT pg_stat_statements_reset()")
+
+
+def delta(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per statement: what happened between two snapshots. Statements with no new calls are left out."""
+    earlier = {row["queryid"]: row for row in before}
+    out = []
+    for row in after:
+        prior = earlier.get(row["queryid"], {"calls": 0, "rows": 0, "total_exec_time_ms": 0.0})
+        calls = row["calls"] - prior["calls"]
+        if calls <= 0:
+            continue
+        out.append(
+            {
+                "queryid": row["queryid"],
+                "query": row["query"],
+                "calls": calls,
+                "rows": row["rows"] - prior["rows"],
+                "total_exec_time_ms": round(row["total_exec_time_ms"] - prior["total_exec_time_ms"], 3),
+            }
+        )
+    return sorted(out, key=lambda r: -r["calls"])

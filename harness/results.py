@@ -1,0 +1,127 @@
+"""Result folders (SPEC §9): one new folder per run, never overwritten, plus an append-only index.
+
+The layout is documented in results/README.md. Writers here are the only code that creates files
+under results/, so the format has one owner.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import platform
+import secrets
+import subprocess
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from harness import __version__, paths
+
+INDEX_NAME = "index.jsonl"
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+@dataclass(frozen=True)
+class RunFolder:
+    path: Path
+
+    @property
+    def run_id(self) -> str:
+        return self.path.name
+
+    @property
+    def logs(self) -> Path:
+        return self.path / "logs"
+
+    def write_json(self, name: str, data: Any) -> Path:
+        target = self.path / name
+        tmp = target.with_suffix(target.suffix + ".tmp")
+        tmp.write_text(json.dumps(data, indent=2, sort_keys=False) + "\n")
+        tmp.replace(target)
+        return target
+
+    def read_json(self, name: str) -> Any:
+        return json.loads((self.path / name).read_text())
+
+    def has(self, name: str) -> bool:
+        return (self.path / name).exists()
+
+
+def new_run_folder(impl: str, regime: str, results_dir: Path | None = None) -> RunFolder:
+    base = results_dir or paths.RESULTS
+    base.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    while True:
+        folder = base / f"{stamp}-{impl}-{regime}-{secrets.token_hex(3)}"
+        try:
+            folder.mkdir()
+        except FileExistsError:
+            continue
+        (folder / "logs").mkdir()
+        return RunFolder(folder)
+
+
+def append_index(entry: dict[str, Any], results_dir: Path | None = None) -> None:
+    base = results_dir or paths.RESULTS
+    base.mkdir(parents=True, exist_ok=True)
+    with (base / INDEX_NAME).open("a") as index:
+        fcntl.flock(index, fcntl.LOCK_EX)
+        index.write(json.dumps(entry, sort_keys=True) + "\n")
+        index.flush()
+        os.fsync(index.fileno())
+        fcntl.flock(index, fcntl.LOCK_UN)
+
+
+def read_index(results_dir: Path | None = None) -> list[dict[str, Any]]:
+    path = (results_dir or paths.RESULTS) / INDEX_NAME
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def git_state() -> dict[str, Any]:
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", "-C", str(paths.ROOT), *args], capture_output=True, text=True)
+        return done.stdout.strip()
+
+    commit = git("rev-parse", "HEAD")
+    dirty = bool(git("status", "--porcelain", "--untracked-files=no"))
+    return {"commit": commit or "unknown", "dirty": dirty}
+
+
+def host_info() -> dict[str, Any]:
+    cpu_model = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu_model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "hostname": platform.node(),
+        "cpu_model": cpu_model,
+        "cores": psutil.cpu_count(logical=True),
+        "physical_cores": psutil.cpu_count(logical=False),
+        "memory_bytes": psutil.virtual_memory().total,
+        "kernel": platform.release(),
+        "os": platform.platform(),
+        "python": platform.python_version(),
+    }
+
+
+def base_manifest() -> dict[str, Any]:
+    return {
+        "schema": 1,
+        "bidbench_version": __version__,
+        "git": git_state(),
+        "created_utc": utc_now(),
+        "host": host_info(),
+    }

@@ -1,0 +1,374 @@
+"""One measured run (SPEC §4, §5, §7, §9), start to finish.
+
+reset the database → build → start each instance in its resource group → wait for readiness →
+k6 warm-up then measurement, sampling CPU and memory every second → stop everything → digest →
+validity verdict → result folder. Whatever goes wrong (Ctrl-C, a crashed app, k6 failing, a database
+that will not start), every process is stopped and the partial run is stored, marked with its reason.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+import time
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import psutil
+from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+from harness import knobs as knob_defaults
+from harness import paths, toolchain
+from harness.apps import driver as app_driver
+from harness.apps.base import InstanceSpec
+from harness.console import IN_CI, UserError, console
+from harness.db import pgstats
+from harness.db.cluster import EmbeddedCluster, free_port
+from harness.db.target import DatabaseServer, current_server, mask_password
+from harness.instances import RunningInstance, start, stop
+from harness.k6summary import digest_summary
+from harness.loadrun import K6Process, LoadSettings
+from harness.resources import Limits, ProcessTreeGroup, describe_backend, detect_backend, new_group
+from harness.results import RunFolder, append_index, base_manifest, new_run_folder, utc_now
+from harness.sampler import Sampler
+from harness.validity import RunFigures, Slo, Verdict, verdict
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    impl: str
+    load: LoadSettings = field(default_factory=lambda: LoadSettings(targets=[]))
+    instances: int = 1
+    cpus: float | None = knob_defaults.DEFAULT_CPU_LIMIT
+    knobs: dict[str, str] = field(default_factory=dict)
+    variant: str = "default"
+    regime: str = "fixed-rate"
+    group: str = ""
+    point: dict[str, Any] = field(default_factory=dict)
+    repetition: int = 0
+    scale: int = 1
+    seed: int = 42
+    slo: Slo = field(default_factory=Slo)
+    expect_below_capacity: bool = True
+    with_indexes: bool = True
+    results_dir: Path | None = None
+    jvm: str | None = None
+
+    def group_key(self) -> str:
+        return self.group or f"{self.impl}/{self.variant}/{self.regime}/{_point_key(self.point)}"
+
+
+@dataclass
+class RunOutcome:
+    folder: RunFolder
+    status: str
+    metrics: dict[str, Any] | None
+    verdict: Verdict | None
+    reason: str = ""
+
+
+def _point_key(point: dict[str, Any]) -> str:
+    return ",".join(f"{k}={v}" for k, v in sorted(point.items())) or "-"
+
+
+def _postgres_group(server: DatabaseServer) -> ProcessTreeGroup | None:
+    """PostgreSQL's processes, sampled as a process tree (its backends are forked by the postmaster)."""
+    if not server.embedded:
+        return None
+    pid = EmbeddedCluster().server_pid()
+    if pid is None:
+        return None
+    group = ProcessTreeGroup("postgres", Limits())
+    group.adopt(pid)
+    return group
+
+
+def _instance_knobs(plan: RunPlan) -> dict[str, str]:
+    values = knob_defaults.default_knobs(plan.impl)
+    values.update(plan.knobs)
+    if plan.jvm:
+        values["JAVA_HOME"] = plan.jvm
+    return values
+
+
+def _allotments(plan: RunPlan) -> tuple[float, float]:
+    """CPU left for k6 and for PostgreSQL once the instances have theirs (the machine sizing rule)."""
+    cores = psutil.cpu_count(logical=True) or 1
+    used = plan.instances * (plan.cpus or cores)
+    rest = max(cores - used, 0.0)
+    return rest, rest
+
+
+def check_fits(plan: RunPlan) -> None:
+    """Refuse plans that cannot give valid runs on this machine (SPEC §6: the scaling sizing rule)."""
+    cores = psutil.cpu_count(logical=True) or 1
+    if plan.cpus is None:
+        return
+    rest = cores - plan.instances * plan.cpus
+    if rest < 0.5:
+        raise UserError(
+            f"{plan.instances} instance(s) x {plan.cpus:g} CPU leave {rest:g} of this machine's {cores} cores for k6 "
+            "and PostgreSQL; at least 0.5 core must be left or the runs cannot be valid. Lower --instances or --cpus "
+            f"(here: instances x cpus <= {cores - 0.5:g})."
+        )
+
+
+class Progressor:
+    """The live display: phase, time left, live request rate and instance CPU."""
+
+    def __init__(self, label: str) -> None:
+        self.progress = Progress(
+            TextColumn("[bold]{task.fields[label]}"),
+            TextColumn("{task.description}"),
+            BarColumn(bar_width=24),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[live]}"),
+            console=console,
+            transient=False,
+            disable=IN_CI,
+        )
+        self.task = self.progress.add_task("starting", total=1.0, label=label, live="")
+
+    def __enter__(self) -> Progressor:
+        self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.__exit__(None, None, None)
+
+    def phase(self, text: str, completed: float | None = None, total: float | None = None, live: str = "") -> None:
+        self.progress.update(self.task, description=text, completed=completed, total=total, live=live)
+        if IN_CI:
+            console.print(f"  {text} {live}")
+
+
+def execute(plan: RunPlan, quiet: bool = False) -> RunOutcome:
+    check_fits(plan)
+    folder = new_run_folder(plan.impl, plan.regime, plan.results_dir)
+    manifest: dict[str, Any] = base_manifest()
+    manifest.update(
+        run_id=folder.run_id,
+        status="running",
+        impl=plan.impl,
+        variant=plan.variant,
+        regime={"name": plan.regime, "group": plan.group_key(), "point": plan.point, "repetition": plan.repetition},
+        load=asdict(plan.load),
+        instances=plan.instances,
+        cpu_limit_cores=plan.cpus,
+        data={"scale": plan.scale, "seed": plan.seed, "indexes": plan.with_indexes},
+        slo=asdict(plan.slo),
+    )
+    folder.write_json("manifest.json", manifest)
+    instances: list[RunningInstance] = []
+    k6: K6Process | None = None
+    sampler: Sampler | None = None
+    status, reason = "failed", ""
+    metrics: dict[str, Any] | None = None
+    run_verdict: Verdict | None = None
+    try:
+        toolchain.ensure(["db", "load", plan.impl])
+        from harness.cli import ensure_db_up
+
+        ensure_db_up()
+        server = current_server()
+        from harness.db import seed as seeding
+
+        info = seeding.template_info(server)
+        wanted = {"scale": str(plan.scale), "seed": str(plan.seed), "indexes": str(plan.with_indexes)}
+        if info is None or any(info.get(k) != v for k, v in wanted.items()):
+            seeding.seed(server, plan.scale, plan.seed, with_indexes=plan.with_indexes)
+            info = seeding.template_info(server)
+        seeding.reset(server)
+        manifest["data"].update(checksum=(info or {}).get("checksum"), database=mask_password(server.url()))
+
+        driver = app_driver(plan.impl)
+        driver.ensure_built()
+        backend = detect_backend()
+        manifest["resource_backend"] = {"name": backend, "description": describe_backend(backend)}
+        if backend == "none" and not quiet:
+            console.print(f"[yellow]note:[/] {describe_backend(backend)}")
+        knob_values = _instance_knobs(plan)
+        run_root = paths.RUNTIME / folder.run_id
+        for index in range(plan.instances):
+            spec = InstanceSpec(
+                impl=plan.impl,
+                index=index,
+                port=free_port(),
+                database_url=server.url(),
+                run_dir=run_root / f"instance-{index}",
+                knobs=knob_values,
+            )
+            instances.append(start(driver, spec, backend, Limits(cpus=plan.cpus)))
+        manifest["knobs"] = driver.effective_knobs(instances[0].spec)
+        manifest["runtimes"] = {**driver.runtime_versions(), **_service_versions(server)}
+        manifest["instances_detail"] = [
+            {"name": i.name, "url": i.base_url, "startup": i.startup_line(), "group": i.group.describe()} for i in instances
+        ]
+        folder.write_json("manifest.json", manifest)
+
+        load = replace(plan.load, targets=[i.base_url for i in instances], scale=plan.scale, seed=plan.seed)
+        k6_group = new_group(backend, "k6", Limits())
+        k6 = K6Process(load, folder.path / "k6-summary.json", folder.logs / "k6.log", k6_group)
+        components = {i.name: i.group for i in instances}
+        components["k6"] = k6_group
+        pg_group = _postgres_group(server)
+        if pg_group is not None:
+            components["postgres"] = pg_group
+        sampler = Sampler(components)
+        sampler.start()
+        k6.start()
+        t_start = k6.wait_until_running() - sampler.t0
+        t_measure = t_start + load.warmup_s
+        t_end = t_measure + load.duration_s
+        pg_before: list[dict[str, Any]] | None = None
+        with Progressor(f"{plan.impl} x{plan.instances}") as progress:
+            last_count, last_t = 0, time.monotonic()
+            while k6.poll() is None:
+                now = time.monotonic() - sampler.t0
+                if pg_before is None and now >= t_measure:
+                    pg_before = pgstats.snapshot(server)
+                count = k6.requests_so_far()
+                rate = ""
+                if count is not None:
+                    elapsed = time.monotonic() - last_t
+                    rate = f"{(count - last_count) / elapsed:.0f} req/s" if elapsed > 0 else ""
+                    last_count, last_t = count, time.monotonic()
+                cpu = sum(filter(None, (sampler.latest_cpu_pct(i.name) for i in instances)))
+                phase = "warm-up" if now < t_measure else "measure"
+                progress.phase(phase, completed=min(now - t_start, t_end - t_start), total=t_end - t_start, live=f"{rate}  CPU {cpu:.0f} %")
+                dead = [d for i in instances for d in i.exited()]
+                if dead:
+                    raise RuntimeError(f"an instance process died during the run: {dead}")
+                if now > t_end + 120:
+                    raise RuntimeError("k6 did not finish within 120 s after the measurement window")
+                time.sleep(1.0)
+        pg_after = pgstats.snapshot(server)
+        code = k6.wait(30)
+        sampler.stop()
+        if code not in (0, 99):  # 99: thresholds crossed, which our script does not use for pass/fail
+            raise RuntimeError(f"k6 exited with code {code}; see logs/k6.log")
+        if not folder.has("k6-summary.json"):
+            raise RuntimeError("k6 wrote no summary; see logs/k6.log")
+        folder.write_json("pg_stat_statements.json", pgstats.delta(pg_before or [], pg_after))
+        metrics, run_verdict = digest(plan, folder, sampler, instances, t_measure, t_end)
+        folder.write_json("metrics.json", metrics)
+        folder.write_json("verdict.json", run_verdict.to_json())
+        status = "completed"
+    except KeyboardInterrupt:
+        status, reason = "interrupted", "interrupted by the user (Ctrl-C)"
+        raise
+    except Exception as exc:  # noqa: BLE001 - any failure is stored with its reason, then reported
+        status, reason = "failed", f"{type(exc).__name__}: {exc}"
+    finally:
+        if k6 is not None:
+            k6.kill()
+            k6.group.close()
+        if sampler is not None:
+            sampler.stop()
+            sampler.write_csv(folder.path / "timeseries.csv")
+        orphans: list[int] = []
+        for instance in instances:
+            orphans += stop(instance)
+            _copy_logs(instance, folder)
+        manifest.update(status=status, failure_reason=reason or None, finished_utc=utc_now(), killed_pids=orphans)
+        folder.write_json("manifest.json", manifest)
+        append_index(
+            {
+                "run_id": folder.run_id,
+                "path": str(folder.path),
+                "created_utc": manifest["created_utc"],
+                "impl": plan.impl,
+                "variant": plan.variant,
+                "regime": plan.regime,
+                "group": plan.group_key(),
+                "point": plan.point,
+                "repetition": plan.repetition,
+                "status": status,
+                "valid": bool(run_verdict and run_verdict.valid),
+                "slo_met": bool(run_verdict and run_verdict.slo.get("met")),
+            },
+            plan.results_dir,
+        )
+    return RunOutcome(folder, status, metrics, run_verdict, reason)
+
+
+def _copy_logs(instance: RunningInstance, folder: RunFolder) -> None:
+    target = folder.logs / instance.name
+    target.mkdir(parents=True, exist_ok=True)
+    for path in instance.spec.run_dir.rglob("*.log"):
+        shutil.copy2(path, target / path.name)
+
+
+def _service_versions(server: DatabaseServer) -> dict[str, str]:
+    import psycopg
+
+    versions = {"k6": toolchain.K6_VERSION}
+    try:
+        with psycopg.connect(server.url(), connect_timeout=5) as conn:
+            row = conn.execute("SHOW server_version").fetchone()
+            versions["postgresql"] = str(row[0]) if row else "?"
+    except psycopg.Error:
+        versions["postgresql"] = "unknown"
+    return versions
+
+
+def digest(
+    plan: RunPlan, folder: RunFolder, sampler: Sampler, instances: list[RunningInstance], t_measure: float, t_end: float
+) -> tuple[dict[str, Any], Verdict]:
+    summary = digest_summary(folder.read_json("k6-summary.json"))
+    window = plan.load.duration_s
+    per_instance = []
+    for instance in instances:
+        cpu = sampler.window_cpu_pct(instance.name, t_measure, t_end)
+        per_instance.append({"name": instance.name, "cpu_pct": cpu, **sampler.window_memory(instance.name, t_measure, t_end)})
+    cpu_total = sum(i["cpu_pct"] for i in per_instance)
+    throughput = summary["ok"] / window if window else 0.0
+    memory = [i["pss_steady_mb"] if not math.isnan(i["pss_steady_mb"]) else i["rss_steady_mb"] for i in per_instance]
+    k6_allot, db_allot = _allotments(plan)
+    loadgen_cpu = sampler.window_cpu_pct("k6", t_measure, t_end)
+    db_cpu = sampler.window_cpu_pct("postgres", t_measure, t_end) if "postgres" in sampler.components else float("nan")
+    metrics: dict[str, Any] = {
+        "schema": 1,
+        "window_s": window,
+        **{k: summary[k] for k in ("requests", "ok", "app_errors", "sys_errors", "dropped_iterations")},
+        "throughput_rps": throughput,
+        "offered_rps": plan.load.rate if plan.load.model == "open" else None,
+        "latency_ms": summary["latency_ms"],
+        "per_type": summary["per_type"],
+        "server_timing_ms": summary.get("server_timing_ms", {}),
+        "instances": per_instance,
+        "cpu_pct_total": cpu_total,
+        "cpu_limit_cores": plan.cpus,
+        "utilized_cpu": cpu_total / (plan.instances * plan.cpus * 100) if plan.cpus else None,
+        "normalized_throughput": throughput / cpu_total if cpu_total > 0 else None,
+        "memory_per_instance_mb": sum(memory) / len(memory) if memory else None,
+        "loadgen_cpu_pct": loadgen_cpu,
+        "db_cpu_pct": db_cpu,
+        "host_busy_pct": sampler.host_busy_pct(t_measure, t_end),
+    }
+    per_second = [
+        sum(values)
+        for values in zip(*(sampler.per_second_cpu(i.name, t_measure, t_end) for i in instances))
+    ]
+    figures = RunFigures(
+        model=plan.load.model,
+        window_s=window,
+        requests=summary["requests"],
+        ok=summary["ok"],
+        sys_errors=summary["sys_errors"],
+        dropped_iterations=summary["dropped_iterations"],
+        mean_latency_ms=summary["latency_ms"]["mean"],
+        p99_latency_ms=summary["latency_ms"]["p99"],
+        offered_rps=plan.load.rate if plan.load.model == "open" else None,
+        users=plan.load.users if plan.load.model == "closed" else None,
+        think_ms=plan.load.think_ms,
+        loadgen_cpu_pct=loadgen_cpu,
+        loadgen_allotment_cores=max(k6_allot, 0.5),
+        db_cpu_pct=db_cpu if not math.isnan(db_cpu) else 0.0,
+        db_allotment_cores=max(db_allot, 0.5),
+        host_busy_pct=metrics["host_busy_pct"],
+        instance_cpu_per_second=per_second,
+        expect_below_capacity=plan.expect_below_capacity,
+    )
+    return metrics, verdict(figures, plan.slo)

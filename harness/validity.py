@@ -1,0 +1,193 @@
+"""Validity rules of a measured run (SPEC §7) and the SLO verdict (SPEC §6).
+
+Pure functions over the run's digested figures, so every rule is unit-tested and every verdict can be
+recomputed from a result folder.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+LOADGEN_MAX_SHARE = 0.80
+DB_MAX_SHARE = 0.80
+HOST_MAX_BUSY_PCT = 95.0
+SYS_ERROR_MAX_SHARE = 0.001
+OPEN_RATE_TOLERANCE = 0.05
+LITTLE_TOLERANCE = 0.20
+STEADY_MAX_DRIFT = 0.25
+STEADY_ABS_SLACK_PCT = 5.0
+
+
+@dataclass(frozen=True)
+class Slo:
+    p99_ms: float = 50.0
+    mean_ms: float = 8.0
+    max_sys_error_share: float = SYS_ERROR_MAX_SHARE
+
+    def describe(self) -> str:
+        return f"p99 <= {self.p99_ms:g} ms, mean <= {self.mean_ms:g} ms, system errors < {self.max_sys_error_share:.1%}"
+
+
+@dataclass
+class Check:
+    ok: bool
+    value: float | None
+    threshold: float | None
+    detail: str
+
+
+@dataclass
+class Verdict:
+    valid: bool
+    reasons: list[str]
+    checks: dict[str, Check] = field(default_factory=dict)
+    slo: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "valid": self.valid,
+            "reasons": self.reasons,
+            "checks": {name: asdict(check) for name, check in self.checks.items()},
+            "slo": self.slo,
+        }
+
+
+@dataclass(frozen=True)
+class RunFigures:
+    """What the validity rules look at, all over the measurement window."""
+
+    model: str
+    window_s: float
+    requests: int
+    ok: int
+    sys_errors: int
+    dropped_iterations: int
+    mean_latency_ms: float
+    p99_latency_ms: float
+    offered_rps: float | None
+    users: int | None
+    think_ms: float
+    loadgen_cpu_pct: float
+    loadgen_allotment_cores: float
+    db_cpu_pct: float
+    db_allotment_cores: float
+    host_busy_pct: float
+    instance_cpu_per_second: list[float]
+    expect_below_capacity: bool = True
+
+
+def _finite(value: float) -> bool:
+    return value is not None and not math.isnan(value)
+
+
+def check_run(fig: RunFigures) -> dict[str, Check]:
+    checks: dict[str, Check] = {}
+
+    limit = fig.loadgen_allotment_cores * 100 * LOADGEN_MAX_SHARE
+    checks["loadgen_cpu"] = Check(
+        ok=_finite(fig.loadgen_cpu_pct) and fig.loadgen_cpu_pct <= limit,
+        value=fig.loadgen_cpu_pct,
+        threshold=limit,
+        detail=f"k6 used {fig.loadgen_cpu_pct:.0f} % CPU of its {fig.loadgen_allotment_cores:g}-core allotment "
+        f"(limit {LOADGEN_MAX_SHARE:.0%})",
+    )
+    checks["dropped_iterations"] = Check(
+        ok=fig.dropped_iterations == 0,
+        value=fig.dropped_iterations,
+        threshold=0,
+        detail=f"k6 dropped {fig.dropped_iterations} iterations",
+    )
+    db_limit = fig.db_allotment_cores * 100 * DB_MAX_SHARE
+    db_ok = _finite(fig.db_cpu_pct) and fig.db_cpu_pct <= db_limit
+    host_ok = not _finite(fig.host_busy_pct) or fig.host_busy_pct <= HOST_MAX_BUSY_PCT
+    checks["database_host"] = Check(
+        ok=db_ok and host_ok,
+        value=fig.db_cpu_pct,
+        threshold=db_limit,
+        detail=f"PostgreSQL used {fig.db_cpu_pct:.0f} % CPU (limit {db_limit:.0f} %); "
+        f"the host was {fig.host_busy_pct:.0f} % busy (limit {HOST_MAX_BUSY_PCT:.0f} %)",
+    )
+    share = fig.sys_errors / fig.requests if fig.requests else 1.0
+    checks["system_errors"] = Check(
+        ok=(share < SYS_ERROR_MAX_SHARE) or not fig.expect_below_capacity,
+        value=share,
+        threshold=SYS_ERROR_MAX_SHARE,
+        detail=f"{fig.sys_errors} system errors in {fig.requests} requests ({share:.2%})"
+        + ("" if fig.expect_below_capacity else "; probing past capacity, so errors are a result, not a fault"),
+    )
+    checks["littles_law"] = _littles_law(fig)
+    checks["steady_state"] = _steady(fig.instance_cpu_per_second)
+    if fig.requests == 0:
+        checks["requests"] = Check(False, 0, 1, "no request completed in the measurement window")
+    return checks
+
+
+def _littles_law(fig: RunFigures) -> Check:
+    throughput = fig.requests / fig.window_s if fig.window_s > 0 else 0.0
+    if fig.model == "closed" and fig.users:
+        # N = X (R + Z): users = throughput x (response time + think time).
+        predicted = throughput * (fig.mean_latency_ms + fig.think_ms) / 1000
+        error = abs(predicted - fig.users) / fig.users
+        return Check(
+            ok=error <= LITTLE_TOLERANCE,
+            value=error,
+            threshold=LITTLE_TOLERANCE,
+            detail=f"Little's law predicts {predicted:.1f} users from X={throughput:.1f}/s and R+Z; k6 ran {fig.users}",
+        )
+    if fig.offered_rps:
+        # Open model: what arrived must be what was offered, or the generator fell behind.
+        error = abs(throughput - fig.offered_rps) / fig.offered_rps
+        return Check(
+            ok=error <= OPEN_RATE_TOLERANCE,
+            value=error,
+            threshold=OPEN_RATE_TOLERANCE,
+            detail=f"arrivals {throughput:.1f}/s vs offered {fig.offered_rps:.1f}/s "
+            f"(in flight by Little's law: {throughput * fig.mean_latency_ms / 1000:.2f})",
+        )
+    return Check(True, None, None, "not applicable")
+
+
+def _steady(cpu_per_second: list[float]) -> Check:
+    """The instances' CPU in the first and last third of the window must agree: no warm-up left over."""
+    if len(cpu_per_second) < 6:
+        return Check(True, None, None, "window too short to judge steadiness")
+    third = len(cpu_per_second) // 3
+    first = statistics.fmean(cpu_per_second[:third])
+    last = statistics.fmean(cpu_per_second[-third:])
+    drift = abs(first - last) / max(last, first, 1e-9)
+    ok = drift <= STEADY_MAX_DRIFT or abs(first - last) <= STEADY_ABS_SLACK_PCT
+    return Check(
+        ok=ok,
+        value=drift,
+        threshold=STEADY_MAX_DRIFT,
+        detail=f"instance CPU {first:.0f} % in the first third vs {last:.0f} % in the last third",
+    )
+
+
+def verdict(fig: RunFigures, slo: Slo) -> Verdict:
+    checks = check_run(fig)
+    reasons = [check.detail for check in checks.values() if not check.ok]
+    valid = not reasons
+    share = fig.sys_errors / fig.requests if fig.requests else 1.0
+    slo_parts = {
+        "p99": fig.p99_latency_ms <= slo.p99_ms,
+        "mean": fig.mean_latency_ms <= slo.mean_ms,
+        "system_errors": share < slo.max_sys_error_share,
+    }
+    met = valid and all(slo_parts.values())
+    return Verdict(
+        valid=valid,
+        reasons=reasons,
+        checks=checks,
+        slo={
+            "definition": slo.describe(),
+            "met": met,
+            "parts": slo_parts,
+            "p99_ms": fig.p99_latency_ms,
+            "mean_ms": fig.mean_latency_ms,
+            "system_error_share": share,
+        },
+    )

@@ -1,0 +1,80 @@
+"""Validity rules (SPEC §7) on constructed figures with a known right answer."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from harness.validity import RunFigures, Slo, verdict
+
+GOOD = RunFigures(
+    model="open",
+    window_s=20.0,
+    requests=6000,
+    ok=6000,
+    sys_errors=0,
+    dropped_iterations=0,
+    mean_latency_ms=2.0,
+    p99_latency_ms=9.0,
+    offered_rps=300.0,
+    users=None,
+    think_ms=0.0,
+    loadgen_cpu_pct=30.0,
+    loadgen_allotment_cores=1.0,
+    db_cpu_pct=20.0,
+    db_allotment_cores=1.0,
+    host_busy_pct=60.0,
+    instance_cpu_per_second=[40.0] * 20,
+)
+
+
+def test_a_clean_run_is_valid_and_meets_the_slo() -> None:
+    result = verdict(GOOD, Slo())
+    assert result.valid and result.reasons == []
+    assert result.slo["met"]
+
+
+def test_saturated_load_generator_is_invalid() -> None:
+    result = verdict(replace(GOOD, loadgen_cpu_pct=85.0), Slo())
+    assert not result.valid
+    assert not result.checks["loadgen_cpu"].ok
+    assert any("k6 used 85" in r for r in result.reasons)
+
+
+def test_dropped_iterations_make_a_run_invalid() -> None:
+    result = verdict(replace(GOOD, dropped_iterations=3), Slo())
+    assert not result.valid and not result.checks["dropped_iterations"].ok
+
+
+def test_saturated_database_host_is_invalid() -> None:
+    assert not verdict(replace(GOOD, db_cpu_pct=90.0), Slo()).checks["database_host"].ok
+    assert not verdict(replace(GOOD, host_busy_pct=99.0), Slo()).checks["database_host"].ok
+
+
+def test_system_errors_invalidate_only_runs_meant_to_be_below_capacity() -> None:
+    failing = replace(GOOD, sys_errors=30, ok=5970)
+    assert not verdict(failing, Slo()).checks["system_errors"].ok
+    probing = verdict(replace(failing, expect_below_capacity=False), Slo())
+    assert probing.checks["system_errors"].ok
+    assert not probing.slo["met"]
+
+
+def test_generator_falling_behind_breaks_littles_law_check() -> None:
+    result = verdict(replace(GOOD, requests=4000, ok=4000), Slo())
+    assert not result.checks["littles_law"].ok
+
+
+def test_closed_model_littles_law() -> None:
+    closed = replace(GOOD, model="closed", offered_rps=None, users=10, think_ms=0.0, mean_latency_ms=33.3)
+    assert verdict(closed, Slo()).checks["littles_law"].ok  # 300/s x 33.3 ms = 10 users
+    assert not verdict(replace(closed, users=20), Slo()).checks["littles_law"].ok
+
+
+def test_warm_up_left_in_the_window_is_not_steady() -> None:
+    drifting = replace(GOOD, instance_cpu_per_second=[90.0] * 7 + [50.0] * 6 + [40.0] * 7)
+    assert not verdict(drifting, Slo()).checks["steady_state"].ok
+
+
+def test_slo_breach_on_a_valid_run_is_reported_as_not_met_not_invalid() -> None:
+    slow = verdict(replace(GOOD, p99_latency_ms=80.0), Slo())
+    assert slow.valid
+    assert not slow.slo["met"] and not slow.slo["parts"]["p99"]
