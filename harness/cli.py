@@ -229,9 +229,92 @@ def test(
     raise typer.Exit(run_all(only or [], pytest_args or []))
 
 
+# ---- measured runs -------------------------------------------------------------------------------
+
+
+def _parse_knobs(pairs: list[str] | None) -> dict[str, str]:
+    knobs: dict[str, str] = {}
+    for pair in pairs or []:
+        if "=" not in pair:
+            raise UserError(f"--knob expects KEY=VALUE, got {pair!r} (for example --knob DB_POOL_SIZE=30)")
+        key, value = pair.split("=", 1)
+        knobs[key.strip()] = value.strip()
+    return knobs
+
+
+def _parse_duration(text: str) -> float:
+    text = text.strip().lower()
+    units = {"ms": 0.001, "s": 1.0, "m": 60.0}
+    for unit in ("ms", "s", "m"):
+        if text.endswith(unit):
+            return float(text[: -len(unit)]) * units[unit]
+    return float(text)
+
+
+@app.command()
+def run(
+    impl: Annotated[str, typer.Option(help="Implementation: java, node or php.")] = "node",
+    mix: Annotated[str, typer.Option(help="Request mix: browse (reads), bid (writes), mixed (85/15), payload.")] = "browse",
+    model: Annotated[str, typer.Option(help="open: fixed arrival rate (--rate). closed: --users with --think.")] = "open",
+    rate: Annotated[float, typer.Option(help="Open model: requests per second offered.")] = 200.0,
+    users: Annotated[int, typer.Option(help="Closed model: concurrent virtual users.")] = 10,
+    think: Annotated[str, typer.Option(help="Closed model: think time between requests, e.g. 0, 100ms.")] = "0",
+    duration: Annotated[str, typer.Option(help="Measurement window, e.g. 20s.")] = "20s",
+    warmup: Annotated[str, typer.Option(help="Warm-up before the window (excluded from figures), e.g. 10s.")] = "10s",
+    instances: Annotated[int, typer.Option(min=1, help="App instances, each in its own resource group.")] = 1,
+    cpus: Annotated[float, typer.Option(help="CPU limit per instance in cores (0 = no limit).")] = 1.0,
+    invalid_share: Annotated[float, typer.Option(help="Share of deliberately invalid requests (STEP used 0.125).")] = 0.0,
+    knob: Annotated[
+        list[str] | None, typer.Option(help="App knob KEY=VALUE, e.g. DB_POOL_SIZE=30, LOG_LEVEL=debug (repeatable).")
+    ] = None,
+    variant: Annotated[str, typer.Option(help="A name for this configuration, used to group runs in comparisons.")] = "default",
+    scale: Annotated[int, typer.Option(min=1, help="Data scale.")] = 1,
+    seed: Annotated[int, typer.Option(help="Data seed.")] = 42,
+    slo_p99: Annotated[float, typer.Option(help="SLO: p99 latency bound in ms.")] = 50.0,
+    slo_mean: Annotated[float, typer.Option(help="SLO: mean latency bound in ms.")] = 8.0,
+) -> None:
+    """One measured run: reset the data, start the instances under CPU limits, warm up, measure with k6,
+    account CPU and memory, judge validity, and store everything in a new folder under results/.
+
+    Example: ./bidbench run --impl node --mix browse --rate 300 --duration 20s"""
+    from harness.loadrun import LoadSettings
+    from harness.run import RunPlan, execute
+    from harness.summary_table import print_run
+    from harness.validity import Slo
+
+    plan = RunPlan(
+        impl=impl,
+        load=LoadSettings(
+            targets=[],
+            mix=mix,
+            model=model,
+            rate=rate,
+            users=users,
+            think_ms=_parse_duration(think) * 1000,
+            duration_s=_parse_duration(duration),
+            warmup_s=_parse_duration(warmup),
+            invalid_share=invalid_share,
+        ),
+        instances=instances,
+        cpus=cpus or None,
+        knobs=_parse_knobs(knob),
+        variant=variant,
+        point={"rate": rate} if model == "open" else {"users": users},
+        scale=scale,
+        seed=seed,
+        slo=Slo(p99_ms=slo_p99, mean_ms=slo_mean),
+    )
+    console.print(f"run: {impl} x{instances} at {plan.load.describe()}, CPU limit {cpus or 'none'}")
+    outcome = execute(plan)
+    print_run(outcome.folder.run_id, outcome.status, outcome.metrics, outcome.verdict, outcome.reason)
+    console.print(f"result folder: {outcome.folder.path}")
+    if outcome.status != "completed":
+        raise typer.Exit(1)
+
+
 def main() -> None:
     try:
-        app()
+        app(prog_name="bidbench")
     except UserError as exc:
         err_console.print(f"[bold red]error:[/] {exc}")
         sys.exit(2)

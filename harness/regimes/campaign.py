@@ -1,0 +1,118 @@
+"""A campaign: a named set of measured runs that can be interrupted and resumed.
+
+Every run of a campaign has a group key (campaign, regime, implementation, point) and a repetition
+number. Before running a point, the campaign looks in results/index.jsonl for a completed run with the
+same key and repetition and reuses it, so a resumed campaign never redoes finished runs. Progress is
+printed per run with an estimate of the time left.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from harness.console import console
+from harness.results import RunFolder, read_index
+from harness.run import RunPlan, execute
+
+RUN_OVERHEAD_S = 8.0
+
+
+@dataclass
+class PointResult:
+    folder: RunFolder
+    status: str
+    metrics: dict[str, Any] | None
+    verdict: dict[str, Any] | None
+    reused: bool = False
+
+    @property
+    def valid(self) -> bool:
+        return bool(self.verdict and self.verdict.get("valid"))
+
+    @property
+    def slo_met(self) -> bool:
+        return bool(self.verdict and self.verdict.get("slo", {}).get("met"))
+
+    def failure_kinds(self) -> set[str]:
+        """Names of the failed validity checks."""
+        if not self.verdict:
+            return {"run-failed"}
+        return {name for name, check in self.verdict.get("checks", {}).items() if not check.get("ok")}
+
+
+def campaign_name(regime: str, settings: dict[str, Any]) -> str:
+    digest = hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()[:8]
+    return f"{regime}-{digest}"
+
+
+@dataclass
+class Campaign:
+    name: str
+    results_dir: Path | None = None
+    planned_runs: int = 0
+    done_runs: int = 0
+    started: float = field(default_factory=time.monotonic)
+    run_seconds: list[float] = field(default_factory=list)
+
+    def key(self, *parts: Any) -> str:
+        return "/".join([self.name, *(str(p) for p in parts)])
+
+    def completed(self, group: str, repetition: int) -> dict[str, Any] | None:
+        for entry in reversed(read_index(self.results_dir)):
+            if entry.get("group") == group and entry.get("repetition") == repetition and entry.get("status") == "completed":
+                return entry
+        return None
+
+    def eta(self) -> str:
+        remaining = max(self.planned_runs - self.done_runs, 0)
+        per_run = sum(self.run_seconds) / len(self.run_seconds) if self.run_seconds else None
+        if per_run is None:
+            return "?"
+        seconds = int(remaining * per_run)
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+
+    def run_point(self, plan: RunPlan, label: str) -> PointResult:
+        group = plan.group_key()
+        stored = self.completed(group, plan.repetition)
+        if stored is not None:
+            folder = RunFolder(Path(stored["path"]))
+            result = PointResult(
+                folder,
+                "completed",
+                folder.read_json("metrics.json") if folder.has("metrics.json") else None,
+                folder.read_json("verdict.json") if folder.has("verdict.json") else None,
+                reused=True,
+            )
+        else:
+            began = time.monotonic()
+            outcome = execute(replace(plan, results_dir=self.results_dir), quiet=True)
+            self.run_seconds.append(time.monotonic() - began)
+            result = PointResult(
+                outcome.folder, outcome.status, outcome.metrics, outcome.verdict.to_json() if outcome.verdict else None
+            )
+        self.done_runs += 1
+        self.planned_runs = max(self.planned_runs, self.done_runs)
+        console.print(f"[{self.done_runs}/{self.planned_runs}] {label}: {describe(result)}   (time left ~{self.eta()})")
+        return result
+
+
+def describe(result: PointResult) -> str:
+    prefix = "reused " if result.reused else ""
+    if result.status != "completed" or result.metrics is None:
+        reason = ""
+        if result.folder.has("manifest.json"):
+            reason = result.folder.read_json("manifest.json").get("failure_reason") or ""
+        return f"{prefix}[red]{result.status}[/] {reason}"
+    m = result.metrics
+    lat = m["latency_ms"]
+    verdict = "valid" if result.valid else "[red]invalid[/] (" + ", ".join(sorted(result.failure_kinds())) + ")"
+    slo = "[green]SLO met[/]" if result.slo_met else "[yellow]SLO not met[/]"
+    return (
+        f"{prefix}{m['throughput_rps']:.0f} ok/s, mean {lat['mean']:.1f} ms, p99 {lat['p99']:.1f} ms, "
+        f"CPU {m['cpu_pct_total']:.0f} %, sys err {m['sys_errors']}, {verdict}, {slo}"
+    )

@@ -1,0 +1,225 @@
+"""Capacity under an SLO (SPEC §6, thesis 7.2) and scaling over instances (thesis 7.3, Tables 7.1/7.2).
+
+Capacity is the highest arrival rate whose run is valid and meets the SLO. The search doubles until
+the SLO breaks, bisects the bracket, then re-tries both edges of the boundary and keeps the majority
+verdict. Implementations are interleaved fairly (A B C A B C), so slow drift of a noisy machine hits
+all of them alike. Each search is one repetition; a search's result is stored as its own folder
+(regime `capacity`) holding the probe it stands on, plus `capacity_rps` and the probe history.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Generator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from harness.regimes.campaign import Campaign, PointResult
+from harness.results import RunFolder, append_index, base_manifest, new_run_folder
+from harness.run import RunPlan
+
+# A probe that fails only because the load generator or host ran out of CPU says nothing about the app.
+MEASUREMENT_LIMITS = {"loadgen_cpu", "database_host"}
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    start_rate: float = 100.0
+    min_rate: float = 10.0
+    max_rate: float = 20_000.0
+    tolerance: float = 0.10
+    boundary_trials: int = 3
+    granularity: float = 10.0
+
+
+@dataclass
+class SearchState:
+    probes: list[dict[str, Any]] = field(default_factory=list)
+    capacity: float | None = None
+    bound_by_measurement: bool = False
+    best: PointResult | None = None
+
+
+def _round(rate: float, granularity: float) -> float:
+    return max(granularity, round(rate / granularity) * granularity)
+
+
+def search(settings: SearchSettings, state: SearchState, hint: float | None = None) -> Generator[float, PointResult, None]:
+    """Yields rates to probe; receives each probe's result. Leaves the answer in `state`."""
+
+    def passed(result: PointResult) -> bool:
+        return result.status == "completed" and result.valid and result.slo_met
+
+    good: float | None = None
+    bad: float | None = None
+    rate = _round(hint or settings.start_rate, settings.granularity)
+    results: dict[float, list[bool]] = {}
+
+    def record(rate_: float, result: PointResult) -> bool:
+        ok = passed(result)
+        results.setdefault(rate_, []).append(ok)
+        state.probes.append({"rate": rate_, "ok": ok, "run_id": result.folder.run_id, "failed_checks": sorted(result.failure_kinds())})
+        if ok and (state.best is None or rate_ >= _best_rate(state)):
+            state.best = result
+        if not ok and result.failure_kinds() & MEASUREMENT_LIMITS and not result.failure_kinds() - MEASUREMENT_LIMITS:
+            state.bound_by_measurement = True
+        return ok
+
+    # Expand: double up (or halve down) until the SLO boundary is bracketed.
+    while True:
+        ok = record(rate, (yield rate))
+        if ok:
+            good = rate
+            if bad is not None or rate * 2 > settings.max_rate or state.bound_by_measurement:
+                break
+            rate = _round(rate * 2, settings.granularity)
+        else:
+            bad = rate
+            if good is not None:
+                break
+            if rate / 2 < settings.min_rate:
+                break
+            rate = _round(rate / 2, settings.granularity)
+    if good is None:
+        state.capacity = 0.0
+        return
+    if bad is None:
+        state.capacity = good
+        return
+    # Bisect the bracket.
+    while bad / good > 1 + settings.tolerance:
+        mid = _round((good + bad) / 2, settings.granularity)
+        if mid in (good, bad):
+            break
+        if record(mid, (yield mid)):
+            good = mid
+        else:
+            bad = mid
+    # More trials near the boundary: the majority over `boundary_trials` decides the edge.
+    for edge in (good, bad):
+        while len(results[edge]) < settings.boundary_trials and _undecided(results[edge], settings.boundary_trials):
+            record(edge, (yield edge))
+    if _majority(results[good]):
+        state.capacity = good
+    else:
+        lower = [r for r, oks in results.items() if r < good and _majority(oks)]
+        state.capacity = max(lower) if lower else 0.0
+
+
+def _best_rate(state: SearchState) -> float:
+    return max((p["rate"] for p in state.probes if p["ok"]), default=-math.inf)
+
+
+def _undecided(oks: list[bool], trials: int) -> bool:
+    need = trials // 2 + 1
+    return oks.count(True) < need and oks.count(False) < need
+
+
+def _majority(oks: list[bool]) -> bool:
+    return oks.count(True) > oks.count(False)
+
+
+@dataclass(frozen=True)
+class CapacityPlan:
+    impls: list[str]
+    base: RunPlan
+    repetitions: int
+    settings: SearchSettings
+    regime: str = "capacity"
+    point: dict[str, Any] = field(default_factory=dict)
+
+
+def run_capacity(campaign: Campaign, plan: CapacityPlan) -> dict[str, list[dict[str, Any]]]:
+    """R searches per implementation, interleaved A B C A B C. Returns the capacity records per impl."""
+    records: dict[str, list[dict[str, Any]]] = {impl: [] for impl in plan.impls}
+    hints: dict[str, float | None] = {impl: None for impl in plan.impls}
+    campaign.planned_runs += len(plan.impls) * plan.repetitions * 7
+    for repetition in range(plan.repetitions):
+        states = {impl: SearchState() for impl in plan.impls}
+        searches = {impl: search(plan.settings, states[impl], hints[impl]) for impl in plan.impls}
+        pending = {impl: next(searches[impl]) for impl in plan.impls}
+        probe_counts = {impl: 0 for impl in plan.impls}
+        while pending:
+            for impl in list(pending):
+                rate = pending[impl]
+                probe_counts[impl] += 1
+                probe_plan = replace(
+                    plan.base,
+                    impl=impl,
+                    load=replace(plan.base.load, rate=rate, model="open"),
+                    regime=f"{plan.regime}-probe",
+                    group=campaign.key(plan.regime, impl, _point_text(plan.point), f"rep{repetition}", f"probe{probe_counts[impl]}", f"rate={rate:g}"),
+                    point={**plan.point, "rate": rate},
+                    repetition=repetition,
+                    expect_below_capacity=False,
+                )
+                label = f"{impl} {_point_text(plan.point)} search {repetition + 1}/{plan.repetitions} probe {rate:g} req/s"
+                result = campaign.run_point(probe_plan, label)
+                try:
+                    pending[impl] = searches[impl].send(result)
+                except StopIteration:
+                    del pending[impl]
+        for impl in plan.impls:
+            state = states[impl]
+            hints[impl] = state.capacity or None
+            records[impl].append(_store_capacity(campaign, plan, impl, repetition, state))
+    return records
+
+
+def _point_text(point: dict[str, Any]) -> str:
+    return ",".join(f"{k}={v}" for k, v in sorted(point.items())) or "default"
+
+
+def _store_capacity(campaign: Campaign, plan: CapacityPlan, impl: str, repetition: int, state: SearchState) -> dict[str, Any]:
+    """A capacity result is stored as its own folder: the probe it stands on, plus the search history."""
+    group = campaign.key(plan.regime, impl, _point_text(plan.point))
+    stored = campaign.completed(group, repetition)
+    if stored is not None:  # resumed campaign: this search was already summarized
+        done = RunFolder(Path(stored["path"]))
+        metrics = done.read_json("metrics.json")
+        return {"impl": impl, "repetition": repetition, "capacity_rps": metrics.get("capacity_rps"), "run_id": done.run_id,
+                "metrics": metrics, "bound_by_measurement": metrics.get("capacity_bound_by_measurement", False)}
+    folder = new_run_folder(impl, plan.regime, campaign.results_dir)
+    best = state.best
+    metrics = dict(best.metrics or {}) if best and state.capacity else {}
+    metrics.update(capacity_rps=state.capacity or 0.0, capacity_bound_by_measurement=state.bound_by_measurement)
+    verdict: dict[str, Any] = dict(best.verdict or {}) if best and state.capacity else {"valid": False, "reasons": ["no rate met the SLO"]}
+    if state.bound_by_measurement:
+        verdict.setdefault("notes", []).append(
+            "the search stopped because the load generator or host ran out of CPU: the capacity is a lower bound"
+        )
+    manifest = base_manifest()
+    source = best.folder.read_json("manifest.json") if best else {}
+    manifest.update(
+        {k: source[k] for k in ("impl", "variant", "knobs", "runtimes", "instances", "cpu_limit_cores", "data", "slo", "resource_backend", "load") if k in source},
+        run_id=folder.run_id,
+        status="completed",
+        impl=impl,
+        variant=plan.base.variant,
+        regime={"name": plan.regime, "group": group, "point": plan.point, "repetition": repetition},
+        capacity_probe_run=best.folder.run_id if best else None,
+        probes=state.probes,
+        search=vars(plan.settings),
+    )
+    folder.write_json("manifest.json", manifest)
+    folder.write_json("metrics.json", metrics)
+    folder.write_json("verdict.json", verdict)
+    append_index(
+        {
+            "run_id": folder.run_id,
+            "path": str(folder.path),
+            "created_utc": manifest["created_utc"],
+            "impl": impl,
+            "variant": plan.base.variant,
+            "regime": plan.regime,
+            "group": manifest["regime"]["group"],
+            "point": plan.point,
+            "repetition": repetition,
+            "status": "completed",
+            "valid": bool(verdict.get("valid")),
+            "slo_met": bool(state.capacity),
+        },
+        campaign.results_dir,
+    )
+    return {"impl": impl, "repetition": repetition, "capacity_rps": state.capacity, "run_id": folder.run_id, "metrics": metrics, "bound_by_measurement": state.bound_by_measurement}
