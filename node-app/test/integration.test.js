@@ -1,0 +1,286 @@
+'use strict'
+
+// The app against the real database (DATABASE_URL, normally the embedded one reset to scale 1, seed 42),
+// once with the JavaScript client (PG_NATIVE=0) and once with libpq (PG_NATIVE=1). Expected bodies are
+// built by PostgreSQL itself (json_build_object, to_char), independently of the app's formatting code.
+// Writes create their own rows, so the test does not depend on what other tests did to the data.
+
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const { Client } = require('pg')
+const { startApp, stopApp } = require('../testing/server')
+const { request, json } = require('../testing/http')
+const { assertWire, assertError, assertHostile } = require('../testing/expect')
+const { startProxy } = require('../testing/proxy')
+const cases = require('../testing/hostile-cases')
+
+const DATABASE_URL = process.env.DATABASE_URL
+
+const TS = (column) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+const ITEM_SUMMARY = `json_build_object('id', id, 'category_id', category_id, 'seller_id', seller_id, 'title', title,
+  'initial_price_cents', initial_price_cents, 'max_bid_cents', max_bid_cents, 'bid_count', bid_count,
+  'start_time', ${TS('start_time')}, 'end_time', ${TS('end_time')})`
+const BID = `json_build_object('id', id, 'item_id', item_id, 'bidder_id', bidder_id, 'amount_cents', amount_cents,
+  'created_at', ${TS('created_at')})`
+const USER = `json_build_object('id', id, 'nickname', nickname, 'region_id', region_id, 'rating', rating,
+  'created_at', ${TS('created_at')})`
+
+const unique = (prefix) => `${prefix}_${process.pid}_${Date.now().toString(36)}_${Math.floor(Math.random() * 1e6)}`
+
+if (!DATABASE_URL) {
+  test('integration: needs a database', () => {
+    assert.fail(
+      'DATABASE_URL is not set. The integration test needs the real database: ' +
+        'run `DATABASE_URL=$(../bidbench db url) node --test` (or `./bidbench test`), after `./bidbench db up` and `./bidbench db seed`.',
+    )
+  })
+} else {
+  let db
+  test.before(async () => {
+    db = new Client({ connectionString: DATABASE_URL })
+    await db.connect()
+  })
+  test.after(() => db.end())
+
+  const rows = async (sql, params = []) => (await db.query(sql, params)).rows
+  const one = async (sql, params = []) => (await rows(sql, params))[0]
+  const jsonRows = async (sql, params) => (await rows(sql, params)).map((r) => r.j)
+
+  for (const native of ['0', '1']) {
+    const driver = native === '1' ? 'pg-native' : 'pg'
+
+    test(`integration with ${driver} (PG_NATIVE=${native})`, async (t) => {
+      const app = await startApp({ DATABASE_URL, PG_NATIVE: native, DB_POOL_SIZE: '4' })
+      t.after(() => stopApp(app))
+      const get = async (path) => {
+        const response = await request(app.port, { path })
+        assertWire(response)
+        return response
+      }
+      const send = async (method, path, body) => {
+        const response = await json(app.port, method, path, body)
+        assertWire(response, { method })
+        return response
+      }
+
+      await t.test('start-up line', () => {
+        assert.equal(app.info.pg_native, native === '1')
+        assert.equal(app.info.pg_native_version === null, false)
+        assert.equal(app.info.db_pool_size, 4)
+        assert.equal(app.startLines.length, 1)
+        const password = new URL(DATABASE_URL).password
+        if (password) assert.ok(!app.logs().includes(`:${password}@`), 'password not logged')
+      })
+
+      await t.test('health and readiness', async () => {
+        assert.equal((await get('/health')).body, '{"status":"ok"}')
+        const ready = await get('/ready')
+        assert.equal(ready.status, 200)
+        assert.equal(ready.body, '{"status":"ready"}')
+      })
+
+      await t.test('regions and categories, ordered by id', async () => {
+        const regions = await jsonRows(`SELECT json_build_object('id', id, 'name', name) AS j FROM regions ORDER BY id`)
+        assert.ok(regions.length > 0, 'seeded regions')
+        assert.equal((await get('/regions')).body, JSON.stringify({ regions }))
+        const categories = await jsonRows(`SELECT json_build_object('id', id, 'name', name) AS j FROM categories ORDER BY id`)
+        assert.equal((await get('/categories')).body, JSON.stringify({ categories }))
+      })
+
+      await t.test('open items of a category, paged', async () => {
+        const { category_id: id } = await one(`SELECT category_id FROM items WHERE end_time > now() GROUP BY category_id ORDER BY count(*) DESC, category_id LIMIT 1`)
+        for (const [query, limit, offset] of [['', 20, 0], ['?limit=5&offset=2', 5, 2], ['?offset=3', 20, 3], ['?limit=100', 100, 0]]) {
+          const items = await jsonRows(
+            `SELECT ${ITEM_SUMMARY} AS j FROM items WHERE category_id = $1 AND end_time > now() ORDER BY end_time, id LIMIT $2 OFFSET $3`,
+            [id, limit, offset],
+          )
+          assert.equal((await get(`/categories/${id}/items${query}`)).body, JSON.stringify({ items, limit, offset }))
+        }
+        const empty = await get(`/categories/${id}/items?offset=10000`)
+        assert.equal(empty.status, 200)
+        assert.equal(empty.body, '{"items":[],"limit":20,"offset":10000}')
+        assertError(await get('/categories/2147483647/items'), 404, 'category not found')
+      })
+
+      await t.test('item detail with the seller nickname and the five highest bids', async () => {
+        const { item_id: id } = await one(`SELECT item_id FROM bids GROUP BY item_id HAVING count(*) > 5 ORDER BY item_id LIMIT 1`)
+        const item = await one(
+          `SELECT json_build_object('id', i.id, 'category_id', i.category_id, 'seller_id', i.seller_id, 'seller_nickname', u.nickname,
+             'title', i.title, 'description', i.description, 'initial_price_cents', i.initial_price_cents,
+             'max_bid_cents', i.max_bid_cents, 'bid_count', i.bid_count, 'start_time', ${TS('i.start_time')},
+             'end_time', ${TS('i.end_time')}) AS j FROM items i JOIN users u ON u.id = i.seller_id WHERE i.id = $1`,
+          [id],
+        )
+        const top = await jsonRows(`SELECT ${BID} AS j FROM bids WHERE item_id = $1 ORDER BY amount_cents DESC, id LIMIT 5`, [id])
+        assert.equal(top.length, 5)
+        assert.equal((await get(`/items/${id}`)).body, JSON.stringify({ ...item.j, top_bids: top }))
+        assertError(await get('/items/2147483647'), 404, 'item not found')
+      })
+
+      await t.test('bids of an item, paged', async () => {
+        const { item_id: id } = await one(`SELECT item_id FROM bids GROUP BY item_id HAVING count(*) > 3 ORDER BY item_id DESC LIMIT 1`)
+        for (const [query, limit, offset] of [['', 20, 0], ['?limit=2&offset=1', 2, 1]]) {
+          const bids = await jsonRows(`SELECT ${BID} AS j FROM bids WHERE item_id = $1 ORDER BY amount_cents DESC, id LIMIT $2 OFFSET $3`, [id, limit, offset])
+          assert.equal((await get(`/items/${id}/bids${query}`)).body, JSON.stringify({ bids, limit, offset }))
+        }
+        assert.equal((await get(`/items/${id}/bids?offset=10000`)).body, '{"bids":[],"limit":20,"offset":10000}')
+        assertError(await get('/items/2147483647/bids'), 404, 'item not found')
+      })
+
+      await t.test('users: get, create, duplicate nickname, unknown region', async () => {
+        const user = await one(`SELECT ${USER} AS j FROM users ORDER BY id LIMIT 1`)
+        assert.equal((await get(`/users/${user.j.id}`)).body, JSON.stringify(user.j))
+        assertError(await get('/users/2147483647'), 404, 'user not found')
+
+        const nickname = unique('n').slice(0, 32)
+        const { region_id: regionId } = await one(`SELECT id AS region_id FROM regions ORDER BY id DESC LIMIT 1`)
+        const created = await send('POST', '/users', { nickname, region_id: regionId })
+        assert.equal(created.status, 201)
+        const body = created.json()
+        const stored = await one(`SELECT ${USER} AS j FROM users WHERE id = $1`, [body.id])
+        assert.equal(created.body, JSON.stringify(stored.j))
+        assert.equal(body.rating, 0)
+        assertError(await send('POST', '/users', { nickname, region_id: regionId }), 409, 'nickname already taken')
+        assertError(await send('POST', '/users', { nickname: unique('r').slice(0, 32), region_id: 2147483647 }), 404, 'region not found')
+      })
+
+      await t.test('items: create, update, delete', async () => {
+        const { id: sellerId } = await one(`SELECT id FROM users ORDER BY id LIMIT 1`)
+        const { id: categoryId } = await one(`SELECT id FROM categories ORDER BY id LIMIT 1`)
+        const title = `caf\u00e9 \u{1F600} "quoted" \\ ${unique('t')}`
+        const request = { seller_id: sellerId, category_id: categoryId, title, description: 'line\nbreak', initial_price_cents: 100000000000, duration_seconds: 86400 }
+        const created = await send('POST', '/items', request)
+        assert.equal(created.status, 201)
+        const item = created.json()
+        assert.deepEqual(Object.keys(item), ['id', 'category_id', 'seller_id', 'title', 'description', 'initial_price_cents', 'max_bid_cents', 'bid_count', 'start_time', 'end_time'])
+        assert.equal(item.title, title)
+        assert.equal(item.initial_price_cents, 100000000000)
+        assert.equal(item.max_bid_cents, 0)
+        assert.equal(item.bid_count, 0)
+        assert.equal(Date.parse(item.end_time) - Date.parse(item.start_time), 86400 * 1000)
+        const stored = await one(
+          `SELECT json_build_object('id', id, 'category_id', category_id, 'seller_id', seller_id, 'title', title, 'description', description,
+             'initial_price_cents', initial_price_cents, 'max_bid_cents', max_bid_cents, 'bid_count', bid_count,
+             'start_time', ${TS('start_time')}, 'end_time', ${TS('end_time')}) AS j FROM items WHERE id = $1`,
+          [item.id],
+        )
+        assert.equal(created.body, JSON.stringify(stored.j))
+
+        const detail = (await get(`/items/${item.id}`)).json()
+        assert.deepEqual(detail.top_bids, [])
+        assert.equal(detail.seller_id, sellerId)
+        assert.equal((await get(`/items/${item.id}/bids`)).body, '{"bids":[],"limit":20,"offset":0}', 'an existing item without bids is a 200')
+
+        assertError(await send('POST', '/items', { ...request, seller_id: 2147483647 }), 404, 'seller or category not found')
+        assertError(await send('POST', '/items', { ...request, category_id: 2147483647 }), 404, 'seller or category not found')
+
+        const updated = await send('PUT', `/items/${item.id}`, { title: 'renamed', description: '' })
+        assert.equal(updated.status, 200)
+        assert.equal(updated.body, JSON.stringify({ ...item, title: 'renamed', description: '' }))
+        assertError(await send('PUT', '/items/2147483647', { title: 'x', description: '' }), 404, 'item not found')
+
+        const removed = await send('DELETE', `/items/${item.id}`)
+        assert.equal(removed.status, 200)
+        assert.equal(removed.body, `{"id":${item.id},"deleted":true}`)
+        assertError(await send('DELETE', `/items/${item.id}`), 404, 'item not found')
+        assertError(await get(`/items/${item.id}`), 404, 'item not found')
+      })
+
+      await t.test('bids: minimum, ended auction, unknown item or bidder, success', async () => {
+        const { id: bidder } = await one(`SELECT id FROM users ORDER BY id DESC LIMIT 1`)
+        const created = (await send('POST', '/items', { seller_id: 1, category_id: 1, title: 'bid target', description: '', initial_price_cents: 500, duration_seconds: 60 })).json()
+        const path = `/items/${created.id}/bids`
+        assertError(await send('POST', path, { bidder_id: bidder, amount_cents: 499 }), 409, 'bid must be at least 500 cents')
+        const first = await send('POST', path, { bidder_id: bidder, amount_cents: 500 })
+        assert.equal(first.status, 201)
+        const bid = first.json()
+        assert.deepEqual(Object.keys(bid), ['id', 'item_id', 'bidder_id', 'amount_cents', 'created_at'])
+        assert.equal(bid.amount_cents, 500)
+        assert.match(bid.created_at, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
+        assertError(await send('POST', path, { bidder_id: bidder, amount_cents: 500 }), 409, 'bid must be at least 501 cents')
+        assertError(await send('POST', path, { bidder_id: 2147483647, amount_cents: 10000 }), 404, 'bidder not found')
+        assertError(await send('POST', '/items/2147483647/bids', { bidder_id: bidder, amount_cents: 10000 }), 404, 'item not found')
+        const after = (await get(`/items/${created.id}`)).json()
+        assert.equal(after.max_bid_cents, 500)
+        assert.equal(after.bid_count, 1, 'the failed bids left nothing behind')
+
+        const ended = await one(`SELECT id FROM items WHERE end_time < now() ORDER BY id LIMIT 1`)
+        assertError(await send('POST', `/items/${ended.id}/bids`, { bidder_id: bidder, amount_cents: 100000000000 }), 409, 'auction has ended')
+      })
+
+      await t.test('concurrent bids on one item: no lost update', async () => {
+        const created = (await send('POST', '/items', { seller_id: 1, category_id: 1, title: 'race', description: '', initial_price_cents: 100, duration_seconds: 600 })).json()
+        const amounts = Array.from({ length: 40 }, (_, i) => 100 + i * 7).sort(() => Math.random() - 0.5)
+        const responses = await Promise.all(amounts.map((amount, i) => json(app.port, 'POST', `/items/${created.id}/bids`, { bidder_id: 1 + (i % 5), amount_cents: amount })))
+        const won = responses.filter((r) => r.status === 201)
+        for (const r of responses) {
+          if (r.status !== 201) assert.match(r.json().error.message, /^bid must be at least \d+ cents$/)
+        }
+        const check = await one(
+          `SELECT i.max_bid_cents, i.bid_count, (SELECT max(amount_cents) FROM bids WHERE item_id = i.id) AS max, (SELECT count(*)::int FROM bids WHERE item_id = i.id) AS count FROM items i WHERE i.id = $1`,
+          [created.id],
+        )
+        assert.equal(check.bid_count, won.length)
+        assert.equal(check.count, won.length)
+        assert.equal(Number(check.max_bid_cents), Math.max(...amounts))
+        assert.equal(Number(check.max), Math.max(...amounts))
+      })
+
+      await t.test('hostile inputs get exactly the contract 4xx', async (t2) => {
+        for (const testCase of cases) {
+          await t2.test(testCase.name, async () => {
+            assertHostile(await request(app.port, testCase.request), testCase, { live: true })
+          })
+        }
+      })
+
+      await t.test('still healthy, no internal errors logged; SIGTERM exits 0', async () => {
+        assert.equal((await get('/ready')).status, 200)
+        assert.doesNotMatch(app.logs(), /internal error|unhandled/)
+        assert.equal(await stopApp(app), 0)
+      })
+    })
+
+    test(`database outage with ${driver}: 503 while down, recovery without restart`, async (t) => {
+      const target = new URL(DATABASE_URL)
+      const proxy = await startProxy(target.hostname, Number(target.port || 5432))
+      const viaProxy = new URL(DATABASE_URL)
+      viaProxy.hostname = '127.0.0.1'
+      viaProxy.port = String(proxy.port)
+      const app = await startApp({ DATABASE_URL: viaProxy.toString(), PG_NATIVE: native, DB_POOL_SIZE: '3' })
+      t.after(async () => {
+        await stopApp(app)
+        await proxy.stop()
+      })
+      const burst = () => Promise.all(Array.from({ length: 6 }, () => request(app.port, { path: '/regions' })))
+
+      for (const r of await burst()) assert.equal(r.status, 200)
+      await proxy.stop()
+      for (const r of await burst()) assertError(r, 503, 'database unavailable')
+      assertError(await request(app.port, { path: '/ready' }), 503, 'database unavailable')
+      assert.equal((await request(app.port, { path: '/health' })).status, 200)
+
+      await proxy.start()
+      let ready
+      for (let attempt = 0; attempt < 50; attempt++) {
+        ready = await request(app.port, { path: '/ready' })
+        if (ready.status === 200) break
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+      assert.equal(ready.status, 200, 'ready again once the database is back')
+      for (const r of await burst()) assert.equal(r.status, 200)
+      assert.equal(app.child.exitCode, null, 'never crashed')
+      assert.doesNotMatch(app.logs(), /internal error|unhandled/)
+    })
+  }
+
+  test('BIDBENCH_UNFAIR_UNSORTED=1 warns loudly and still serves', async (t) => {
+    const app = await startApp({ DATABASE_URL, BIDBENCH_UNFAIR_UNSORTED: '1' })
+    t.after(() => stopApp(app))
+    assert.equal(app.info.unfair_unsorted, true)
+    assert.match(app.logs(), /BIDBENCH_UNFAIR_UNSORTED=1: list queries run WITHOUT their ORDER BY/)
+    const regions = await request(app.port, { path: '/regions' })
+    assert.equal(regions.status, 200)
+    assert.equal(regions.json().regions.length, Number((await one('SELECT count(*) FROM regions')).count))
+  })
+}

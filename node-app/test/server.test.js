@@ -1,0 +1,149 @@
+'use strict'
+
+// The HTTP layer end to end, without a database: the app starts while the database is down, answers
+// every hostile input with the contract's 4xx, says 503 wherever it would need the database, drains on
+// SIGTERM, and runs as a cluster. (The live-database behaviour is in integration.test.js.)
+
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const net = require('node:net')
+const { startApp, stopApp } = require('../testing/server')
+const { request } = require('../testing/http')
+const { assertWire, assertError, assertHostile } = require('../testing/expect')
+const cases = require('../testing/hostile-cases')
+
+// A port with nothing listening on it: connections are refused at once.
+async function closedPort() {
+  const server = net.createServer().listen(0, '127.0.0.1')
+  await new Promise((resolve) => server.once('listening', resolve))
+  const { port } = server.address()
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
+// A "database" that accepts connections and never says a word: checkouts hang until the 5 s timeout.
+async function silentServer() {
+  const sockets = new Set()
+  const server = net.createServer((socket) => {
+    sockets.add(socket)
+    socket.on('error', () => {})
+    socket.on('close', () => sockets.delete(socket))
+  })
+  server.listen(0, '127.0.0.1')
+  await new Promise((resolve) => server.once('listening', resolve))
+  return {
+    port: server.address().port,
+    close: () => {
+      for (const socket of sockets) socket.destroy()
+      return new Promise((resolve) => server.close(resolve))
+    },
+  }
+}
+
+test('database down', async (t) => {
+  const dbPort = await closedPort()
+  const app = await startApp({ DATABASE_URL: `postgresql://bidbench:pw@127.0.0.1:${dbPort}/bidbench` })
+  t.after(() => stopApp(app))
+
+  await t.test('starts anyway; the start-up line masks the password', () => {
+    assert.equal(app.info.impl, 'node')
+    assert.equal(app.info.db, `postgresql://bidbench:***@127.0.0.1:${dbPort}/bidbench`)
+    assert.equal(app.info.pg_native, false)
+    assert.equal(app.info.node_workers, 0)
+    assert.doesNotMatch(app.logs(), /:pw@/)
+  })
+
+  await t.test('/health is 200, /ready and every database route 503', async () => {
+    const health = await request(app.port, { path: '/health' })
+    assertWire(health)
+    assert.equal(health.body, '{"status":"ok"}')
+    assert.match(health.headers['server-timing'], /^db;dur=0\.000, /)
+    for (const path of ['/ready', '/regions', '/categories', '/categories/1/items', '/items/1', '/items/1/bids', '/users/1']) {
+      const response = await request(app.port, { path })
+      assertWire(response)
+      assertError(response, 503, 'database unavailable')
+    }
+    const created = await request(app.port, { method: 'POST', path: '/users', headers: { 'Content-Type': 'application/json' }, body: '{"nickname":"abc","region_id":1}' })
+    assertError(created, 503, 'database unavailable')
+  })
+
+  await t.test('hostile inputs get exactly the contract 4xx', async (t2) => {
+    for (const testCase of cases) {
+      await t2.test(testCase.name, async () => {
+        assertHostile(await request(app.port, testCase.request), testCase, { live: false })
+      })
+    }
+  })
+
+  await t.test('keep-alive: many requests on one connection', async () => {
+    const socket = net.connect(app.port, '127.0.0.1')
+    await new Promise((resolve) => socket.once('connect', resolve))
+    let received = ''
+    socket.setEncoding('utf8').on('data', (d) => (received += d))
+    for (let i = 0; i < 5; i++) socket.write(`GET /health HTTP/1.1\r\nHost: x\r\n\r\n`)
+    socket.write(`GET /nope HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc`)
+    socket.write(`GET /health HTTP/1.1\r\nHost: x\r\n\r\n`)
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    socket.destroy()
+    assert.equal(received.match(/HTTP\/1\.1 200 OK/g).length, 6)
+    assert.equal(received.match(/HTTP\/1\.1 404 Not Found/g).length, 1)
+  })
+
+  await t.test('SIGTERM: exit 0', async () => {
+    assert.equal(await stopApp(app), 0)
+  })
+})
+
+test('SERVER_TIMING=0 removes the header; LOG_LEVEL=debug logs each request', async (t) => {
+  const dbPort = await closedPort()
+  const app = await startApp({ DATABASE_URL: `postgresql://u@127.0.0.1:${dbPort}/d`, SERVER_TIMING: '0', LOG_LEVEL: 'debug' })
+  t.after(() => stopApp(app))
+  assert.equal(app.info.server_timing, false)
+  assert.equal(app.info.log_level, 'debug')
+  const health = await request(app.port, { path: '/health' })
+  assertWire(health, { serverTiming: false })
+  const error = await request(app.port, { path: '/items/x' })
+  assertWire(error, { serverTiming: false })
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  assert.match(app.logs(), /DEBUG GET \/health 200 [0-9.]+ms/)
+  assert.match(app.logs(), /DEBUG GET \/items\/x 400 [0-9.]+ms/)
+})
+
+for (const native of ['0', '1']) {
+  test(`PG_NATIVE=${native}: a hung database gives 503 after the 5 s checkout timeout, and SIGTERM drains`, async (t) => {
+    const db = await silentServer()
+    t.after(() => db.close())
+    const app = await startApp({ DATABASE_URL: `postgresql://u:p@127.0.0.1:${db.port}/d`, PG_NATIVE: native })
+    assert.equal(app.info.pg_native, native === '1')
+    const started = Date.now()
+    const pending = request(app.port, { path: '/regions', timeoutMs: 15_000 })
+    await new Promise((resolve) => setTimeout(resolve, 1000))
+    const exited = stopApp(app) // SIGTERM while the request is in flight
+    const response = await pending
+    const elapsed = Date.now() - started
+    assertError(response, 503, 'database unavailable')
+    assert.ok(elapsed >= 4500 && elapsed < 9000, `503 after ${elapsed} ms`)
+    assert.equal(response.headers.connection, 'close', 'a draining server closes kept-alive connections')
+    assert.equal(await exited, 0)
+  })
+}
+
+test('NODE_WORKERS=2: one start-up line from the primary, workers serve, SIGTERM stops all', async (t) => {
+  const dbPort = await closedPort()
+  const app = await startApp({ DATABASE_URL: `postgresql://u@127.0.0.1:${dbPort}/d`, NODE_WORKERS: '2', DB_POOL_SIZE: '3' })
+  t.after(() => stopApp(app))
+  assert.equal(app.info.node_workers, 2)
+  assert.equal(app.info.db_connections_max, 6)
+  for (let i = 0; i < 10; i++) {
+    const health = await request(app.port, { path: '/health' })
+    assert.equal(health.status, 200)
+  }
+  assertError(await request(app.port, { path: '/ready' }), 503, 'database unavailable')
+  assert.equal(await stopApp(app), 0)
+  assert.equal(app.startLines.length, 1)
+})
+
+test('bad configuration fails at start-up with a message', async () => {
+  await assert.rejects(startApp({ DB_POOL_SIZE: 'lots' }), /DB_POOL_SIZE must be an integer/)
+  await assert.rejects(startApp({ LOG_LEVEL: 'verbose' }), /LOG_LEVEL must be one of/)
+})
