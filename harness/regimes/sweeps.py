@@ -1,0 +1,119 @@
+"""The sweeping regimes (SPEC §6): scaling over instances, concurrent users, payload size.
+
+Each repeats every point R times from a fresh start, interleaving implementations (A B C A B C), and
+goes through a Campaign, so an interrupted sweep resumes without redoing finished runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import psutil
+
+from harness.console import UserError, console
+from harness.regimes.campaign import Campaign, PointResult
+from harness.regimes.capacity import CapacityPlan, SearchSettings, run_capacity
+from harness.run import RunPlan
+
+CONTRACT_BODY_LIMIT = 65536
+PAYLOAD_SIZES = (256, 1024, 4096, 16384, 32768, 65535, 65536, 65537, 131072)
+
+
+def scaling_sizing(requested: int | None, cpus: float) -> tuple[int, list[str]]:
+    """The sizing rule: instances x CPU limit must leave at least one core (two on big machines) for k6
+    and PostgreSQL. Returns the largest instance count that fits, and warnings."""
+    cores = psutil.cpu_count(logical=True) or 1
+    reserve = 1.0 if cores <= 4 else 2.0
+    fits = int((cores - reserve) // cpus) if cpus else 1
+    warnings = []
+    if fits < 1:
+        raise UserError(
+            f"this machine has {cores} cores; with {reserve:g} reserved for k6 and PostgreSQL, not even one "
+            f"instance of {cpus:g} CPU fits. Use a smaller --cpus (e.g. {max((cores - reserve) / 2, 0.25):g})."
+        )
+    if requested is not None and requested > fits:
+        warnings.append(
+            f"{requested} instances x {cpus:g} CPU do not fit on {cores} cores with {reserve:g} reserved for k6 and "
+            f"PostgreSQL; the sweep stops at {fits} (the rest would be invalid runs)."
+        )
+    return min(requested or fits, fits), warnings
+
+
+def run_scaling(
+    campaign: Campaign, impls: list[str], base: RunPlan, max_instances: int | None, repetitions: int, settings: SearchSettings
+) -> dict[int, dict[str, list[dict[str, Any]]]]:
+    top, warnings = scaling_sizing(max_instances, base.cpus or 1.0)
+    for warning in warnings:
+        console.print(f"[yellow]warning:[/] {warning}")
+    out: dict[int, dict[str, list[dict[str, Any]]]] = {}
+    for count in range(1, top + 1):
+        plan = CapacityPlan(
+            impls=impls,
+            base=replace(base, instances=count),
+            repetitions=repetitions,
+            settings=settings,
+            regime="scaling",
+            point={"instances": count},
+        )
+        out[count] = run_capacity(campaign, plan)
+    return out
+
+
+def run_users(
+    campaign: Campaign, impls: list[str], base: RunPlan, user_counts: list[int], repetitions: int
+) -> list[PointResult]:
+    campaign.planned_runs += len(impls) * len(user_counts) * repetitions
+    results = []
+    for users in user_counts:
+        for repetition in range(repetitions):
+            for impl in impls:
+                plan = replace(
+                    base,
+                    impl=impl,
+                    load=replace(base.load, model="closed", users=users),
+                    regime="users",
+                    group=campaign.key("users", impl, f"users={users}"),
+                    point={"users": users},
+                    repetition=repetition,
+                    expect_below_capacity=False,
+                )
+                results.append(campaign.run_point(plan, f"{impl} {users} users rep {repetition + 1}/{repetitions}"))
+    return results
+
+
+def run_payload(
+    campaign: Campaign, impls: list[str], base: RunPlan, sizes: list[int], repetitions: int
+) -> list[tuple[str, int, PointResult]]:
+    campaign.planned_runs += len(impls) * len(sizes) * repetitions
+    results = []
+    for size in sizes:
+        for repetition in range(repetitions):
+            for impl in impls:
+                plan = replace(
+                    base,
+                    impl=impl,
+                    load=replace(base.load, mix="payload", payload_bytes=size),
+                    regime="payload",
+                    group=campaign.key("payload", impl, f"bytes={size}"),
+                    point={"bytes": size},
+                    repetition=repetition,
+                    expect_below_capacity=size <= CONTRACT_BODY_LIMIT,
+                )
+                results.append((impl, size, campaign.run_point(plan, f"{impl} payload {size} B rep {repetition + 1}")))
+    return results
+
+
+def payload_outcome(result: PointResult) -> str:
+    """ok, 413 or error, by what the runs' requests got (STEP Table 4)."""
+    metrics = result.metrics
+    if not metrics:
+        return "error"
+    per_type = metrics.get("per_type", {}).get("payload", {})
+    statuses = per_type.get("statuses") or {}
+    if statuses:
+        top = max(statuses.items(), key=lambda kv: kv[1])[0]
+        return "ok" if str(top).startswith("2") else str(top)
+    if metrics["sys_errors"]:
+        return "error"
+    return "ok" if metrics["ok"] and not metrics["app_errors"] else "413" if metrics["app_errors"] else "error"
