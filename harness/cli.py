@@ -321,3 +321,12 @@ def main() -> None:
     except KeyboardInterrupt:
         err_console.print("interrupted")
         sys.exit(130)
+
+
+def _register_regimes() -> None:
+    from harness import cli_regimes
+
+    cli_regimes.register(app)
+
+
+_register_regimes()
