@@ -1,0 +1,162 @@
+"""The Node.js driver: installs node-app/ with `npm ci` and launches one node process per instance (SPEC §4).
+
+One instance is one `node src/main.js`: a single serving process (NODE_WORKERS=0), or a node:cluster
+primary with NODE_WORKERS workers, which the harness accounts for as one process tree. DB_POOL_SIZE is per
+serving process, so an instance may open max(NODE_WORKERS, 1) x DB_POOL_SIZE database connections.
+
+`npm ci` compiles pg-native's libpq addon (node-gyp: libpq-dev, python3, make, g++). The install-script
+approval for it lives in node-app/package.json (`allowScripts`) and node-app/.npmrc (strict mode), so a
+clean clone builds it without anyone approving anything by hand.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+from harness import knobs as knob_defaults
+from harness import paths
+from harness.apps.base import AppDriver, InstanceSpec, ProcessLaunch, TestSuite
+from harness.console import UserError
+
+APP_DIR = paths.app_dir("node")
+ENTRY = APP_DIR / "src" / "main.js"
+INSTALL_STAMP = paths.CACHE / "node-app.install.sha256"
+# What `npm ci` installs from; the node version is part of the stamp because the libpq addon is compiled
+# against one Node ABI and must be rebuilt when node changes.
+INSTALL_INPUTS = ("package.json", "package-lock.json", ".npmrc")
+
+# Knobs only this driver reads, on top of harness.knobs.
+DRIVER_KNOBS: dict[str, str] = {
+    "BIDBENCH_UNFAIR_UNSORTED": "0",
+}
+
+# Prints the compiled addon's path when pg-native loads; fails (non-zero) when the build is missing.
+_PG_NATIVE_PROBE = "require('pg-native'); console.log(require.resolve('libpq'))"
+
+# node --test with the readable spec reporter, plus one summary line at the end for `./bidbench test`.
+_TEST_ARGS = [
+    "--test",
+    "--test-reporter=spec",
+    "--test-reporter-destination=stdout",
+    "--test-reporter=./testing/summary-reporter.js",
+    "--test-reporter-destination=stdout",
+]
+
+
+def _tool(name: str) -> str:
+    found = shutil.which(name)
+    if found is None:
+        raise UserError(f"{name} is not on PATH; install Node.js 20+ (./bidbench setup)")
+    return found
+
+
+def _output(argv: list[str], cwd: Path | None = None) -> str:
+    try:
+        done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"unknown ({exc})"
+    return done.stdout.strip() if done.returncode == 0 else f"unknown ({done.stderr.strip()[:200]})"
+
+
+def install_digest() -> str:
+    digest = hashlib.sha256()
+    for name in INSTALL_INPUTS:
+        path = APP_DIR / name
+        digest.update(name.encode())
+        digest.update(b"\0")
+        digest.update(path.read_bytes() if path.is_file() else b"(missing)")
+        digest.update(b"\0")
+    digest.update(_output([_tool("node"), "--version"]).encode())
+    return digest.hexdigest()
+
+
+def _pg_native_loads(node: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [node, "-e", _PG_NATIVE_PROBE], cwd=APP_DIR, capture_output=True, text=True, timeout=60
+    )
+
+
+def _package_version(package: str) -> str:
+    manifest = APP_DIR / "node_modules" / package / "package.json"
+    try:
+        return str(json.loads(manifest.read_text())["version"])
+    except (OSError, ValueError, KeyError):
+        return "not installed"
+
+
+class NodeDriver(AppDriver):
+    impl = "node"
+
+    def ensure_built(self) -> None:
+        node = _tool("node")
+        digest = install_digest()
+        installed = (APP_DIR / "node_modules" / ".package-lock.json").is_file()
+        if installed and INSTALL_STAMP.is_file() and INSTALL_STAMP.read_text().strip() == digest:
+            return
+        done = subprocess.run(
+            [_tool("npm"), "ci", "--no-audit", "--no-fund"], cwd=APP_DIR, capture_output=True, text=True
+        )
+        if done.returncode != 0:
+            output = (done.stdout + done.stderr).strip().splitlines()[-40:]
+            raise UserError("node-app install failed (npm ci):\n" + "\n".join(output))
+        # pg-native is an optional dependency, so npm ci succeeds even when its addon failed to compile.
+        # The benchmark needs both drivers, so a missing addon is an error here, with the reason.
+        probe = _pg_native_loads(node)
+        if probe.returncode != 0:
+            npm_tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-20:])
+            raise UserError(
+                "pg-native did not build: `require('pg-native')` fails in node-app/.\n"
+                "Its libpq addon is compiled by node-gyp during `npm ci` and needs libpq-dev, python3, make "
+                "and g++ (./bidbench setup installs them), then run ./bidbench build node again.\n"
+                f"node says: {probe.stderr.strip().splitlines()[-1] if probe.stderr.strip() else '?'}\n"
+                f"npm ci output (tail):\n{npm_tail}"
+            )
+        INSTALL_STAMP.parent.mkdir(parents=True, exist_ok=True)
+        INSTALL_STAMP.write_text(digest + "\n")
+
+    def launches(self, spec: InstanceSpec) -> list[ProcessLaunch]:
+        if not (APP_DIR / "node_modules" / "pg").is_dir():
+            raise UserError("node-app/node_modules is missing; run ./bidbench build node")
+        return [
+            ProcessLaunch(
+                name="node",
+                argv=[_tool("node"), str(ENTRY)],
+                env=spec.app_env(),
+                cwd=APP_DIR,
+                log_path=spec.run_dir / "app.log",
+            )
+        ]
+
+    def effective_knobs(self, spec: InstanceSpec) -> dict[str, str]:
+        values = {**knob_defaults.default_knobs(self.impl), **DRIVER_KNOBS}
+        values.update(spec.knobs)
+        return values
+
+    def test_suites(self) -> list[TestSuite]:
+        return [
+            TestSuite(
+                name="node --test",
+                argv=[_tool("node"), *_TEST_ARGS],
+                cwd=APP_DIR,
+                summary_pattern=r"^node --test: \d+ tests",
+            )
+        ]
+
+    def runtime_versions(self) -> dict[str, str]:
+        node = _tool("node")
+        versions = {
+            "node": _output([node, "--version"]),
+            "v8": _output([node, "-p", "process.versions.v8"]),
+            "npm": _output([_tool("npm"), "--version"]),
+            "pg": _package_version("pg"),
+            "pg_native": _package_version("pg-native"),
+            "libpq_addon": _package_version("libpq"),
+        }
+        pg_config = shutil.which("pg_config")
+        if pg_config:
+            versions["libpq"] = _output([pg_config, "--version"])
+        return versions
