@@ -1,0 +1,416 @@
+"""The PHP driver: one instance is an nginx + PHP-FPM pair (SPEC §4), both ordinary foreground processes.
+
+There is nothing to compile: ensure_built() checks that PHP, PHP-FPM (with pdo_pgsql, OPcache and
+mbstring) and nginx are installed and lints php-app/ once per change. launches() renders the versioned
+templates of php-app/conf/ into the instance's run directory (configuration, unix socket, pid files,
+temporary paths, logs) and returns php-fpm first, then nginx.
+
+Connections: PHP has no in-process pool. Every FPM child keeps one persistent connection, so an instance
+holds PHP_FPM_CHILDREN connections; when only DB_POOL_SIZE is given, the driver sets PHP_FPM_CHILDREN to
+it, so that "pool size N" means N connections for every language (php-app/README.md).
+"""
+
+from __future__ import annotations
+
+import functools
+import grp
+import hashlib
+import json
+import os
+import pwd
+import re
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from harness import knobs as knob_defaults
+from harness import paths, toolchain
+from harness.apps.base import AppDriver, InstanceSpec, ProcessLaunch, TestSuite
+from harness.console import UserError
+
+APP_DIR = paths.app_dir("php")
+CONF_DIR = APP_DIR / "conf"
+LINT_STAMP = paths.CACHE / "php-app.lint.sha256"
+INTEGRATION_TEST = paths.ROOT / "tests" / "apps" / "test_php_instance.py"
+
+APT_HINT = (
+    "sudo apt-get install php8.2-cli php8.2-fpm php8.2-pgsql php8.2-opcache php8.2-mbstring nginx-light"
+)
+
+# The contract's body limit (contract/README.md, rule 1), enforced by nginx and again by the app.
+BODY_LIMIT_BYTES = 65536
+
+# Knobs only this driver reads, on top of harness.knobs, with their defaults.
+DRIVER_KNOBS: dict[str, str] = {
+    "NGINX_WORKER_PROCESSES": "1",
+    "BIDBENCH_UNFAIR_UNSORTED": "0",
+}
+
+# Fixed instance settings, recorded in the manifest with the knobs (SPEC §3.3: nothing tuned silently).
+NGINX_KEEPALIVE_TIMEOUT = "65s"
+NGINX_KEEPALIVE_REQUESTS = "1000000"
+FPM_MAX_REQUESTS = "0"
+JIT_MODE = "tracing"
+JIT_BUFFER_SIZE = "64M"
+
+# The unprivileged account of nginx workers and FPM children when the harness runs as root.
+WORKER_USER = "nobody"
+
+TEMPLATES = ("nginx.conf.tmpl", "fastcgi.conf.tmpl", "php-fpm.conf.tmpl", "php.ini.tmpl")
+
+
+def php_binary() -> str:
+    found = shutil.which("php8.2") or shutil.which("php")
+    if found is None:
+        raise UserError(f"PHP 8.2 CLI is not installed; run ./bidbench setup (or: {APT_HINT})")
+    return found
+
+
+def fpm_binary() -> str:
+    found = toolchain.php_fpm_binary()
+    if found is None:
+        raise UserError(f"PHP-FPM is not installed; run ./bidbench setup (or: {APT_HINT})")
+    return found
+
+
+def nginx_binary() -> str:
+    found = toolchain.nginx_binary()
+    if found is None:
+        raise UserError(f"nginx is not installed; run ./bidbench setup (or: {APT_HINT})")
+    return found
+
+
+def _output(argv: list[str], env: dict[str, str] | None = None) -> str:
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise UserError(f"could not run {' '.join(argv)}: {exc}") from exc
+    return done.stdout + done.stderr
+
+
+@functools.lru_cache(maxsize=1)
+def nginx_build() -> tuple[str, str]:
+    """nginx's version and its `nginx -V` configure arguments."""
+    text = _output([nginx_binary(), "-V"])
+    match = re.search(r"nginx/(\d+(?:\.\d+)*)", text)
+    return (match.group(1) if match else "0", text)
+
+
+def _version_tuple(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", version))
+
+
+def _render(template: str, values: dict[str, str]) -> str:
+    text = (CONF_DIR / template).read_text()
+    for key, value in values.items():
+        text = text.replace("{{" + key + "}}", value)
+    left = re.search(r"\{\{\w+\}\}", text)
+    if left:
+        raise UserError(f"php-app/conf/{template}: no value for {left.group(0)}")
+    return text
+
+
+def lint_inputs() -> list[Path]:
+    return sorted(p for p in APP_DIR.rglob("*.php") if p.is_file())
+
+
+def _digest(files: list[Path]) -> str:
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(str(path.relative_to(APP_DIR)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def _knob(knobs: dict[str, str], name: str, default: str, allowed: re.Pattern[str]) -> str:
+    value = knobs.get(name) or default
+    if not allowed.fullmatch(value):
+        raise UserError(f"{name}={value!r} is not valid for the PHP app (expected {allowed.pattern})")
+    return value
+
+
+class PhpDriver(AppDriver):
+    impl = "php"
+
+    # ---- build ----------------------------------------------------------------------------------------
+
+    def ensure_built(self) -> None:
+        php, fpm, _ = php_binary(), fpm_binary(), nginx_binary()
+        files = lint_inputs() + [CONF_DIR / t for t in TEMPLATES]
+        digest = _digest(files)
+        if LINT_STAMP.is_file() and LINT_STAMP.read_text().strip() == digest:
+            return
+        self._check_extensions(fpm)
+        failures = []
+        for path in lint_inputs():
+            done = subprocess.run([php, "-l", str(path)], capture_output=True, text=True)
+            if done.returncode != 0:
+                failures.append((done.stdout + done.stderr).strip())
+        if failures:
+            raise UserError("php-app does not lint (php -l):\n" + "\n".join(failures))
+        LINT_STAMP.parent.mkdir(parents=True, exist_ok=True)
+        LINT_STAMP.write_text(digest + "\n")
+
+    @staticmethod
+    def _check_extensions(fpm: str) -> None:
+        """PHP-FPM must load exactly the extensions conf/php.ini.tmpl asks for, with no conf.d help."""
+        probe = paths.CACHE / "php-extension-probe.ini"
+        probe.parent.mkdir(parents=True, exist_ok=True)
+        probe.write_text(
+            "zend_extension = opcache\nextension = pdo\nextension = pdo_pgsql\nextension = mbstring\n"
+        )
+        text = _output([fpm, "-c", str(probe), "-m"], env={**os.environ, "PHP_INI_SCAN_DIR": ""})
+        modules = {line.strip().lower() for line in text.splitlines()}
+        missing = [m for m in ("pdo_pgsql", "zend opcache", "mbstring") if m not in modules]
+        if missing or "warning" in text.lower():
+            raise UserError(
+                f"PHP-FPM ({fpm}) cannot load {', '.join(missing) or 'its extensions'}.\n{text.strip()}\n"
+                f"Install them: {APT_HINT}"
+            )
+
+    # ---- instances ------------------------------------------------------------------------------------
+
+    def settings(self, spec: InstanceSpec) -> dict[str, str]:
+        """The effective values this instance runs with (the knobs with defaults filled in)."""
+        knobs = spec.knobs
+        digits = re.compile(r"[1-9][0-9]{0,3}")
+        pool = _knob(knobs, "DB_POOL_SIZE", knob_defaults.APP_KNOBS["DB_POOL_SIZE"], digits)
+        # One connection per child: without an explicit child count, the pool size is the child count.
+        children = _knob(knobs, "PHP_FPM_CHILDREN", pool, digits)
+        return {
+            "DB_POOL_SIZE": pool,
+            "PHP_FPM_CHILDREN": children,
+            "PHP_JIT": _knob(knobs, "PHP_JIT", "0", re.compile(r"[01]")),
+            "LOG_LEVEL": _knob(knobs, "LOG_LEVEL", "info", re.compile(r"error|warn|info|debug")),
+            "SERVER_TIMING": _knob(knobs, "SERVER_TIMING", "1", re.compile(r"[01]")),
+            "BIDBENCH_UNFAIR_UNSORTED": _knob(knobs, "BIDBENCH_UNFAIR_UNSORTED", "0", re.compile(r"[01]")),
+            "NGINX_WORKER_PROCESSES": _knob(knobs, "NGINX_WORKER_PROCESSES", "1", digits),
+        }
+
+    def launches(self, spec: InstanceSpec) -> list[ProcessLaunch]:
+        php, fpm, nginx = php_binary(), fpm_binary(), nginx_binary()
+        run_dir = spec.run_dir.resolve()
+        values = self.settings(spec)
+        as_root = os.geteuid() == 0
+        worker = self._worker_account() if as_root else None
+        if worker is not None:
+            self._check_reachable(worker[0], [APP_DIR / "public" / "index.php", run_dir])
+
+        run_dir.mkdir(parents=True, exist_ok=True)
+        temp = run_dir / "nginx-tmp"
+        temp.mkdir(exist_ok=True)
+        app_log = run_dir / "app.log"
+        app_log.touch()
+        nginx_version, nginx_configure = nginx_build()
+        optional_temp = "".join(
+            f"    {module}_temp_path {run_dir}/nginx-tmp/{module};\n"
+            for module in ("scgi", "uwsgi")
+            if f"--without-http_{module}_module" not in nginx_configure
+        )
+        jit = values["PHP_JIT"] == "1"
+        host = spec.host
+        listen = f"[{host}]:{spec.port}" if ":" in host else f"{host}:{spec.port}"
+        error_headers = (
+            '            add_header Server-Timing "db;dur=0.000, app;dur=0.000" always;'
+            if values["SERVER_TIMING"] == "1"
+            else "            # SERVER_TIMING=0: no Server-Timing header"
+        )
+        common = {"run_dir": str(run_dir), "app_dir": str(APP_DIR)}
+        files = {
+            "php.ini": _render(
+                "php.ini.tmpl",
+                {
+                    **common,
+                    # Preloading as root must name the account that runs it.
+                    "preload_user": f"opcache.preload_user = {worker[0]}" if worker else "",
+                    "jit": JIT_MODE if jit else "off",
+                    "jit_buffer_size": JIT_BUFFER_SIZE if jit else "0",
+                },
+            ),
+            "php-fpm.conf": _render(
+                "php-fpm.conf.tmpl",
+                {
+                    **common,
+                    "user_directives": f"user = {worker[0]}\ngroup = {worker[1]}" if worker else "",
+                    "listen_owner_directives": (
+                        f"listen.owner = {worker[0]}\nlisten.group = {worker[1]}\nlisten.mode = 0660"
+                        if worker
+                        else "listen.mode = 0600"
+                    ),
+                    "children": values["PHP_FPM_CHILDREN"],
+                },
+            ),
+            "nginx.conf": _render(
+                "nginx.conf.tmpl",
+                {
+                    **common,
+                    "worker_processes": values["NGINX_WORKER_PROCESSES"],
+                    "user_directive": f"user {worker[0]} {worker[1]};" if worker else "",
+                    "optional_temp_paths": optional_temp,
+                    "keepalive_timeout": NGINX_KEEPALIVE_TIMEOUT,
+                    "keepalive_requests": NGINX_KEEPALIVE_REQUESTS,
+                    "body_limit": str(BODY_LIMIT_BYTES),
+                    "listen": listen,
+                    "error_headers": error_headers,
+                },
+            ),
+            "fastcgi.conf": _render("fastcgi.conf.tmpl", common),
+            # What the nginx and FPM configuration says, for the start-up line (bin/fpm-exec.php).
+            "instance.json": json.dumps(self._instance_fields(values, nginx_version)),
+        }
+        for name, text in files.items():
+            (run_dir / name).write_text(text)
+        if worker is not None:
+            # Children write the app log; nginx workers use the temporary paths; nginx's master (root)
+            # chowns its temporary directories itself, FPM's master (root) chowns the socket.
+            uid, gid = pwd.getpwnam(worker[0]).pw_uid, grp.getgrnam(worker[1]).gr_gid
+            for path in (run_dir, temp, app_log):
+                os.chown(path, uid, gid)
+
+        env = {
+            **spec.app_env(),
+            **values,
+            # Only php.ini's extensions, none from the distribution's conf.d.
+            "PHP_INI_SCAN_DIR": "",
+            "BIDBENCH_PHP_LOG": str(app_log),
+        }
+        ini = str(run_dir / "php.ini")
+        nginx_argv = [nginx, "-p", f"{run_dir}/", "-c", str(run_dir / "nginx.conf")]
+        if _version_tuple(nginx_version) >= (1, 19, 5):
+            # -e: nginx opens its compiled-in error log before reading the configuration.
+            nginx_argv += ["-e", "stderr"]
+        return [
+            ProcessLaunch(
+                name="php-fpm",
+                argv=[
+                    php,
+                    "-c",
+                    ini,
+                    str(APP_DIR / "bin" / "fpm-exec.php"),
+                    str(run_dir / "instance.json"),
+                    fpm,
+                    "--nodaemonize",
+                    "--fpm-config",
+                    str(run_dir / "php-fpm.conf"),
+                    "-c",
+                    ini,
+                ],
+                env=env,
+                cwd=APP_DIR,
+                log_path=run_dir / "php-fpm.log",
+                stop_signal=signal.SIGQUIT,
+            ),
+            ProcessLaunch(
+                name="nginx",
+                argv=nginx_argv,
+                env=env,
+                cwd=run_dir,
+                log_path=run_dir / "nginx.log",
+                stop_signal=signal.SIGQUIT,
+            ),
+        ]
+
+    @staticmethod
+    def _instance_fields(values: dict[str, str], nginx_version: str) -> dict[str, object]:
+        return {
+            "nginx_version": nginx_version,
+            "nginx_worker_processes": int(values["NGINX_WORKER_PROCESSES"]),
+            "nginx_keepalive_timeout": NGINX_KEEPALIVE_TIMEOUT,
+            "nginx_keepalive_requests": int(NGINX_KEEPALIVE_REQUESTS),
+            "nginx_client_max_body_size": BODY_LIMIT_BYTES,
+            "php_fpm_pm": "static",
+            "php_fpm_max_children": int(values["PHP_FPM_CHILDREN"]),
+            "php_fpm_max_requests": int(FPM_MAX_REQUESTS),
+            "php_fpm_listen": "unix socket",
+        }
+
+    @staticmethod
+    def _worker_account() -> tuple[str, str]:
+        try:
+            account = pwd.getpwnam(WORKER_USER)
+        except KeyError as exc:
+            raise UserError(
+                f"as root, bidbench needs the unprivileged user {WORKER_USER!r} for nginx and PHP-FPM workers"
+            ) from exc
+        return account.pw_name, grp.getgrgid(account.pw_gid).gr_name
+
+    @staticmethod
+    def _check_reachable(user: str, targets: list[Path]) -> None:
+        """As root, the workers run as `user`: they must be able to walk to the app and the run directory."""
+        account = pwd.getpwnam(user)
+        for target in targets:
+            for directory in [*reversed(target.resolve().parents), *([target] if target.is_dir() else [])]:
+                if not directory.exists():
+                    continue
+                mode = directory.stat()
+                allowed = (
+                    mode.st_mode & 0o001
+                    or (mode.st_uid == account.pw_uid and mode.st_mode & 0o100)
+                    or (mode.st_gid == account.pw_gid and mode.st_mode & 0o010)
+                )
+                if not allowed:
+                    raise UserError(
+                        f"{directory} is not searchable by {user!r}, which runs nginx workers and PHP-FPM "
+                        f"children when bidbench runs as root; chmod o+x {directory}, or run unprivileged"
+                    )
+
+    def effective_knobs(self, spec: InstanceSpec) -> dict[str, str]:
+        values = {**knob_defaults.default_knobs(self.impl), **DRIVER_KNOBS, **spec.knobs}
+        values.update(self.settings(spec))
+        jit = values["PHP_JIT"] == "1"
+        values.update(
+            {
+                "db_connections_per_instance": values["PHP_FPM_CHILDREN"],
+                "php_fpm.pm": "static",
+                "php_fpm.pm.max_children": values["PHP_FPM_CHILDREN"],
+                "php_fpm.pm.max_requests": FPM_MAX_REQUESTS,
+                "php_fpm.listen": "unix socket",
+                "nginx.worker_processes": values["NGINX_WORKER_PROCESSES"],
+                "nginx.keepalive_timeout": NGINX_KEEPALIVE_TIMEOUT,
+                "nginx.keepalive_requests": NGINX_KEEPALIVE_REQUESTS,
+                "nginx.client_max_body_size": str(BODY_LIMIT_BYTES),
+                "opcache.enable": "1",
+                "opcache.validate_timestamps": "0",
+                "opcache.preload": "1",
+                "opcache.jit": JIT_MODE if jit else "off",
+                "opcache.jit_buffer_size": JIT_BUFFER_SIZE if jit else "0",
+            }
+        )
+        return values
+
+    # ---- tests and versions ---------------------------------------------------------------------------
+
+    def test_suites(self) -> list[TestSuite]:
+        phpunit = shutil.which("phpunit")
+        if phpunit is None:
+            raise UserError("PHPUnit is not installed; run ./bidbench setup (or: apt-get install phpunit)")
+        return [
+            TestSuite(
+                name="PHPUnit (unit)",
+                argv=[phpunit, "--configuration", str(APP_DIR / "phpunit.xml")],
+                cwd=APP_DIR,
+                summary_pattern=r"^(OK \(|Tests: |FAILURES|ERRORS)",
+            ),
+            TestSuite(
+                name="through nginx (pytest)",
+                argv=[sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(INTEGRATION_TEST)],
+                cwd=paths.ROOT,
+                summary_pattern=r"(passed|failed|error)",
+            ),
+        ]
+
+    def runtime_versions(self) -> dict[str, str]:
+        versions: dict[str, str] = {}
+        for key, argv, pattern in (
+            ("php", [php_binary(), "-v"], r"PHP (\S+)"),
+            ("php_fpm", [fpm_binary(), "-v"], r"PHP (\S+)"),
+            ("nginx", [nginx_binary(), "-v"], r"nginx/(\S+)"),
+        ):
+            try:
+                match = re.search(pattern, _output(argv))
+            except UserError as exc:
+                versions[key] = f"unknown ({exc})"
+                continue
+            versions[key] = match.group(1) if match else "?"
+        return versions
