@@ -175,8 +175,12 @@ final class Db
      */
     private function pdoText(Sql $sql): string
     {
-        $text = $this->config->unfairUnsorted && $sql->isList() ? $sql->unsortedText() : $sql->text();
-        return (string) preg_replace('/\$(\d+)/', ':p$1', $text);
+        return self::namedPlaceholders($this->config->unfairUnsorted && $sql->isList() ? $sql->unsortedText() : $sql->text());
+    }
+
+    public static function namedPlaceholders(string $sql): string
+    {
+        return (string) preg_replace('/\$(\d+)/', ':p$1', $sql);
     }
 
     /** @param \Closure(PDO): bool $run */
