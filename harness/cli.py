@@ -36,7 +36,9 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")] = False,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
+    ] = False,
 ) -> None:
     pass
 
@@ -83,9 +85,16 @@ def ensure_seeded(scale: int = 1, seed: int = 42) -> None:
     ensure_db_up()
     server = _server()
     info = seeding.template_info(server)
-    if info is None or info.get("scale") != str(scale) or info.get("seed") != str(seed) or info.get("indexes") != "True":
+    if (
+        info is None
+        or info.get("scale") != str(scale)
+        or info.get("seed") != str(seed)
+        or info.get("indexes") != "True"
+    ):
         result = seeding.seed(server, scale, seed)
-        console.print(f"db: seeded scale={scale} seed={seed} checksum={result.checksum} in {result.seconds:.1f} s")
+        console.print(
+            f"db: seeded scale={scale} seed={seed} checksum={result.checksum} in {result.seconds:.1f} s"
+        )
     else:
         seeding.reset(server)
 
@@ -144,10 +153,15 @@ def db_status() -> None:
 
 @db_app.command("seed")
 def db_seed(
-    scale: Annotated[int, typer.Option(min=1, help="Data size: scale 1 is 10k users, 15k items, ~75k bids.")] = 1,
-    seed: Annotated[int, typer.Option(help="Random seed; the same (scale, seed) gives the same checksum.")] = 42,
+    scale: Annotated[
+        int, typer.Option(min=1, help="Data size: scale 1 is 10k users, 15k items, ~75k bids.")
+    ] = 1,
+    seed: Annotated[
+        int, typer.Option(help="Random seed; the same (scale, seed) gives the same checksum.")
+    ] = 42,
     no_indexes: Annotated[
-        bool, typer.Option("--no-indexes", help="Omit the secondary indexes (the RUBiS missing-index variant).")
+        bool,
+        typer.Option("--no-indexes", help="Omit the secondary indexes (the RUBiS missing-index variant)."),
     ] = False,
 ) -> None:
     """Fill a template database with deterministic data and clone the working database from it.
@@ -201,7 +215,9 @@ def db_psql() -> None:
 
 @app.command()
 def build(
-    impls: Annotated[list[str] | None, typer.Argument(help="java, node and/or php (default: all three).")] = None,
+    impls: Annotated[
+        list[str] | None, typer.Argument(help="java, node and/or php (default: all three).")
+    ] = None,
 ) -> None:
     """Build the apps (Maven jar, npm ci with pg-native, PHP checks). Skips what has not changed."""
     from harness.apps import IMPLS, driver
@@ -217,7 +233,9 @@ def build(
 def test(
     only: Annotated[
         list[str] | None,
-        typer.Option("--only", help="Run just these suites: python, java, node, php, conformance (repeatable)."),
+        typer.Option(
+            "--only", help="Run just these suites: python, java, node, php, conformance (repeatable)."
+        ),
     ] = None,
     pytest_args: Annotated[list[str] | None, typer.Argument(help="Extra arguments passed to pytest.")] = None,
 ) -> None:
@@ -254,20 +272,33 @@ def _parse_duration(text: str) -> float:
 @app.command()
 def run(
     impl: Annotated[str, typer.Option(help="Implementation: java, node or php.")] = "node",
-    mix: Annotated[str, typer.Option(help="Request mix: browse (reads), bid (writes), mixed (85/15), payload.")] = "browse",
-    model: Annotated[str, typer.Option(help="open: fixed arrival rate (--rate). closed: --users with --think.")] = "open",
+    mix: Annotated[
+        str, typer.Option(help="Request mix: browse (reads), bid (writes), mixed (85/15), payload.")
+    ] = "browse",
+    model: Annotated[
+        str, typer.Option(help="open: fixed arrival rate (--rate). closed: --users with --think.")
+    ] = "open",
     rate: Annotated[float, typer.Option(help="Open model: requests per second offered.")] = 200.0,
     users: Annotated[int, typer.Option(help="Closed model: concurrent virtual users.")] = 10,
-    think: Annotated[str, typer.Option(help="Closed model: think time between requests, e.g. 0, 100ms.")] = "0",
+    think: Annotated[
+        str, typer.Option(help="Closed model: think time between requests, e.g. 0, 100ms.")
+    ] = "0",
     duration: Annotated[str, typer.Option(help="Measurement window, e.g. 20s.")] = "20s",
-    warmup: Annotated[str, typer.Option(help="Warm-up before the window (excluded from figures), e.g. 10s.")] = "10s",
+    warmup: Annotated[
+        str, typer.Option(help="Warm-up before the window (excluded from figures), e.g. 10s.")
+    ] = "10s",
     instances: Annotated[int, typer.Option(min=1, help="App instances, each in its own resource group.")] = 1,
     cpus: Annotated[float, typer.Option(help="CPU limit per instance in cores (0 = no limit).")] = 1.0,
-    invalid_share: Annotated[float, typer.Option(help="Share of deliberately invalid requests (STEP used 0.125).")] = 0.0,
+    invalid_share: Annotated[
+        float, typer.Option(help="Share of deliberately invalid requests (STEP used 0.125).")
+    ] = 0.0,
     knob: Annotated[
-        list[str] | None, typer.Option(help="App knob KEY=VALUE, e.g. DB_POOL_SIZE=30, LOG_LEVEL=debug (repeatable).")
+        list[str] | None,
+        typer.Option(help="App knob KEY=VALUE, e.g. DB_POOL_SIZE=30, LOG_LEVEL=debug (repeatable)."),
     ] = None,
-    variant: Annotated[str, typer.Option(help="A name for this configuration, used to group runs in comparisons.")] = "default",
+    variant: Annotated[
+        str, typer.Option(help="A name for this configuration, used to group runs in comparisons.")
+    ] = "default",
     scale: Annotated[int, typer.Option(min=1, help="Data scale.")] = 1,
     seed: Annotated[int, typer.Option(help="Data seed.")] = 42,
     slo_p99: Annotated[float, typer.Option(help="SLO: p99 latency bound in ms.")] = 50.0,

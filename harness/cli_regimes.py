@@ -47,8 +47,16 @@ def _fmt_ci(values: list[float], digits: int = 0) -> str:
 
 
 def _base_plan(
-    mix: str, duration: float, warmup: float, cpus: float, knobs: dict[str, str], variant: str, scale: int, seed: int,
-    slo_p99: float, slo_mean: float,
+    mix: str,
+    duration: float,
+    warmup: float,
+    cpus: float,
+    knobs: dict[str, str],
+    variant: str,
+    scale: int,
+    seed: int,
+    slo_p99: float,
+    slo_mean: float,
 ) -> Any:
     from harness.loadrun import LoadSettings
     from harness.run import RunPlan
@@ -68,15 +76,43 @@ def _base_plan(
 
 def print_capacity_table(title: str, records: dict[str, list[dict[str, Any]]]) -> None:
     table = Table(title=title)
-    for column in ("impl", "capacity req/s", "CPU % at capacity", "req/s per CPU %", "memory/instance MiB", "n", "note"):
+    for column in (
+        "impl",
+        "capacity req/s",
+        "CPU % at capacity",
+        "req/s per CPU %",
+        "memory/instance MiB",
+        "n",
+        "note",
+    ):
         table.add_column(column, justify="left" if column in ("impl", "note") else "right")
     for impl, rows in records.items():
         capacities = [r["capacity_rps"] or 0.0 for r in rows]
-        cpu = [r["metrics"].get("cpu_pct_total") for r in rows if r["metrics"].get("cpu_pct_total") is not None]
-        norm = [r["metrics"].get("normalized_throughput") for r in rows if r["metrics"].get("normalized_throughput")]
-        mem = [r["metrics"].get("memory_per_instance_mb") for r in rows if r["metrics"].get("memory_per_instance_mb")]
-        note = "lower bound: load generator/host limit" if any(r["bound_by_measurement"] for r in rows) else ""
-        table.add_row(impl, _fmt_ci(capacities), _fmt_ci(cpu, 1), _fmt_ci(norm, 2), _fmt_ci(mem, 1), str(len(rows)), note)
+        cpu = [
+            r["metrics"].get("cpu_pct_total") for r in rows if r["metrics"].get("cpu_pct_total") is not None
+        ]
+        norm = [
+            r["metrics"].get("normalized_throughput")
+            for r in rows
+            if r["metrics"].get("normalized_throughput")
+        ]
+        mem = [
+            r["metrics"].get("memory_per_instance_mb")
+            for r in rows
+            if r["metrics"].get("memory_per_instance_mb")
+        ]
+        note = (
+            "lower bound: load generator/host limit" if any(r["bound_by_measurement"] for r in rows) else ""
+        )
+        table.add_row(
+            impl,
+            _fmt_ci(capacities),
+            _fmt_ci(cpu, 1),
+            _fmt_ci(norm, 2),
+            _fmt_ci(mem, 1),
+            str(len(rows)),
+            note,
+        )
     console.print(table)
     console.print("values are means with 95 % confidence intervals over independent searches (fresh starts)")
 
@@ -87,20 +123,28 @@ def register(app: typer.Typer) -> None:  # noqa: C901 - one place that declares 
     @app.command()
     def capacity(
         impl: Annotated[str, typer.Option(help=IMPLS_HELP)] = "java,node,php",
-        repetitions: Annotated[int, typer.Option("--repetitions", "-r", min=1, help="Independent searches per implementation.")] = 5,
-        quick: Annotated[bool, typer.Option(help="3 repetitions and short probes (5 s warm-up, 8 s window).")] = False,
+        repetitions: Annotated[
+            int, typer.Option("--repetitions", "-r", min=1, help="Independent searches per implementation.")
+        ] = 5,
+        quick: Annotated[
+            bool, typer.Option(help="3 repetitions and short probes (5 s warm-up, 8 s window).")
+        ] = False,
         mix: Annotated[str, typer.Option(help="Request mix.")] = "browse",
         cpus: Annotated[float, typer.Option(help="CPU limit per instance (the thesis: 1 CPU).")] = 1.0,
         duration: Annotated[str, typer.Option(help="Measurement window of each probe.")] = "15s",
         warmup: Annotated[str, typer.Option(help="Warm-up of each probe.")] = "10s",
-        start_rate: Annotated[float, typer.Option(help="First rate probed (req/s); the search doubles from there.")] = 100.0,
+        start_rate: Annotated[
+            float, typer.Option(help="First rate probed (req/s); the search doubles from there.")
+        ] = 100.0,
         knob: Annotated[list[str] | None, typer.Option(help="App knob KEY=VALUE (repeatable).")] = None,
         variant: Annotated[str, typer.Option(help="Configuration name for grouping.")] = "default",
         slo_p99: Annotated[float, typer.Option(help="SLO p99 bound (ms).")] = 50.0,
         slo_mean: Annotated[float, typer.Option(help="SLO mean bound (ms).")] = 8.0,
         scale: Annotated[int, typer.Option(min=1)] = 1,
         seed: Annotated[int, typer.Option()] = 42,
-        campaign: Annotated[str | None, typer.Option(help="Campaign name; rerun with the same name to resume.")] = None,
+        campaign: Annotated[
+            str | None, typer.Option(help="Campaign name; rerun with the same name to resume.")
+        ] = None,
     ) -> None:
         """Find each implementation's capacity: the highest arrival rate with p99 <= 50 ms, mean <= 8 ms,
         system errors < 0.1 % and a valid run, each instance capped at one CPU (thesis 7.2). Doubles, then
@@ -112,8 +156,12 @@ def register(app: typer.Typer) -> None:  # noqa: C901 - one place that declares 
         reps = 3 if quick else repetitions
         dur, warm = (8.0, 5.0) if quick else (_parse_duration(duration), _parse_duration(warmup))
         base = _base_plan(mix, dur, warm, cpus, _parse_knobs(knob), variant, scale, seed, slo_p99, slo_mean)
-        name = campaign or campaign_name("capacity", {"impls": impls, "reps": reps, "base": repr(base), "start": start_rate})
-        console.print(f"capacity campaign {name}: {', '.join(impls)}, {reps} searches each (resume with --campaign {name})")
+        name = campaign or campaign_name(
+            "capacity", {"impls": impls, "reps": reps, "base": repr(base), "start": start_rate}
+        )
+        console.print(
+            f"capacity campaign {name}: {', '.join(impls)}, {reps} searches each (resume with --campaign {name})"
+        )
         records = run_capacity(
             Campaign(name), CapacityPlan(impls, base, reps, SearchSettings(start_rate=start_rate))
         )
@@ -122,14 +170,18 @@ def register(app: typer.Typer) -> None:  # noqa: C901 - one place that declares 
     @app.command()
     def scaling(
         impl: Annotated[str, typer.Option(help=IMPLS_HELP)] = "java,node,php",
-        instances: Annotated[int | None, typer.Option(help="Largest instance count (default: what fits this machine).")] = None,
+        instances: Annotated[
+            int | None, typer.Option(help="Largest instance count (default: what fits this machine).")
+        ] = None,
         cpus: Annotated[float, typer.Option(help="CPU limit per instance.")] = 1.0,
         repetitions: Annotated[int, typer.Option("--repetitions", "-r", min=1)] = 5,
         quick: Annotated[bool, typer.Option(help="3 repetitions and short probes.")] = False,
         mix: Annotated[str, typer.Option()] = "browse",
         knob: Annotated[list[str] | None, typer.Option(help="App knob KEY=VALUE (repeatable).")] = None,
         variant: Annotated[str, typer.Option()] = "default",
-        campaign: Annotated[str | None, typer.Option(help="Campaign name; rerun with the same name to resume.")] = None,
+        campaign: Annotated[
+            str | None, typer.Option(help="Campaign name; rerun with the same name to resume.")
+        ] = None,
     ) -> None:
         """Capacity, CPU %, utilized CPU, normalized throughput and memory per instance for 1..N instances
         (thesis Tables 7.1 and 7.2). Sizing rule: instances x cpus must leave 1 core (2 on machines with more
@@ -142,7 +194,9 @@ def register(app: typer.Typer) -> None:  # noqa: C901 - one place that declares 
         reps = 3 if quick else repetitions
         dur, warm = (8.0, 5.0) if quick else (15.0, 10.0)
         base = _base_plan(mix, dur, warm, cpus, _parse_knobs(knob), variant, 1, 42, 50.0, 8.0)
-        name = campaign or campaign_name("scaling", {"impls": impls, "n": instances, "reps": reps, "base": repr(base)})
+        name = campaign or campaign_name(
+            "scaling", {"impls": impls, "n": instances, "reps": reps, "base": repr(base)}
+        )
         console.print(f"scaling campaign {name} (resume with --campaign {name})")
         results = run_scaling(Campaign(name), impls, base, instances, reps, SearchSettings())
         for count, records in results.items():
@@ -151,14 +205,18 @@ def register(app: typer.Typer) -> None:  # noqa: C901 - one place that declares 
     @app.command()
     def users(
         impl: Annotated[str, typer.Option(help=IMPLS_HELP)] = "java,node,php",
-        users_list: Annotated[str, typer.Option("--users", help="Comma-separated user counts.")] = "1,2,4,8,16,32",
+        users_list: Annotated[
+            str, typer.Option("--users", help="Comma-separated user counts.")
+        ] = "1,2,4,8,16,32",
         think: Annotated[str, typer.Option(help="Think time per user between requests.")] = "0",
         repetitions: Annotated[int, typer.Option("--repetitions", "-r", min=1)] = 5,
         quick: Annotated[bool, typer.Option(help="3 repetitions, 8 s windows.")] = False,
         mix: Annotated[str, typer.Option()] = "browse",
         cpus: Annotated[float, typer.Option()] = 1.0,
         invalid_share: Annotated[float, typer.Option(help="Share of invalid requests (STEP: 0.125).")] = 0.0,
-        campaign: Annotated[str | None, typer.Option(help="Campaign name; rerun with the same name to resume.")] = None,
+        campaign: Annotated[
+            str | None, typer.Option(help="Campaign name; rerun with the same name to resume.")
+        ] = None,
     ) -> None:
         """The closed model at 1, 2, 4, ... users: throughput, the RUBiS QoS table (max, mean, median, % over 1 s)
         and application exceptions vs system errors (STEP Table 6)."""
@@ -170,12 +228,27 @@ def register(app: typer.Typer) -> None:  # noqa: C901 - one place that declares 
         reps = 3 if quick else repetitions
         dur, warm = (8.0, 4.0) if quick else (15.0, 5.0)
         base = _base_plan(mix, dur, warm, cpus, {}, "default", 1, 42, 50.0, 8.0)
-        base = replace(base, load=replace(base.load, think_ms=_parse_duration(think) * 1000, invalid_share=invalid_share))
-        name = campaign or campaign_name("users", {"impls": impls, "users": counts, "reps": reps, "base": repr(base)})
+        base = replace(
+            base, load=replace(base.load, think_ms=_parse_duration(think) * 1000, invalid_share=invalid_share)
+        )
+        name = campaign or campaign_name(
+            "users", {"impls": impls, "users": counts, "reps": reps, "base": repr(base)}
+        )
         console.print(f"users campaign {name} (resume with --campaign {name})")
         results = run_users(Campaign(name), impls, base, counts, reps)
         table = Table(title="closed model: QoS per user count (RUBiS) and errors (STEP Table 6)")
-        for column in ("impl", "users", "req/s", "max ms", "mean ms", "median ms", "% over 1 s", "app exc.", "sys err.", "valid"):
+        for column in (
+            "impl",
+            "users",
+            "req/s",
+            "max ms",
+            "mean ms",
+            "median ms",
+            "% over 1 s",
+            "app exc.",
+            "sys err.",
+            "valid",
+        ):
             table.add_column(column, justify="right")
         rows: dict[tuple[str, int], list[Any]] = {}
         for result in results:
@@ -201,10 +274,14 @@ def register(app: typer.Typer) -> None:  # noqa: C901 - one place that declares 
     @app.command()
     def payload(
         impl: Annotated[str, typer.Option(help=IMPLS_HELP)] = "java,node,php",
-        sizes: Annotated[str, typer.Option(help="Comma-separated body sizes in bytes.")] = "256,1024,4096,16384,32768,65535,65536,65537,131072",
+        sizes: Annotated[
+            str, typer.Option(help="Comma-separated body sizes in bytes.")
+        ] = "256,1024,4096,16384,32768,65535,65536,65537,131072",
         rate: Annotated[float, typer.Option(help="Requests per second at each size.")] = 20.0,
         repetitions: Annotated[int, typer.Option("--repetitions", "-r", min=1)] = 1,
-        campaign: Annotated[str | None, typer.Option(help="Campaign name; rerun with the same name to resume.")] = None,
+        campaign: Annotated[
+            str | None, typer.Option(help="Campaign name; rerun with the same name to resume.")
+        ] = None,
     ) -> None:
         """Growing request bodies up to and past the contract's 65536-byte limit: the outcome of each size
         (ok, 413, error) and the latency breakdown into db and app time (STEP Table 4)."""
@@ -215,7 +292,9 @@ def register(app: typer.Typer) -> None:  # noqa: C901 - one place that declares 
         size_list = [int(s) for s in sizes.split(",") if s.strip()]
         base = _base_plan("payload", 6.0, 3.0, 1.0, {}, "default", 1, 42, 50.0, 8.0)
         base = replace(base, load=replace(base.load, rate=rate))
-        name = campaign or campaign_name("payload", {"impls": impls, "sizes": size_list, "rate": rate, "reps": repetitions})
+        name = campaign or campaign_name(
+            "payload", {"impls": impls, "sizes": size_list, "rate": rate, "reps": repetitions}
+        )
         results = run_payload(Campaign(name), impls, base, size_list, repetitions)
         table = Table(title="payload size (STEP Table 4)")
         for column in ("impl", "bytes", "outcome", "mean ms", "p99 ms", "db ms", "app ms"):
@@ -224,11 +303,23 @@ def register(app: typer.Typer) -> None:  # noqa: C901 - one place that declares 
             metrics = result.metrics or {}
             lat = metrics.get("latency_ms") or {}
             timing = (metrics.get("per_type", {}).get("payload") or {}).get("server_timing_ms") or {}
-            db = (timing.get("db") or {}).get("mean") if isinstance(timing.get("db"), dict) else timing.get("db")
-            app_ms = (timing.get("app") or {}).get("mean") if isinstance(timing.get("app"), dict) else timing.get("app")
+            db = (
+                (timing.get("db") or {}).get("mean")
+                if isinstance(timing.get("db"), dict)
+                else timing.get("db")
+            )
+            app_ms = (
+                (timing.get("app") or {}).get("mean")
+                if isinstance(timing.get("app"), dict)
+                else timing.get("app")
+            )
             table.add_row(
-                impl_name, str(size), payload_outcome(result), f"{lat.get('mean', float('nan')):.2f}",
-                f"{lat.get('p99', float('nan')):.2f}", f"{db if db is not None else float('nan'):.3f}",
+                impl_name,
+                str(size),
+                payload_outcome(result),
+                f"{lat.get('mean', float('nan')):.2f}",
+                f"{lat.get('p99', float('nan')):.2f}",
+                f"{db if db is not None else float('nan'):.3f}",
                 f"{app_ms if app_ms is not None else float('nan'):.3f}",
             )
         console.print(table)

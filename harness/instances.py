@@ -48,7 +48,11 @@ class RunningInstance:
 
     def exited(self) -> list[tuple[str, int]]:
         """Processes that have died, with their exit codes."""
-        return [(launch.name, proc.returncode) for launch, proc in zip(self.launches, self.processes) if proc.poll() is not None]
+        return [
+            (launch.name, proc.returncode)
+            for launch, proc in zip(self.launches, self.processes, strict=False)
+            if proc.poll() is not None
+        ]
 
     def startup_line(self) -> str | None:
         for launch in self.launches:
@@ -108,12 +112,14 @@ def wait_ready(instance: RunningInstance, timeout_s: float) -> None:
         except (urllib.error.URLError, OSError) as exc:
             last_error = str(exc)
         time.sleep(0.2)
-    raise InstanceFailed(f"{instance.name} was not ready within {timeout_s:.0f} s ({last_error}).\n" + instance.log_tail())
+    raise InstanceFailed(
+        f"{instance.name} was not ready within {timeout_s:.0f} s ({last_error}).\n" + instance.log_tail()
+    )
 
 
 def stop(instance: RunningInstance) -> list[int]:
     """Stop gracefully, then kill leftovers. Returns the pids that had to be SIGKILLed."""
-    for launch, proc in reversed(list(zip(instance.launches, instance.processes))):
+    for launch, proc in reversed(list(zip(instance.launches, instance.processes, strict=False))):
         if proc.poll() is None:
             try:
                 os.killpg(proc.pid, launch.stop_signal)
@@ -154,7 +160,9 @@ def stop(instance: RunningInstance) -> list[int]:
     return killed
 
 
-def start(driver: AppDriver, spec: InstanceSpec, backend: str, limits: Limits, ready_timeout_s: float = 90) -> RunningInstance:
+def start(
+    driver: AppDriver, spec: InstanceSpec, backend: str, limits: Limits, ready_timeout_s: float = 90
+) -> RunningInstance:
     spec.run_dir.mkdir(parents=True, exist_ok=True)
     group = new_group(backend, f"{spec.impl}-{spec.index}", limits)
     instance = RunningInstance(spec=spec, group=group, launches=driver.launches(spec))

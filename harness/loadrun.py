@@ -62,12 +62,18 @@ class LoadSettings:
         return env
 
     def describe(self) -> str:
-        load = f"{self.rate:g} req/s open" if self.model == "open" else f"{self.users} users closed, think {self.think_ms:g} ms"
+        load = (
+            f"{self.rate:g} req/s open"
+            if self.model == "open"
+            else f"{self.users} users closed, think {self.think_ms:g} ms"
+        )
         return f"{self.mix} mix, {load}, warm-up {self.warmup_s:g} s + {self.duration_s:g} s"
 
 
 class K6Process:
-    def __init__(self, settings: LoadSettings, summary_path: Path, log_path: Path, group: ResourceGroup) -> None:
+    def __init__(
+        self, settings: LoadSettings, summary_path: Path, log_path: Path, group: ResourceGroup
+    ) -> None:
         self.settings = settings
         self.summary_path = summary_path
         self.log_path = log_path
@@ -152,7 +158,9 @@ class K6Process:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.poll() is not None:
-                raise RuntimeError(f"k6 exited with code {self.poll()} before the test started; see {self.log_path}")
+                raise RuntimeError(
+                    f"k6 exited with code {self.poll()} before the test started; see {self.log_path}"
+                )
             if self.test_running():
                 return time.monotonic()
             time.sleep(0.1)

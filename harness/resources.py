@@ -100,7 +100,7 @@ class ResourceGroup(ABC):
         rss, pss = tree_memory(pids)
         return Usage(self.cpu_seconds(), rss, pss, len(pids))
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - most backends have nothing to remove
         """Remove the group. The caller has stopped its processes."""
 
     def wrap(self, argv: list[str]) -> list[str]:
@@ -220,11 +220,28 @@ class SystemdScopeGroup(ResourceGroup):
         if self.limits.cpuset:
             props += ["-p", f"AllowedCPUs={self.limits.cpuset}"]
         user = [] if os.geteuid() == 0 else ["--user"]
-        return ["systemd-run", *user, "--quiet", "--collect", "--scope", f"--unit={self.unit}", *props, "--", *argv]
+        return [
+            "systemd-run",
+            *user,
+            "--quiet",
+            "--collect",
+            "--scope",
+            f"--unit={self.unit}",
+            *props,
+            "--",
+            *argv,
+        ]
 
     def _cgroup(self) -> Path | None:
         out = subprocess.run(
-            ["systemctl", *([] if os.geteuid() == 0 else ["--user"]), "show", "-P", "ControlGroup", self.unit],
+            [
+                "systemctl",
+                *([] if os.geteuid() == 0 else ["--user"]),
+                "show",
+                "-P",
+                "ControlGroup",
+                self.unit,
+            ],
             capture_output=True,
             text=True,
         ).stdout.strip()

@@ -137,160 +137,253 @@ class Progressor:
     def __exit__(self, *exc: object) -> None:
         self.progress.__exit__(None, None, None)
 
-    def phase(self, text: str, completed: float | None = None, total: float | None = None, live: str = "") -> None:
+    def phase(
+        self, text: str, completed: float | None = None, total: float | None = None, live: str = ""
+    ) -> None:
         self.progress.update(self.task, description=text, completed=completed, total=total, live=live)
         if IN_CI:
             console.print(f"  {text} {live}")
 
 
-def execute(plan: RunPlan, quiet: bool = False) -> RunOutcome:
-    check_fits(plan)
-    folder = new_run_folder(plan.impl, plan.regime, plan.results_dir)
-    manifest: dict[str, Any] = base_manifest()
-    manifest.update(
-        run_id=folder.run_id,
-        status="running",
-        impl=plan.impl,
-        variant=plan.variant,
-        regime={"name": plan.regime, "group": plan.group_key(), "point": plan.point, "repetition": plan.repetition},
-        load=asdict(plan.load),
-        instances=plan.instances,
-        cpu_limit_cores=plan.cpus,
-        data={"scale": plan.scale, "seed": plan.seed, "indexes": plan.with_indexes},
-        slo=asdict(plan.slo),
-    )
-    folder.write_json("manifest.json", manifest)
-    instances: list[RunningInstance] = []
-    k6: K6Process | None = None
-    sampler: Sampler | None = None
-    status, reason = "failed", ""
-    metrics: dict[str, Any] | None = None
-    run_verdict: Verdict | None = None
-    try:
+class Session:
+    """One fresh start of an instance set (SPEC §8's unit of repetition), measured in one or more windows.
+
+    A plain run is a session with one window. A capacity search runs its probes as successive windows of
+    one session, so the app is started once per search. Every window gets its own result folder.
+    """
+
+    def __init__(self, plan: RunPlan, quiet: bool = False) -> None:
+        check_fits(plan)
+        self.plan = plan
+        self.quiet = quiet
+        self.instances: list[RunningInstance] = []
+        self.server: DatabaseServer | None = None
+        self.backend = "none"
+        self.common: dict[str, Any] = {}
+        self.windows = 0
+        self.started_ok = False
+        self.start_error = ""
+
+    def __enter__(self) -> Session:
+        try:
+            self._start()
+            self.started_ok = True
+        except KeyboardInterrupt:
+            self.close()
+            raise
+        except Exception as exc:  # noqa: BLE001 - recorded in the first window's folder
+            self.start_error = f"{type(exc).__name__}: {exc}"
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _start(self) -> None:
+        plan = self.plan
         toolchain.ensure(["db", "load", plan.impl])
         from harness.cli import ensure_db_up
+        from harness.db import seed as seeding
 
         ensure_db_up()
         server = current_server()
-        from harness.db import seed as seeding
-
+        self.server = server
         info = seeding.template_info(server)
         wanted = {"scale": str(plan.scale), "seed": str(plan.seed), "indexes": str(plan.with_indexes)}
         if info is None or any(info.get(k) != v for k, v in wanted.items()):
             seeding.seed(server, plan.scale, plan.seed, with_indexes=plan.with_indexes)
             info = seeding.template_info(server)
         seeding.reset(server)
-        manifest["data"].update(checksum=(info or {}).get("checksum"), database=mask_password(server.url()))
-
+        self.common["data"] = {
+            "scale": plan.scale,
+            "seed": plan.seed,
+            "indexes": plan.with_indexes,
+            "checksum": (info or {}).get("checksum"),
+            "database": mask_password(server.url()),
+        }
         driver = app_driver(plan.impl)
         driver.ensure_built()
-        backend = detect_backend()
-        manifest["resource_backend"] = {"name": backend, "description": describe_backend(backend)}
-        if backend == "none" and not quiet:
-            console.print(f"[yellow]note:[/] {describe_backend(backend)}")
+        self.backend = detect_backend()
+        self.common["resource_backend"] = {
+            "name": self.backend,
+            "description": describe_backend(self.backend),
+        }
+        if self.backend == "none" and not self.quiet:
+            console.print(f"[yellow]note:[/] {describe_backend(self.backend)}")
         knob_values = _instance_knobs(plan)
-        run_root = paths.RUNTIME / folder.run_id
+        self.run_root = paths.RUNTIME / f"session-{new_session_id()}"
         for index in range(plan.instances):
             spec = InstanceSpec(
                 impl=plan.impl,
                 index=index,
                 port=free_port(),
                 database_url=server.url(),
-                run_dir=run_root / f"instance-{index}",
+                run_dir=self.run_root / f"instance-{index}",
                 knobs=knob_values,
             )
-            instances.append(start(driver, spec, backend, Limits(cpus=plan.cpus)))
-        manifest["knobs"] = driver.effective_knobs(instances[0].spec)
-        manifest["runtimes"] = {**driver.runtime_versions(), **_service_versions(server)}
-        manifest["instances_detail"] = [
-            {"name": i.name, "url": i.base_url, "startup": i.startup_line(), "group": i.group.describe()} for i in instances
+            self.instances.append(start(driver, spec, self.backend, Limits(cpus=plan.cpus)))
+        self.common["knobs"] = driver.effective_knobs(self.instances[0].spec)
+        self.common["runtimes"] = {**driver.runtime_versions(), **_service_versions(server)}
+        self.common["instances_detail"] = [
+            {"name": i.name, "url": i.base_url, "startup": i.startup_line(), "group": i.group.describe()}
+            for i in self.instances
         ]
-        folder.write_json("manifest.json", manifest)
 
-        load = replace(plan.load, targets=[i.base_url for i in instances], scale=plan.scale, seed=plan.seed)
-        k6_group = new_group(backend, "k6", Limits())
+    def alive(self) -> bool:
+        return self.started_ok and not any(i.exited() for i in self.instances)
+
+    def close(self) -> list[int]:
+        killed: list[int] = []
+        for instance in self.instances:
+            killed += stop(instance)
+        self.instances = []
+        return killed
+
+    def measure(self, plan: RunPlan) -> RunOutcome:
+        """One measurement window (warm-up + measure) with the given load; writes one result folder."""
+        folder = new_run_folder(plan.impl, plan.regime, plan.results_dir)
+        manifest: dict[str, Any] = base_manifest()
+        manifest.update(
+            run_id=folder.run_id,
+            status="running",
+            impl=plan.impl,
+            variant=plan.variant,
+            regime={
+                "name": plan.regime,
+                "group": plan.group_key(),
+                "point": plan.point,
+                "repetition": plan.repetition,
+            },
+            load=asdict(plan.load),
+            instances=plan.instances,
+            cpu_limit_cores=plan.cpus,
+            slo=asdict(plan.slo),
+            session={
+                "root": str(getattr(self, "run_root", "")),
+                "window": self.windows,
+                "fresh_start": self.windows == 0,
+            },
+            **self.common,
+        )
+        self.windows += 1
+        folder.write_json("manifest.json", manifest)
+        status, reason = "failed", ""
+        metrics: dict[str, Any] | None = None
+        run_verdict: Verdict | None = None
+        try:
+            if not self.started_ok:
+                raise RuntimeError(self.start_error or "the instances did not start")
+            if not self.alive():
+                raise RuntimeError(
+                    f"an instance had died before this window: {[d for i in self.instances for d in i.exited()]}"
+                )
+            assert self.server is not None
+            metrics, run_verdict = self._window(plan, folder)
+            status = "completed"
+        except KeyboardInterrupt:
+            status, reason = "interrupted", "interrupted by the user (Ctrl-C)"
+            raise
+        except Exception as exc:  # noqa: BLE001 - any failure is stored with its reason, then reported
+            status, reason = "failed", f"{type(exc).__name__}: {exc}"
+        finally:
+            for instance in self.instances:
+                _copy_logs(instance, folder)
+            manifest.update(status=status, failure_reason=reason or None, finished_utc=utc_now())
+            folder.write_json("manifest.json", manifest)
+            append_index(
+                {
+                    "run_id": folder.run_id,
+                    "path": str(folder.path),
+                    "created_utc": manifest["created_utc"],
+                    "impl": plan.impl,
+                    "variant": plan.variant,
+                    "regime": plan.regime,
+                    "group": plan.group_key(),
+                    "point": plan.point,
+                    "repetition": plan.repetition,
+                    "status": status,
+                    "valid": bool(run_verdict and run_verdict.valid),
+                    "slo_met": bool(run_verdict and run_verdict.slo.get("met")),
+                },
+                plan.results_dir,
+            )
+        return RunOutcome(folder, status, metrics, run_verdict, reason)
+
+    def _window(self, plan: RunPlan, folder: RunFolder) -> tuple[dict[str, Any], Verdict]:
+        assert self.server is not None
+        server = self.server
+        load = replace(
+            plan.load, targets=[i.base_url for i in self.instances], scale=plan.scale, seed=plan.seed
+        )
+        k6_group = new_group(self.backend, "k6", Limits())
         k6 = K6Process(load, folder.path / "k6-summary.json", folder.logs / "k6.log", k6_group)
-        components = {i.name: i.group for i in instances}
+        components: dict[str, Any] = {i.name: i.group for i in self.instances}
         components["k6"] = k6_group
         pg_group = _postgres_group(server)
         if pg_group is not None:
             components["postgres"] = pg_group
         sampler = Sampler(components)
-        sampler.start()
-        k6.start()
-        t_start = k6.wait_until_running() - sampler.t0
-        t_measure = t_start + load.warmup_s
-        t_end = t_measure + load.duration_s
-        pg_before: list[dict[str, Any]] | None = None
-        with Progressor(f"{plan.impl} x{plan.instances}") as progress:
-            last_count, last_t = 0, time.monotonic()
-            while k6.poll() is None:
-                now = time.monotonic() - sampler.t0
-                if pg_before is None and now >= t_measure:
-                    pg_before = pgstats.snapshot(server)
-                count = k6.requests_so_far()
-                rate = ""
-                if count is not None:
-                    elapsed = time.monotonic() - last_t
-                    rate = f"{(count - last_count) / elapsed:.0f} req/s" if elapsed > 0 else ""
-                    last_count, last_t = count, time.monotonic()
-                cpu = sum(filter(None, (sampler.latest_cpu_pct(i.name) for i in instances)))
-                phase = "warm-up" if now < t_measure else "measure"
-                progress.phase(phase, completed=min(now - t_start, t_end - t_start), total=t_end - t_start, live=f"{rate}  CPU {cpu:.0f} %")
-                dead = [d for i in instances for d in i.exited()]
-                if dead:
-                    raise RuntimeError(f"an instance process died during the run: {dead}")
-                if now > t_end + 120:
-                    raise RuntimeError("k6 did not finish within 120 s after the measurement window")
-                time.sleep(1.0)
-        pg_after = pgstats.snapshot(server)
-        code = k6.wait(30)
-        sampler.stop()
-        if code not in (0, 99):  # 99: thresholds crossed, which our script does not use for pass/fail
-            raise RuntimeError(f"k6 exited with code {code}; see logs/k6.log")
-        if not folder.has("k6-summary.json"):
-            raise RuntimeError("k6 wrote no summary; see logs/k6.log")
-        folder.write_json("pg_stat_statements.json", pgstats.delta(pg_before or [], pg_after))
-        metrics, run_verdict = digest(plan, folder, sampler, instances, t_measure, t_end)
-        folder.write_json("metrics.json", metrics)
-        folder.write_json("verdict.json", run_verdict.to_json())
-        status = "completed"
-    except KeyboardInterrupt:
-        status, reason = "interrupted", "interrupted by the user (Ctrl-C)"
-        raise
-    except Exception as exc:  # noqa: BLE001 - any failure is stored with its reason, then reported
-        status, reason = "failed", f"{type(exc).__name__}: {exc}"
-    finally:
-        if k6 is not None:
+        try:
+            sampler.start()
+            k6.start()
+            t_start = k6.wait_until_running() - sampler.t0
+            t_measure = t_start + load.warmup_s
+            t_end = t_measure + load.duration_s
+            pg_before: list[dict[str, Any]] | None = None
+            with Progressor(f"{plan.impl} x{plan.instances}") as progress:
+                last_count, last_t = 0, time.monotonic()
+                while k6.poll() is None:
+                    now = time.monotonic() - sampler.t0
+                    if pg_before is None and now >= t_measure:
+                        pg_before = pgstats.snapshot(server)
+                    count = k6.requests_so_far()
+                    rate = ""
+                    if count is not None:
+                        elapsed = time.monotonic() - last_t
+                        rate = f"{(count - last_count) / elapsed:.0f} req/s" if elapsed > 0 else ""
+                        last_count, last_t = count, time.monotonic()
+                    cpu = sum(filter(None, (sampler.latest_cpu_pct(i.name) for i in self.instances)))
+                    phase = "warm-up" if now < t_measure else "measure"
+                    progress.phase(
+                        phase,
+                        completed=min(now - t_start, t_end - t_start),
+                        total=t_end - t_start,
+                        live=f"{rate}  CPU {cpu:.0f} %",
+                    )
+                    dead = [d for i in self.instances for d in i.exited()]
+                    if dead:
+                        raise RuntimeError(f"an instance process died during the run: {dead}")
+                    if now > t_end + 120:
+                        raise RuntimeError("k6 did not finish within 120 s after the measurement window")
+                    time.sleep(1.0)
+            pg_after = pgstats.snapshot(server)
+            code = k6.wait(30)
+            sampler.stop()
+            if code not in (0, 99):  # 99: thresholds crossed, which our script does not use for pass/fail
+                raise RuntimeError(f"k6 exited with code {code}; see logs/k6.log")
+            if not folder.has("k6-summary.json"):
+                raise RuntimeError("k6 wrote no summary; see logs/k6.log")
+            folder.write_json("pg_stat_statements.json", pgstats.delta(pg_before or [], pg_after))
+            metrics, run_verdict = digest(plan, folder, sampler, self.instances, t_measure, t_end)
+            folder.write_json("metrics.json", metrics)
+            folder.write_json("verdict.json", run_verdict.to_json())
+            return metrics, run_verdict
+        finally:
             k6.kill()
-            k6.group.close()
-        if sampler is not None:
+            k6_group.close()
             sampler.stop()
             sampler.write_csv(folder.path / "timeseries.csv")
-        orphans: list[int] = []
-        for instance in instances:
-            orphans += stop(instance)
-            _copy_logs(instance, folder)
-        manifest.update(status=status, failure_reason=reason or None, finished_utc=utc_now(), killed_pids=orphans)
-        folder.write_json("manifest.json", manifest)
-        append_index(
-            {
-                "run_id": folder.run_id,
-                "path": str(folder.path),
-                "created_utc": manifest["created_utc"],
-                "impl": plan.impl,
-                "variant": plan.variant,
-                "regime": plan.regime,
-                "group": plan.group_key(),
-                "point": plan.point,
-                "repetition": plan.repetition,
-                "status": status,
-                "valid": bool(run_verdict and run_verdict.valid),
-                "slo_met": bool(run_verdict and run_verdict.slo.get("met")),
-            },
-            plan.results_dir,
-        )
-    return RunOutcome(folder, status, metrics, run_verdict, reason)
+
+
+def new_session_id() -> str:
+    import secrets
+
+    return secrets.token_hex(4)
+
+
+def execute(plan: RunPlan, quiet: bool = False) -> RunOutcome:
+    """A plain run: one fresh start, one measurement window, everything stopped afterwards."""
+    with Session(plan, quiet) as session:
+        return session.measure(plan)
 
 
 def _copy_logs(instance: RunningInstance, folder: RunFolder) -> None:
@@ -314,20 +407,33 @@ def _service_versions(server: DatabaseServer) -> dict[str, str]:
 
 
 def digest(
-    plan: RunPlan, folder: RunFolder, sampler: Sampler, instances: list[RunningInstance], t_measure: float, t_end: float
+    plan: RunPlan,
+    folder: RunFolder,
+    sampler: Sampler,
+    instances: list[RunningInstance],
+    t_measure: float,
+    t_end: float,
 ) -> tuple[dict[str, Any], Verdict]:
     summary = digest_summary(folder.read_json("k6-summary.json"))
     window = plan.load.duration_s
     per_instance = []
     for instance in instances:
         cpu = sampler.window_cpu_pct(instance.name, t_measure, t_end)
-        per_instance.append({"name": instance.name, "cpu_pct": cpu, **sampler.window_memory(instance.name, t_measure, t_end)})
+        per_instance.append(
+            {"name": instance.name, "cpu_pct": cpu, **sampler.window_memory(instance.name, t_measure, t_end)}
+        )
     cpu_total = sum(i["cpu_pct"] for i in per_instance)
     throughput = summary["ok"] / window if window else 0.0
-    memory = [i["pss_steady_mb"] if not math.isnan(i["pss_steady_mb"]) else i["rss_steady_mb"] for i in per_instance]
+    memory = [
+        i["pss_steady_mb"] if not math.isnan(i["pss_steady_mb"]) else i["rss_steady_mb"] for i in per_instance
+    ]
     k6_allot, db_allot = _allotments(plan)
     loadgen_cpu = sampler.window_cpu_pct("k6", t_measure, t_end)
-    db_cpu = sampler.window_cpu_pct("postgres", t_measure, t_end) if "postgres" in sampler.components else float("nan")
+    db_cpu = (
+        sampler.window_cpu_pct("postgres", t_measure, t_end)
+        if "postgres" in sampler.components
+        else float("nan")
+    )
     metrics: dict[str, Any] = {
         "schema": 1,
         "window_s": window,
@@ -348,8 +454,7 @@ def digest(
         "host_busy_pct": sampler.host_busy_pct(t_measure, t_end),
     }
     per_second = [
-        sum(values)
-        for values in zip(*(sampler.per_second_cpu(i.name, t_measure, t_end) for i in instances))
+        sum(values) for values in zip(*(sampler.per_second_cpu(i.name, t_measure, t_end) for i in instances), strict=False)
     ]
     figures = RunFigures(
         model=plan.load.model,

@@ -31,14 +31,22 @@ class Outcome:
     seconds: float
 
 
-def _run_streaming(name: str, argv: list[str], cwd: os.PathLike[str] | str, env: dict[str, str], pattern: str) -> Outcome:
+def _run_streaming(
+    name: str, argv: list[str], cwd: os.PathLike[str] | str, env: dict[str, str], pattern: str
+) -> Outcome:
     console.rule(f"[bold]{name}")
     console.print(f"$ {' '.join(argv)}  (in {cwd})")
     started = time.monotonic()
     lines: list[str] = []
     try:
         proc = subprocess.Popen(
-            argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace"
+            argv,
+            cwd=cwd,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
         )
     except OSError as exc:
         return Outcome(name, False, f"could not start: {exc}", 0.0)
@@ -48,8 +56,15 @@ def _run_streaming(name: str, argv: list[str], cwd: os.PathLike[str] | str, env:
         print(line, end="", flush=True)
     code = proc.wait()
     matcher = re.compile(pattern)
-    summary = next((line for line in reversed(lines) if matcher.search(line)), lines[-1] if lines else "(no output)")
-    return Outcome(name, code == 0, summary.strip()[:160] + ("" if code == 0 else f" [exit {code}]"), time.monotonic() - started)
+    summary = next(
+        (line for line in reversed(lines) if matcher.search(line)), lines[-1] if lines else "(no output)"
+    )
+    return Outcome(
+        name,
+        code == 0,
+        summary.strip()[:160] + ("" if code == 0 else f" [exit {code}]"),
+        time.monotonic() - started,
+    )
 
 
 def _prepare_database() -> str:
@@ -67,16 +82,25 @@ def run_all(only: Iterable[str], pytest_args: list[str]) -> int:
     if unknown:
         console.print(f"[red]unknown suite(s) {', '.join(unknown)}; choose from {', '.join(SUITES)}[/]")
         return 2
-    needs = ["db", "load"] + [impl for impl in IMPLS if impl in wanted or "conformance" in wanted or "python" in wanted]
+    needs = ["db", "load"] + [
+        impl for impl in IMPLS if impl in wanted or "conformance" in wanted or "python" in wanted
+    ]
     toolchain.ensure(needs)
     database_url = _prepare_database()
-    env = dict(os.environ, DATABASE_URL=database_url, BIDBENCH_TEST_SCALE=str(TEST_SCALE), BIDBENCH_TEST_SEED=str(TEST_SEED))
+    env = dict(
+        os.environ,
+        DATABASE_URL=database_url,
+        BIDBENCH_TEST_SCALE=str(TEST_SCALE),
+        BIDBENCH_TEST_SEED=str(TEST_SEED),
+    )
 
     outcomes: list[Outcome] = []
     if "python" in wanted:
         venv_python = paths.STATE / "venv" / "bin" / "python"
         argv = [str(venv_python), "-m", "pytest", "-ra", "-q", *pytest_args]
-        outcomes.append(_run_streaming("python (pytest)", argv, paths.ROOT, env, r"(passed|failed|error|no tests ran)"))
+        outcomes.append(
+            _run_streaming("python (pytest)", argv, paths.ROOT, env, r"(passed|failed|error|no tests ran)")
+        )
     for impl in IMPLS:
         if impl not in wanted:
             continue
@@ -88,7 +112,13 @@ def run_all(only: Iterable[str], pytest_args: list[str]) -> int:
 
             seeding.reset(_server())
             outcomes.append(
-                _run_streaming(f"{impl}: {suite.name}", suite.argv, suite.cwd, {**env, **suite.env}, suite.summary_pattern)
+                _run_streaming(
+                    f"{impl}: {suite.name}",
+                    suite.argv,
+                    suite.cwd,
+                    {**env, **suite.env},
+                    suite.summary_pattern,
+                )
             )
     if "conformance" in wanted:
         from harness.conformance.runner import conformance_exit_code
@@ -105,7 +135,10 @@ def run_all(only: Iterable[str], pytest_args: list[str]) -> int:
     table.add_column("time", justify="right")
     for outcome in outcomes:
         table.add_row(
-            outcome.suite, "[green]pass[/]" if outcome.ok else "[red]FAIL[/]", outcome.summary, f"{outcome.seconds:.0f} s"
+            outcome.suite,
+            "[green]pass[/]" if outcome.ok else "[red]FAIL[/]",
+            outcome.summary,
+            f"{outcome.seconds:.0f} s",
         )
     console.print(table)
     failed = [o.suite for o in outcomes if not o.ok]

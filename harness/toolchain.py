@@ -140,7 +140,9 @@ def _probe_postgres() -> Probe:
 def _probe_libpq_dev() -> Probe:
     # pg-native's native addon (the `libpq` package) compiles against libpq's headers.
     header = Path("/usr/include/postgresql/libpq-fe.h")
-    return Probe(header.exists(), "headers" if header.exists() else "", str(header) if header.exists() else "")
+    return Probe(
+        header.exists(), "headers" if header.exists() else "", str(header) if header.exists() else ""
+    )
 
 
 def _probe_build_tools() -> Probe:
@@ -172,12 +174,16 @@ def _probe_chromium() -> Probe:
 def _build_k6() -> None:
     go = shutil.which("go")
     if not go:
-        raise UserError("building k6 needs Go. Install it (https://go.dev/dl/ or apt-get install golang) and retry.")
+        raise UserError(
+            "building k6 needs Go. Install it (https://go.dev/dl/ or apt-get install golang) and retry."
+        )
     proxy = _run([go, "env", "GOPROXY"]).split(",")[0] or "https://proxy.golang.org"
     paths.BIN.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, GOBIN=str(paths.BIN), GOPROXY=proxy, GOFLAGS="-mod=mod")
     console.print(f"building k6 {K6_VERSION} with Go into {paths.BIN} (about 90 s, once)...")
-    done = subprocess.run([go, "install", f"{K6_MODULE}@{K6_VERSION}"], env=env, capture_output=True, text=True)
+    done = subprocess.run(
+        [go, "install", f"{K6_MODULE}@{K6_VERSION}"], env=env, capture_output=True, text=True
+    )
     if done.returncode != 0:
         raise UserError(f"`go install {K6_MODULE}@{K6_VERSION}` failed:\n{done.stderr[-2000:]}")
 
@@ -187,7 +193,9 @@ TOOLS: dict[str, Tool] = {
     for tool in (
         Tool("java", _probe_java, ("openjdk-17-jdk-headless",)),
         Tool("maven", _probe_maven, ("maven",)),
-        Tool("node", _probe_node, (), manual_hint="install Node.js 20+ from https://nodejs.org or NodeSource"),
+        Tool(
+            "node", _probe_node, (), manual_hint="install Node.js 20+ from https://nodejs.org or NodeSource"
+        ),
         Tool("npm", _probe_npm, (), manual_hint="npm comes with Node.js 20+"),
         Tool("build-tools", _probe_build_tools, ("make", "g++", "python3")),
         Tool("libpq-dev", _probe_libpq_dev, ("libpq-dev",)),
@@ -230,7 +238,10 @@ def _apt_install(packages: Iterable[str]) -> None:
         _apt_updated = True
     console.print(f"apt-get install {' '.join(packages)} ...")
     done = subprocess.run(
-        ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *packages], env=env, capture_output=True, text=True
+        ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *packages],
+        env=env,
+        capture_output=True,
+        text=True,
     )
     if done.returncode != 0:
         raise UserError(f"apt-get install failed:\n{done.stderr[-2000:]}")
@@ -280,7 +291,9 @@ def ensure(names: Iterable[str], quiet: bool = True) -> list[SetupRow]:
             probe = tool.probe()
             rows[tool.name] = SetupRow(tool.name, probe, "installed" if probe.found else "FAILED")
             if not probe.found:
-                raise UserError(f"{tool.name} is still missing after installing it: {probe.version or 'not found'}")
+                raise UserError(
+                    f"{tool.name} is still missing after installing it: {probe.version or 'not found'}"
+                )
         else:
             raise UserError(f"{tool.name} is missing: {tool.manual_hint}")
     if not quiet:
@@ -296,7 +309,9 @@ def print_table(rows: list[SetupRow]) -> None:
     table.add_column("action")
     for row in rows:
         style = {"installed": "green", "found": "", "FAILED": "red"}.get(row.action, "yellow")
-        table.add_row(row.tool, row.probe.version, row.probe.path, f"[{style}]{row.action}[/]" if style else row.action)
+        table.add_row(
+            row.tool, row.probe.version, row.probe.path, f"[{style}]{row.action}[/]" if style else row.action
+        )
     console.print(table)
 
 

@@ -116,7 +116,11 @@ def check_run(fig: RunFigures) -> dict[str, Check]:
         value=share,
         threshold=SYS_ERROR_MAX_SHARE,
         detail=f"{fig.sys_errors} system errors in {fig.requests} requests ({share:.2%})"
-        + ("" if fig.expect_below_capacity else "; probing past capacity, so errors are a result, not a fault"),
+        + (
+            ""
+            if fig.expect_below_capacity
+            else "; probing past capacity, so errors are a result, not a fault"
+        ),
     )
     checks["littles_law"] = _littles_law(fig)
     checks["steady_state"] = _steady(fig.instance_cpu_per_second)

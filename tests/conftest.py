@@ -20,7 +20,9 @@ def database_url() -> str:
     """The seeded working database prepared by `./bidbench test` (scale 1, seed 42)."""
     url = os.environ.get("DATABASE_URL")
     if not url:
-        pytest.fail("DATABASE_URL is not set: run the tests through `./bidbench test`, which prepares the database")
+        pytest.fail(
+            "DATABASE_URL is not set: run the tests through `./bidbench test`, which prepares the database"
+        )
     return url
 
 

@@ -47,7 +47,9 @@ def test_down_then_up(scratch_cluster: EmbeddedCluster) -> None:
     assert _select_one(scratch_cluster) == 1
 
 
-def test_killed_server_is_recovered_with_a_message_and_keeps_committed_data(scratch_cluster: EmbeddedCluster) -> None:
+def test_killed_server_is_recovered_with_a_message_and_keeps_committed_data(
+    scratch_cluster: EmbeddedCluster,
+) -> None:
     scratch_cluster.up()
     with psycopg.connect(scratch_cluster.url(), autocommit=True) as conn:
         conn.execute("DROP TABLE IF EXISTS survivor")

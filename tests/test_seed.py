@@ -63,7 +63,9 @@ def test_same_seed_same_checksum_other_seed_other_checksum(server: DatabaseServe
 def test_schema_loads_with_every_index(server: DatabaseServer) -> None:
     seeding.seed(server, 1, 42)
     with psycopg.connect(server.url()) as conn:
-        indexes = {row[0] for row in conn.execute("SELECT indexname FROM pg_indexes WHERE schemaname = 'public'")}
+        indexes = {
+            row[0] for row in conn.execute("SELECT indexname FROM pg_indexes WHERE schemaname = 'public'")
+        }
         extension = conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'pg_stat_statements'").fetchone()
     assert set(seeding.SECONDARY_INDEXES) <= indexes
     assert extension is not None
@@ -73,7 +75,9 @@ def test_no_index_variant_drops_only_secondary_indexes(server: DatabaseServer) -
     info = seeding.seed(server, 1, 42, with_indexes=False)
     assert info.checksum == SCALE1_SEED42_CHECKSUM
     with psycopg.connect(server.url()) as conn:
-        indexes = {row[0] for row in conn.execute("SELECT indexname FROM pg_indexes WHERE schemaname = 'public'")}
+        indexes = {
+            row[0] for row in conn.execute("SELECT indexname FROM pg_indexes WHERE schemaname = 'public'")
+        }
     assert not set(seeding.SECONDARY_INDEXES) & indexes
     assert "items_pkey" in indexes
 

@@ -283,7 +283,9 @@ class EmbeddedCluster:
                 if self.port and sock.connect_ex(("127.0.0.1", self.port)) == 0:
                     return
             time.sleep(0.1)
-        raise UserError(f"PostgreSQL did not accept connections within {timeout_s:.0f} s; see {self.log_file}")
+        raise UserError(
+            f"PostgreSQL did not accept connections within {timeout_s:.0f} s; see {self.log_file}"
+        )
 
 
 def _traversable_by_others(path: Path) -> bool:

@@ -101,7 +101,9 @@ class Generator:
         for user_id in range(1, self.counts.users + 1):
             region_id = rng.randint(1, len(REGIONS))
             rating = rng.randint(-5, 50)
-            created = USERS_EPOCH + timedelta(seconds=rng.randrange(365 * DAY), milliseconds=rng.randrange(1000))
+            created = USERS_EPOCH + timedelta(
+                seconds=rng.randrange(365 * DAY), milliseconds=rng.randrange(1000)
+            )
             yield f"{user_id}\tuser{user_id}\t{region_id}\t{rating}\t{ts(created)}\n"
 
     def items_and_bids(self) -> tuple[list[str], list[str]]:
@@ -116,14 +118,20 @@ class Generator:
             ended = rng.random() < ended_share
             if ended:
                 category_id = rng.randint(1, len(CATEGORIES))
-                start = ENDED_EPOCH + timedelta(seconds=rng.randrange(330 * DAY), milliseconds=rng.randrange(1000))
-                end = start + timedelta(seconds=rng.randrange(DAY, 30 * DAY), milliseconds=rng.randrange(1000))
+                start = ENDED_EPOCH + timedelta(
+                    seconds=rng.randrange(330 * DAY), milliseconds=rng.randrange(1000)
+                )
+                end = start + timedelta(
+                    seconds=rng.randrange(DAY, 30 * DAY), milliseconds=rng.randrange(1000)
+                )
             else:
                 category_id = rng.randint(1, len(CATEGORIES) - 1)
                 start = OPEN_START_EPOCH + timedelta(
                     seconds=rng.randrange(365 * DAY), milliseconds=rng.randrange(1000)
                 )
-                end = OPEN_END_EPOCH + timedelta(seconds=rng.randrange(59 * DAY), milliseconds=rng.randrange(1000))
+                end = OPEN_END_EPOCH + timedelta(
+                    seconds=rng.randrange(59 * DAY), milliseconds=rng.randrange(1000)
+                )
             seller_id = rng.randint(1, self.counts.users)
             title = f"{rng.choice(ADJECTIVES)} {rng.choice(NOUNS)} #{item_id}"
             description = " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 40)))

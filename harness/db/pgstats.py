@@ -21,7 +21,13 @@ def snapshot(server: DatabaseServer, dbname: str = WORKING_DB) -> list[dict[str,
     with psycopg.connect(server.url(dbname), connect_timeout=5, autocommit=True) as conn:
         rows = conn.execute(SNAPSHOT_SQL, (dbname,)).fetchall()
     return [
-        {"queryid": r[0], "query": r[1], "calls": int(r[2]), "rows": int(r[3]), "total_exec_time_ms": float(r[4])}
+        {
+            "queryid": r[0],
+            "query": r[1],
+            "calls": int(r[2]),
+            "rows": int(r[3]),
+            "total_exec_time_ms": float(r[4]),
+        }
         for r in rows
     ]
 

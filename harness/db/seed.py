@@ -30,7 +30,12 @@ COPY_COLUMNS = {
     "bids": "id, item_id, bidder_id, amount_cents, created_at",
 }
 # Only these indexes are dropped by the no-index variant (RUBiS Revisited §3); primary keys stay.
-SECONDARY_INDEXES = ("items_category_end_time_idx", "bids_item_amount_idx", "items_seller_idx", "bids_bidder_idx")
+SECONDARY_INDEXES = (
+    "items_category_end_time_idx",
+    "bids_item_amount_idx",
+    "items_seller_idx",
+    "bids_bidder_idx",
+)
 
 
 @dataclass(frozen=True)
@@ -78,9 +83,9 @@ def table_checksums(conn: psycopg.Connection) -> dict[str, str]:
     conn.execute("SET DateStyle = 'ISO, YMD'")
     sums: dict[str, str] = {}
     for table in TABLES:
-        query = sql.SQL("SELECT coalesce(md5(string_agg(t::text, E'\\n' ORDER BY t.id)), '') FROM {} t").format(
-            sql.Identifier(table)
-        )
+        query = sql.SQL(
+            "SELECT coalesce(md5(string_agg(t::text, E'\\n' ORDER BY t.id)), '') FROM {} t"
+        ).format(sql.Identifier(table))
         row = conn.execute(query).fetchone()
         sums[table] = row[0] if row else ""
     return sums
@@ -115,9 +120,11 @@ def seed(server: DatabaseServer, scale: int, seed_value: int, with_indexes: bool
             # A template database cannot be dropped until it is unmarked.
             admin.execute(sql.SQL("ALTER DATABASE {} IS_TEMPLATE false").format(sql.Identifier(TEMPLATE_DB)))
         _drop_database(admin, TEMPLATE_DB)
-        admin.execute(sql.SQL("CREATE DATABASE {} TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C'").format(
-            sql.Identifier(TEMPLATE_DB)
-        ))
+        admin.execute(
+            sql.SQL("CREATE DATABASE {} TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C'").format(
+                sql.Identifier(TEMPLATE_DB)
+            )
+        )
 
     with _connect(server.url(TEMPLATE_DB), autocommit=False) as conn:
         conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
@@ -151,9 +158,11 @@ def seed(server: DatabaseServer, scale: int, seed_value: int, with_indexes: bool
         seconds=0.0,
     )
     with _connect(server.admin_url()) as admin:
-        admin.execute(sql.SQL("COMMENT ON DATABASE {} IS {}").format(
-            sql.Identifier(TEMPLATE_DB), sql.Literal(info.comment() + f" indexes={with_indexes}")
-        ))
+        admin.execute(
+            sql.SQL("COMMENT ON DATABASE {} IS {}").format(
+                sql.Identifier(TEMPLATE_DB), sql.Literal(info.comment() + f" indexes={with_indexes}")
+            )
+        )
         admin.execute(sql.SQL("ALTER DATABASE {} IS_TEMPLATE true").format(sql.Identifier(TEMPLATE_DB)))
     reset(server)
     return SeedInfo(info.scale, info.seed, info.checksum, info.row_counts, time.monotonic() - started)
@@ -179,11 +188,15 @@ def reset(server: DatabaseServer) -> float:
     started = time.monotonic()
     with _connect(server.admin_url()) as admin:
         if not _exists(admin, TEMPLATE_DB):
-            raise UserError("there is no seeded template yet. Run `./bidbench db seed --scale 1 --seed 42` first.")
+            raise UserError(
+                "there is no seeded template yet. Run `./bidbench db seed --scale 1 --seed 42` first."
+            )
         _drop_database(admin, WORKING_DB)
-        admin.execute(sql.SQL("CREATE DATABASE {} TEMPLATE {} STRATEGY FILE_COPY").format(
-            sql.Identifier(WORKING_DB), sql.Identifier(TEMPLATE_DB)
-        ))
+        admin.execute(
+            sql.SQL("CREATE DATABASE {} TEMPLATE {} STRATEGY FILE_COPY").format(
+                sql.Identifier(WORKING_DB), sql.Identifier(TEMPLATE_DB)
+            )
+        )
     return time.monotonic() - started
 
 

@@ -17,9 +17,35 @@ from typing import Any
 
 from harness.console import console
 from harness.results import RunFolder, read_index
-from harness.run import RunPlan, execute
+from harness.run import RunPlan, Session, execute
 
-RUN_OVERHEAD_S = 8.0
+SESSION_REWARM_S = 3.0
+
+
+class LazySession:
+    """A Session started on first use (so a resumed campaign starts nothing for reused runs), and started
+    afresh if an instance died."""
+
+    def __init__(self, plan: RunPlan) -> None:
+        self.plan = plan
+        self.session: Session | None = None
+
+    def get(self) -> Session:
+        if self.session is None or not self.session.alive():
+            self.close()
+            self.session = Session(self.plan, quiet=True).__enter__()
+        return self.session
+
+    def close(self) -> None:
+        if self.session is not None:
+            self.session.close()
+            self.session = None
+
+    def __enter__(self) -> LazySession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 @dataclass
@@ -64,7 +90,11 @@ class Campaign:
 
     def completed(self, group: str, repetition: int) -> dict[str, Any] | None:
         for entry in reversed(read_index(self.results_dir)):
-            if entry.get("group") == group and entry.get("repetition") == repetition and entry.get("status") == "completed":
+            if (
+                entry.get("group") == group
+                and entry.get("repetition") == repetition
+                and entry.get("status") == "completed"
+            ):
                 return entry
         return None
 
@@ -76,7 +106,7 @@ class Campaign:
         seconds = int(remaining * per_run)
         return f"{seconds // 60}m{seconds % 60:02d}s"
 
-    def run_point(self, plan: RunPlan, label: str) -> PointResult:
+    def run_point(self, plan: RunPlan, label: str, session: LazySession | None = None) -> PointResult:
         group = plan.group_key()
         stored = self.completed(group, plan.repetition)
         if stored is not None:
@@ -90,14 +120,28 @@ class Campaign:
             )
         else:
             began = time.monotonic()
-            outcome = execute(replace(plan, results_dir=self.results_dir), quiet=True)
+            plan = replace(plan, results_dir=self.results_dir)
+            if session is None:
+                outcome = execute(plan, quiet=True)
+            else:
+                live = session.get()
+                if live.windows > 0:  # the instances are warm already; a short settle is enough
+                    plan = replace(
+                        plan, load=replace(plan.load, warmup_s=min(plan.load.warmup_s, SESSION_REWARM_S))
+                    )
+                outcome = live.measure(plan)
             self.run_seconds.append(time.monotonic() - began)
             result = PointResult(
-                outcome.folder, outcome.status, outcome.metrics, outcome.verdict.to_json() if outcome.verdict else None
+                outcome.folder,
+                outcome.status,
+                outcome.metrics,
+                outcome.verdict.to_json() if outcome.verdict else None,
             )
         self.done_runs += 1
         self.planned_runs = max(self.planned_runs, self.done_runs)
-        console.print(f"[{self.done_runs}/{self.planned_runs}] {label}: {describe(result)}   (time left ~{self.eta()})")
+        console.print(
+            f"[{self.done_runs}/{self.planned_runs}] {label}: {describe(result)}   (time left ~{self.eta()})"
+        )
         return result
 
 
@@ -110,7 +154,9 @@ def describe(result: PointResult) -> str:
         return f"{prefix}[red]{result.status}[/] {reason}"
     m = result.metrics
     lat = m["latency_ms"]
-    verdict = "valid" if result.valid else "[red]invalid[/] (" + ", ".join(sorted(result.failure_kinds())) + ")"
+    verdict = (
+        "valid" if result.valid else "[red]invalid[/] (" + ", ".join(sorted(result.failure_kinds())) + ")"
+    )
     slo = "[green]SLO met[/]" if result.slo_met else "[yellow]SLO not met[/]"
     return (
         f"{prefix}{m['throughput_rps']:.0f} ok/s, mean {lat['mean']:.1f} ms, p99 {lat['p99']:.1f} ms, "

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from harness.regimes.campaign import Campaign, PointResult
+from harness.regimes.campaign import Campaign, LazySession, PointResult
 from harness.results import RunFolder, append_index, base_manifest, new_run_folder
 from harness.run import RunPlan
 
@@ -31,6 +31,7 @@ class SearchSettings:
     tolerance: float = 0.10
     boundary_trials: int = 3
     granularity: float = 10.0
+    hint_growth: float = 1.15
 
 
 @dataclass
@@ -45,7 +46,9 @@ def _round(rate: float, granularity: float) -> float:
     return max(granularity, round(rate / granularity) * granularity)
 
 
-def search(settings: SearchSettings, state: SearchState, hint: float | None = None) -> Generator[float, PointResult, None]:
+def search(
+    settings: SearchSettings, state: SearchState, hint: float | None = None
+) -> Generator[float, PointResult, None]:
     """Yields rates to probe; receives each probe's result. Leaves the answer in `state`."""
 
     def passed(result: PointResult) -> bool:
@@ -54,15 +57,28 @@ def search(settings: SearchSettings, state: SearchState, hint: float | None = No
     good: float | None = None
     bad: float | None = None
     rate = _round(hint or settings.start_rate, settings.granularity)
+    # With a hint from an earlier search the boundary is near: step in small factors instead of doubling.
+    growth = settings.hint_growth if hint else 2.0
     results: dict[float, list[bool]] = {}
 
     def record(rate_: float, result: PointResult) -> bool:
         ok = passed(result)
         results.setdefault(rate_, []).append(ok)
-        state.probes.append({"rate": rate_, "ok": ok, "run_id": result.folder.run_id, "failed_checks": sorted(result.failure_kinds())})
+        state.probes.append(
+            {
+                "rate": rate_,
+                "ok": ok,
+                "run_id": result.folder.run_id,
+                "failed_checks": sorted(result.failure_kinds()),
+            }
+        )
         if ok and (state.best is None or rate_ >= _best_rate(state)):
             state.best = result
-        if not ok and result.failure_kinds() & MEASUREMENT_LIMITS and not result.failure_kinds() - MEASUREMENT_LIMITS:
+        if (
+            not ok
+            and result.failure_kinds() & MEASUREMENT_LIMITS
+            and not result.failure_kinds() - MEASUREMENT_LIMITS
+        ):
             state.bound_by_measurement = True
         return ok
 
@@ -71,16 +87,16 @@ def search(settings: SearchSettings, state: SearchState, hint: float | None = No
         ok = record(rate, (yield rate))
         if ok:
             good = rate
-            if bad is not None or rate * 2 > settings.max_rate or state.bound_by_measurement:
+            if bad is not None or rate * growth > settings.max_rate or state.bound_by_measurement:
                 break
-            rate = _round(rate * 2, settings.granularity)
+            rate = _round(rate * growth, settings.granularity)
         else:
             bad = rate
             if good is not None:
                 break
-            if rate / 2 < settings.min_rate:
+            if rate / growth < settings.min_rate:
                 break
-            rate = _round(rate / 2, settings.granularity)
+            rate = _round(rate / growth, settings.granularity)
     if good is None:
         state.capacity = 0.0
         return
@@ -98,7 +114,9 @@ def search(settings: SearchSettings, state: SearchState, hint: float | None = No
             bad = mid
     # More trials near the boundary: the majority over `boundary_trials` decides the edge.
     for edge in (good, bad):
-        while len(results[edge]) < settings.boundary_trials and _undecided(results[edge], settings.boundary_trials):
+        while len(results[edge]) < settings.boundary_trials and _undecided(
+            results[edge], settings.boundary_trials
+        ):
             record(edge, (yield edge))
     if _majority(results[good]):
         state.capacity = good
@@ -136,32 +154,37 @@ def run_capacity(campaign: Campaign, plan: CapacityPlan) -> dict[str, list[dict[
     hints: dict[str, float | None] = {impl: None for impl in plan.impls}
     campaign.planned_runs += len(plan.impls) * plan.repetitions * 7
     for repetition in range(plan.repetitions):
-        states = {impl: SearchState() for impl in plan.impls}
-        searches = {impl: search(plan.settings, states[impl], hints[impl]) for impl in plan.impls}
-        pending = {impl: next(searches[impl]) for impl in plan.impls}
-        probe_counts = {impl: 0 for impl in plan.impls}
-        while pending:
-            for impl in list(pending):
-                rate = pending[impl]
-                probe_counts[impl] += 1
-                probe_plan = replace(
-                    plan.base,
-                    impl=impl,
-                    load=replace(plan.base.load, rate=rate, model="open"),
-                    regime=f"{plan.regime}-probe",
-                    group=campaign.key(plan.regime, impl, _point_text(plan.point), f"rep{repetition}", f"probe{probe_counts[impl]}", f"rate={rate:g}"),
-                    point={**plan.point, "rate": rate},
-                    repetition=repetition,
-                    expect_below_capacity=False,
-                )
-                label = f"{impl} {_point_text(plan.point)} search {repetition + 1}/{plan.repetitions} probe {rate:g} req/s"
-                result = campaign.run_point(probe_plan, label)
-                try:
-                    pending[impl] = searches[impl].send(result)
-                except StopIteration:
-                    del pending[impl]
         for impl in plan.impls:
-            state = states[impl]
+            state = SearchState()
+            generator = search(plan.settings, state, hints[impl])
+            session_plan = replace(plan.base, impl=impl)
+            with LazySession(session_plan) as session:
+                probe = 0
+                try:
+                    rate = next(generator)
+                    while True:
+                        probe += 1
+                        probe_plan = replace(
+                            plan.base,
+                            impl=impl,
+                            load=replace(plan.base.load, rate=rate, model="open"),
+                            regime=f"{plan.regime}-probe",
+                            group=campaign.key(
+                                plan.regime,
+                                impl,
+                                _point_text(plan.point),
+                                f"rep{repetition}",
+                                f"probe{probe}",
+                                f"rate={rate:g}",
+                            ),
+                            point={**plan.point, "rate": rate},
+                            repetition=repetition,
+                            expect_below_capacity=False,
+                        )
+                        label = f"{impl} {_point_text(plan.point)} search {repetition + 1}/{plan.repetitions} probe {rate:g} req/s"
+                        rate = generator.send(campaign.run_point(probe_plan, label, session))
+                except StopIteration:
+                    pass
             hints[impl] = state.capacity or None
             records[impl].append(_store_capacity(campaign, plan, impl, repetition, state))
     return records
@@ -171,20 +194,34 @@ def _point_text(point: dict[str, Any]) -> str:
     return ",".join(f"{k}={v}" for k, v in sorted(point.items())) or "default"
 
 
-def _store_capacity(campaign: Campaign, plan: CapacityPlan, impl: str, repetition: int, state: SearchState) -> dict[str, Any]:
+def _store_capacity(
+    campaign: Campaign, plan: CapacityPlan, impl: str, repetition: int, state: SearchState
+) -> dict[str, Any]:
     """A capacity result is stored as its own folder: the probe it stands on, plus the search history."""
     group = campaign.key(plan.regime, impl, _point_text(plan.point))
     stored = campaign.completed(group, repetition)
     if stored is not None:  # resumed campaign: this search was already summarized
         done = RunFolder(Path(stored["path"]))
         metrics = done.read_json("metrics.json")
-        return {"impl": impl, "repetition": repetition, "capacity_rps": metrics.get("capacity_rps"), "run_id": done.run_id,
-                "metrics": metrics, "bound_by_measurement": metrics.get("capacity_bound_by_measurement", False)}
+        return {
+            "impl": impl,
+            "repetition": repetition,
+            "capacity_rps": metrics.get("capacity_rps"),
+            "run_id": done.run_id,
+            "metrics": metrics,
+            "bound_by_measurement": metrics.get("capacity_bound_by_measurement", False),
+        }
     folder = new_run_folder(impl, plan.regime, campaign.results_dir)
     best = state.best
     metrics = dict(best.metrics or {}) if best and state.capacity else {}
-    metrics.update(capacity_rps=state.capacity or 0.0, capacity_bound_by_measurement=state.bound_by_measurement)
-    verdict: dict[str, Any] = dict(best.verdict or {}) if best and state.capacity else {"valid": False, "reasons": ["no rate met the SLO"]}
+    metrics.update(
+        capacity_rps=state.capacity or 0.0, capacity_bound_by_measurement=state.bound_by_measurement
+    )
+    verdict: dict[str, Any] = (
+        dict(best.verdict or {})
+        if best and state.capacity
+        else {"valid": False, "reasons": ["no rate met the SLO"]}
+    )
     if state.bound_by_measurement:
         verdict.setdefault("notes", []).append(
             "the search stopped because the load generator or host ran out of CPU: the capacity is a lower bound"
@@ -192,7 +229,22 @@ def _store_capacity(campaign: Campaign, plan: CapacityPlan, impl: str, repetitio
     manifest = base_manifest()
     source = best.folder.read_json("manifest.json") if best else {}
     manifest.update(
-        {k: source[k] for k in ("impl", "variant", "knobs", "runtimes", "instances", "cpu_limit_cores", "data", "slo", "resource_backend", "load") if k in source},
+        {
+            k: source[k]
+            for k in (
+                "impl",
+                "variant",
+                "knobs",
+                "runtimes",
+                "instances",
+                "cpu_limit_cores",
+                "data",
+                "slo",
+                "resource_backend",
+                "load",
+            )
+            if k in source
+        },
         run_id=folder.run_id,
         status="completed",
         impl=impl,
@@ -222,4 +274,11 @@ def _store_capacity(campaign: Campaign, plan: CapacityPlan, impl: str, repetitio
         },
         campaign.results_dir,
     )
-    return {"impl": impl, "repetition": repetition, "capacity_rps": state.capacity, "run_id": folder.run_id, "metrics": metrics, "bound_by_measurement": state.bound_by_measurement}
+    return {
+        "impl": impl,
+        "repetition": repetition,
+        "capacity_rps": state.capacity,
+        "run_id": folder.run_id,
+        "metrics": metrics,
+        "bound_by_measurement": state.bound_by_measurement,
+    }

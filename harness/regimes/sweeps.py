@@ -41,7 +41,12 @@ def scaling_sizing(requested: int | None, cpus: float) -> tuple[int, list[str]]:
 
 
 def run_scaling(
-    campaign: Campaign, impls: list[str], base: RunPlan, max_instances: int | None, repetitions: int, settings: SearchSettings
+    campaign: Campaign,
+    impls: list[str],
+    base: RunPlan,
+    max_instances: int | None,
+    repetitions: int,
+    settings: SearchSettings,
 ) -> dict[int, dict[str, list[dict[str, Any]]]]:
     top, warnings = scaling_sizing(max_instances, base.cpus or 1.0)
     for warning in warnings:
@@ -78,7 +83,9 @@ def run_users(
                     repetition=repetition,
                     expect_below_capacity=False,
                 )
-                results.append(campaign.run_point(plan, f"{impl} {users} users rep {repetition + 1}/{repetitions}"))
+                results.append(
+                    campaign.run_point(plan, f"{impl} {users} users rep {repetition + 1}/{repetitions}")
+                )
     return results
 
 
@@ -100,7 +107,9 @@ def run_payload(
                     repetition=repetition,
                     expect_below_capacity=size <= CONTRACT_BODY_LIMIT,
                 )
-                results.append((impl, size, campaign.run_point(plan, f"{impl} payload {size} B rep {repetition + 1}")))
+                results.append(
+                    (impl, size, campaign.run_point(plan, f"{impl} payload {size} B rep {repetition + 1}"))
+                )
     return results
 
 
@@ -116,4 +125,6 @@ def payload_outcome(result: PointResult) -> str:
         return "ok" if str(top).startswith("2") else str(top)
     if metrics["sys_errors"]:
         return "error"
-    return "ok" if metrics["ok"] and not metrics["app_errors"] else "413" if metrics["app_errors"] else "error"
+    return (
+        "ok" if metrics["ok"] and not metrics["app_errors"] else "413" if metrics["app_errors"] else "error"
+    )

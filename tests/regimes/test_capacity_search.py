@@ -32,7 +32,9 @@ class FakeResult:
         return self.failed
 
 
-def drive(true_capacity: float, settings: SearchSettings, noise: float = 0.0, seed: int = 0) -> tuple[SearchState, list[float]]:
+def drive(
+    true_capacity: float, settings: SearchSettings, noise: float = 0.0, seed: int = 0
+) -> tuple[SearchState, list[float]]:
     rng = random.Random(seed)
     state = SearchState()
     probes: list[float] = []
