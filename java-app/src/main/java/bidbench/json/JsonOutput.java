@@ -2,6 +2,7 @@ package bidbench.json;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.json.JsonWriteFeature;
 import com.fasterxml.jackson.core.util.ByteArrayBuilder;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -15,7 +16,11 @@ public final class JsonOutput {
         void write(JsonGenerator json) throws IOException;
     }
 
-    private static final JsonFactory FACTORY = JsonFactory.builder().build();
+    // Emit characters outside the BMP as four UTF-8 bytes, like the other apps, rather than as a pair of
+    // backslash-u escapes (Jackson's default); both decode to the same string.
+    private static final JsonFactory FACTORY = JsonFactory.builder()
+            .enable(JsonWriteFeature.COMBINE_UNICODE_SURROGATES_IN_UTF8)
+            .build();
 
     private JsonOutput() {}
 

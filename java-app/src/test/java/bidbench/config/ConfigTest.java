@@ -1,0 +1,83 @@
+package bidbench.config;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class ConfigTest {
+
+    @Test
+    void defaults() {
+        Config config = Config.fromEnv(Map.of("DATABASE_URL", "postgresql://u:p@db:5433/bids"));
+        assertEquals("127.0.0.1", config.host());
+        assertEquals(8080, config.port());
+        assertEquals(10, config.dbPoolSize());
+        assertEquals(32, config.javaThreads());
+        assertEquals("info", config.logLevel());
+        assertTrue(config.serverTiming());
+        assertFalse(config.unfairUnsorted());
+    }
+
+    @Test
+    void everyKnob() {
+        Config config = Config.fromEnv(Map.of(
+                "HOST", "0.0.0.0", "PORT", "9090", "DATABASE_URL", "postgresql://u@db/bids",
+                "DB_POOL_SIZE", "60", "JAVA_THREADS", "200", "LOG_LEVEL", "DEBUG", "SERVER_TIMING", "0",
+                "BIDBENCH_UNFAIR_UNSORTED", "1"));
+        assertEquals("0.0.0.0", config.host());
+        assertEquals(9090, config.port());
+        assertEquals(60, config.dbPoolSize());
+        assertEquals(200, config.javaThreads());
+        assertEquals("debug", config.logLevel());
+        assertFalse(config.serverTiming());
+        assertTrue(config.unfairUnsorted());
+    }
+
+    @Test
+    void rejectsNonsense() {
+        String url = "postgresql://u:p@db/bids";
+        assertThrows(IllegalArgumentException.class, () -> Config.fromEnv(Map.of("DATABASE_URL", url, "PORT", "x")));
+        assertThrows(IllegalArgumentException.class, () -> Config.fromEnv(Map.of("DATABASE_URL", url, "PORT", "70000")));
+        assertThrows(IllegalArgumentException.class, () -> Config.fromEnv(Map.of("DATABASE_URL", url, "DB_POOL_SIZE", "0")));
+        assertThrows(IllegalArgumentException.class, () -> Config.fromEnv(Map.of("DATABASE_URL", url, "JAVA_THREADS", "-2")));
+        assertThrows(IllegalArgumentException.class, () -> Config.fromEnv(Map.of("DATABASE_URL", url, "LOG_LEVEL", "trace")));
+        assertThrows(IllegalArgumentException.class, () -> Config.fromEnv(Map.of("DATABASE_URL", url, "SERVER_TIMING", "yes")));
+        assertThrows(IllegalArgumentException.class, () -> Config.fromEnv(Map.of("DATABASE_URL", "mysql://u@h/d")));
+    }
+
+    @Test
+    void databaseUrl() {
+        DbTarget db = DbTarget.parseUrl("postgresql://bid%40bench:p%3Ass+w@127.0.0.1:55432/bidbench?sslmode=disable");
+        assertEquals("bid@bench", db.user());
+        assertEquals("p:ss+w", db.password());
+        assertEquals("jdbc:postgresql://127.0.0.1:55432/bidbench?sslmode=disable", db.jdbcUrl());
+        assertEquals("postgresql://bid@bench:***@127.0.0.1:55432/bidbench", db.masked());
+        assertFalse(db.toString().contains("p:ss"));
+    }
+
+    @Test
+    void databaseUrlDefaults() {
+        DbTarget db = DbTarget.parseUrl("postgres://alice@localhost");
+        assertEquals(5432, db.port());
+        assertEquals("alice", db.database());
+        assertNull(db.password());
+        assertEquals("postgresql://alice@localhost:5432/alice", db.masked());
+        assertEquals("jdbc:postgresql://[::1]:5432/x", DbTarget.parseUrl("postgresql://u:p@[::1]/x").jdbcUrl());
+    }
+
+    @Test
+    void libpqVariablesWhenNoUrl() {
+        DbTarget db = DbTarget.fromEnv(Map.of("PGHOST", "db.local", "PGPORT", "6543", "PGUSER", "bob",
+                "PGPASSWORD", "secret", "PGDATABASE", "auction"));
+        assertEquals("jdbc:postgresql://db.local:6543/auction", db.jdbcUrl());
+        assertEquals("bob", db.user());
+        assertEquals("secret", db.password());
+        assertEquals("postgresql://bob:***@db.local:6543/auction", db.masked());
+        assertEquals("postgresql://bob@localhost:5432/bob", DbTarget.fromEnv(Map.of("PGUSER", "bob")).masked());
+    }
+}

@@ -1,0 +1,57 @@
+package bidbench.it;
+
+import static org.junit.jupiter.api.Assertions.fail;
+
+import bidbench.config.DbTarget;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.Map;
+
+/**
+ * The real database the integration tests run against: DATABASE_URL, as `./bidbench test` sets it
+ * (a freshly reset database seeded with scale 1, seed 42). Without it the tests fail, never skip.
+ */
+final class TestDatabase {
+
+    private TestDatabase() {}
+
+    static String url() {
+        String url = System.getenv("DATABASE_URL");
+        if (url == null || url.isBlank()) {
+            fail("DATABASE_URL is not set: the integration tests need the seeded database. "
+                    + "Run them with `./bidbench test --only java`, or with DATABASE_URL=$(./bidbench db url) "
+                    + "after `./bidbench db reset`.");
+        }
+        return url;
+    }
+
+    static DbTarget target() {
+        return DbTarget.fromEnv(Map.of("DATABASE_URL", url()));
+    }
+
+    static Connection connect() throws SQLException {
+        DbTarget db = target();
+        return DriverManager.getConnection(db.jdbcUrl(), db.user(), db.password());
+    }
+
+    /** The first column of the first row as a long, or null when there is no row. */
+    static Long scalar(String sql, Object... parameters) throws SQLException {
+        String value = text(sql, parameters);
+        return value == null ? null : Long.valueOf(value);
+    }
+
+    /** The first column of the first row as text, or null when there is no row. */
+    static String text(String sql, Object... parameters) throws SQLException {
+        try (Connection connection = connect(); PreparedStatement statement = connection.prepareStatement(sql)) {
+            for (int i = 0; i < parameters.length; i++) {
+                statement.setObject(i + 1, parameters[i]);
+            }
+            try (ResultSet row = statement.executeQuery()) {
+                return row.next() ? row.getString(1) : null;
+            }
+        }
+    }
+}
