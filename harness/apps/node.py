@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -74,6 +75,19 @@ def install_digest() -> str:
     return digest.hexdigest()
 
 
+def install_env(node: str) -> dict[str, str]:
+    """The environment for `npm ci`: node-gyp gets the running node's own headers when they are installed.
+
+    Without a nodedir node-gyp downloads the headers from nodejs.org, which fails offline; the headers of a
+    distribution or NodeSource node are already on disk under <prefix>/include/node.
+    """
+    env = dict(os.environ)
+    prefix = Path(node).resolve().parent.parent
+    if "npm_config_nodedir" not in env and (prefix / "include" / "node" / "node_version.h").is_file():
+        env["npm_config_nodedir"] = str(prefix)
+    return env
+
+
 def _pg_native_loads(node: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [node, "-e", _PG_NATIVE_PROBE], cwd=APP_DIR, capture_output=True, text=True, timeout=60
@@ -98,7 +112,12 @@ class NodeDriver(AppDriver):
         if installed and INSTALL_STAMP.is_file() and INSTALL_STAMP.read_text().strip() == digest:
             return
         done = subprocess.run(
-            [_tool("npm"), "ci", "--no-audit", "--no-fund"], cwd=APP_DIR, capture_output=True, text=True
+            # --foreground-scripts: keep node-gyp's output, so a failed addon build can say why.
+            [_tool("npm"), "ci", "--no-audit", "--no-fund", "--foreground-scripts"],
+            cwd=APP_DIR,
+            env=install_env(node),
+            capture_output=True,
+            text=True,
         )
         if done.returncode != 0:
             output = (done.stdout + done.stderr).strip().splitlines()[-40:]
@@ -107,13 +126,18 @@ class NodeDriver(AppDriver):
         # The benchmark needs both drivers, so a missing addon is an error here, with the reason.
         probe = _pg_native_loads(node)
         if probe.returncode != 0:
-            npm_tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-20:])
+            output = (done.stdout + done.stderr).splitlines()
+            gyp_errors = [line for line in output if "gyp ERR!" in line or "error:" in line][:20]
+            node_error = next(
+                (line for line in probe.stderr.splitlines() if "Error" in line), probe.stderr[-300:]
+            )
             raise UserError(
                 "pg-native did not build: `require('pg-native')` fails in node-app/.\n"
                 "Its libpq addon is compiled by node-gyp during `npm ci` and needs libpq-dev, python3, make "
-                "and g++ (./bidbench setup installs them), then run ./bidbench build node again.\n"
-                f"node says: {probe.stderr.strip().splitlines()[-1] if probe.stderr.strip() else '?'}\n"
-                f"npm ci output (tail):\n{npm_tail}"
+                "and g++ (./bidbench setup installs them) and the node headers (found under the node prefix, "
+                "else downloaded from nodejs.org); then run ./bidbench build node again.\n"
+                f"node says: {node_error.strip()}\n"
+                "node-gyp says:\n" + "\n".join(gyp_errors or output[-20:])
             )
         INSTALL_STAMP.parent.mkdir(parents=True, exist_ok=True)
         INSTALL_STAMP.write_text(digest + "\n")
