@@ -1,0 +1,372 @@
+"""Loading the golden cases: `contract/conformance/*.yaml` (the format is in that folder's README.md).
+
+A file is a list of cases plus the session it belongs to. Files of one session share one database reset
+and one app start, and run in file-name order, cases in file order. The loader also enforces the rules
+that make "every case sees a freshly reset database" true (see `check_isolation`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from harness import paths
+from harness.conformance.canon import ERROR_CODES, error_body, validate_expectation
+from harness.conformance.client import RawRequest
+
+WRITE_METHODS = ("POST", "PUT", "DELETE")
+ROUTES: dict[str, tuple[str, ...]] = {
+    "/health": ("GET",),
+    "/ready": ("GET",),
+    "/regions": ("GET",),
+    "/categories": ("GET",),
+    "/categories/{id}/items": ("GET",),
+    "/items": ("POST",),
+    "/items/{id}": ("GET", "PUT", "DELETE"),
+    "/items/{id}/bids": ("GET", "POST"),
+    "/users": ("POST",),
+    "/users/{id}": ("GET",),
+}
+_ROUTE_PATTERNS = [
+    (re.compile("^" + template.replace("{id}", "([^/]+)") + "$"), template) for template in ROUTES
+]
+HOSTILE_TAGS = (
+    "malformed-json", "wrong-type", "unknown-field", "huge-number", "negative-paging", "non-numeric-id",
+    "leading-zeros", "invalid-utf8", "bom", "nesting", "lone-surrogate", "nul", "code-points",
+    "duplicate-query", "too-large", "content-type", "charset", "wrong-method", "head",
+)  # fmt: skip
+"""The one shared list of hostile inputs (issue 6); every tag must be covered by at least one case."""
+
+
+class CaseError(ValueError):
+    """A case file is malformed; the message names the file and the case."""
+
+
+@dataclass(frozen=True)
+class RequestSpec:
+    method: str
+    path: str
+    headers: tuple[tuple[str, str], ...]
+    body: bytes
+    chunk_size: int | None = None
+    declared_length: int | None = None
+
+    def raw(self) -> RawRequest:
+        return RawRequest(
+            method=self.method,
+            target=self.path,
+            headers=self.headers,
+            body=self.body,
+            chunk_size=self.chunk_size,
+            declared_length=self.declared_length,
+        )
+
+    @property
+    def route(self) -> str | None:
+        """The route template the raw path matches, or None for an unknown route."""
+        raw_path = self.path.split("?", 1)[0]
+        for pattern, template in _ROUTE_PATTERNS:
+            if pattern.match(raw_path):
+                return template
+        return None
+
+    def path_id(self) -> str | None:
+        raw_path = self.path.split("?", 1)[0]
+        for pattern, _ in _ROUTE_PATTERNS:
+            m = pattern.match(raw_path)
+            if m and m.groups():
+                return m.group(1)
+        return None
+
+
+@dataclass(frozen=True)
+class Expectation:
+    status: int
+    body: Any = None
+    """The expected parsed body (with matchers), or None when `no_body` is set."""
+    no_body: bool = False
+    headers: tuple[tuple[str, str | None], ...] = ()
+    """Exact header values; a None value means the header must be absent."""
+
+
+@dataclass(frozen=True)
+class Step:
+    request: RequestSpec
+    expect: Expectation
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    file: str
+    session: str
+    steps: tuple[Step, ...]
+    tags: tuple[str, ...] = ()
+    note: str = ""
+
+    @property
+    def writes(self) -> bool:
+        return any(step.request.method in WRITE_METHODS for step in self.steps)
+
+
+@dataclass
+class Session:
+    name: str
+    readonly: bool
+    knobs: dict[str, str]
+    files: list[str] = field(default_factory=list)
+    cases: list[Case] = field(default_factory=list)
+
+
+def _decode_part(part: Any, where: str) -> bytes:
+    if isinstance(part, str):
+        return part.encode("utf-8")
+    if not isinstance(part, dict) or len(part) < 1:
+        raise CaseError(f"{where}: a body part is a mapping with one of text, hex, json, repeat")
+    if "text" in part:
+        return str(part["text"]).encode("utf-8")
+    if "hex" in part:
+        try:
+            return bytes.fromhex(str(part["hex"]).replace(" ", ""))
+        except ValueError as exc:
+            raise CaseError(f"{where}: bad hex: {exc}") from exc
+    if "json" in part:
+        return json.dumps(part["json"], ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    if "repeat" in part:
+        count = part.get("count")
+        if not isinstance(count, int) or count < 0:
+            raise CaseError(f"{where}: repeat needs a non-negative integer count")
+        unit = part["repeat"]
+        unit_bytes = bytes.fromhex(unit["hex"]) if isinstance(unit, dict) else str(unit).encode("utf-8")
+        return unit_bytes * count
+    raise CaseError(f"{where}: a body part needs text, hex, json or repeat, got {sorted(part)}")
+
+
+def decode_body(spec: Any, where: str) -> bytes:
+    if spec is None:
+        return b""
+    if isinstance(spec, list):
+        return b"".join(_decode_part(part, f"{where}[{i}]") for i, part in enumerate(spec))
+    return _decode_part(spec, where)
+
+
+def _parse_request(raw: Any, where: str) -> RequestSpec:
+    if not isinstance(raw, dict):
+        raise CaseError(f"{where}: request must be a mapping")
+    unknown = set(raw) - {"method", "path", "headers", "body", "chunked", "declared_length"}
+    if unknown:
+        raise CaseError(f"{where}: unknown request keys {sorted(unknown)}")
+    method = raw.get("method")
+    path = raw.get("path")
+    if not isinstance(method, str) or not method or not isinstance(path, str) or not path.startswith("/"):
+        raise CaseError(f"{where}: request needs a method and a path starting with /")
+    body = decode_body(raw.get("body"), f"{where}.body")
+    headers_raw = raw.get("headers") or {}
+    if not isinstance(headers_raw, dict):
+        raise CaseError(f"{where}: headers must be a mapping")
+    headers: list[tuple[str, str]] = []
+    if method in ("POST", "PUT") and "Content-Type" not in headers_raw:
+        headers.append(("Content-Type", "application/json"))
+    for key, value in headers_raw.items():
+        if value is None:
+            continue  # `Content-Type: null` means: send no such header
+        headers.append((str(key), str(value)))
+    chunk = raw.get("chunked")
+    declared = raw.get("declared_length")
+    if chunk is not None and (not isinstance(chunk, int) or chunk < 1):
+        raise CaseError(f"{where}: chunked is a chunk size in bytes")
+    if declared is not None and (not isinstance(declared, int) or declared < 0):
+        raise CaseError(f"{where}: declared_length is a byte count")
+    return RequestSpec(method, path, tuple(headers), body, chunk, declared)
+
+
+def _parse_expect(raw: Any, where: str, expected_dir: Path) -> Expectation:
+    if not isinstance(raw, dict):
+        raise CaseError(f"{where}: expect must be a mapping")
+    unknown = set(raw) - {"status", "body", "json", "error", "no_body", "headers"}
+    if unknown:
+        raise CaseError(f"{where}: unknown expect keys {sorted(unknown)}")
+    status = raw.get("status")
+    if not isinstance(status, int) or not 200 <= status <= 599:
+        raise CaseError(f"{where}: expect.status must be an HTTP status")
+    forms = [k for k in ("body", "json", "error", "no_body") if k in raw]
+    if len(forms) != 1:
+        raise CaseError(f"{where}: give exactly one of body, json, error, no_body (got {forms})")
+    body: Any = None
+    no_body = False
+    if "error" in raw:
+        if status not in ERROR_CODES:
+            raise CaseError(f"{where}: no error code for status {status}")
+        body = error_body(status, str(raw["error"]))
+    elif "json" in raw:
+        try:
+            body = json.loads(str(raw["json"]))
+        except json.JSONDecodeError as exc:
+            raise CaseError(f"{where}: expect.json is not JSON: {exc}") from exc
+    elif "body" in raw:
+        body = raw["body"]
+        if isinstance(body, dict) and set(body) == {"$file"}:
+            file = expected_dir / str(body["$file"])
+            try:
+                body = json.loads(file.read_text(encoding="utf-8"))
+            except (OSError, json.JSONDecodeError) as exc:
+                raise CaseError(f"{where}: cannot load expected body {file.name}: {exc}") from exc
+    else:
+        no_body = bool(raw["no_body"])
+    problems = validate_expectation(body)
+    if problems:
+        raise CaseError(f"{where}: " + "; ".join(problems))
+    headers_raw = raw.get("headers") or {}
+    headers = tuple((str(k), None if v is None else str(v)) for k, v in headers_raw.items())
+    return Expectation(status=status, body=body, no_body=no_body, headers=headers)
+
+
+def _parse_case(raw: Any, file: str, session: str, index: int, expected_dir: Path) -> Case:
+    where = f"{file} case #{index + 1}"
+    if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
+        raise CaseError(f"{where}: a case is a mapping with a name")
+    where = f"{file} case {raw['name']!r}"
+    unknown = set(raw) - {"name", "tags", "note", "request", "expect", "steps"}
+    if unknown:
+        raise CaseError(f"{where}: unknown keys {sorted(unknown)}")
+    if "steps" in raw:
+        if "request" in raw or "expect" in raw:
+            raise CaseError(f"{where}: use either steps or request/expect")
+        steps_raw = raw["steps"]
+        if not isinstance(steps_raw, list) or not steps_raw:
+            raise CaseError(f"{where}: steps must be a non-empty list")
+    else:
+        steps_raw = [{"request": raw.get("request"), "expect": raw.get("expect")}]
+    steps = []
+    for i, step in enumerate(steps_raw):
+        step_where = f"{where} step {i + 1}"
+        if not isinstance(step, dict):
+            raise CaseError(f"{step_where}: a step is a mapping with request and expect")
+        steps.append(Step(_parse_request(step.get("request"), step_where), _parse_expect(step.get("expect"), step_where, expected_dir)))
+    tags = raw.get("tags") or []
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        raise CaseError(f"{where}: tags must be a list of strings")
+    return Case(raw["name"], file, session, tuple(steps), tuple(tags), str(raw.get("note", "")))
+
+
+def load_file(path: Path) -> tuple[str, bool, dict[str, str], list[Case]]:
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise CaseError(f"{path.name}: not valid YAML: {exc}") from exc
+    if not isinstance(doc, dict) or not isinstance(doc.get("cases"), list):
+        raise CaseError(f"{path.name}: a case file is a mapping with a `cases` list")
+    unknown = set(doc) - {"session", "readonly", "knobs", "cases", "description"}
+    if unknown:
+        raise CaseError(f"{path.name}: unknown top-level keys {sorted(unknown)}")
+    session = str(doc.get("session") or path.stem)
+    readonly = bool(doc.get("readonly", False))
+    knobs = {str(k): str(v) for k, v in (doc.get("knobs") or {}).items()}
+    expected_dir = path.parent / "expected"
+    cases = [_parse_case(raw, path.name, session, i, expected_dir) for i, raw in enumerate(doc["cases"])]
+    return session, readonly, knobs, cases
+
+
+def load_sessions(directory: Path | None = None) -> list[Session]:
+    """All sessions, in the order of their first file; cases in file order."""
+    directory = directory or paths.CONFORMANCE_CASES
+    files = sorted(directory.glob("*.yaml"))
+    if not files:
+        raise CaseError(f"no case files (*.yaml) in {directory}")
+    sessions: dict[str, Session] = {}
+    names: dict[str, str] = {}
+    for path in files:
+        name, readonly, knobs, cases = load_file(path)
+        session = sessions.get(name)
+        if session is None:
+            session = sessions[name] = Session(name, readonly, knobs)
+        elif session.readonly != readonly or session.knobs != knobs:
+            raise CaseError(f"{path.name}: session {name!r} is declared with other readonly/knobs elsewhere")
+        session.files.append(path.name)
+        for case in cases:
+            if case.name in names:
+                raise CaseError(f"{path.name}: case name {case.name!r} is also used in {names[case.name]}")
+            names[case.name] = path.name
+            session.cases.append(case)
+    for session in sessions.values():
+        problems = check_isolation(session)
+        if problems:
+            raise CaseError(f"session {session.name!r}: " + "; ".join(problems))
+    return list(sessions.values())
+
+
+def _resource_keys(step: Step) -> tuple[set[str], set[str]]:
+    """(read keys, written keys) of one step: the rows it can observe or change, by path id and body."""
+    req = step.request
+    route = req.route
+    pid = req.path_id()
+    reads: set[str] = set()
+    writes: set[str] = set()
+    if route is None or pid is None and route not in ("/items", "/users"):
+        return reads, writes
+    kind = {"/categories/{id}/items": "category", "/users/{id}": "user"}.get(route or "", "item")
+    key = f"{kind}:{pid}"
+    body: Any = None
+    try:
+        body = json.loads(req.body.decode("utf-8")) if req.body else None
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        body = None
+    if req.method == "GET":
+        reads.add(key)
+    elif route == "/items" and req.method == "POST":
+        if isinstance(body, dict) and "category_id" in body:
+            writes.add(f"category:{body['category_id']}")
+        writes.add("items:new")
+    elif route == "/users" and req.method == "POST":
+        writes.add("users:new")
+        if isinstance(body, dict) and isinstance(body.get("nickname"), str):
+            writes.add(f"nickname:{body['nickname']}")
+    elif req.method in WRITE_METHODS:
+        writes.add(key)
+    return reads, writes
+
+
+def check_isolation(session: Session) -> list[str]:
+    """The rules that make each case see a fresh reset for everything it touches.
+
+    - a readonly session may send write requests that are rejected; the runner verifies afterwards that
+      the database fingerprint (table checksums and sequence positions) did not change;
+    - in a writing session, a row a case writes (by path id; a new item counts as a write to its category)
+      is read or written by no other case;
+    - new rows get ids from sequences, which every insert attempt advances (failed ones too), so the
+      expected ids of created rows are those of the fixed case order; all apps see the same order.
+    """
+    if session.readonly:
+        return []  # nothing is written; the runner verifies the fingerprint after the session
+    problems: list[str] = []
+    owners: dict[str, str] = {}
+    touched: dict[str, set[str]] = {}
+    for case in session.cases:
+        case_reads: set[str] = set()
+        case_writes: set[str] = set()
+        for step in case.steps:
+            reads, writes = _resource_keys(step)
+            case_reads |= reads
+            case_writes |= writes
+        touched[case.name] = case_reads | case_writes
+        for key in case_writes:
+            if key in ("items:new", "users:new"):
+                continue
+            if key in owners and owners[key] != case.name:
+                problems.append(f"{key} is written by both {owners[key]!r} and {case.name!r}")
+            owners[key] = case.name
+    for key, owner in owners.items():
+        for name, keys in touched.items():
+            if name != owner and key in keys and not key.startswith("nickname:"):
+                problems.append(f"{key} is written by {owner!r} and also touched by {name!r}")
+    return problems
+
+
+def all_cases(sessions: Iterable[Session]) -> list[Case]:
+    return [case for session in sessions for case in session.cases]

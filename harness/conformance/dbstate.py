@@ -1,0 +1,141 @@
+"""The suite's own database: a private clone of the seeded template, never the shared working database.
+
+`./bidbench db reset` (any engineer, any test run) drops and re-creates `bidbench`; the suite must not be
+disturbed by that, nor disturb others. So it clones `bidbench_template` into `bidbench_conformance` and
+points the apps there. Its reset is the same operation as harness.db.seed.reset (DROP ... WITH (FORCE),
+CREATE ... TEMPLATE), which is why the apps are stopped before and started after every reset.
+
+pg_stat_statements is cluster-wide. The suite resets and reads only the entries of its own database
+(`pg_stat_statements_reset(0, dbid, 0)`, `WHERE dbid = ...`), from a connection to the `postgres`
+database, so its own queries never land in the measured entries and other users' statistics stay intact.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import psycopg
+from psycopg import sql
+
+from harness.db import seed as seeding
+from harness.db.target import TEMPLATE_DB, DatabaseServer
+
+CONFORMANCE_DB = "bidbench_conformance"
+SEQUENCES = ("users_id_seq", "items_id_seq", "bids_id_seq")
+SCALE = 1
+SEED = 42
+
+
+@dataclass(frozen=True)
+class StatRow:
+    queryid: int
+    query: str
+    calls: int
+    rows: int
+
+
+class ConformanceDb:
+    def __init__(self, server: DatabaseServer, name: str = CONFORMANCE_DB) -> None:
+        self.server = server
+        self.name = name
+
+    @property
+    def url(self) -> str:
+        return self.server.url(self.name)
+
+    def _admin(self) -> psycopg.Connection:
+        return psycopg.connect(self.server.admin_url(), autocommit=True, connect_timeout=10)
+
+    def connect(self) -> psycopg.Connection:
+        conn = psycopg.connect(self.url, autocommit=True, connect_timeout=10)
+        conn.execute("SET TimeZone = 'UTC'")
+        return conn
+
+    def reset(self) -> float:
+        """Drop and re-clone from the template. Apps connected to it lose their connections."""
+        started = time.monotonic()
+        last: Exception | None = None
+        for _ in range(20):
+            try:
+                with self._admin() as admin:
+                    admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(self.name)))
+                    admin.execute(
+                        sql.SQL("CREATE DATABASE {} TEMPLATE {} STRATEGY FILE_COPY").format(
+                            sql.Identifier(self.name), sql.Identifier(TEMPLATE_DB)
+                        )
+                    )
+                return time.monotonic() - started
+            except psycopg.errors.ObjectInUse as exc:  # someone is connected to the template right now
+                last = exc
+                time.sleep(0.25)
+        raise RuntimeError(f"could not clone {TEMPLATE_DB}: {last}")
+
+    def drop(self) -> None:
+        with self._admin() as admin:
+            admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(self.name)))
+
+    def fingerprint(self) -> dict[str, str]:
+        """Every table's content checksum and every sequence position: equal means the same state."""
+        with self.connect() as conn:
+            sums = seeding.table_checksums(conn)
+            for seq in SEQUENCES:
+                row = conn.execute(sql.SQL("SELECT last_value, is_called FROM {}").format(sql.Identifier(seq))).fetchone()
+                sums[seq] = f"{row[0]}:{row[1]}" if row else "?"
+        return sums
+
+    def max_ids(self) -> dict[str, int]:
+        with self.connect() as conn:
+            out = {}
+            for table in ("users", "items", "bids"):
+                row = conn.execute(sql.SQL("SELECT coalesce(max(id), 0) FROM {}").format(sql.Identifier(table))).fetchone()
+                out[table] = int(row[0]) if row else 0
+        return out
+
+    def invariant_violations(self, limit: int = 10) -> list[str]:
+        """Items whose max_bid_cents / bid_count disagree with their bids (SPEC §2.3: no lost updates)."""
+        query = """
+            SELECT i.id, i.max_bid_cents, i.bid_count, coalesce(b.max_amount, 0), coalesce(b.n, 0)
+              FROM items i
+              LEFT JOIN (SELECT item_id, max(amount_cents) AS max_amount, count(*) AS n FROM bids GROUP BY item_id) b
+                ON b.item_id = i.id
+             WHERE i.max_bid_cents <> coalesce(b.max_amount, 0) OR i.bid_count <> coalesce(b.n, 0)
+             ORDER BY i.id
+        """
+        with self.connect() as conn:
+            rows = conn.execute(query).fetchall()
+        return [
+            f"item {r[0]}: max_bid_cents={r[1]} bid_count={r[2]} but max(bids.amount_cents)={r[3]} count(bids)={r[4]}"
+            for r in rows[:limit]
+        ] + ([f"... and {len(rows) - limit} more items"] if len(rows) > limit else [])
+
+    def dbid(self) -> int:
+        with self._admin() as admin:
+            row = admin.execute("SELECT oid FROM pg_database WHERE datname = %s", (self.name,)).fetchone()
+        if not row:
+            raise RuntimeError(f"database {self.name} does not exist")
+        return int(row[0])
+
+    def stats_reset(self) -> None:
+        dbid = self.dbid()
+        with self._admin() as admin:
+            admin.execute("SELECT pg_stat_statements_reset(0, %s, 0)", (dbid,))
+
+    def stats(self) -> list[StatRow]:
+        dbid = self.dbid()
+        with self._admin() as admin:
+            rows = admin.execute(
+                "SELECT queryid, query, calls, rows FROM pg_stat_statements WHERE dbid = %s AND toplevel",
+                (dbid,),
+            ).fetchall()
+        return [StatRow(int(r[0] or 0), str(r[1]), int(r[2]), int(r[3])) for r in rows]
+
+
+def prepare(server: DatabaseServer) -> ConformanceDb:
+    """Make sure the template holds scale 1 / seed 42 (the golden data), then clone the private database."""
+    info = seeding.template_info(server)
+    if info is None or info.get("scale") != str(SCALE) or info.get("seed") != str(SEED) or info.get("indexes") != "True":
+        seeding.seed(server, SCALE, SEED)
+    db = ConformanceDb(server)
+    db.reset()
+    return db

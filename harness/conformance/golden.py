@@ -1,0 +1,118 @@
+"""The golden runner: every case of contract/conformance against one target, on a fresh database.
+
+Per session (a group of case files): reset the private database, start the target, run the cases in
+order, stop the target. A readonly session must leave the database fingerprint untouched; a writing
+session must leave the bid invariants intact. Both are checked after the target stopped, and reported as
+checks of their own.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timezone
+
+from harness.conformance.canon import InvalidJson, MatchContext, WireOptions, match, parse, wire_problems
+from harness.conformance.cases import Case, Session
+from harness.conformance.client import TransportError, send
+from harness.conformance.dbstate import ConformanceDb
+from harness.conformance.results import CheckResult
+from harness.conformance.targets import Target
+
+PART = "golden"
+
+
+def run_case(base_url: str, case: Case, options: WireOptions) -> list[str]:
+    """The problems of one case (empty when it passes). Steps share one capture context."""
+    ctx = MatchContext()
+    problems: list[str] = []
+    for number, step in enumerate(case.steps, start=1):
+        prefix = f"step {number} ({step.request.method} {step.request.path}): " if len(case.steps) > 1 else ""
+        req = step.request.raw()
+        ctx.sent_at = datetime.now(timezone.utc)
+        try:
+            response = send(base_url, req)
+        except (TransportError, OSError) as exc:
+            problems.append(f"{prefix}no response: {exc.__class__.__name__}: {exc}")
+            break
+        exp = step.expect
+        step_problems: list[str] = []
+        if response.status != exp.status:
+            step_problems.append(f"status {response.status}, expected {exp.status}")
+        step_problems.extend(wire_problems(response, options, head_request=req.method == "HEAD"))
+        for name, value in exp.headers:
+            actual = response.header_all(name)
+            if value is None and actual:
+                step_problems.append(f"header {name} must be absent, got {actual}")
+            elif value is not None and actual != [value]:
+                step_problems.append(f"header {name}: expected {value!r}, got {actual}")
+        if exp.no_body:
+            if response.body:
+                step_problems.append(f"expected no body, got {len(response.body)} bytes")
+        elif response.body is not None:
+            try:
+                actual_body = parse(response.body)
+            except InvalidJson as exc:
+                step_problems.append(f"body: {exc}: {response.body[:200]!r}")
+            else:
+                step_problems.extend(match(exp.body, actual_body, "body", ctx))
+        problems.extend(prefix + p for p in step_problems)
+        if response.status != exp.status and number < len(case.steps):
+            problems.append(f"later steps skipped after step {number} failed")
+            break
+    return problems
+
+
+def run_session(target: Target, db: ConformanceDb, session: Session, fresh: dict[str, str]) -> list[CheckResult]:
+    results: list[CheckResult] = []
+    options = WireOptions(server_timing=session.knobs.get("SERVER_TIMING", "1") != "0")
+    db.reset()
+    with target.running(db, session.knobs) as base_url:
+        for case in session.cases:
+            started = time.monotonic()
+            problems = run_case(base_url, case, options)
+            results.append(
+                CheckResult(
+                    PART,
+                    target.name,
+                    case.name,
+                    not problems,
+                    problems,
+                    detail={"file": case.file, "session": session.name, "tags": list(case.tags)},
+                    seconds=time.monotonic() - started,
+                )
+            )
+    if session.readonly:
+        after = db.fingerprint()
+        changed = sorted(k for k in fresh if fresh[k] != after.get(k))
+        results.append(
+            CheckResult(
+                PART,
+                target.name,
+                f"session {session.name}: database unchanged",
+                not changed,
+                [f"the readonly session changed {', '.join(changed)}: one of its requests wrote to the database"]
+                if changed
+                else [],
+                detail={"session": session.name},
+            )
+        )
+    else:
+        violations = db.invariant_violations()
+        results.append(
+            CheckResult(
+                PART,
+                target.name,
+                f"session {session.name}: bid invariants",
+                not violations,
+                violations,
+                detail={"session": session.name},
+            )
+        )
+    return results
+
+
+def run_golden(target: Target, db: ConformanceDb, sessions: list[Session], fresh: dict[str, str]) -> list[CheckResult]:
+    results: list[CheckResult] = []
+    for session in sessions:
+        results.extend(run_session(target, db, session, fresh))
+    return results

@@ -1,0 +1,27 @@
+"""The result records every part produces; the report renders them and writes them as JSON."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass
+class CheckResult:
+    part: str
+    """golden, differential, dbwork, concurrency, schemathesis"""
+    target: str
+    check: str
+    """A case name, a request type, or the name of a whole-run check."""
+    ok: bool
+    problems: list[str] = field(default_factory=list)
+    detail: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+    skipped: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def failed(results: list[CheckResult]) -> list[CheckResult]:
+    return [r for r in results if not r.ok and not r.skipped]

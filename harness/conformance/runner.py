@@ -1,0 +1,138 @@
+"""`./bidbench conformance`: run the parts against the implementations, print the table, exit non-zero on
+any failure, optionally write the JSON report.
+
+    run_conformance(["java", "node", "php"], parts=None, json_path=None) -> exit code
+    conformance_exit_code(impls) -> (exit code, one-line summary)   # for `./bidbench test`
+
+Everything is bounded: a fixed number of requests per part, timeouts on every request, loopback only.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from harness.conformance.cases import CaseError, Session, load_sessions
+from harness.conformance.dbstate import ConformanceDb
+from harness.conformance.report import print_tables, summary_line, write_json
+from harness.conformance.results import CheckResult, failed
+from harness.conformance.targets import AppTarget, Target
+from harness.console import UserError, console
+
+PARTS = ("golden", "differential", "dbwork", "concurrency", "schemathesis")
+
+
+def _prepare_db() -> ConformanceDb:
+    from harness.cli import _server, ensure_db_up
+    from harness.conformance.dbstate import prepare
+
+    ensure_db_up()
+    return prepare(_server())
+
+
+def run_targets(
+    targets: list[Target],
+    parts: list[str] | None = None,
+    json_path: Path | None = None,
+    db: ConformanceDb | None = None,
+    sessions: list[Session] | None = None,
+    quiet: bool = False,
+) -> tuple[int, list[CheckResult]]:
+    """Run the parts against these targets (real apps or fixtures). Returns (exit code, results)."""
+    wanted = list(parts or PARTS)
+    unknown = [p for p in wanted if p not in PARTS]
+    if unknown:
+        raise UserError(f"unknown part(s) {', '.join(unknown)}; choose from {', '.join(PARTS)}")
+    if sessions is None and "golden" in wanted:
+        try:
+            sessions = load_sessions()
+        except CaseError as exc:
+            raise UserError(f"the golden cases do not load: {exc}") from exc
+    db = db or _prepare_db()
+    names = [t.name for t in targets]
+    results: list[CheckResult] = []
+    extra: dict[str, Any] = {"parts": wanted, "timings_s": {}}
+    for target in targets:
+        target.prepare()
+
+    def guarded(part: str, target_name: str, fn: Callable[[], list[CheckResult]]) -> None:
+        started = time.monotonic()
+        try:
+            out = fn()
+        except Exception as exc:  # a part that crashes is a failure of that part, never a silent skip
+            detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+            out = [CheckResult(part, target_name, f"{part} ran to completion", False, [detail])]
+            if not quiet:
+                console.print(f"[red]{part} crashed for {target_name}:[/] {detail}")
+        results.extend(out)
+        extra["timings_s"][f"{part}:{target_name}"] = round(time.monotonic() - started, 2)
+
+    fresh: dict[str, str] = {}
+    if "golden" in wanted:
+        from harness.conformance.golden import run_golden
+
+        db.reset()
+        fresh = db.fingerprint()
+        assert sessions is not None
+        for target in targets:
+            if not quiet:
+                console.print(f"golden: {target.name} ({sum(len(s.cases) for s in sessions)} cases)")
+            guarded("golden", target.name, lambda t=target: run_golden(t, db, sessions, fresh))
+    if "differential" in wanted:
+        from harness.conformance.differential import run_differential
+
+        if not quiet:
+            console.print(f"differential: {', '.join(names)}")
+        guarded("differential", "all", lambda: run_differential(targets, db, extra))
+    if "dbwork" in wanted:
+        from harness.conformance.dbwork import run_dbwork
+
+        if not quiet:
+            console.print(f"dbwork: {', '.join(names)}")
+        guarded("dbwork", "all", lambda: run_dbwork(targets, db, extra))
+    if "concurrency" in wanted:
+        from harness.conformance.concurrency import run_concurrency
+
+        for target in targets:
+            if not quiet:
+                console.print(f"concurrency: {target.name}")
+            guarded("concurrency", target.name, lambda t=target: run_concurrency(t, db))
+    if "schemathesis" in wanted:
+        from harness.conformance.schemathesis_check import run_schemathesis
+
+        for target in targets:
+            if not quiet:
+                console.print(f"schemathesis: {target.name}")
+            guarded("schemathesis", target.name, lambda t=target: run_schemathesis(t, db, extra))
+
+    if not quiet:
+        print_tables(results, names)
+        console.print(summary_line(results, names))
+    if json_path is not None:
+        write_json(json_path, results, names, extra)
+    return (1 if failed(results) else 0), results
+
+
+def run_conformance(impls: list[str], parts: list[str] | None, json_path: Path | None) -> int:
+    from harness.apps import IMPLS
+
+    unknown = [i for i in impls if i not in IMPLS]
+    if unknown:
+        raise UserError(f"unknown implementation(s) {', '.join(unknown)}; choose from {', '.join(IMPLS)}")
+    targets: list[Target] = [AppTarget(impl) for impl in impls]
+    code, _ = run_targets(targets, parts, json_path)
+    return code
+
+
+def conformance_exit_code(impls: list[str]) -> tuple[int, str]:
+    from harness.apps import IMPLS
+
+    targets: list[Target] = [AppTarget(impl) for impl in impls if impl in IMPLS]
+    try:
+        code, results = run_targets(targets, None, None)
+    except UserError as exc:
+        return 1, f"conformance could not run: {exc}"
+    return code, summary_line(results, [t.name for t in targets])
