@@ -73,9 +73,10 @@ def ensure_db_up() -> None:
     if external_url():
         return
     toolchain.ensure(["db"])
-    cluster = _cluster()
-    for message in cluster.up().messages:
-        console.print(f"db: {message}")
+    report = _cluster().up()
+    if report.started:  # say something only when something happened
+        for message in report.messages:
+            console.print(f"db: {message}")
 
 
 def ensure_seeded(scale: int = 1, seed: int = 42) -> None:

@@ -153,7 +153,7 @@ def register(app: typer.Typer) -> None:  # noqa: C901 - one place that declares 
         from harness.regimes.capacity import CapacityPlan, SearchSettings, run_capacity
 
         impls = _impls(impl)
-        reps = 3 if quick else repetitions
+        reps = repetitions or (3 if quick else 5)
         dur, warm = (8.0, 5.0) if quick else (_parse_duration(duration), _parse_duration(warmup))
         base = _base_plan(mix, dur, warm, cpus, _parse_knobs(knob), variant, scale, seed, slo_p99, slo_mean)
         name = campaign or campaign_name(
@@ -174,7 +174,10 @@ def register(app: typer.Typer) -> None:  # noqa: C901 - one place that declares 
             int | None, typer.Option(help="Largest instance count (default: what fits this machine).")
         ] = None,
         cpus: Annotated[float, typer.Option(help="CPU limit per instance.")] = 1.0,
-        repetitions: Annotated[int, typer.Option("--repetitions", "-r", min=1)] = 5,
+        repetitions: Annotated[
+            int | None,
+            typer.Option("--repetitions", "-r", min=1, help="Repetitions per point (default 5; --quick: 3)."),
+        ] = None,
         quick: Annotated[bool, typer.Option(help="3 repetitions and short probes.")] = False,
         mix: Annotated[str, typer.Option()] = "browse",
         knob: Annotated[list[str] | None, typer.Option(help="App knob KEY=VALUE (repeatable).")] = None,
@@ -191,7 +194,7 @@ def register(app: typer.Typer) -> None:  # noqa: C901 - one place that declares 
         from harness.regimes.sweeps import run_scaling
 
         impls = _impls(impl)
-        reps = 3 if quick else repetitions
+        reps = repetitions or (3 if quick else 5)
         dur, warm = (8.0, 5.0) if quick else (15.0, 10.0)
         base = _base_plan(mix, dur, warm, cpus, _parse_knobs(knob), variant, 1, 42, 50.0, 8.0)
         name = campaign or campaign_name(
@@ -209,7 +212,10 @@ def register(app: typer.Typer) -> None:  # noqa: C901 - one place that declares 
             str, typer.Option("--users", help="Comma-separated user counts.")
         ] = "1,2,4,8,16,32",
         think: Annotated[str, typer.Option(help="Think time per user between requests.")] = "0",
-        repetitions: Annotated[int, typer.Option("--repetitions", "-r", min=1)] = 5,
+        repetitions: Annotated[
+            int | None,
+            typer.Option("--repetitions", "-r", min=1, help="Repetitions per point (default 5; --quick: 3)."),
+        ] = None,
         quick: Annotated[bool, typer.Option(help="3 repetitions, 8 s windows.")] = False,
         mix: Annotated[str, typer.Option()] = "browse",
         cpus: Annotated[float, typer.Option()] = 1.0,
@@ -225,7 +231,7 @@ def register(app: typer.Typer) -> None:  # noqa: C901 - one place that declares 
 
         impls = _impls(impl)
         counts = [int(u) for u in users_list.split(",") if u.strip()]
-        reps = 3 if quick else repetitions
+        reps = repetitions or (3 if quick else 5)
         dur, warm = (8.0, 4.0) if quick else (15.0, 5.0)
         base = _base_plan(mix, dur, warm, cpus, {}, "default", 1, 42, 50.0, 8.0)
         base = replace(
