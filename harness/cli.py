@@ -355,6 +355,16 @@ def main() -> None:
         sys.exit(130)
 
 
+@app.command()
+def demo() -> None:
+    """The main job, from a fresh clone: install the tools, seed the embedded PostgreSQL, build the three
+    apps, find each one's capacity under the SLO (3 searches each), run a short scaling sweep, then print
+    the comparison and write an HTML report under results/. About 15 minutes on 2 cores."""
+    from harness.demo import run_demo
+
+    raise typer.Exit(run_demo())
+
+
 def _register_regimes() -> None:
     from harness import cli_regimes
 

@@ -1,0 +1,127 @@
+"""`./bidbench demo`: the README's main command, from a fresh clone to a comparison and an HTML report.
+
+set up the tools → seed the embedded database → build the three apps → a compact capacity comparison of
+java, node and php (3 searches each, interleaved) → a short scaling sweep → the comparison table and
+the HTML report. If this machine cannot give valid runs, the demo says so instead of printing numbers.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import psutil
+
+from harness import paths, toolchain
+from harness.apps import IMPLS, driver
+from harness.console import UserError, console
+from harness.loadrun import LoadSettings
+from harness.regimes.campaign import Campaign, campaign_name
+from harness.regimes.capacity import CapacityPlan, SearchSettings, run_capacity
+from harness.regimes.sweeps import run_scaling
+from harness.results import read_index
+from harness.run import RunPlan
+from harness.validity import Slo
+
+MIN_CORES = 2
+
+
+@dataclass(frozen=True)
+class DemoPlan:
+    cpus: float
+    repetitions: int
+    warmup_s: float
+    duration_s: float
+    scaling_impls: tuple[str, ...]
+    scaling_repetitions: int
+
+
+def sizing() -> DemoPlan:
+    """The demo's sizing rule: on a small machine each instance gets half a core, so that k6 and PostgreSQL
+    keep a whole core between them and the runs stay valid; from 4 cores on, the thesis's one core."""
+    cores = psutil.cpu_count(logical=True) or 1
+    if cores < MIN_CORES:
+        raise UserError(
+            f"this machine has {cores} core; the demo needs at least {MIN_CORES} (one for the app under test, one "
+            "for k6 and PostgreSQL). On one core no run could be valid, so the demo prints no numbers."
+        )
+    cpus = 0.5 if cores <= 3 else 1.0
+    return DemoPlan(
+        cpus=cpus,
+        repetitions=3,
+        warmup_s=5.0,
+        duration_s=8.0,
+        scaling_impls=("java", "node", "php"),
+        scaling_repetitions=1,
+    )
+
+
+def run_demo(results_dir: Path | None = None) -> int:
+    began = time.monotonic()
+    plan = sizing()
+    console.rule("[bold]bidbench demo")
+    console.print(
+        f"This compares the Java, Node.js and PHP apps on this machine: capacity under the SLO "
+        f"(p99 <= 50 ms, mean <= 8 ms), {plan.repetitions} independent searches each, every instance capped at "
+        f"{plan.cpus:g} CPU, then a short scaling sweep. Expect about 15 minutes."
+    )
+    console.rule("1/5 tools")
+    toolchain.ensure(toolchain.all_tool_names(), quiet=False)
+    console.rule("2/5 database")
+    from harness.cli import ensure_seeded
+
+    ensure_seeded(1, 42)
+    console.rule("3/5 build")
+    for impl in IMPLS:
+        console.print(f"building {impl} ...")
+        driver(impl).ensure_built()
+
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    base = RunPlan(
+        impl="java",
+        load=LoadSettings(targets=[], mix="browse", duration_s=plan.duration_s, warmup_s=plan.warmup_s),
+        cpus=plan.cpus,
+        variant="default",
+        slo=Slo(),
+        results_dir=results_dir,
+    )
+    campaign = Campaign(campaign_name("demo", {"stamp": stamp}), results_dir)
+    console.rule("4/5 capacity")
+    capacity = run_capacity(campaign, CapacityPlan(list(IMPLS), base, plan.repetitions, SearchSettings()))
+    from harness.cli_regimes import print_capacity_table
+
+    print_capacity_table(f"capacity under the SLO, {plan.cpus:g} CPU per instance", capacity)
+    console.rule("5/5 scaling")
+    run_scaling(campaign, list(plan.scaling_impls), base, None, plan.scaling_repetitions, SearchSettings())
+
+    run_dirs = [
+        entry["path"]
+        for entry in read_index(results_dir)
+        if str(entry.get("group", "")).startswith(campaign.name)
+        and entry.get("regime") in ("capacity", "scaling")
+    ]
+    invalid = [
+        e
+        for e in read_index(results_dir)
+        if str(e.get("group", "")).startswith(campaign.name)
+        and e.get("regime") in ("capacity", "scaling")
+        and not e.get("valid")
+    ]
+    report = (results_dir or paths.RESULTS) / f"demo-{stamp}.html"
+    console.rule("comparison")
+    code = subprocess.call([sys.executable, str(paths.ROOT / "compare.py"), *run_dirs, "--html", str(report)])
+    minutes = (time.monotonic() - began) / 60
+    if invalid:
+        console.print(
+            f"[bold yellow]{len(invalid)} of {len(run_dirs)} capacity results rest on no valid run[/] (see the report's "
+            "exclusions): this machine was too busy or too small for some points, and those are not compared."
+        )
+    console.print(f"demo finished in {minutes:.1f} min; HTML report: {report}")
+    console.print(
+        f"every run is in {results_dir or paths.RESULTS} (index.jsonl lists them); campaign {campaign.name}"
+    )
+    return code
