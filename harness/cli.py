@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -353,6 +354,35 @@ def main() -> None:
     except KeyboardInterrupt:
         err_console.print("interrupted")
         sys.exit(130)
+
+
+@app.command()
+def conformance(
+    impl: Annotated[
+        str, typer.Option(help="Comma-separated implementations: java,node,php.")
+    ] = "java,node,php",
+    part: Annotated[
+        str | None,
+        typer.Option(
+            help="Comma-separated parts: golden, differential, dbwork, concurrency, schemathesis (default: all)."
+        ),
+    ] = None,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Also write machine-readable results here.")
+    ] = None,
+) -> None:
+    """Prove the apps do identical work (SPEC §3): golden cases with exact bodies, randomized differential
+    sequences, database-work parity from pg_stat_statements, concurrent-bid invariants, and Schemathesis.
+    Exits non-zero on any difference, naming the app and the request type."""
+    from harness.conformance.runner import run_conformance
+
+    toolchain.ensure(["db"])
+    ensure_seeded()
+    impls = [i.strip() for i in impl.split(",") if i.strip()]
+    for name in impls:
+        toolchain.ensure([name])
+    parts = [p.strip() for p in part.split(",")] if part else None
+    raise typer.Exit(run_conformance(impls, parts, json_out))
 
 
 @app.command()
