@@ -15,8 +15,9 @@ use PDOStatement;
  * a time, and PDO::ATTR_PERSISTENT keeps one libpq connection per child alive across requests. So an
  * instance holds exactly PHP_FPM_CHILDREN connections (php-app/README.md, "Connections"). Taking the
  * connection at the start of a request is PHP's pool checkout: PDO checks the kept connection without a
- * round trip (PQconsumeInput + PQstatus) and reconnects if the server closed it, e.g. after a database
- * restart. A connection that still fails is dropped and connected again once; after that, 503.
+ * round trip (libpq's status of the connection) and reconnects one it already knows to be broken. A
+ * connection the server closed while it sat idle (a database restart) is only noticed by the request's
+ * first statement: it is dropped, connected again once and the statement sent again; after that, 503.
  *
  * Statements. Every statement is a real server-side statement with bound parameters (no emulation, no
  * values in SQL text), sent as one extended-protocol round trip (PQexecParams: Parse/Bind/Execute into
@@ -39,6 +40,12 @@ final class Db
 
     /** Whether a statement has succeeded on the current connection in this request (then it is not stale). */
     private bool $used = false;
+
+    /**
+     * Our own record of BEGIN..COMMIT/ROLLBACK. (PDO::inTransaction() asks libpq, which calls a dead
+     * connection's state "unknown", and PDO reports that as "in a transaction".)
+     */
+    private bool $inTransaction = false;
 
     private readonly bool $timed;
 
@@ -77,17 +84,23 @@ final class Db
     public function begin(): void
     {
         $this->command('BEGIN', static fn (PDO $pdo): bool => $pdo->beginTransaction());
+        $this->inTransaction = true;
     }
 
     public function commit(): void
     {
+        $this->inTransaction = false;
         $this->command('COMMIT', static fn (PDO $pdo): bool => $pdo->commit());
     }
 
     /** ROLLBACK if a transaction is open. Never throws: it runs on paths that already have an answer. */
     public function rollBack(): void
     {
-        if ($this->pdo === null || !$this->pdo->inTransaction()) {
+        if (!$this->inTransaction) {
+            return;
+        }
+        $this->inTransaction = false;
+        if ($this->pdo === null) {
             return;
         }
         try {
@@ -120,9 +133,11 @@ final class Db
                 if (!$this->isConnectionFailure($e)) {
                     throw $e;
                 }
-                // A stale connection fails on its first statement. Reads are safe to send again on a fresh
-                // connection; a write might have reached the server, so it is answered with 503 instead.
-                if ($this->used || !$sql->isReadOnly() || $this->pdo?->inTransaction()) {
+                // A persistent connection that went stale between requests (the server restarted or
+                // dropped it) fails on the request's first statement, which therefore never ran: send it
+                // once more on a fresh connection. Later in a request, or inside a transaction, the
+                // statement's fate is unknown, so the answer is 503.
+                if ($this->used || $this->inTransaction) {
                     $this->drop('lost during ' . $sql->value, $e);
                     throw ApiError::dbUnavailable();
                 }
@@ -195,7 +210,7 @@ final class Db
                     throw $e;
                 }
                 // BEGIN as the request's first statement has changed nothing: it may go again on a fresh connection.
-                if ($name !== 'BEGIN' || $this->used) {
+                if ($name !== 'BEGIN' || $this->used || $this->inTransaction) {
                     $this->drop('lost during ' . $name, $e);
                     throw ApiError::dbUnavailable();
                 }

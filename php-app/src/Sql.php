@@ -114,17 +114,6 @@ enum Sql: string
         };
     }
 
-    /** Statements that change nothing: safe to send again on a fresh connection after a stale one failed. */
-    public function isReadOnly(): bool
-    {
-        return match ($this) {
-            self::Ready, self::ListRegions, self::ListCategories, self::ListCategoryItems, self::CategoryExists,
-            self::GetItem, self::TopBids, self::ListItemBids, self::ItemExists, self::GetUser => true,
-            self::CreateItem, self::UpdateItem, self::DeleteItem, self::LockItemForBid, self::InsertBid,
-            self::RaiseItemMaxBid, self::CreateUser => false,
-        };
-    }
-
     /**
      * The list queries whose ORDER BY the deliberately unequal variant BIDBENCH_UNFAIR_UNSORTED=1 drops
      * (RUBiS Revisited §3). top_bids keeps it: without ORDER BY it would not be "the five highest".

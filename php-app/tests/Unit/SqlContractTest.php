@@ -49,12 +49,4 @@ final class SqlContractTest extends TestCase
         self::assertStringContainsString('LIMIT $2::integer OFFSET $3::integer', Sql::ListItemBids->unsortedText());
         self::assertFalse(Sql::TopBids->isList());
     }
-
-    public function testReadOnlyStatementsAreSelects(): void
-    {
-        foreach (Sql::cases() as $sql) {
-            $select = str_starts_with($sql->text(), 'SELECT') && !str_contains($sql->text(), 'FOR UPDATE');
-            self::assertSame($select, $sql->isReadOnly(), $sql->value);
-        }
-    }
 }
