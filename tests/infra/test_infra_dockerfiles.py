@@ -1,0 +1,163 @@
+"""The Dockerfiles of infra/docker/, checked without a Docker engine: pinned bases, a non-root user, a
+health check on the readiness endpoint, multi-stage app builds, and a build context that holds every
+file the Dockerfile copies."""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from infra_helpers import (
+    ALL_DOCKERFILES,
+    APP_IMAGES,
+    DOCKER,
+    ROOT,
+    copy_sources,
+    dockerignore_allows,
+    env_values,
+    parse_dockerfile,
+)
+
+# A tag that names an exact release: three version numbers (17.0.15_6 and 3.9.9-eclipse-temurin-17 count).
+# PostgreSQL (15.10) and Debian (12.11 point releases) number their releases with two.
+EXACT_VERSION = re.compile(r"\d+\.\d+\.\d+")
+TWO_PART_RELEASES = {"postgres": re.compile(r"\d+\.\d+(-\w+)?"), "debian": re.compile(r"\d+\.\d+(-slim)?")}
+ROOT_USERS = {"root", "0", "0:0", "root:root"}
+
+
+@pytest.mark.parametrize("dockerfile", ALL_DOCKERFILES)
+def test_every_base_image_is_pinned_to_an_exact_version(dockerfile: str) -> None:
+    _, stages = parse_dockerfile(DOCKER / dockerfile)
+    assert stages, f"{dockerfile}: no FROM"
+    names = {stage.name for stage in stages if stage.name}
+    for stage in stages:
+        if stage.base in names:
+            continue  # a previous stage of the same file
+        image, _, digest = stage.base.partition("@")
+        repository, _, tag = image.rpartition(":") if ":" in image.split("/")[-1] else (image, "", "")
+        assert tag, f"{dockerfile}: FROM {stage.base} has no tag"
+        assert tag != "latest" and "latest" not in tag, f"{dockerfile}: FROM {stage.base} floats"
+        two_part = TWO_PART_RELEASES.get(repository)
+        exact = EXACT_VERSION.search(tag) or (two_part is not None and two_part.fullmatch(tag))
+        assert exact, f"{dockerfile}: FROM {stage.base}: the tag is not an exact version"
+        assert "$" not in stage.base, f"{dockerfile}: FROM {stage.base}: a build argument can unpin it"
+        assert not digest or re.fullmatch(r"sha256:[0-9a-f]{64}", digest), f"{dockerfile}: bad digest"
+        assert repository
+
+
+@pytest.mark.parametrize("dockerfile", ALL_DOCKERFILES)
+def test_the_final_stage_runs_as_a_non_root_user(dockerfile: str) -> None:
+    _, stages = parse_dockerfile(DOCKER / dockerfile)
+    users = stages[-1].all("USER")
+    assert users, f"{dockerfile}: the final stage sets no USER, so it runs as root"
+    assert users[-1].args.strip() not in ROOT_USERS, f"{dockerfile}: USER {users[-1].args}"
+
+
+@pytest.mark.parametrize("dockerfile", ALL_DOCKERFILES)
+def test_the_build_context_holds_every_copied_file(dockerfile: str) -> None:
+    """Each Dockerfile has its own <name>.dockerignore (context = repository root): what it COPYs must be
+    kept by it, and must exist in the repository (apps still being written are skipped)."""
+    ignore = DOCKER / f"{dockerfile}.dockerignore"
+    assert ignore.is_file(), f"{dockerfile}: no {ignore.name}: the whole repository (.bidbench/ too) would be sent"
+    _, stages = parse_dockerfile(DOCKER / dockerfile)
+    missing_app = [d for d in ("java-app", "node-app", "php-app") if not (ROOT / d).is_dir()]
+    for stage in stages:
+        for source in copy_sources(stage):
+            assert dockerignore_allows(ignore, source), f"{dockerfile}: COPY {source} is excluded by {ignore.name}"
+            if any(source.startswith(d) for d in missing_app):
+                continue
+            assert (ROOT / source).exists(), f"{dockerfile}: COPY {source}: no such path in the repository"
+    assert not dockerignore_allows(ignore, ".bidbench/venv/bin/python"), "local state must stay out of the context"
+    assert not dockerignore_allows(ignore, ".git/HEAD")
+
+
+@pytest.mark.parametrize("impl", sorted(APP_IMAGES))
+def test_app_images_are_multi_stage_and_check_readiness(impl: str) -> None:
+    _, stages = parse_dockerfile(DOCKER / APP_IMAGES[impl])
+    assert len(stages) >= 2, f"{impl}: build and runtime must be separate stages"
+    final = stages[-1]
+    checks = final.all("HEALTHCHECK")
+    assert len(checks) == 1, f"{impl}: the runtime stage needs exactly one HEALTHCHECK"
+    assert "/ready" in checks[0].args, f"{impl}: the health check must ask GET /ready"
+    interval = re.search(r"--interval=(\d+)s", checks[0].args)
+    # The check runs inside the instance's own CPU limit: keep it rare (startup uses --start-interval).
+    assert interval and int(interval.group(1)) >= 10, f"{impl}: health check interval below 10 s"
+    env = env_values(final)
+    assert env.get("HOST") == "0.0.0.0", f"{impl}: a container must bind all interfaces"
+    assert env.get("PORT") == "8080"
+    assert any(i.args.strip() == "8080" for i in final.all("EXPOSE"))
+    assert final.all("CMD") or final.all("ENTRYPOINT")
+
+
+def test_postgres_image_uses_the_one_settings_file_with_container_overrides_only() -> None:
+    _, stages = parse_dockerfile(DOCKER / "postgres.Dockerfile")
+    final = stages[-1]
+    assert final.base.startswith("postgres:15."), "PostgreSQL 15, as the embedded database"
+    assert any(
+        i.args.split() == ["infra/postgres/postgresql.conf", "/etc/postgresql/postgresql.conf"] for i in final.all("COPY")
+    ), "the image must carry infra/postgres/postgresql.conf as is"
+    (cmd,) = final.all("CMD")
+    argv = ast.literal_eval(cmd.args)
+    assert argv[0] == "postgres"
+    overrides = [argv[i + 1] for i in range(len(argv) - 1) if argv[i] == "-c"]
+    assert overrides[0] == "config_file=/etc/postgresql/postgresql.conf"
+    assert "listen_addresses=*" in overrides
+    names = sorted(o.split("=", 1)[0] for o in overrides[1:])
+    assert names == ["listen_addresses", "unix_socket_directories"], f"only container overrides allowed: {names}"
+    (check,) = final.all("HEALTHCHECK")
+    assert "pg_isready" in check.args and "127.0.0.1" in check.args, "healthy only once it listens on TCP"
+    assert not [i for i in final.all("RUN") if "postgresql.conf" in i.args], "the settings file is never edited"
+
+
+def test_postgres_image_version_matches_the_kubernetes_statefulset() -> None:
+    from infra_helpers import find, rendered
+
+    _, stages = parse_dockerfile(DOCKER / "postgres.Dockerfile")
+    (statefulset,) = find(rendered("java"), "StatefulSet", "postgres")
+    (container,) = statefulset["spec"]["template"]["spec"]["containers"]
+    assert container["image"] == stages[-1].base
+
+
+def _third_party_imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names: set[str] = set()
+    for node in tree.body:  # module level only: the lazy imports of other commands are not run
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module.split(".")[0])
+    return {n for n in names if n not in sys.stdlib_module_names and n not in {"harness", "__future__"}}
+
+
+def test_seed_image_installs_what_the_seed_command_imports() -> None:
+    """The seed image installs a few packages (pinned by requirements.lock as constraints), not the whole
+    lock. Every third-party module imported by the modules `db seed` loads must be among them."""
+    _, stages = parse_dockerfile(DOCKER / "seed.Dockerfile")
+    final = stages[-1]
+    (install,) = [i for i in final.all("RUN") if "pip install" in i.args]
+    assert "--constraint requirements.lock" in install.args, "versions must come from requirements.lock"
+    packages = {w for w in install.args.split("pip install", 1)[1].split() if not w.startswith("-")}
+    packages.discard("requirements.lock")
+    module_of = {"psycopg-binary": "psycopg"}
+    provided = {module_of.get(p, p).replace("-", "_") for p in packages}
+    seed_path = [
+        "harness/__init__.py", "harness/__main__.py", "harness/cli.py", "harness/console.py", "harness/paths.py",
+        "harness/toolchain.py", "harness/db/__init__.py", "harness/db/seed.py", "harness/db/target.py",
+        "harness/db/cluster.py", "harness/db/generator.py",
+    ]  # fmt: skip
+    needed: set[str] = set()
+    for module in seed_path:
+        if (ROOT / module).is_file():
+            needed |= _third_party_imports(ROOT / module)
+    assert needed <= provided, f"the seed image lacks {sorted(needed - provided)}"
+    lock = (ROOT / "requirements.lock").read_text(encoding="utf-8").lower()
+    for package in packages:
+        assert f"\n{package.lower()}==" in f"\n{lock}", f"{package} is not pinned in requirements.lock"
+    entry = [i.args for i in final.all("ENTRYPOINT")]
+    assert entry == ['["python", "-m", "harness"]'], "the seed job must run the harness CLI itself"
+    (cmd,) = final.all("CMD")
+    assert ast.literal_eval(cmd.args)[:2] == ["db", "seed"]
+    assert dockerignore_allows(DOCKER / "seed.Dockerfile.dockerignore", "contract/schema.sql")
