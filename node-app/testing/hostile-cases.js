@@ -172,6 +172,7 @@ const cases = [
   ['case and spaces are ignored', post('/users', '{"nickname":"abc"}', { 'Content-Type': ' Application/JSON ;x=y' }), 400, 'missing field: region_id'],
   // --- body size
   ['declared body too large', { method: 'POST', path: '/users', headers: { ...JSON_TYPE, 'Content-Length': '65537' } }, 413, 'request body exceeds 65536 bytes'],
+  ['declared beyond 2^64', { method: 'POST', path: '/users', headers: { ...JSON_TYPE, 'Content-Length': '99999999999999999999999' } }, 413, 'request body exceeds 65536 bytes'],
   ['declared 1 GB', { method: 'POST', path: '/users', headers: { ...JSON_TYPE, 'Content-Length': '1000000000' } }, 413, 'request body exceeds 65536 bytes'],
   ['413 beats 404', { method: 'GET', path: '/nope', headers: { 'Content-Length': '70000' } }, 413, 'request body exceeds 65536 bytes'],
   ['413 beats 405', { method: 'PATCH', path: '/items/1', headers: { 'Content-Length': '70000' } }, 413, 'request body exceeds 65536 bytes'],

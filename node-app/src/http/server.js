@@ -125,7 +125,41 @@ function createServer({ router, logger, serverTimingEnabled }) {
     onRequest(req, res)
   })
 
+  // A Content-Length too big for the HTTP parser (beyond 2^64) never becomes a request, but it is still a
+  // declared body above the limit: answer the contract's 413 rather than Node's bare 400. Other
+  // malformed requests (bad header syntax, 431 for oversized headers) keep Node's default answer.
+  server.on('clientError', (err, socket) => {
+    if (!socket.writable || err.reason !== 'Content-Length overflow') {
+      defaultClientError(err, socket)
+      return
+    }
+    const start = clock ? performance.now() : 0
+    const tooLarge = errors.payloadTooLarge
+    const json = JSON.stringify(errorBody(tooLarge.code, tooLarge.message))
+    const timing = serverTimingEnabled ? `Server-Timing: ${serverTiming(0, start)}\r\n` : ''
+    socket.end(
+      'HTTP/1.1 413 Payload Too Large\r\nContent-Type: application/json\r\n' +
+        `Content-Length: ${Buffer.byteLength(json)}\r\n${timing}Date: ${new Date().toUTCString()}\r\n` +
+        `Connection: close\r\n\r\n${json}`,
+    )
+  })
+
   return server
+}
+
+// What Node does without a clientError listener (socketOnError in lib/_http_server.js): a bare 400, 431 or
+// 408 if nothing was written on the connection yet, then close it.
+const BARE = {
+  HPE_HEADER_OVERFLOW: '431 Request Header Fields Too Large',
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: '413 Payload Too Large',
+  ERR_HTTP_REQUEST_TIMEOUT: '408 Request Timeout',
+}
+
+function defaultClientError(err, socket) {
+  if (socket.writable && socket.bytesWritten === 0) {
+    socket.write(`HTTP/1.1 ${BARE[err.code] || '400 Bad Request'}\r\nConnection: close\r\n\r\n`)
+  }
+  socket.destroy()
 }
 
 module.exports = { createServer, KEEP_ALIVE_TIMEOUT_MS }
