@@ -256,7 +256,7 @@ def match(expected: Any, actual: Any, path: str = "$", ctx: MatchContext | None 
         problems = []
         if len(expected) != len(actual):
             problems.append(f"{path}: expected {len(expected)} elements, got {len(actual)}")
-        for index, (exp, act) in enumerate(zip(expected, actual)):
+        for index, (exp, act) in enumerate(zip(expected, actual, strict=False)):
             problems.extend(match(exp, act, f"{path}[{index}]", ctx))
         return problems
     if _type_name(expected) != _type_name(actual) or expected != actual:

@@ -88,11 +88,19 @@ class RequestSpec:
 @dataclass(frozen=True)
 class Expectation:
     status: int
+    """The expected status (the first of `statuses`)."""
     body: Any = None
     """The expected parsed body (with matchers), or None when `no_body` is set."""
     no_body: bool = False
     headers: tuple[tuple[str, str | None], ...] = ()
     """Exact header values; a None value means the header must be absent."""
+    statuses: tuple[int, ...] = ()
+    """All accepted statuses (one, unless the case is about HTTP syntax the stacks parse differently)."""
+    any_body: bool = False
+    """Lenient: any body and headers; only the status (and that it is no 5xx) is checked."""
+
+    def accepts(self, status: int) -> bool:
+        return status in (self.statuses or (self.status,))
 
 
 @dataclass(frozen=True)
@@ -189,12 +197,18 @@ def _parse_request(raw: Any, where: str) -> RequestSpec:
 def _parse_expect(raw: Any, where: str, expected_dir: Path) -> Expectation:
     if not isinstance(raw, dict):
         raise CaseError(f"{where}: expect must be a mapping")
-    unknown = set(raw) - {"status", "body", "json", "error", "no_body", "headers"}
+    unknown = set(raw) - {"status", "body", "json", "error", "no_body", "headers", "any_body"}
     if unknown:
         raise CaseError(f"{where}: unknown expect keys {sorted(unknown)}")
-    status = raw.get("status")
-    if not isinstance(status, int) or not 200 <= status <= 599:
-        raise CaseError(f"{where}: expect.status must be an HTTP status")
+    raw_status = raw.get("status")
+    statuses = tuple(raw_status) if isinstance(raw_status, list) else (raw_status,)
+    if not statuses or not all(isinstance(s, int) and 200 <= s <= 499 for s in statuses):
+        raise CaseError(f"{where}: expect.status must be an HTTP status below 500 (or a list of them)")
+    status = statuses[0]
+    if len(statuses) > 1 and not raw.get("any_body"):
+        raise CaseError(f"{where}: several statuses only go with any_body: true")
+    if raw.get("any_body"):
+        return Expectation(status=status, statuses=statuses, any_body=True)
     forms = [k for k in ("body", "json", "error", "no_body") if k in raw]
     if len(forms) != 1:
         raise CaseError(f"{where}: give exactly one of body, json, error, no_body (got {forms})")
@@ -224,7 +238,7 @@ def _parse_expect(raw: Any, where: str, expected_dir: Path) -> Expectation:
         raise CaseError(f"{where}: " + "; ".join(problems))
     headers_raw = raw.get("headers") or {}
     headers = tuple((str(k), None if v is None else str(v)) for k, v in headers_raw.items())
-    return Expectation(status=status, body=body, no_body=no_body, headers=headers)
+    return Expectation(status=status, body=body, no_body=no_body, headers=headers, statuses=statuses)
 
 
 def _parse_case(raw: Any, file: str, session: str, index: int, expected_dir: Path) -> Case:

@@ -1,5 +1,9 @@
 """The suite's own database: a private clone of the seeded template, never the shared working database.
 
+Each run has its own database, `bidbench_conf_<pid>`, so that two runs at once (two engineers, CI and a
+developer) cannot drop each other's state; it is dropped at the end, and databases of runs whose process
+is gone are dropped at the start of the next run.
+
 `./bidbench db reset` (any engineer, any test run) drops and re-creates `bidbench`; the suite must not be
 disturbed by that, nor disturb others. So it clones `bidbench_template` into `bidbench_conformance` and
 points the apps there. Its reset is the same operation as harness.db.seed.reset (DROP ... WITH (FORCE),
@@ -12,6 +16,8 @@ database, so its own queries never land in the measured entries and other users'
 
 from __future__ import annotations
 
+import os
+import re
 import time
 from dataclasses import dataclass
 
@@ -21,7 +27,7 @@ from psycopg import sql
 from harness.db import seed as seeding
 from harness.db.target import TEMPLATE_DB, DatabaseServer
 
-CONFORMANCE_DB = "bidbench_conformance"
+CONFORMANCE_DB_PREFIX = "bidbench_conf_"
 SEQUENCES = ("users_id_seq", "items_id_seq", "bids_id_seq")
 SCALE = 1
 SEED = 42
@@ -36,9 +42,9 @@ class StatRow:
 
 
 class ConformanceDb:
-    def __init__(self, server: DatabaseServer, name: str = CONFORMANCE_DB) -> None:
+    def __init__(self, server: DatabaseServer, name: str | None = None) -> None:
         self.server = server
-        self.name = name
+        self.name = name or f"{CONFORMANCE_DB_PREFIX}{os.getpid()}"
 
     @property
     def url(self) -> str:
@@ -131,11 +137,34 @@ class ConformanceDb:
         return [StatRow(int(r[0] or 0), str(r[1]), int(r[2]), int(r[3])) for r in rows]
 
 
+def drop_stale(server: DatabaseServer) -> list[str]:
+    """Drop the private databases of earlier runs whose process no longer exists (this host only)."""
+    dropped = []
+    with psycopg.connect(server.admin_url(), autocommit=True, connect_timeout=10) as admin:
+        names = [r[0] for r in admin.execute("SELECT datname FROM pg_database").fetchall()]
+        for name in names:
+            m = re.fullmatch(re.escape(CONFORMANCE_DB_PREFIX) + r"(\d+)", name)
+            if not m or int(m.group(1)) == os.getpid():
+                continue
+            try:
+                os.kill(int(m.group(1)), 0)
+                continue  # that run is still going
+            except ProcessLookupError:
+                pass
+            except PermissionError:
+                continue
+            admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+            dropped.append(name)
+    return dropped
+
+
 def prepare(server: DatabaseServer) -> ConformanceDb:
     """Make sure the template holds scale 1 / seed 42 (the golden data), then clone the private database."""
     info = seeding.template_info(server)
     if info is None or info.get("scale") != str(SCALE) or info.get("seed") != str(SEED) or info.get("indexes") != "True":
         seeding.seed(server, SCALE, SEED)
+    if server.embedded:
+        drop_stale(server)
     db = ConformanceDb(server)
     db.reset()
     return db

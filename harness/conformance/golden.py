@@ -36,8 +36,12 @@ def run_case(base_url: str, case: Case, options: WireOptions) -> list[str]:
             break
         exp = step.expect
         step_problems: list[str] = []
-        if response.status != exp.status:
-            step_problems.append(f"status {response.status}, expected {exp.status}")
+        if not exp.accepts(response.status):
+            wanted = " or ".join(str(s) for s in exp.statuses or (exp.status,))
+            step_problems.append(f"status {response.status}, expected {wanted}")
+        if exp.any_body:
+            problems.extend(prefix + p for p in step_problems)
+            continue
         step_problems.extend(wire_problems(response, options, head_request=req.method == "HEAD"))
         for name, value in exp.headers:
             actual = response.header_all(name)
@@ -56,7 +60,7 @@ def run_case(base_url: str, case: Case, options: WireOptions) -> list[str]:
             else:
                 step_problems.extend(match(exp.body, actual_body, "body", ctx))
         problems.extend(prefix + p for p in step_problems)
-        if response.status != exp.status and number < len(case.steps):
+        if not exp.accepts(response.status) and number < len(case.steps):
             problems.append(f"later steps skipped after step {number} failed")
             break
     return problems

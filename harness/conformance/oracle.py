@@ -41,7 +41,7 @@ def _value(value: Any) -> Any:
 
 
 def _row(columns: list[str], row: tuple[Any, ...]) -> dict[str, Any]:
-    return {column: _value(value) for column, value in zip(columns, row)}
+    return {column: _value(value) for column, value in zip(columns, row, strict=True)}
 
 
 ITEM_SUMMARY = ["id", "category_id", "seller_id", "title", "initial_price_cents", "max_bid_cents", "bid_count",

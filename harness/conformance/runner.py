@@ -51,7 +51,23 @@ def run_targets(
             sessions = load_sessions()
         except CaseError as exc:
             raise UserError(f"the golden cases do not load: {exc}") from exc
+    own_db = db is None
     db = db or _prepare_db()
+    try:
+        return _run(targets, wanted, json_path, db, sessions, quiet)
+    finally:
+        if own_db:
+            db.drop()
+
+
+def _run(
+    targets: list[Target],
+    wanted: list[str],
+    json_path: Path | None,
+    db: ConformanceDb,
+    sessions: list[Session] | None,
+    quiet: bool,
+) -> tuple[int, list[CheckResult]]:
     names = [t.name for t in targets]
     results: list[CheckResult] = []
     extra: dict[str, Any] = {"parts": wanted, "timings_s": {}}

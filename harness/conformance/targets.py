@@ -7,6 +7,7 @@ golden, differential and parity machinery runs against them.
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 from abc import ABC, abstractmethod
@@ -28,7 +29,7 @@ def free_port() -> int:
 class Target(ABC):
     name: str
 
-    def prepare(self) -> None:
+    def prepare(self) -> None:  # noqa: B027 - optional hook, most fixtures need no build
         """Build once before any part runs (may be slow the first time)."""
 
     @abstractmethod
@@ -65,7 +66,7 @@ class AppTarget(Target):
 
         all_knobs = {**BASE_KNOBS, **self.fixed_knobs, **(knobs or {})}
         port = free_port()
-        run_dir = paths.RUNTIME / "conformance" / f"{self.name}".replace("+", "_")
+        run_dir = paths.RUNTIME / "conformance" / f"{os.getpid()}-{self.name}".replace("+", "_")
         shutil.rmtree(run_dir, ignore_errors=True)
         spec = InstanceSpec(
             impl=self.impl,
