@@ -38,7 +38,8 @@ public final class JsonErrorHandler implements Request.Handler {
             case 404 -> Errors.notFound("route not found");
             case 413 -> Errors.payloadTooLarge();
             case 415 -> Errors.unsupportedMediaType();
-            case 503 -> Errors.databaseUnavailable();
+            // Jetty's own 503 is a request refused during the graceful stop, not a database problem.
+            case 503 -> new ApiException(503, "db_unavailable", "service unavailable", null);
             default -> status >= 400 && status < 500
                     ? new ApiException(status, "bad_request", HttpStatus.getMessage(status).toLowerCase(java.util.Locale.ROOT), null)
                     : new ApiException(status, "internal_error", "internal error", null);

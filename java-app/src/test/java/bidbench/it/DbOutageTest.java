@@ -1,0 +1,66 @@
+package bidbench.it;
+
+import static bidbench.it.Wire.expect;
+import static bidbench.it.Wire.expectError;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import bidbench.App;
+import bidbench.config.DbTarget;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Database down: the app starts anyway, answers 503 `database unavailable` (after at most the 5 s
+ * checkout timeout), keeps /health up, and recovers by itself when the database is back.
+ */
+class DbOutageTest {
+
+    private static final long RECOVERY_DEADLINE_MS = 30_000;
+
+    @Test
+    void startsWithoutTheDatabaseAnd503sUntilItComesBack() throws Exception {
+        DbTarget db = TestDatabase.target();
+        try (TcpProxy proxy = new TcpProxy(db.host(), db.port())) {
+            String viaProxy = "postgresql://" + db.user() + ":" + (db.password() == null ? "" : db.password())
+                    + "@127.0.0.1:" + proxy.port() + "/" + db.database();
+            App app = TestApp.start(viaProxy, Map.of("DB_POOL_SIZE", "2"));
+            try {
+                int port = app.port();
+                expect(RawHttp.get(port, "/health"), 200);
+                long started = System.nanoTime();
+                expectError(RawHttp.get(port, "/ready"), 503, "db_unavailable", "database unavailable");
+                assertTrue(System.nanoTime() - started < 8_000_000_000L, "503 within the checkout timeout");
+                expectError(RawHttp.get(port, "/users/1"), 503, "db_unavailable", "database unavailable");
+
+                proxy.up();
+                awaitReady(port);
+                expect(RawHttp.get(port, "/users/1"), 200);
+
+                proxy.down();
+                expectError(RawHttp.get(port, "/regions"), 503, "db_unavailable", "database unavailable");
+                expect(RawHttp.get(port, "/health"), 200);
+
+                proxy.up();
+                awaitReady(port);
+                expect(RawHttp.get(port, "/regions"), 200);
+            } finally {
+                app.close();
+            }
+        }
+    }
+
+    private static void awaitReady(int port) throws Exception {
+        long deadline = System.currentTimeMillis() + RECOVERY_DEADLINE_MS;
+        int status = 0;
+        while (System.currentTimeMillis() < deadline) {
+            RawHttp.Response response = RawHttp.get(port, "/ready");
+            status = response.status();
+            if (status == 200) {
+                return;
+            }
+            expectError(response, 503, "db_unavailable", "database unavailable");
+            Thread.sleep(200);
+        }
+        throw new AssertionError("not ready again within " + RECOVERY_DEADLINE_MS + " ms (last status " + status + ")");
+    }
+}

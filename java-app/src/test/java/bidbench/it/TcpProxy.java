@@ -1,0 +1,101 @@
+package bidbench.it;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * A loopback TCP forwarder in front of the test database, so a test can take "the database" down
+ * (close every connection, refuse new ones) and bring it back, without touching the shared server.
+ */
+final class TcpProxy implements AutoCloseable {
+
+    private final String targetHost;
+    private final int targetPort;
+    private final int port;
+    private final List<Socket> sockets = new CopyOnWriteArrayList<>();
+    private volatile ServerSocket server;
+
+    TcpProxy(String targetHost, int targetPort) throws IOException {
+        this.targetHost = targetHost;
+        this.targetPort = targetPort;
+        try (ServerSocket probe = new ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+            this.port = probe.getLocalPort();
+        }
+    }
+
+    int port() {
+        return port;
+    }
+
+    synchronized void up() throws IOException {
+        ServerSocket socket = new ServerSocket();
+        socket.setReuseAddress(true);
+        socket.bind(new InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), port));
+        server = socket;
+        Thread acceptor = new Thread(() -> accept(socket), "proxy-accept");
+        acceptor.setDaemon(true);
+        acceptor.start();
+    }
+
+    /** Refuses new connections and resets the open ones, as a crashed server would. */
+    synchronized void down() throws IOException {
+        if (server != null) {
+            server.close();
+            server = null;
+        }
+        for (Socket socket : sockets) {
+            try {
+                socket.setSoLinger(true, 0);
+                socket.close();
+            } catch (IOException e) {
+                // already gone
+            }
+        }
+        sockets.clear();
+    }
+
+    private void accept(ServerSocket listener) {
+        while (!listener.isClosed()) {
+            try {
+                Socket client = listener.accept();
+                Socket upstream = new Socket(targetHost, targetPort);
+                sockets.add(client);
+                sockets.add(upstream);
+                pump(client, upstream);
+                pump(upstream, client);
+            } catch (IOException e) {
+                // closed by down(), or the target refused: the client sees its connection drop
+            }
+        }
+    }
+
+    private static void pump(Socket from, Socket to) {
+        Thread thread = new Thread(() -> {
+            try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
+                in.transferTo(out);
+            } catch (IOException e) {
+                // one side closed
+            } finally {
+                try {
+                    to.close();
+                    from.close();
+                } catch (IOException e) {
+                    // nothing left to do
+                }
+            }
+        }, "proxy-pump");
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    @Override
+    public void close() throws IOException {
+        down();
+    }
+}
