@@ -29,7 +29,7 @@ if (clustered && cluster.isPrimary) {
   // Fail fast, in the primary, on a driver that cannot load, instead of letting every worker die.
   if (config.pgNative) {
     try {
-      require('./db/pool').createPool(config, logger).end()
+      require('./db/pool').poolClass(true)
     } catch (err) {
       logger.error(err.message)
       process.exit(1)

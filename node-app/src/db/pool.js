@@ -72,4 +72,4 @@ function driverVersions() {
   return versions
 }
 
-module.exports = { createPool, driverVersions }
+module.exports = { createPool, poolClass, driverVersions }

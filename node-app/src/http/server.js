@@ -52,6 +52,25 @@ function createServer({ router, logger, serverTimingEnabled }) {
     send(exchange, err.status, errorBody(err.code, err.message), err.headers)
   }
 
+  // The last line of defence: whatever goes wrong while answering, the client gets a 500 (or, if the
+  // response had already started, its connection is closed) and nothing escapes as an unhandled error.
+  function guarded(exchange, write) {
+    try {
+      write()
+    } catch (failure) {
+      logger.error(`cannot answer ${exchange.req.method} ${exchange.req.url}: ${failure && failure.stack}`)
+      try {
+        if (exchange.res.headersSent) exchange.res.destroy()
+        else send(exchange, errors.internal.status, errorBody(errors.internal.code, errors.internal.message))
+      } catch {
+        exchange.res.destroy()
+      }
+    }
+  }
+
+  const respond = (exchange, result) => guarded(exchange, () => send(exchange, result.status, result.body))
+  const fail = (exchange, err) => guarded(exchange, () => sendError(exchange, err))
+
   // 413: answered at once. The connection is closed afterwards, so the unread rest of the body is not
   // parsed as a next request and nobody waits for a body that will never be read.
   function sendTooLarge(exchange) {
@@ -87,13 +106,13 @@ function createServer({ router, logger, serverTimingEnabled }) {
     try {
       pending = handle(exchange, body)
     } catch (err) {
-      sendError(exchange, err)
+      fail(exchange, err)
       return
     }
     // Handlers are async; every rejection ends up here, never as an unhandled rejection.
     pending.then(
-      (result) => send(exchange, result.status, result.body),
-      (err) => sendError(exchange, err),
+      (result) => respond(exchange, result),
+      (err) => fail(exchange, err),
     )
   }
 
