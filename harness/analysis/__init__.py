@@ -1,0 +1,67 @@
+"""bidbench analysis: from result folders to statistics, the source texts' tables, plots and a report.
+
+The public entry points (what `compare.py` and `./bidbench compare` call):
+
+    from harness.analysis import compare, render_terminal, write_csv, write_markdown, write_html
+
+    comparison = compare(["results/"], include_invalid=False, alpha=0.05)
+    render_terminal(comparison)
+    write_html(comparison, "report.html")
+
+`main(argv)` is the whole command line (argparse); it returns the process exit status.
+
+Modules, one job each:
+    load        find and read result folders and results/index.jsonl; decide who is excluded and why
+    metrics     the compared metrics: where each comes from in metrics.json, its unit and direction
+    stats       descriptive statistics with CIs, Welch/Mann-Whitney, ANOVA + Tukey HSD / Games-Howell, ratios
+    usl         the Universal Scalability Law fit
+    knee        where a latency curve turns upward
+    comparison  the orchestration: groups -> statistics -> tables (the Comparison object)
+    tables      the benchstat-like table and the source texts' tables as plain Table objects
+    manifest    the summary of manifests (versions, knobs, host) across runs
+    plots       matplotlib figures as base64 PNG
+    report      the self-contained HTML report (jinja2)
+    writers     terminal (rich), CSV and Markdown output
+    cli         the argparse command line behind compare.py
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from harness.analysis.cli import main
+    from harness.analysis.comparison import Comparison, compare
+    from harness.analysis.report import render_html, write_html
+    from harness.analysis.writers import render_terminal, write_csv, write_markdown
+
+# Imported on first use, so `compare.py --help` and the loaders stay quick (matplotlib, scipy load later).
+_EXPORTS = {
+    "main": "harness.analysis.cli",
+    "Comparison": "harness.analysis.comparison",
+    "compare": "harness.analysis.comparison",
+    "render_html": "harness.analysis.report",
+    "write_html": "harness.analysis.report",
+    "render_terminal": "harness.analysis.writers",
+    "write_csv": "harness.analysis.writers",
+    "write_markdown": "harness.analysis.writers",
+}
+
+__all__ = [
+    "Comparison",
+    "compare",
+    "main",
+    "render_html",
+    "render_terminal",
+    "write_csv",
+    "write_html",
+    "write_markdown",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        import importlib
+
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,153 @@
+"""The command line behind `python compare.py` (and `./bidbench compare`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+
+from rich.console import Console
+
+from harness.analysis.metrics import ALL_METRICS, DEFAULT_METRICS
+
+DESCRIPTION = """\
+Compare bidbench runs with statistics you can trust.
+
+Give it result folders (results/<run>), a folder of them (results/) or the run index
+(results/index.jsonl). Runs are grouped by implementation, variant, regime and point;
+repetitions of the same configuration are the samples. For every metric and group it
+prints the mean and median with 95 % confidence intervals, and compares the groups:
+
+  2 groups      Welch's t-test (or Mann-Whitney U with --test mannwhitney)
+  3+ groups     one-way ANOVA, then Tukey HSD; Welch's ANOVA and Games-Howell when
+                Levene's test finds unequal variances
+  ratios        ratio of means with a seeded bootstrap 95 % interval
+
+The verdict table reads like Go's benchstat: a change in per cent is printed only where
+it is significant at --alpha, and "~" (no significant difference) otherwise, always with
+the p-value and the number of runs. With fewer than 3 runs a group gets no test; with
+fewer than 5 you get a warning.
+
+Runs that failed or broke a validity rule (SPEC §7: the load generator was the
+bottleneck, k6 dropped iterations, ...) are excluded, and the output says how many and
+why. --include-invalid uses them anyway and marks them "!" everywhere.
+"""
+
+EPILOG = (
+    """\
+examples:
+  python compare.py results/                          every run in results/
+  python compare.py results/2026*-java-* results/2026*-node-*
+  python compare.py --index results/index.jsonl --html report.html
+  python compare.py results/ --metric throughput,p99 --alpha 0.01 --markdown cmp.md
+  python compare.py results/ --csv cmp.csv            also writes cmp.pairs.csv
+
+metrics (--metric, repeatable or comma-separated):
+"""
+    + "\n".join(f"  {key:<22} {metric.explanation}" for key, metric in ALL_METRICS.items())
+    + f"""
+
+default metrics: {", ".join(DEFAULT_METRICS)}
+exit status: 0 done, 2 bad input (nothing to compare, unknown metric, bad folder).
+"""
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="compare.py",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        metavar="RESULTS",
+        help="result folders, folders holding them, or index.jsonl files (default: results/)",
+    )
+    parser.add_argument("--index", metavar="FILE", help="read the runs listed in this index.jsonl")
+    parser.add_argument(
+        "--include-invalid",
+        action="store_true",
+        help="also use failed or invalid runs that have metrics (marked '!', with a banner)",
+    )
+    parser.add_argument(
+        "--metric", action="append", metavar="NAME", help="compare only these metrics (see the list below)"
+    )
+    parser.add_argument(
+        "--alpha",
+        type=float,
+        default=0.05,
+        help="significance level; intervals are (1 - alpha) confidence (default 0.05)",
+    )
+    parser.add_argument(
+        "--test", choices=("welch", "mannwhitney"), default="welch", help="two-group test (default welch)"
+    )
+    parser.add_argument(
+        "--baseline",
+        metavar="LABEL",
+        help="the group others are compared with, e.g. java or java/temurin (default: first by name)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of every bootstrap (default 0)")
+    parser.add_argument("--resamples", type=int, default=9999, help="bootstrap resamples (default 9999)")
+    parser.add_argument(
+        "--csv", metavar="FILE", help="write per-group statistics to FILE (and FILE.pairs.csv)"
+    )
+    parser.add_argument("--markdown", metavar="FILE", help="write the tables as Markdown")
+    parser.add_argument("--html", metavar="FILE", help="write the self-contained HTML report with plots")
+    parser.add_argument("--full", action="store_true", help="also print the ANOVA and ratio tables")
+    parser.add_argument("--quiet", action="store_true", help="print nothing but the paths written")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, console: Console | None = None) -> int:
+    from harness.analysis.comparison import compare
+    from harness.analysis.load import AnalysisError
+
+    args = build_parser().parse_args(argv)
+    console = console or Console(width=None if sys.stdout.isatty() else 160)
+    err = Console(stderr=True)
+    started = time.monotonic()
+    try:
+        comparison = compare(
+            args.paths,
+            index=args.index,
+            include_invalid=args.include_invalid,
+            metrics=args.metric,
+            alpha=args.alpha,
+            test=args.test,
+            baseline=args.baseline,
+            seed=args.seed,
+            n_resamples=args.resamples,
+        )
+    except (AnalysisError, ValueError) as exc:
+        err.print(f"[bold red]error:[/] {exc}")
+        return 2
+    if not args.quiet:
+        from harness.analysis.writers import render_terminal
+
+        render_terminal(comparison, console, full=args.full)
+    written = []
+    if args.csv:
+        from harness.analysis.writers import write_csv
+
+        written += write_csv(comparison, args.csv)
+    if args.markdown:
+        from harness.analysis.writers import write_markdown
+
+        written.append(write_markdown(comparison, args.markdown))
+    if args.html:
+        from harness.analysis.report import write_html
+
+        written.append(write_html(comparison, args.html))
+    for path in written:
+        console.print(f"wrote {path}", markup=False, soft_wrap=True)
+    if not args.quiet:
+        console.print(f"[dim]analysed {len(comparison.runs)} runs in {time.monotonic() - started:.1f} s[/]")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

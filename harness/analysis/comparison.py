@@ -1,0 +1,207 @@
+"""The orchestration: result folders -> groups -> statistics per metric -> tables and fits.
+
+Groups are keyed by (impl, variant, regime, point). A comparison set is every group at one (regime, point):
+those are the treatments compared with each other (java vs node vs php, or a variant vs its base).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.analysis.load import Run, RunSet, load_runs
+from harness.analysis.metrics import Metric, resolve_metrics, value_of
+from harness.analysis.stats import DEFAULT_RESAMPLES, MetricResult, analyse
+from harness.analysis.usl import UslFit, fit_usl
+
+REGIME_ORDER = {"capacity": 0, "fixed-rate": 1, "scaling": 2, "users": 3, "payload": 4}
+
+
+def regime_rank(regime: str) -> int:
+    return REGIME_ORDER.get(regime, len(REGIME_ORDER))
+
+
+@dataclass
+class ComparisonSet:
+    """All groups at one (regime, point): what is compared with what."""
+
+    regime: str
+    point: str
+    point_value: float | None
+    labels: list[str]
+    runs: list[Run]
+    results: list[MetricResult] = field(default_factory=list)
+
+    @property
+    def title(self) -> str:
+        return self.regime if self.point == "-" else f"{self.regime} @ {self.point}"
+
+    @property
+    def slug(self) -> str:
+        return re.sub(r"[^a-z0-9]+", "-", self.title.lower()).strip("-")
+
+    def result(self, metric: str) -> MetricResult | None:
+        return next((r for r in self.results if r.metric == metric), None)
+
+    def runs_of(self, label: str) -> list[Run]:
+        return [r for r in self.runs if r.label == label]
+
+
+@dataclass
+class Comparison:
+    runset: RunSet
+    sets: list[ComparisonSet]
+    metrics: list[Metric]
+    alpha: float
+    confidence: float
+    test: str
+    baseline: str | None
+    seed: int
+    n_resamples: int
+    usl_fits: list[UslFit]
+    usl_source: str
+    warnings: list[str]
+
+    @property
+    def runs(self) -> list[Run]:
+        return self.runset.runs
+
+    @property
+    def labels(self) -> list[str]:
+        return sorted({r.label for r in self.runs}, key=lambda lb: (lb != self.baseline, lb))
+
+    @property
+    def banner(self) -> str | None:
+        return self.runset.banner()
+
+    def metric(self, key: str) -> Metric | None:
+        return next((m for m in self.metrics if m.key == key), None)
+
+
+def _sort_point(run: Run) -> tuple[int, float, str]:
+    value = run.point_value
+    return (regime_rank(run.regime), value if value is not None else float("inf"), run.point)
+
+
+def group_sets(runs: Sequence[Run]) -> list[ComparisonSet]:
+    by_set: dict[tuple[str, str], list[Run]] = defaultdict(list)
+    for run in sorted(runs, key=_sort_point):
+        by_set[(run.regime, run.point)].append(run)
+    sets = []
+    for (regime, point), members in by_set.items():
+        labels = sorted({r.label for r in members})
+        sets.append(ComparisonSet(regime, point, members[0].point_value, labels, members))
+    return sets
+
+
+def scaling_capacity(run: Run) -> float | None:
+    """What the USL is fitted to: the capacity at each instance count (throughput when no capacity)."""
+    capacity = run.metric("capacity_rps")
+    return capacity if capacity is not None else run.metric("throughput_rps")
+
+
+def fit_scaling(runs: Sequence[Run], confidence: float, seed: int) -> tuple[list[UslFit], str]:
+    scaling = [r for r in runs if r.regime == "scaling"]
+    if not scaling:
+        return [], "no runs of the scaling regime (run `./bidbench scaling`)"
+    uses_capacity = all(r.metric("capacity_rps") is not None for r in scaling)
+    fits = []
+    for label in sorted({r.label for r in scaling}):
+        mine = [r for r in scaling if r.label == label and r.instances and scaling_capacity(r) is not None]
+        ns = [float(r.instances or 0) for r in mine]
+        caps = [float(scaling_capacity(r) or 0.0) for r in mine]
+        fits.append(fit_usl(label, ns, caps, confidence, seed=seed))
+    source = "capacity_rps" if uses_capacity else "throughput_rps (some scaling runs have no capacity_rps)"
+    return fits, source
+
+
+def compare(
+    run_dirs: Sequence[str | Path] = (),
+    *,
+    index: str | Path | None = None,
+    include_invalid: bool = False,
+    metrics: Sequence[str] | None = None,
+    alpha: float = 0.05,
+    test: str = "welch",
+    baseline: str | None = None,
+    seed: int = 0,
+    n_resamples: int = DEFAULT_RESAMPLES,
+) -> Comparison:
+    """Read result folders (or a results/ folder, or an index) and compute every statistic.
+
+    run_dirs: run folders, folders holding run folders, or index.jsonl files; empty means results/.
+    include_invalid: use runs that failed validity (marked `!` everywhere, with a banner).
+    metrics: names from harness.analysis.metrics (default: the seven of SPEC §8).
+    alpha: significance level; the confidence of every interval is 1 - alpha.
+    test: "welch" or "mannwhitney" for two groups (three or more always use ANOVA + post hoc).
+    baseline: the label others are compared with in the verdict columns (default: the first by name).
+    seed: seeds every bootstrap, so the same folders always print the same numbers.
+    """
+    if not 0.0 < alpha < 0.5:
+        raise ValueError(f"alpha must be between 0 and 0.5, got {alpha}")
+    if test not in ("welch", "mannwhitney"):
+        raise ValueError(f"test must be welch or mannwhitney, got {test!r}")
+    if not run_dirs and index is None:
+        from harness import paths
+
+        run_dirs = [paths.RESULTS]
+    chosen = resolve_metrics(metrics)
+    runset = load_runs(run_dirs, index, include_invalid)
+    confidence = 1.0 - alpha
+    notes: list[str] = []
+    labels_all = {r.label for r in runset.runs}
+    if baseline is not None and baseline not in labels_all:
+        raise ValueError(
+            f"baseline {baseline!r} is not among the runs' labels: {', '.join(sorted(labels_all))}"
+        )
+    sets = group_sets(runset.runs)
+    for cset in sets:
+        for metric in chosen:
+            samples: dict[str, list[float]] = {}
+            invalid: dict[str, int] = {}
+            for label in cset.labels:
+                values = []
+                for run in cset.runs_of(label):
+                    value = value_of(metric, run)
+                    if value is not None:
+                        values.append(value)
+                        if not run.is_valid:
+                            invalid[label] = invalid.get(label, 0) + 1
+                if values:
+                    samples[label] = values
+            if not samples:
+                continue
+            result = analyse(
+                metric.key,
+                samples,
+                alpha=alpha,
+                confidence=confidence,
+                test=test,
+                baseline=baseline if baseline in samples else None,
+                seed=seed,
+                n_resamples=n_resamples,
+                context=cset.title,
+                invalid_counts=invalid,
+            )
+            cset.results.append(result)
+            notes.extend(f"{cset.title}, {metric.title}: {w}" for w in result.warnings)
+    fits, source = fit_scaling(runset.runs, confidence, seed)
+    for run in runset.runs:
+        notes.extend(f"{run.run_id}: {p}" for p in run.problems)
+    return Comparison(
+        runset=runset,
+        sets=[s for s in sets if s.results],
+        metrics=chosen,
+        alpha=alpha,
+        confidence=confidence,
+        test=test,
+        baseline=baseline,
+        seed=seed,
+        n_resamples=n_resamples,
+        usl_fits=fits,
+        usl_source=source,
+        warnings=list(dict.fromkeys(notes)),
+    )

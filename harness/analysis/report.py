@@ -1,0 +1,142 @@
+"""The self-contained HTML report: every table, every figure (PNG data URIs), the manifest summary and a
+short plain-language explanation of each figure. Viewing it needs no network."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import jinja2
+
+from harness import __version__
+from harness.analysis import format as fmt
+from harness.analysis.manifest import manifest_tables
+from harness.analysis.metrics import ALL_METRICS
+from harness.analysis.plots import all_figures
+from harness.analysis.report_template import TEMPLATE
+from harness.analysis.tables import (
+    anova_table,
+    details_table,
+    excluded_table,
+    ratio_table,
+    runs_table,
+    source_tables,
+    verdict_tables,
+)
+
+if TYPE_CHECKING:
+    from harness.analysis.comparison import Comparison, ComparisonSet
+
+# Every <section id> of the report, in order, with its navigation title (the browser test checks them all).
+SECTIONS: tuple[tuple[str, str], ...] = (
+    ("overview", "Overview"),
+    ("verdicts", "Verdicts"),
+    ("statistics", "Statistics"),
+    ("throughput", "Throughput"),
+    ("latency", "Latency"),
+    ("normalized", "Normalized"),
+    ("cpu", "CPU"),
+    ("memory", "Memory"),
+    ("scaling", "Scaling"),
+    ("users", "Users"),
+    ("breakdown", "Breakdown"),
+    ("manifest", "Manifest"),
+    ("runs", "Runs"),
+    ("method", "Method"),
+)
+
+_SIGNED = re.compile(r"^[+-]\d")
+
+
+def _cell_class(cell: object) -> str:
+    text = str(cell)
+    if text.startswith(fmt.TILDE + " ("):
+        return "same"
+    if _SIGNED.match(text) and "(p" in text:
+        return "changed"
+    if text.startswith("INVALID") or text.endswith("!"):
+        return "flag"
+    return ""
+
+
+def headline(comparison: Comparison) -> tuple[str, list[str]]:
+    """Plain sentences for the most informative set (the first capacity set, else the biggest)."""
+    if not comparison.sets:
+        return "", []
+    chosen: ComparisonSet = next(
+        (s for s in comparison.sets if s.regime == "capacity"),
+        max(comparison.sets, key=lambda s: (len(s.labels), len(s.runs))),
+    )
+    sentences = []
+    for result in chosen.results:
+        metric = ALL_METRICS[result.metric]
+        for pair in result.pairs:
+            if result.baseline is not None and pair.a != result.baseline:
+                continue
+            sentences.append(fmt.sentence(pair, metric.title, metric.higher_is_better))
+    return chosen.title, sentences
+
+
+def render_html(comparison: Comparison) -> str:
+    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
+    env.filters["cell_class"] = _cell_class
+    template = env.from_string(TEMPLATE)
+    runset = comparison.runset
+    invalid_used = runset.invalid_included
+    banner_invalid = None
+    if invalid_used:
+        banner_invalid = (
+            f"This report INCLUDES {len(invalid_used)} INVALID OR FAILED RUN(S) (--include-invalid). Values marked "
+            "'!' rest partly on runs that failed the validity checks of SPEC §7: treat them as suspect."
+        )
+    banner_excluded = None
+    if runset.excluded:
+        banner_excluded = (
+            f"{len(runset.excluded)} run(s) were EXCLUDED as failed or invalid: {runset.reason_text()}. "
+            "They are listed under Runs; --include-invalid would use them."
+        )
+    headline_set, sentences = headline(comparison)
+    tables = {t.id: t for t in source_tables(comparison)}
+    return template.render(
+        subtitle=(
+            f"{len(comparison.runs)} runs of {', '.join(comparison.labels) or 'nothing'}; "
+            f"generated {datetime.now(UTC).strftime('%Y-%m-%d %H:%M')} UTC"
+        ),
+        sections=SECTIONS,
+        banner_invalid=banner_invalid,
+        banner_excluded=banner_excluded,
+        n_runs=len(comparison.runs),
+        n_invalid_used=len(invalid_used),
+        n_excluded=len(runset.excluded),
+        sources=" ".join(runset.sources),
+        labels=comparison.labels,
+        regimes=sorted({r.regime for r in comparison.runs}),
+        confidence_pct=f"{comparison.confidence * 100:g}",
+        alpha=f"{comparison.alpha:g}",
+        headline=sentences,
+        headline_set=headline_set,
+        warnings=comparison.warnings,
+        verdict_tables=verdict_tables(comparison),
+        anova=anova_table(comparison),
+        details=details_table(comparison),
+        ratios=ratio_table(comparison),
+        tables=tables,
+        figures=all_figures(comparison),
+        manifest_tables=manifest_tables(comparison.runs),
+        runs_used=runs_table(comparison),
+        runs_excluded=excluded_table(comparison),
+        two_group_test="Welch's t-test" if comparison.test == "welch" else "the Mann-Whitney U test",
+        resamples=str(comparison.n_resamples),
+        version=__version__,
+        generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S"),
+    )
+
+
+def write_html(comparison: Comparison, path: str | Path) -> Path:
+    """Write the report; returns its path. The file is self-contained (open it anywhere, offline)."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(render_html(comparison), encoding="utf-8")
+    return target

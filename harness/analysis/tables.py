@@ -1,0 +1,952 @@
+"""Every table as a plain `Table` (title, columns, text rows, numeric records for CSV), built from runs.
+
+- the benchstat-like verdict table, one per comparison set (SPEC §8)
+- per-group details with the compact letter display (seed 004 Tables 5-7) and the ANOVA table (Tables 2-4)
+- the ratios between implementations with bootstrap CIs
+- utilized CPU per instance count (thesis Table 7.1), throughput per CPU % (Table 7.2), memory vs CPU
+  (fig 7.5), the RUBiS QoS table per user count (seed 001 §7), the db/app breakdown from Server-Timing
+  per request type (STEP Tables 1, 3) and per user count or payload size (seed 000 Tables 4, 6),
+  application exceptions vs system errors per user count (seed 002 Table 6), the USL fit
+- the runs used and the runs excluded, with reasons
+
+Nothing here invents a number: every cell is computed from metrics.json, k6-summary.json or a fit.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from harness.analysis import format as fmt
+from harness.analysis.load import Run, as_float, get_path
+from harness.analysis.metrics import ALL_METRICS
+from harness.analysis.stats import PairTest, Summary, stable_seed, summarize
+
+if TYPE_CHECKING:
+    from harness.analysis.comparison import Comparison, ComparisonSet
+
+
+@dataclass
+class Table:
+    id: str
+    title: str
+    columns: list[str]
+    rows: list[list[str]]
+    caption: str = ""
+    source: str = ""
+    records: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    empty: str = "no data"
+    styles: list[list[str]] | None = None  # per-cell class: better, worse, changed, same, flag, or ""
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.rows
+
+
+def _label_sort(labels: Sequence[str], baseline: str | None) -> list[str]:
+    return sorted(labels, key=lambda lb: (lb != baseline, lb))
+
+
+# ---- the verdict table -----------------------------------------------------------------------------
+
+
+def verdict_style(pair: PairTest | None, higher_is_better: bool | None) -> str:
+    """better / worse (significant, by the metric's direction), changed (no direction), same (~), or ""."""
+    if pair is None or pair.test == "none":
+        return ""
+    if not pair.significant:
+        return "same"
+    if higher_is_better is None or pair.delta_pct is None:
+        return "changed"
+    return "better" if (pair.delta_pct > 0) == higher_is_better else "worse"
+
+
+def verdict_table(cset: ComparisonSet, comparison: Comparison) -> Table:
+    """benchstat-like: one row per metric; a value column per group; a delta column per non-baseline group."""
+    baseline = next((r.baseline for r in cset.results if r.baseline), None)
+    labels = _label_sort(cset.labels, baseline)
+    others = [lb for lb in labels if lb != baseline]
+    columns = ["metric", *labels, *[f"{lb} vs {baseline}" for lb in others]]
+    rows: list[list[str]] = []
+    styles: list[list[str]] = []
+    records: list[dict[str, Any]] = []
+    notes: list[str] = []
+    for result in cset.results:
+        metric = ALL_METRICS[result.metric]
+        row = [metric.heading()]
+        style = [""]
+        for label in labels:
+            summary = result.summary(label)
+            row.append(fmt.mean_pm(summary) if summary else "-")
+            style.append("flag" if summary and summary.invalid_runs else "")
+        for label in others:
+            pair = result.vs_baseline(label)
+            row.append(fmt.verdict(pair))
+            style.append(verdict_style(pair, metric.higher_is_better))
+        rows.append(row)
+        styles.append(style)
+        if result.omnibus is not None:
+            om = result.omnibus
+            notes.append(
+                f"{metric.title}: {om.test} {fmt.p_value(om.p_value)} (Levene {fmt.p_value(om.levene_p)}), "
+                f"then {om.posthoc}; groups sharing a letter do not differ: "
+                + ", ".join(f"{lb} {om.letters.get(lb, '')}" for lb in labels if lb in om.letters)
+            )
+        for summary in result.summaries:
+            pair = result.vs_baseline(summary.label)
+            records.append(
+                {
+                    "regime": cset.regime,
+                    "point": cset.point,
+                    "metric": result.metric,
+                    "unit": metric.unit,
+                    "label": summary.label,
+                    "n": summary.n,
+                    "mean": summary.mean,
+                    "mean_ci_low": summary.mean_ci.low if summary.mean_ci else None,
+                    "mean_ci_high": summary.mean_ci.high if summary.mean_ci else None,
+                    "median": summary.median,
+                    "median_ci_low": summary.median_ci.low if summary.median_ci else None,
+                    "median_ci_high": summary.median_ci.high if summary.median_ci else None,
+                    "median_ci_method": summary.median_ci.method if summary.median_ci else None,
+                    "std": summary.std,
+                    "baseline": result.baseline,
+                    "ratio_to_baseline": pair.ratio if pair else None,
+                    "ratio_ci_low": pair.ratio_ci.low if pair and pair.ratio_ci else None,
+                    "ratio_ci_high": pair.ratio_ci.high if pair and pair.ratio_ci else None,
+                    "delta_pct": pair.delta_pct if pair else None,
+                    "test": pair.test if pair else None,
+                    "p_value": pair.p_value if pair else None,
+                    "significant": pair.significant if pair else None,
+                    "verdict": fmt.verdict(pair) if pair else "baseline",
+                    "invalid_runs_included": summary.invalid_runs,
+                }
+            )
+    tests = sorted({p.test for r in cset.results for p in r.pairs if p.test != "none"})
+    caption = (
+        f"{cset.title}: mean ± half the {comparison.confidence:.0%} CI (as % of the mean), with n. "
+        f"The delta is shown only where significant at alpha={comparison.alpha:g}; '~' means no significant "
+        f"difference. Tests: {', '.join(tests) or 'none (n too small)'}."
+    )
+    if any(s.invalid_runs for r in cset.results for s in r.summaries):
+        caption += " '!' marks values that include invalid runs."
+    return Table(
+        f"verdict-{cset.slug}", cset.title, columns, rows, caption, "SPEC §8", records, notes, styles=styles
+    )
+
+
+def verdict_tables(comparison: Comparison) -> list[Table]:
+    return [verdict_table(cset, comparison) for cset in comparison.sets]
+
+
+def details_table(comparison: Comparison) -> Table:
+    columns = [
+        "set",
+        "metric",
+        "group",
+        "n",
+        "mean",
+        "mean CI",
+        "median",
+        "median CI",
+        "sd",
+        "CV",
+        "Q1-Q3",
+        "min-max",
+        "letters",
+    ]
+    rows = []
+    for cset in comparison.sets:
+        for result in cset.results:
+            metric = ALL_METRICS[result.metric]
+            letters = result.omnibus.letters if result.omnibus else {}
+            for s in result.summaries:
+                rows.append(
+                    [
+                        cset.title,
+                        metric.heading(),
+                        s.label + ("!" if s.invalid_runs else ""),
+                        str(s.n),
+                        fmt.num(s.mean),
+                        fmt.interval(s.mean_ci),
+                        fmt.num(s.median),
+                        fmt.interval(s.median_ci)
+                        + (" b" if s.median_ci and "bootstrap" in s.median_ci.method else ""),
+                        fmt.num(s.std),
+                        fmt.pct(s.cv_pct),
+                        f"{fmt.num(s.q1)}-{fmt.num(s.q3)}",
+                        f"{fmt.num(s.minimum)}-{fmt.num(s.maximum)}",
+                        letters.get(s.label, ""),
+                    ]
+                )
+    return Table(
+        "details",
+        "Per-group statistics",
+        columns,
+        rows,
+        f"Mean with its t-interval; median with its order-statistic interval ('b': a bootstrap interval, n too "
+        f"small for order statistics); {comparison.confidence:.0%} confidence. Letters (3+ groups): groups "
+        "that share a letter do not differ significantly (seed 004 Tables 5-7).",
+        "seed 002 §3.6, seed 004",
+    )
+
+
+def anova_table(comparison: Comparison) -> Table:
+    columns = [
+        "set",
+        "metric",
+        "test",
+        "df groups",
+        "df error",
+        "MS groups",
+        "MS error",
+        "F",
+        "p",
+        "overall mean",
+        "CV",
+        "Levene p",
+        "post hoc",
+    ]
+    rows = []
+    for cset in comparison.sets:
+        for result in cset.results:
+            om = result.omnibus
+            if om is None:
+                continue
+            verdict = "" if om.p_value < comparison.alpha else " ns"
+            rows.append(
+                [
+                    cset.title,
+                    ALL_METRICS[result.metric].heading(),
+                    om.test,
+                    str(om.df_between),
+                    str(om.df_within),
+                    fmt.num(om.ms_between),
+                    fmt.num(om.ms_within),
+                    fmt.num(om.statistic),
+                    fmt.p_value(om.p_value) + verdict,
+                    fmt.num(om.grand_mean),
+                    fmt.pct(om.cv_pct),
+                    fmt.p_value(om.levene_p),
+                    om.posthoc,
+                ]
+            )
+    return Table(
+        "anova",
+        "Analysis of variance (3 or more groups)",
+        columns,
+        rows,
+        "Like seed 004 Tables 2-4: degrees of freedom, mean squares, the overall mean and the coefficient of "
+        "variation (sqrt(MS error) / mean). 'ns': not significant. Levene's test (median-centred) chooses the "
+        "path: equal variances -> ANOVA and Tukey HSD; unequal -> Welch's ANOVA and Games-Howell.",
+        "seed 004",
+        empty="no comparison has three or more groups",
+    )
+
+
+def ratio_table(comparison: Comparison) -> Table:
+    columns = ["set", "metric", "comparison", "ratio", "ratio CI", "delta", "test", "p", "verdict"]
+    rows = []
+    for cset in comparison.sets:
+        for result in cset.results:
+            metric = ALL_METRICS[result.metric]
+            for pair in result.pairs:
+                rows.append(
+                    [
+                        cset.title,
+                        metric.heading(),
+                        f"{pair.b} / {pair.a}",
+                        fmt.num(pair.ratio),
+                        fmt.interval(pair.ratio_ci),
+                        fmt.pct(pair.delta_pct, signed=True),
+                        pair.test,
+                        fmt.p_value(pair.p_value),
+                        fmt.verdict(pair).split(" (")[0] + (f" ({pair.note})" if pair.note else ""),
+                    ]
+                )
+    return Table(
+        "ratios",
+        "Ratios between implementations",
+        columns,
+        rows,
+        f"Ratio of means with a seeded bootstrap (BCa) {comparison.confidence:.0%} interval. The verdict comes "
+        "from the test (Welch / Mann-Whitney for two groups, Tukey HSD or Games-Howell for three or more).",
+        "SPEC §8",
+    )
+
+
+# ---- helpers for the source tables ----------------------------------------------------------------
+
+
+def _summ(label: str, values: Sequence[float], comparison: Comparison, *context: object) -> Summary | None:
+    clean = [v for v in values if v is not None]
+    if not clean:
+        return None
+    return summarize(label, clean, comparison.confidence, stable_seed(comparison.seed, *context))
+
+
+def _values(runs: Sequence[Run], getter: Callable[[Run], float | None]) -> list[float]:
+    return [v for v in (getter(r) for r in runs) if v is not None]
+
+
+def _flag(runs: Sequence[Run]) -> str:
+    return "!" if any(not r.is_valid for r in runs) else ""
+
+
+def scaling_runs(runs: Sequence[Run]) -> tuple[list[Run], str]:
+    for regime in ("scaling", "capacity"):
+        chosen = [r for r in runs if r.regime == regime]
+        if chosen:
+            return chosen, f"runs of the {regime} regime"
+    return list(runs), "all runs (no scaling or capacity runs found)"
+
+
+def _by_label_point(runs: Sequence[Run]) -> dict[tuple[str, float, str], list[Run]]:
+    groups: dict[tuple[str, float, str], list[Run]] = defaultdict(list)
+    for run in runs:
+        order = run.instances if run.regime == "scaling" and run.instances else run.point_value
+        groups[(run.label, float(order) if order is not None else float("inf"), run.point)].append(run)
+    return dict(sorted(groups.items()))
+
+
+def _instances_text(runs: Sequence[Run]) -> str:
+    counts = sorted({r.instances for r in runs if r.instances is not None})
+    return ", ".join(str(c) for c in counts) or "-"
+
+
+def _throughput_or_capacity(run: Run) -> float | None:
+    capacity = run.metric("capacity_rps")
+    return capacity if capacity is not None else run.metric("throughput_rps")
+
+
+def cpu_utilization_table(comparison: Comparison) -> Table:
+    runs, source = scaling_runs(comparison.runs)
+    rows, records = [], []
+    for (label, _, point), members in _by_label_point(runs).items():
+        cpu = _summ(
+            label, _values(members, lambda r: r.metric("cpu_pct_total")), comparison, "t71cpu", label, point
+        )
+        util = _summ(
+            label, _values(members, ALL_METRICS["utilized_cpu"].value), comparison, "t71u", label, point
+        )
+        maxima = _values(
+            members,
+            lambda r: (r.instances or 0) * r.cpu_limit * 100.0 if r.cpu_limit and r.instances else None,
+        )
+        max_cpu = sum(maxima) / len(maxima) if maxima else None
+        rows.append(
+            [
+                label + _flag(members),
+                _instances_text(members),
+                point,
+                fmt.mean_with_ci(cpu),
+                fmt.num(max_cpu),
+                fmt.mean_with_ci(util),
+                str(len(members)),
+            ]
+        )
+        records.append(
+            {
+                "label": label,
+                "point": point,
+                "instances": _instances_text(members),
+                "cpu_pct": cpu.mean if cpu else None,
+                "max_cpu_pct": max_cpu,
+                "utilized_cpu_pct": util.mean if util else None,
+                "n": len(members),
+            }
+        )
+    return Table(
+        "table-7-1",
+        "Utilized CPU per instance count (thesis Table 7.1)",
+        ["implementation", "instances", "point", "CPU %", "maximum CPU %", "utilized CPU %", "n"],
+        rows,
+        f"CPU % is the CPU time of every instance's process tree over wall time; the maximum is instances x "
+        f"CPU limit x 100; utilized = CPU % / maximum. Mean with {comparison.confidence:.0%} CI, from {source}.",
+        "seed 003 Table 7.1",
+        records,
+    )
+
+
+def normalized_table(comparison: Comparison) -> Table:
+    runs, source = scaling_runs(comparison.runs)
+    uses_capacity = any(r.metric("capacity_rps") is not None for r in runs)
+    rows, records = [], []
+    for (label, _, point), members in _by_label_point(runs).items():
+        cpu = _summ(
+            label, _values(members, lambda r: r.metric("cpu_pct_total")), comparison, "t72c", label, point
+        )
+        thr = _summ(label, _values(members, _throughput_or_capacity), comparison, "t72t", label, point)
+        norm = _summ(
+            label,
+            _values(members, lambda r: r.metric("normalized_throughput")),
+            comparison,
+            "t72n",
+            label,
+            point,
+        )
+        rows.append(
+            [
+                label + _flag(members),
+                _instances_text(members),
+                point,
+                fmt.mean_with_ci(cpu),
+                fmt.mean_with_ci(thr),
+                fmt.mean_with_ci(norm),
+                str(len(members)),
+            ]
+        )
+        records.append(
+            {
+                "label": label,
+                "point": point,
+                "instances": _instances_text(members),
+                "cpu_pct": cpu.mean if cpu else None,
+                "throughput_rps": thr.mean if thr else None,
+                "normalized_throughput": norm.mean if norm else None,
+                "n": len(members),
+            }
+        )
+    thr_name = "capacity (req/s)" if uses_capacity else "throughput (req/s)"
+    return Table(
+        "table-7-2",
+        "Throughput per CPU % (thesis Table 7.2)",
+        ["implementation", "instances", "point", "CPU %", thr_name, "normalized (req/s per CPU %)", "n"],
+        rows,
+        f"Normalized throughput = successful requests per second / CPU % (metrics.json normalized_throughput). "
+        f"Mean with {comparison.confidence:.0%} CI, from {source}.",
+        "seed 003 Table 7.2",
+        records,
+    )
+
+
+def _peak_rss(run: Run) -> float | None:
+    listed = (run.metrics or {}).get("instances")
+    if not isinstance(listed, list):
+        return None
+    peaks = [as_float(i.get("rss_peak_mb")) for i in listed if isinstance(i, Mapping)]
+    peaks = [p for p in peaks if p is not None]
+    return max(peaks) if peaks else None
+
+
+def memory_table(comparison: Comparison) -> Table:
+    runs, source = scaling_runs(comparison.runs)
+    rows, records = [], []
+    for (label, _, point), members in _by_label_point(runs).items():
+        cpu = _summ(
+            label, _values(members, lambda r: r.metric("cpu_pct_total")), comparison, "f75c", label, point
+        )
+        mem = _summ(
+            label,
+            _values(members, lambda r: r.metric("memory_per_instance_mb")),
+            comparison,
+            "f75m",
+            label,
+            point,
+        )
+        total = _summ(
+            label,
+            _values(
+                members,
+                lambda r: (r.metric("memory_per_instance_mb") or 0) * r.instances if r.instances else None,
+            ),
+            comparison,
+            "f75t",
+            label,
+            point,
+        )
+        peak = _values(members, _peak_rss)
+        rows.append(
+            [
+                label + _flag(members),
+                _instances_text(members),
+                point,
+                fmt.mean_with_ci(cpu),
+                fmt.mean_with_ci(mem),
+                fmt.mean_with_ci(total),
+                fmt.num(max(peak) if peak else None),
+                str(len(members)),
+            ]
+        )
+        records.append(
+            {
+                "label": label,
+                "point": point,
+                "instances": _instances_text(members),
+                "cpu_pct": cpu.mean if cpu else None,
+                "memory_per_instance_mb": mem.mean if mem else None,
+                "memory_total_mb": total.mean if total else None,
+                "rss_peak_mb": max(peak) if peak else None,
+                "n": len(members),
+            }
+        )
+    return Table(
+        "figure-7-5",
+        "Memory against CPU (thesis figure 7.5)",
+        [
+            "implementation",
+            "instances",
+            "point",
+            "CPU %",
+            "memory per instance (MB)",
+            "memory, all instances (MB)",
+            "peak RSS (MB)",
+            "n",
+        ],
+        rows,
+        f"Memory per instance is the steady-state PSS (RSS where PSS is unavailable) after warm-up. Mean with "
+        f"{comparison.confidence:.0%} CI, from {source}.",
+        "seed 003 figure 7.5",
+        records,
+    )
+
+
+# ---- QoS (RUBiS) -----------------------------------------------------------------------------------
+
+OVER_1S_NAMES = ("over_1s", "slow_over_1s", "http_req_over_1s", "latency_over_1s", "over_1s_rate")
+
+
+def _k6_duration(run: Run) -> dict[str, Any]:
+    summary = run.k6_summary() or {}
+    values = get_path(summary, "metrics", "http_req_duration", "values")
+    if not isinstance(values, Mapping):
+        values = get_path(summary, "metrics", "http_req_duration")  # the pre-0.50 flat summary layout
+    return dict(values) if isinstance(values, Mapping) else {}
+
+
+def latency_stats(run: Run) -> dict[str, float | None]:
+    """max, mean, median in ms: from k6-summary.json, else metrics.json latency_ms."""
+    k6 = _k6_duration(run)
+    return {
+        "max": as_float(k6.get("max")) if k6.get("max") is not None else run.metric("latency_ms", "max"),
+        "mean": as_float(k6.get("avg")) if k6.get("avg") is not None else run.metric("latency_ms", "mean"),
+        "median": as_float(k6.get("med")) if k6.get("med") is not None else run.metric("latency_ms", "p50"),
+    }
+
+
+def over_one_second(run: Run) -> tuple[float | None, str]:
+    """(% of requests over 1 s or None, how it is known). Exact when recorded; else 0 when max < 1 s; else a
+    bound from the percentiles ("< 1 %" when p99 < 1 s)."""
+    direct = run.metric("over_1s_pct")
+    if direct is None:
+        direct = run.metric("latency_ms", "over_1s_pct")
+    if direct is not None:
+        return direct, "exact"
+    summary = run.k6_summary() or {}
+    for name in OVER_1S_NAMES:
+        rate = as_float(get_path(summary, "metrics", name, "values", "rate"))
+        if rate is None:
+            rate = as_float(get_path(summary, "metrics", name, "rate"))
+        if rate is not None:
+            return rate * 100.0, "exact"
+    lat = latency_stats(run)
+    if lat["max"] is not None and lat["max"] < 1000.0:
+        return 0.0, "exact"
+    for key, share in (("p999", 0.1), ("p99", 1.0), ("p95", 5.0), ("p90", 10.0), ("p50", 50.0)):
+        value = run.metric("latency_ms", key)
+        if value is not None and value < 1000.0:
+            return None, f"< {share:g}%"
+    return None, ">= 50%" if lat["median"] is not None else "unknown"
+
+
+def qos_table(comparison: Comparison) -> Table:
+    runs = [r for r in comparison.runs if r.regime == "users"]
+    rows, records = [], []
+    for (label, _, point), members in _by_label_point(runs).items():
+        stats = [latency_stats(r) for r in members]
+        weights = [r.metric("requests") or 1.0 for r in members]
+        maxima = [s["max"] for s in stats if s["max"] is not None]
+        means = [(s["mean"], w) for s, w in zip(stats, weights, strict=True) if s["mean"] is not None]
+        medians = sorted(s["median"] for s in stats if s["median"] is not None)
+        over = [(over_one_second(r), w) for r, w in zip(members, weights, strict=True)]
+        exact = [(v, w) for (v, how), w in over if v is not None]
+        if len(exact) == len(over) and exact:
+            over_text = fmt.pct(sum(v * w for v, w in exact) / sum(w for _, w in exact))
+        else:
+            bounds = [how for (v, how), _ in over if v is None]
+            over_text = max(
+                bounds, key=lambda b: float("".join(c for c in b if c.isdigit() or c == ".") or 0)
+            )
+        thr = _summ(
+            label, _values(members, lambda r: r.metric("throughput_rps")), comparison, "qos", label, point
+        )
+        mean = sum(m * w for m, w in means) / sum(w for _, w in means) if means else None
+        median = medians[len(medians) // 2] if medians else None
+        users = members[0].users
+        rows.append(
+            [
+                label + _flag(members),
+                str(users if users is not None else point),
+                fmt.mean_with_ci(thr),
+                fmt.num(max(maxima) if maxima else None),
+                fmt.num(mean),
+                fmt.num(median),
+                over_text,
+                str(len(members)),
+            ]
+        )
+        records.append(
+            {
+                "label": label,
+                "users": users,
+                "throughput_rps": thr.mean if thr else None,
+                "max_ms": max(maxima) if maxima else None,
+                "mean_ms": mean,
+                "median_ms": median,
+                "over_1s": over_text,
+                "n": len(members),
+            }
+        )
+    return Table(
+        "qos",
+        "Quality of service per user count (RUBiS Revisited §7)",
+        [
+            "implementation",
+            "users",
+            "throughput (req/s)",
+            "max (ms)",
+            "mean (ms)",
+            "median (ms)",
+            "over 1 s",
+            "n",
+        ],
+        rows,
+        "From each run's k6 summary (metrics.json when absent): max over runs, request-weighted mean, median of "
+        "the runs' medians. 'over 1 s' is exact when the run recorded it or when no request took 1 s; otherwise "
+        "it is a bound read off the percentiles.",
+        "seed 001 §7 figures 2-5",
+        records,
+        empty="no runs of the users regime (run `./bidbench users --users 1,2,4,8`)",
+    )
+
+
+def errors_table(comparison: Comparison) -> Table:
+    runs = [r for r in comparison.runs if r.regime == "users"]
+    rows, records = [], []
+    for (label, _, point), members in _by_label_point(runs).items():
+        app = _summ(label, _values(members, ALL_METRICS["app_errors"].value), comparison, "t6a", label, point)
+        sys_ = _summ(
+            label, _values(members, ALL_METRICS["sys_errors"].value), comparison, "t6s", label, point
+        )
+        requests = sum(r.metric("requests") or 0 for r in members)
+        users = members[0].users
+        rows.append(
+            [
+                label + _flag(members),
+                str(users if users is not None else point),
+                f"{requests:,.0f}",
+                fmt.mean_with_ci(app),
+                fmt.mean_with_ci(sys_),
+                str(len(members)),
+            ]
+        )
+        records.append(
+            {
+                "label": label,
+                "users": users,
+                "requests": requests,
+                "app_exceptions_pct": app.mean if app else None,
+                "system_errors_pct": sys_.mean if sys_ else None,
+                "n": len(members),
+            }
+        )
+    return Table(
+        "errors",
+        "Application exceptions vs system errors per user count (STEP Table 6)",
+        ["implementation", "users", "requests", "application exceptions %", "system errors %", "n"],
+        rows,
+        "Application exceptions are the contract's 4xx answers (including expected 409 conflicts); system errors "
+        f"are 5xx, timeouts and connection errors (SPEC §5). Per cent of requests, mean with "
+        f"{comparison.confidence:.0%} CI over runs.",
+        "seed 002 Table 6",
+        records,
+        empty="no runs of the users regime (run `./bidbench users`)",
+    )
+
+
+# ---- Server-Timing breakdown (STEP) -------------------------------------------------------------------
+
+
+@dataclass
+class Slices:
+    requests: float
+    latency: float | None
+    app: float
+    db: float
+
+    @property
+    def app_only(self) -> float:
+        return max(self.app - self.db, 0.0)
+
+    @property
+    def outside(self) -> float | None:
+        return None if self.latency is None else max(self.latency - self.app, 0.0)
+
+
+def breakdown_of(runs: Sequence[Run]) -> dict[str, Slices]:
+    """Per request type (and 'all'): request-weighted means of latency and Server-Timing db and app."""
+    acc: dict[str, list[float]] = defaultdict(
+        lambda: [0.0, 0.0, 0.0, 0.0, 0.0]
+    )  # req, lat*req, lat_req, app, db
+    for run in runs:
+        per_type = (run.metrics or {}).get("per_type")
+        if not isinstance(per_type, Mapping):
+            continue
+        for name, item in per_type.items():
+            if not isinstance(item, Mapping):
+                continue
+            requests = as_float(item.get("requests")) or 0.0
+            app = as_float(get_path(item, "server_timing_ms", "app"))
+            db = as_float(get_path(item, "server_timing_ms", "db"))
+            if requests <= 0 or app is None or db is None:
+                continue
+            latency = as_float(get_path(item, "latency_ms", "mean"))
+            for key in (str(name), "all"):
+                slot = acc[key]
+                slot[0] += requests
+                if latency is not None:
+                    slot[1] += latency * requests
+                    slot[2] += requests
+                slot[3] += app * requests
+                slot[4] += db * requests
+    out = {}
+    for key, (req, lat, lat_req, app, db) in acc.items():
+        out[key] = Slices(req, lat / lat_req if lat_req else None, app / req, db / req)
+    return dict(sorted(out.items(), key=lambda kv: (kv[0] == "all", kv[0])))
+
+
+def reference_set(comparison: Comparison) -> ComparisonSet | None:
+    """The comparison set the single-point tables describe: most groups, then most runs, by regime order."""
+    candidates = [
+        s
+        for s in comparison.sets
+        if any(isinstance((r.metrics or {}).get("per_type"), Mapping) for r in s.runs)
+    ]
+    if not candidates:
+        return None
+    return max(candidates, key=lambda s: (len(s.labels), len(s.runs), -comparison.sets.index(s)))
+
+
+def _slice_cells(slices: Slices) -> list[str]:
+    total = slices.latency if slices.latency else slices.app
+    share = (lambda v: fmt.pct(v / total * 100.0)) if total else (lambda v: "-")
+    outside = slices.outside
+    return [
+        fmt.num(slices.latency),
+        fmt.num(slices.db),
+        fmt.num(slices.app_only),
+        fmt.num(outside),
+        share(slices.db),
+        share(slices.app_only),
+        share(outside) if outside is not None else "-",
+    ]
+
+
+SLICE_COLUMNS = ["latency (ms)", "db (ms)", "app w/o db (ms)", "outside (ms)", "db %", "app %", "outside %"]
+
+
+def breakdown_table(comparison: Comparison) -> Table:
+    ref = reference_set(comparison)
+    rows, records = [], []
+    if ref is not None:
+        for label in _label_sort(ref.labels, comparison.baseline):
+            members = ref.runs_of(label)
+            for name, slices in breakdown_of(members).items():
+                rows.append([label + _flag(members), name, f"{slices.requests:,.0f}", *_slice_cells(slices)])
+                records.append(
+                    {
+                        "set": ref.title,
+                        "label": label,
+                        "type": name,
+                        "requests": slices.requests,
+                        "latency_ms": slices.latency,
+                        "db_ms": slices.db,
+                        "app_ms": slices.app,
+                        "outside_ms": slices.outside,
+                    }
+                )
+    return Table(
+        "table-breakdown",
+        "Time per request type: database, application, outside (STEP Tables 1 and 3)",
+        ["implementation", "request type", "requests", *SLICE_COLUMNS],
+        rows,
+        (f"From {ref.title}. " if ref else "")
+        + "Server-Timing splits each request: db = time inside database calls, app w/o db = the rest of the "
+        "handler, outside = what k6 saw minus the handler (network, HTTP server, client). Request-weighted means "
+        "over runs; shares of the end-to-end mean latency.",
+        "seed 000 Tables 1 and 3, seed 002 Tables 1 and 2",
+        records,
+        empty="no run has per-type Server-Timing figures (metrics.json per_type.server_timing_ms)",
+    )
+
+
+def breakdown_by_point_table(comparison: Comparison) -> Table:
+    rows, records = [], []
+    for regime, what in (("users", "users"), ("payload", "payload")):
+        runs = [r for r in comparison.runs if r.regime == regime]
+        for (label, _, point), members in _by_label_point(runs).items():
+            slices = breakdown_of(members).get("all")
+            if slices is None:
+                continue
+            rows.append([label + _flag(members), what, point, *_slice_cells(slices)])
+            records.append(
+                {
+                    "regime": regime,
+                    "label": label,
+                    "point": point,
+                    "latency_ms": slices.latency,
+                    "db_ms": slices.db,
+                    "app_ms": slices.app,
+                    "outside_ms": slices.outside,
+                }
+            )
+    return Table(
+        "breakdown-by-point",
+        "Time breakdown per user count and payload size (seed 000 Tables 6 and 4)",
+        ["implementation", "regime", "point", *SLICE_COLUMNS],
+        rows,
+        "All request types together, per point of the users and payload regimes.",
+        "seed 000 Tables 4 and 6",
+        records,
+        empty="no users or payload runs with Server-Timing figures",
+    )
+
+
+# ---- USL, runs ------------------------------------------------------------------------------------
+
+
+def usl_table(comparison: Comparison) -> Table:
+    rows, records = [], []
+    for fit in comparison.usl_fits:
+        if not fit.ok:
+            rows.append(
+                [fit.label, str(fit.n_points), str(fit.n_levels), "-", "-", "-", "-", "-", "-", fit.message]
+            )
+            records.append({"label": fit.label, "ok": False, "message": fit.message})
+            continue
+        peak = "none (kappa ~ 0)" if fit.peak is None else f"{fmt.num(fit.peak)} {fmt.interval(fit.peak_ci)}"
+        rows.append(
+            [
+                fit.label,
+                str(fit.n_points),
+                str(fit.n_levels),
+                f"{fmt.num(fit.lam)} {fmt.interval(fit.lam_ci)}",
+                f"{fmt.num(fit.sigma)} {fmt.interval(fit.sigma_ci)}",
+                f"{fmt.num(fit.kappa)} {fmt.interval(fit.kappa_ci)}",
+                peak,
+                fmt.num(fit.peak_capacity),
+                fmt.num(fit.r2),
+                fit.message,
+            ]
+        )
+        records.append(
+            {
+                "label": fit.label,
+                "ok": True,
+                "lambda": fit.lam,
+                "sigma": fit.sigma,
+                "kappa": fit.kappa,
+                "peak_n": fit.peak,
+                "peak_capacity": fit.peak_capacity,
+                "r2": fit.r2,
+                "n_points": fit.n_points,
+                "n_levels": fit.n_levels,
+            }
+        )
+    return Table(
+        "usl",
+        "Universal Scalability Law fit",
+        [
+            "implementation",
+            "runs",
+            "instance counts",
+            "lambda (req/s per instance)",
+            "sigma (contention)",
+            "kappa (coherency)",
+            "peak N",
+            "capacity at peak",
+            "R²",
+            "note",
+        ],
+        rows,
+        f"C(N) = lambda N / (1 + sigma (N-1) + kappa N (N-1)), fitted to {comparison.usl_source} of every run; "
+        f"{comparison.confidence:.0%} intervals from a seeded bootstrap over runs. Peak N = sqrt((1 - sigma) / kappa).",
+        "SPEC §6 (scaling), seed 003 §7.3",
+        records,
+        empty=comparison.usl_source if not comparison.usl_fits else "no data",
+    )
+
+
+def runs_table(comparison: Comparison) -> Table:
+    rows, records = [], []
+    for run in comparison.runs:
+        slo = get_path(run.verdict or {}, "slo")
+        slo_text = "-"
+        if isinstance(slo, Mapping):
+            met = slo.get("met", slo.get("ok", slo.get("passed")))
+            slo_text = "met" if met is True else "missed" if met is False else "-"
+        elif isinstance(slo, bool):
+            slo_text = "met" if slo else "missed"
+        rows.append(
+            [
+                run.run_id,
+                run.label,
+                run.regime,
+                run.point,
+                str(run.repetition if run.repetition is not None else "-"),
+                "valid" if run.is_valid else "INVALID: " + run.reason_text,
+                slo_text,
+            ]
+        )
+        records.append(
+            {
+                "run_id": run.run_id,
+                "path": str(run.path),
+                "label": run.label,
+                "regime": run.regime,
+                "point": run.point,
+                "repetition": run.repetition,
+                "valid": run.is_valid,
+            }
+        )
+    return Table(
+        "runs-used",
+        "Runs used",
+        ["run", "implementation", "regime", "point", "repetition", "validity", "SLO"],
+        rows,
+        "Every number in this report comes from these result folders.",
+        "results/README.md",
+        records,
+    )
+
+
+def excluded_table(comparison: Comparison) -> Table:
+    rows = [[e.run_id, e.label, e.regime, e.point, e.reason] for e in comparison.runset.excluded]
+    return Table(
+        "runs-excluded",
+        "Runs excluded",
+        ["run", "implementation", "regime", "point", "reason"],
+        rows,
+        "Failed or invalid runs (SPEC §7) are kept on disk but left out; --include-invalid uses those that have "
+        "metrics, marked '!'.",
+        "SPEC §7",
+        [e.__dict__ for e in comparison.runset.excluded],
+        empty="none: every run found was used",
+    )
+
+
+def source_tables(comparison: Comparison) -> list[Table]:
+    """The source texts' tables, in the order the report shows them."""
+    return [
+        cpu_utilization_table(comparison),
+        normalized_table(comparison),
+        memory_table(comparison),
+        qos_table(comparison),
+        errors_table(comparison),
+        breakdown_table(comparison),
+        breakdown_by_point_table(comparison),
+        usl_table(comparison),
+    ]

@@ -1,0 +1,343 @@
+"""Plain outputs: the terminal (rich), CSV and Markdown. The HTML report lives in report.py."""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.panel import Panel
+from rich.table import Table as RichTable
+
+from harness.analysis import format as fmt
+from harness.analysis.manifest import manifest_tables
+from harness.analysis.metrics import ALL_METRICS
+from harness.analysis.tables import (
+    Table,
+    anova_table,
+    excluded_table,
+    ratio_table,
+    source_tables,
+    verdict_tables,
+)
+
+if TYPE_CHECKING:
+    from harness.analysis.comparison import Comparison
+
+_SIGNED = re.compile(r"^([+-])\d")
+MAX_EXCLUDED_LISTED = 12
+
+
+def _style_verdict(cell: str, higher_is_better: bool | None) -> str:
+    if cell.startswith(fmt.TILDE):
+        return f"[dim]{cell}[/]"
+    match = _SIGNED.match(cell)
+    if not match:
+        return cell
+    if higher_is_better is None:
+        return f"[bold]{cell}[/]"
+    better = (match.group(1) == "+") == higher_is_better
+    return f"[bold green]{cell}[/]" if better else f"[bold red]{cell}[/]"
+
+
+def _escape(text: str) -> str:
+    return text.replace("[", r"\[")
+
+
+def _rich_table(table: Table, styled: list[list[str]] | None = None) -> RichTable:
+    out = RichTable(
+        title=f"[bold]{_escape(table.title)}[/]",
+        title_justify="left",
+        show_lines=False,
+        caption=_escape(table.caption) if table.caption else None,
+        caption_justify="left",
+    )
+    for column in table.columns:
+        out.add_column(_escape(column), overflow="fold")
+    rows = styled if styled is not None else [[_escape(c) for c in row] for row in table.rows]
+    for row in rows:
+        out.add_row(*row)
+    return out
+
+
+def _compact(table: Table) -> Table | None:
+    """The terminal's shorter form of a source table (the HTML and Markdown have every row)."""
+    if table.id == "breakdown-by-point":
+        return None
+    if table.id == "table-breakdown":
+        type_col = table.columns.index("request type")
+        rows = [row for row in table.rows if row[type_col] == "all"]
+        return Table(
+            table.id, table.title + ", all request types", table.columns, rows, table.caption, table.source
+        )
+    if table.id == "usl" and "note" in table.columns:
+        at = table.columns.index("note")
+        rows = [row[:at] + row[at + 1 :] for row in table.rows]
+        notes = [f"{row[0]}: {row[at]}" for row in table.rows if row[at]]
+        return Table(
+            table.id,
+            table.title,
+            table.columns[:at] + table.columns[at + 1 :],
+            rows,
+            table.caption,
+            table.source,
+            notes=notes,
+        )
+    return table
+
+
+def _condensed_warnings(warnings: list[str]) -> list[str]:
+    """Sample-size warnings repeat per set and metric; print each message once, with how often it occurs."""
+    counts: Counter[str] = Counter()
+    for warning in warnings:
+        counts[warning.split(": ", 2)[-1] if warning.count(": ") >= 2 else warning] += 1
+    return [
+        f"{text}" + (f" (in {count} comparisons)" if count > 1 else "")
+        for text, count in counts.most_common()
+    ]
+
+
+def render_terminal(comparison: Comparison, console: Console | None = None, *, full: bool = False) -> None:
+    """Print the verdict tables, warnings, exclusions and the source texts' tables that have data."""
+    console = console or Console()
+    runset = comparison.runset
+    if runset.invalid_included:
+        console.print(
+            Panel(
+                f"[bold]INCLUDES {len(runset.invalid_included)} INVALID OR FAILED RUN(S)[/] (--include-invalid). "
+                "Values marked ! rest partly on runs that failed validity (SPEC §7).",
+                style="bold red",
+                title="invalid runs included",
+            )
+        )
+    if runset.excluded:
+        reasons = runset.reason_text()
+        console.print(
+            Panel(
+                f"excluded {len(runset.excluded)} run(s) as failed or invalid: {_escape(reasons)}",
+                style="yellow",
+                title="excluded",
+            )
+        )
+    console.print(
+        f"{len(comparison.runs)} runs used from {_escape(' '.join(runset.sources))}; "
+        f"{len(comparison.sets)} comparison set(s); alpha={comparison.alpha:g}, "
+        f"{comparison.confidence:.0%} confidence intervals."
+    )
+    console.print(
+        "[dim]Each cell: mean ± half its confidence interval (as % of the mean), with n. The last columns compare "
+        "with the first group: the change where significant, '~' where not, with p and n.[/]"
+    )
+    for cset, table in zip(comparison.sets, verdict_tables(comparison), strict=True):
+        styled = []
+        for result, row in zip(cset.results, table.rows, strict=True):
+            direction = ALL_METRICS[result.metric].higher_is_better
+            n_values = len(cset.labels)
+            cells = [_escape(row[0])] + [_escape(c) for c in row[1 : 1 + n_values]]
+            cells += [_style_verdict(_escape(c), direction) for c in row[1 + n_values :]]
+            styled.append(cells)
+        table.caption = ""
+        console.print(_rich_table(table, styled))
+        for note in table.notes:
+            console.print(f"  [dim]{_escape(note)}[/]")
+    anova = anova_table(comparison)
+    if full and not anova.is_empty:
+        console.print(_rich_table(anova))
+    for table in source_tables(comparison):
+        shown = table if full else _compact(table)
+        if shown is not None and not shown.is_empty:
+            console.print(_rich_table(shown))
+            for note in shown.notes:
+                console.print(f"  [dim]{_escape(note)}[/]")
+    if full:
+        console.print(_rich_table(ratio_table(comparison)))
+    if comparison.warnings:
+        console.print("[yellow]warnings:[/]")
+        for warning in _condensed_warnings(comparison.warnings):
+            console.print(f"  [yellow]-[/] {_escape(warning)}")
+    if runset.excluded:
+        console.print("[yellow]excluded runs:[/]")
+        for item in runset.excluded[:MAX_EXCLUDED_LISTED]:
+            console.print(
+                f"  - {_escape(item.run_id)} ({_escape(item.label)}, {item.regime} {item.point}): "
+                f"{_escape(item.reason)}"
+            )
+        if len(runset.excluded) > MAX_EXCLUDED_LISTED:
+            console.print(
+                f"  ... and {len(runset.excluded) - MAX_EXCLUDED_LISTED} more (see --csv or --html)"
+            )
+
+
+# ---- CSV -------------------------------------------------------------------------------------------------
+
+CSV_COLUMNS = [
+    "regime",
+    "point",
+    "metric",
+    "unit",
+    "label",
+    "n",
+    "mean",
+    "mean_ci_low",
+    "mean_ci_high",
+    "median",
+    "median_ci_low",
+    "median_ci_high",
+    "median_ci_method",
+    "std",
+    "baseline",
+    "ratio_to_baseline",
+    "ratio_ci_low",
+    "ratio_ci_high",
+    "delta_pct",
+    "test",
+    "p_value",
+    "significant",
+    "verdict",
+    "invalid_runs_included",
+]
+PAIR_COLUMNS = [
+    "regime",
+    "point",
+    "metric",
+    "a",
+    "b",
+    "n_a",
+    "n_b",
+    "mean_a",
+    "mean_b",
+    "ratio",
+    "ratio_ci_low",
+    "ratio_ci_high",
+    "delta_pct",
+    "test",
+    "p_value",
+    "significant",
+    "omnibus",
+    "omnibus_p",
+    "note",
+]
+
+
+def _cell(value: Any) -> Any:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return "" if value is None else value
+
+
+def write_csv(comparison: Comparison, path: str | Path) -> list[Path]:
+    """One row per (regime, point, metric, group) with its statistics and its comparison with the baseline;
+    beside it, `<name>.pairs.csv` with every pairwise comparison. Returns both paths."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with target.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=CSV_COLUMNS)
+        writer.writeheader()
+        for table in verdict_tables(comparison):
+            for record in table.records:
+                writer.writerow({k: _cell(record.get(k)) for k in CSV_COLUMNS})
+    pairs_path = target.with_name(target.stem + ".pairs.csv")
+    with pairs_path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=PAIR_COLUMNS)
+        writer.writeheader()
+        for cset in comparison.sets:
+            for result in cset.results:
+                for pair in result.pairs:
+                    writer.writerow(
+                        {
+                            k: _cell(v)
+                            for k, v in {
+                                "regime": cset.regime,
+                                "point": cset.point,
+                                "metric": result.metric,
+                                "a": pair.a,
+                                "b": pair.b,
+                                "n_a": pair.n_a,
+                                "n_b": pair.n_b,
+                                "mean_a": pair.mean_a,
+                                "mean_b": pair.mean_b,
+                                "ratio": pair.ratio,
+                                "ratio_ci_low": pair.ratio_ci.low if pair.ratio_ci else None,
+                                "ratio_ci_high": pair.ratio_ci.high if pair.ratio_ci else None,
+                                "delta_pct": pair.delta_pct,
+                                "test": pair.test,
+                                "p_value": pair.p_value,
+                                "significant": pair.significant,
+                                "omnibus": result.omnibus.test if result.omnibus else None,
+                                "omnibus_p": result.omnibus.p_value if result.omnibus else None,
+                                "note": pair.note,
+                            }.items()
+                        }
+                    )
+    return [target, pairs_path]
+
+
+# ---- Markdown ------------------------------------------------------------------------------------------
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", r"\|").replace("\n", " ")
+
+
+def markdown_table(table: Table) -> str:
+    lines = [f"### {table.title}", ""]
+    if table.caption:
+        lines += [table.caption + (f" _(source: {table.source})_" if table.source else ""), ""]
+    if table.is_empty:
+        lines += [f"_{table.empty}_", ""]
+        return "\n".join(lines)
+    lines.append("| " + " | ".join(_md_cell(c) for c in table.columns) + " |")
+    lines.append("|" + "|".join(" --- " for _ in table.columns) + "|")
+    for row in table.rows:
+        lines.append("| " + " | ".join(_md_cell(c) for c in row) + " |")
+    lines.append("")
+    lines += [f"- {note}" for note in table.notes]
+    if table.notes:
+        lines.append("")
+    return "\n".join(lines)
+
+
+def render_markdown(comparison: Comparison) -> str:
+    runset = comparison.runset
+    parts = ["# bidbench comparison", ""]
+    if runset.invalid_included:
+        parts += [
+            f"> **WARNING: INCLUDES {len(runset.invalid_included)} INVALID OR FAILED RUN(S)** "
+            "(--include-invalid). Values marked `!` rest partly on runs that failed validity (SPEC §7).",
+            "",
+        ]
+    if runset.excluded:
+        reasons = runset.reason_text()
+        parts += [f"> Excluded {len(runset.excluded)} failed or invalid run(s): {reasons}.", ""]
+    parts += [
+        f"{len(comparison.runs)} runs from `{' '.join(runset.sources)}`; alpha = {comparison.alpha:g}; "
+        f"{comparison.confidence:.0%} confidence intervals. A delta is printed only where significant; `~` otherwise.",
+        "",
+        "## Verdicts",
+        "",
+    ]
+    parts += [markdown_table(t) for t in verdict_tables(comparison)]
+    parts += [
+        "## Statistics",
+        "",
+        markdown_table(anova_table(comparison)),
+        markdown_table(ratio_table(comparison)),
+    ]
+    parts += ["## The source texts' tables", ""]
+    parts += [markdown_table(t) for t in source_tables(comparison)]
+    parts += ["## Manifests", ""]
+    parts += [markdown_table(t) for t in manifest_tables(comparison.runs)]
+    parts += ["## Runs excluded", "", markdown_table(excluded_table(comparison))]
+    if comparison.warnings:
+        parts += ["## Warnings", ""] + [f"- {w}" for w in _condensed_warnings(comparison.warnings)] + [""]
+    return "\n".join(parts)
+
+
+def write_markdown(comparison: Comparison, path: str | Path) -> Path:
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(render_markdown(comparison), encoding="utf-8")
+    return target

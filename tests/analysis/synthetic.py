@@ -1,0 +1,529 @@
+"""Synthetic result folders with known truth, written exactly in the results/README.md format.
+
+`write_run` writes one folder (manifest.json, metrics.json, verdict.json, timeseries.csv, k6-summary.json,
+pg_stat_statements.json, logs/) and appends its line to index.jsonl. The scenario builders draw each run's
+numbers from a stated truth with a seeded generator, so tests know what the analysis should find.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+REQUEST_TYPES = {  # share of the mixed mix, and the db / app-only milliseconds of the handler
+    "list_categories": (0.10, 0.20, 0.15),
+    "list_items": (0.35, 0.80, 0.40),
+    "get_item": (0.30, 0.60, 0.30),
+    "list_bids": (0.10, 0.50, 0.20),
+    "place_bid": (0.10, 1.40, 0.50),
+    "create_item": (0.05, 1.10, 0.45),
+}
+BASE_TIME = datetime(2026, 11, 21, 12, 0, 0, tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class ImplTruth:
+    lam: float  # capacity of one instance (req/s)
+    sigma: float
+    kappa: float
+    normalized: float  # req/s per CPU %
+    memory_mb: float
+    p50_ms: float  # at low load
+    app_factor: float = 1.0  # scales the handler's app-only time
+    cv: float = 0.03  # run-to-run coefficient of variation
+
+    def capacity(self, instances: float) -> float:
+        n = float(instances)
+        return self.lam * n / (1.0 + self.sigma * (n - 1.0) + self.kappa * n * (n - 1.0))
+
+
+TRUTH: dict[str, ImplTruth] = {
+    "java": ImplTruth(
+        lam=1200.0, sigma=0.06, kappa=0.02, normalized=13.0, memory_mb=190.0, p50_ms=1.6, app_factor=1.0
+    ),
+    "node": ImplTruth(
+        lam=1000.0, sigma=0.02, kappa=0.004, normalized=11.0, memory_mb=62.0, p50_ms=1.9, app_factor=1.3
+    ),
+    "php": ImplTruth(
+        lam=700.0, sigma=0.01, kappa=0.001, normalized=8.0, memory_mb=38.0, p50_ms=2.4, app_factor=1.8
+    ),
+}
+
+
+@dataclass
+class Writer:
+    """Writes folders under `root` with deterministic names, times and ids."""
+
+    root: Path
+    seed: int = 0
+    count: int = 0
+    paths: list[Path] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.rng = np.random.default_rng(self.seed)
+
+    def write_run(
+        self,
+        *,
+        impl: str,
+        regime: str,
+        point: Any,
+        repetition: int,
+        metrics: Mapping[str, Any],
+        variant: str = "default",
+        group: str = "g1",
+        status: str = "completed",
+        valid: bool = True,
+        reasons: Sequence[str] = (),
+        slo_met: bool = True,
+        instances: int = 1,
+        cpu_limit: float = 1.0,
+        users: int | None = None,
+        write_metrics: bool = True,
+        failure: str | None = None,
+    ) -> Path:
+        created = BASE_TIME + timedelta(minutes=self.count)
+        self.count += 1
+        run_id = f"{self.rng.integers(0, 16**6):06x}"
+        name = f"{created.strftime('%Y%m%dT%H%M%SZ')}-{impl}-{regime}-{run_id}"
+        folder = self.root / name
+        (folder / "logs").mkdir(parents=True)
+        manifest = {
+            "schema": 1,
+            "run_id": name,
+            "bidbench": {"version": "0.1.0", "commit": "0123abcd"},
+            "created_utc": created.isoformat().replace("+00:00", "Z"),
+            "host": {
+                "cpu_model": "Synthetic CPU @ 2.5GHz",
+                "cores": 2,
+                "memory_mb": 7900,
+                "kernel": "6.1.0-synthetic",
+            },
+            "runtimes": {
+                "jdk": "Temurin 17.0.9",
+                "node": "20.10.0",
+                "php": "8.2.12",
+                "nginx": "1.22.1",
+                "postgresql": "15.5",
+                "k6": "1.8.1",
+            },
+            "impl": impl,
+            "variant": variant,
+            "knobs": {
+                "DB_POOL_SIZE": "10",
+                "LOG_LEVEL": "info",
+                "SERVER_TIMING": "1",
+                **({"JAVA_THREADS": "32"} if impl == "java" else {}),
+                **({"NODE_WORKERS": "0"} if impl == "node" else {}),
+                **({"PHP_FPM_CHILDREN": "10"} if impl == "php" else {}),
+                "DATABASE_URL": "postgresql://bidbench:s3cret@127.0.0.1:5544/bidbench",
+            },
+            "instances": instances,
+            "cpu_limit_cores": cpu_limit,
+            "cpu_sets": [str(i) for i in range(instances)],
+            "backend": "cgroup v2",
+            "regime": regime,
+            "point": point,
+            "repetition": repetition,
+            "load": {
+                "model": "closed" if users else "open",
+                "mix": "mixed",
+                "users": users,
+                "rate": metrics.get("offered_rps"),
+                "duration_s": 20,
+                "warmup_s": 10,
+            },
+            "data": {"scale": 1, "seed": 42, "checksum": "c0ffee"},
+            "status": status,
+        }
+        if failure:
+            manifest["reason"] = failure
+        (folder / "manifest.json").write_text(json.dumps(manifest, indent=2))
+        if write_metrics:
+            (folder / "metrics.json").write_text(json.dumps(metrics, indent=2))
+            (folder / "k6-summary.json").write_text(json.dumps(k6_summary(metrics), indent=2))
+            (folder / "timeseries.csv").write_text(timeseries(metrics, instances))
+            (folder / "pg_stat_statements.json").write_text(json.dumps(pg_statements(metrics), indent=2))
+        if status == "completed":
+            checks = [
+                {
+                    "name": "loadgen_cpu",
+                    "value": metrics.get("loadgen_cpu_pct", 20.0),
+                    "threshold": 80.0,
+                    "ok": "loadgen" not in " ".join(reasons),
+                },
+                {
+                    "name": "dropped_iterations",
+                    "value": metrics.get("dropped_iterations", 0),
+                    "threshold": 0,
+                    "ok": "dropped" not in " ".join(reasons),
+                },
+            ]
+            verdict = {
+                "valid": valid,
+                "reasons": list(reasons),
+                "checks": checks,
+                "slo": {"met": slo_met, "p99_ms_max": 50.0, "mean_ms_max": 8.0},
+            }
+            (folder / "verdict.json").write_text(json.dumps(verdict, indent=2))
+        (folder / "logs" / "instance-0.log").write_text("started\n")
+        entry = {
+            "run_id": name,
+            "path": name,
+            "created_utc": manifest["created_utc"],
+            "impl": impl,
+            "variant": variant,
+            "regime": regime,
+            "group": group,
+            "point": point,
+            "repetition": repetition,
+            "status": status,
+            "valid": valid if status == "completed" else False,
+        }
+        with (self.root / "index.jsonl").open("a") as index:
+            index.write(json.dumps(entry) + "\n")
+        self.paths.append(folder)
+        return folder
+
+
+def latency_block(p50: float, spread: float = 3.0) -> dict[str, float]:
+    return {
+        "mean": p50 * 1.2,
+        "p50": p50,
+        "p90": p50 * spread * 0.6,
+        "p95": p50 * spread * 0.8,
+        "p99": p50 * spread * 1.4,
+        "p999": p50 * spread * 2.5,
+        "max": p50 * spread * 5.0,
+    }
+
+
+def make_metrics(
+    *,
+    throughput: float,
+    offered: float,
+    cpu_pct_total: float,
+    memory_mb: float,
+    p50_ms: float,
+    instances: int = 1,
+    cpu_limit: float = 1.0,
+    app_factor: float = 1.0,
+    app_errors_pct: float = 1.0,
+    sys_errors_pct: float = 0.0,
+    window_s: float = 20.0,
+    capacity_rps: float | None = None,
+    latency: Mapping[str, float] | None = None,
+) -> dict[str, Any]:
+    """A metrics.json in the README's schema, with internally consistent derived fields."""
+    requests = int(round(throughput * window_s / (1 - app_errors_pct / 100 - sys_errors_pct / 100)))
+    app_errors = int(round(requests * app_errors_pct / 100))
+    sys_errors = int(round(requests * sys_errors_pct / 100))
+    lat = dict(latency) if latency else latency_block(p50_ms)
+    per_type = {}
+    for name, (share, db, app_only) in REQUEST_TYPES.items():
+        handler = db + app_only * app_factor
+        per_type[name] = {
+            "requests": int(round(requests * share)),
+            "ok": int(round((requests - app_errors - sys_errors) * share)),
+            "latency_ms": {
+                "mean": handler + lat["mean"] * 0.3,
+                "p50": handler + lat["p50"] * 0.25,
+                "p99": (handler + lat["p50"] * 0.25) * 3,
+            },
+            "server_timing_ms": {"db": db, "app": handler},
+        }
+    per_instance_cpu = cpu_pct_total / instances
+    metrics: dict[str, Any] = {
+        "schema": 1,
+        "window_s": window_s,
+        "requests": requests,
+        "ok": requests - app_errors - sys_errors,
+        "app_errors": app_errors,
+        "sys_errors": sys_errors,
+        "throughput_rps": throughput,
+        "offered_rps": offered,
+        "dropped_iterations": 0,
+        "latency_ms": lat,
+        "per_type": per_type,
+        "instances": [
+            {
+                "name": f"instance-{i}",
+                "cpu_pct": per_instance_cpu,
+                "rss_peak_mb": memory_mb * 1.15,
+                "rss_steady_mb": memory_mb * 1.05,
+                "pss_steady_mb": memory_mb,
+            }
+            for i in range(instances)
+        ],
+        "cpu_pct_total": cpu_pct_total,
+        "cpu_limit_cores": cpu_limit,
+        "utilized_cpu": cpu_pct_total / (instances * cpu_limit * 100.0),
+        "normalized_throughput": throughput / cpu_pct_total,
+        "memory_per_instance_mb": memory_mb,
+        "loadgen_cpu_pct": 20.0,
+        "db_cpu_pct": 15.0,
+    }
+    if capacity_rps is not None:
+        metrics["capacity_rps"] = capacity_rps
+    return metrics
+
+
+def k6_summary(metrics: Mapping[str, Any]) -> dict[str, Any]:
+    lat = metrics["latency_ms"]
+    return {
+        "metrics": {
+            "http_req_duration": {
+                "type": "trend",
+                "contains": "time",
+                "values": {
+                    "avg": lat["mean"],
+                    "min": lat["p50"] * 0.3,
+                    "med": lat["p50"],
+                    "max": lat["max"],
+                    "p(90)": lat["p90"],
+                    "p(95)": lat["p95"],
+                    "p(99)": lat["p99"],
+                    "p(99.9)": lat["p999"],
+                },
+            },
+            "http_reqs": {
+                "type": "counter",
+                "contains": "default",
+                "values": {"count": metrics["requests"], "rate": metrics["requests"] / metrics["window_s"]},
+            },
+            "dropped_iterations": {
+                "type": "counter",
+                "contains": "default",
+                "values": {"count": 0, "rate": 0},
+            },
+        },
+        "state": {"isStdOutTTY": False, "testRunDurationMs": metrics["window_s"] * 1000},
+    }
+
+
+def timeseries(metrics: Mapping[str, Any], instances: int) -> str:
+    lines = ["t_s,component,cpu_pct,rss_mb,pss_mb"]
+    for t in range(int(metrics["window_s"])):
+        for inst in metrics["instances"][:instances]:
+            lines.append(
+                f"{t},{inst['name']},{inst['cpu_pct']:.2f},{inst['rss_steady_mb']:.1f},{inst['pss_steady_mb']:.1f}"
+            )
+        lines.append(f"{t},k6,{metrics['loadgen_cpu_pct']:.2f},80.0,78.0")
+        lines.append(f"{t},postgres,{metrics['db_cpu_pct']:.2f},120.0,60.0")
+    return "\n".join(lines) + "\n"
+
+
+def pg_statements(metrics: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {
+            "query": f"-- {name}",
+            "calls": item["requests"],
+            "rows": item["requests"] * 10,
+            "total_exec_time_ms": item["requests"] * item["server_timing_ms"]["db"],
+        }
+        for name, item in metrics["per_type"].items()
+    ]
+
+
+def noisy(rng: np.random.Generator, mean: float, cv: float) -> float:
+    return float(mean * (1.0 + rng.normal(0.0, cv)))
+
+
+# ---- scenarios ----------------------------------------------------------------------------------------
+
+
+def fixed_rate_groups(
+    root: Path,
+    throughput_means: Mapping[str, float],
+    *,
+    n: int = 5,
+    cv: float = 0.03,
+    seed: int = 0,
+    rate: float = 300.0,
+    variants: Mapping[str, str] | None = None,
+    writer: Writer | None = None,
+) -> Writer:
+    """Fixed-rate runs at one point; throughput ~ N(mean, cv*mean) per label; other metrics per TRUTH."""
+    writer = writer or Writer(root, seed)
+    rng = np.random.default_rng(seed + 1)
+    for rep in range(n):
+        for label, mean in throughput_means.items():
+            impl = label.split("/")[0]
+            variant = (variants or {}).get(label, label.split("/")[1] if "/" in label else "default")
+            truth = TRUTH.get(impl, TRUTH["java"])
+            throughput = noisy(rng, mean, cv)
+            cpu = noisy(rng, throughput / truth.normalized, cv)
+            metrics = make_metrics(
+                throughput=throughput,
+                offered=rate,
+                cpu_pct_total=cpu,
+                memory_mb=noisy(rng, truth.memory_mb, cv),
+                p50_ms=noisy(rng, truth.p50_ms, cv),
+                app_factor=truth.app_factor,
+            )
+            writer.write_run(
+                impl=impl, variant=variant, regime="fixed-rate", point=rate, repetition=rep, metrics=metrics
+            )
+    return writer
+
+
+@dataclass
+class Study:
+    root: Path
+    writer: Writer
+    truth: dict[str, ImplTruth]
+    invalid_runs: int
+    failed_runs: int
+
+
+def full_study(
+    root: Path, *, seed: int = 7, reps: int = 5, impls: Sequence[str] = ("java", "node", "php")
+) -> Study:
+    """Every regime for every impl, plus two invalid runs and one failed run (for the report and its tests)."""
+    writer = Writer(root, seed)
+    rng = np.random.default_rng(seed + 100)
+    truth = {impl: TRUTH[impl] for impl in impls}
+    for rep in range(reps):
+        for impl in impls:  # interleaved, as the runner does: A B C A B C
+            t = truth[impl]
+            # capacity at one instance: the SLO-bounded highest rate, measured at that rate
+            cap = noisy(rng, t.lam * 0.8, t.cv)
+            cpu = noisy(rng, cap / t.normalized, t.cv)
+            writer.write_run(
+                impl=impl,
+                regime="capacity",
+                point="1cpu",
+                repetition=rep,
+                metrics=make_metrics(
+                    throughput=cap,
+                    offered=cap,
+                    cpu_pct_total=cpu,
+                    capacity_rps=cap,
+                    memory_mb=noisy(rng, t.memory_mb, t.cv),
+                    p50_ms=noisy(rng, t.p50_ms * 2, t.cv),
+                    app_factor=t.app_factor,
+                ),
+            )
+            # fixed-rate sweep: latency flat, then climbing towards capacity (the knee)
+            for rate in (100, 300, 500, 700, 900, 1000, 1050):
+                capacity = t.lam
+                served = min(rate, capacity * 0.98)
+                utilisation = min(served / capacity, 0.97)
+                p50 = noisy(rng, t.p50_ms / (1.0 - utilisation) ** 1.5 * 0.3 + t.p50_ms, t.cv)
+                over = rate > capacity * 0.9
+                writer.write_run(
+                    impl=impl,
+                    regime="fixed-rate",
+                    point=rate,
+                    repetition=rep,
+                    slo_met=not over,
+                    metrics=make_metrics(
+                        throughput=noisy(rng, served, t.cv / 3),
+                        offered=float(rate),
+                        cpu_pct_total=noisy(rng, served / t.normalized, t.cv),
+                        memory_mb=noisy(rng, t.memory_mb, t.cv),
+                        p50_ms=p50,
+                        app_factor=t.app_factor,
+                    ),
+                )
+            # scaling: capacity follows the USL
+            for n in (1, 2, 3, 4):
+                cap_n = noisy(rng, t.capacity(n), t.cv)
+                cpu_n = noisy(rng, cap_n / t.normalized, t.cv)
+                writer.write_run(
+                    impl=impl,
+                    regime="scaling",
+                    point=n,
+                    repetition=rep,
+                    instances=n,
+                    metrics=make_metrics(
+                        throughput=cap_n,
+                        offered=cap_n,
+                        cpu_pct_total=cpu_n,
+                        capacity_rps=cap_n,
+                        memory_mb=noisy(rng, t.memory_mb, t.cv),
+                        p50_ms=noisy(rng, t.p50_ms, t.cv),
+                        instances=n,
+                        app_factor=t.app_factor,
+                    ),
+                )
+            # users: closed model; system errors grow with users (STEP Table 6)
+            for users in (1, 2, 4, 8, 16):
+                thr = noisy(rng, min(users * 180.0, t.lam * 0.95), t.cv)
+                p50 = noisy(rng, t.p50_ms * (1 + users / 4), t.cv)
+                lat = latency_block(p50, spread=3.0 if users < 16 else 120.0)
+                writer.write_run(
+                    impl=impl,
+                    regime="users",
+                    point=users,
+                    repetition=rep,
+                    users=users,
+                    metrics=make_metrics(
+                        throughput=thr,
+                        offered=thr,
+                        cpu_pct_total=noisy(rng, thr / t.normalized, t.cv),
+                        memory_mb=noisy(rng, t.memory_mb, t.cv),
+                        p50_ms=p50,
+                        latency=lat,
+                        app_errors_pct=noisy(rng, 11.0, 0.02),
+                        sys_errors_pct=max(0.0, noisy(rng, math.log2(users) * 0.5, 0.1)),
+                        app_factor=t.app_factor,
+                    ),
+                )
+            # payload: growing bodies; app time grows with size
+            for size in (1024, 16384, 65536):
+                factor = t.app_factor * (1 + size / 32768)
+                writer.write_run(
+                    impl=impl,
+                    regime="payload",
+                    point=size,
+                    repetition=rep,
+                    metrics=make_metrics(
+                        throughput=noisy(rng, 200.0, t.cv),
+                        offered=200.0,
+                        cpu_pct_total=noisy(rng, 200.0 / t.normalized * factor, t.cv),
+                        memory_mb=noisy(rng, t.memory_mb, t.cv),
+                        p50_ms=noisy(rng, t.p50_ms * factor, t.cv),
+                        app_factor=factor,
+                    ),
+                )
+    # two invalid runs and a failed one, to be excluded (and reported)
+    t = truth[impls[0]]
+    bad = make_metrics(throughput=50.0, offered=300.0, cpu_pct_total=10.0, memory_mb=t.memory_mb, p50_ms=90.0)
+    writer.write_run(
+        impl=impls[0],
+        regime="capacity",
+        point="1cpu",
+        repetition=reps,
+        metrics={**bad, "capacity_rps": 50.0},
+        valid=False,
+        reasons=["k6 dropped 1200 iterations", "load generator CPU 93% > 80%"],
+    )
+    writer.write_run(
+        impl=impls[-1],
+        regime="capacity",
+        point="1cpu",
+        repetition=reps,
+        metrics={**bad, "capacity_rps": 60.0},
+        valid=False,
+        reasons=["k6 dropped 40 iterations"],
+    )
+    writer.write_run(
+        impl=impls[-1],
+        regime="fixed-rate",
+        point=300,
+        repetition=reps,
+        metrics=bad,
+        status="failed",
+        write_metrics=False,
+        failure="node exited with status 137 during warm-up",
+    )
+    return Study(root, writer, truth, invalid_runs=2, failed_runs=1)
