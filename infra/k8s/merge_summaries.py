@@ -94,7 +94,7 @@ class _Merger:
         self.conflicts: dict[str, list[Any]] = {}
 
     def merge(self, values: list[Any], path: str, weights: list[float]) -> Any:
-        present = [(v, w) for v, w in zip(values, weights) if v is not None]
+        present = [(v, w) for v, w in zip(values, weights, strict=True) if v is not None]
         if not present:
             return None
         if all(isinstance(v, dict) for v, _ in present):
@@ -141,7 +141,9 @@ def merge_summaries(summaries: list[dict[str, Any]], sources: list[str] | None =
         raise SummaryError("no summaries to merge")
     schemas = {s.get("schema") for s in summaries}
     if schemas != {1}:
-        raise SummaryError(f"only schema 1 summaries (loadgen-k6/bidbench.js) are supported, got {sorted(map(str, schemas))}")
+        raise SummaryError(
+            f"only schema 1 summaries (loadgen-k6/bidbench.js) are supported, got {sorted(map(str, schemas))}"
+        )
     merger = _Merger()
     merged = merger._merge_dicts(summaries, "", [1.0] * len(summaries))
     invalid = merged.get("invalid")

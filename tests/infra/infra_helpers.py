@@ -84,7 +84,7 @@ def interpolation_defaults(text: str) -> dict[str, list[str | None]]:
 # ---- Kubernetes --------------------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _rendered(overlay: str) -> tuple[str, ...]:
     return tuple(json.dumps(resource) for resource in render(OVERLAYS / overlay))
 

@@ -87,7 +87,13 @@ def _kustomization_file(directory: Path) -> Path:
 def _go_json(value: Any) -> str:
     """json.Marshal of Go: sorted keys, no spaces, HTML characters and U+2028/U+2029 escaped."""
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    for char, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+    for char, escaped in (
+        ("<", "\\u003c"),
+        (">", "\\u003e"),
+        ("&", "\\u0026"),
+        ("\u2028", "\\u2028"),
+        ("\u2029", "\\u2029"),
+    ):
         text = text.replace(char, escaped)
     return text
 
@@ -312,7 +318,9 @@ def _build(directory: Path) -> Rendered:
     kustomization = yaml.safe_load(kustomization_path.read_text(encoding="utf-8")) or {}
     unknown = set(kustomization) - SUPPORTED_FIELDS
     if unknown:
-        raise KustomizeError(f"{kustomization_path}: fields not supported by this renderer: {sorted(unknown)}")
+        raise KustomizeError(
+            f"{kustomization_path}: fields not supported by this renderer: {sorted(unknown)}"
+        )
 
     resources: list[Resource] = []
     renames: dict[tuple[str, str], str] = {}

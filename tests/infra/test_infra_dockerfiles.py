@@ -61,16 +61,22 @@ def test_the_build_context_holds_every_copied_file(dockerfile: str) -> None:
     """Each Dockerfile has its own <name>.dockerignore (context = repository root): what it COPYs must be
     kept by it, and must exist in the repository (apps still being written are skipped)."""
     ignore = DOCKER / f"{dockerfile}.dockerignore"
-    assert ignore.is_file(), f"{dockerfile}: no {ignore.name}: the whole repository (.bidbench/ too) would be sent"
+    assert ignore.is_file(), (
+        f"{dockerfile}: no {ignore.name}: the whole repository (.bidbench/ too) would be sent"
+    )
     _, stages = parse_dockerfile(DOCKER / dockerfile)
     missing_app = [d for d in ("java-app", "node-app", "php-app") if not (ROOT / d).is_dir()]
     for stage in stages:
         for source in copy_sources(stage):
-            assert dockerignore_allows(ignore, source), f"{dockerfile}: COPY {source} is excluded by {ignore.name}"
+            assert dockerignore_allows(ignore, source), (
+                f"{dockerfile}: COPY {source} is excluded by {ignore.name}"
+            )
             if any(source.startswith(d) for d in missing_app):
                 continue
             assert (ROOT / source).exists(), f"{dockerfile}: COPY {source}: no such path in the repository"
-    assert not dockerignore_allows(ignore, ".bidbench/venv/bin/python"), "local state must stay out of the context"
+    assert not dockerignore_allows(ignore, ".bidbench/venv/bin/python"), (
+        "local state must stay out of the context"
+    )
     assert not dockerignore_allows(ignore, ".git/HEAD")
 
 
@@ -97,7 +103,8 @@ def test_postgres_image_uses_the_one_settings_file_with_container_overrides_only
     final = stages[-1]
     assert final.base.startswith("postgres:15."), "PostgreSQL 15, as the embedded database"
     assert any(
-        i.args.split() == ["infra/postgres/postgresql.conf", "/etc/postgresql/postgresql.conf"] for i in final.all("COPY")
+        i.args.split() == ["infra/postgres/postgresql.conf", "/etc/postgresql/postgresql.conf"]
+        for i in final.all("COPY")
     ), "the image must carry infra/postgres/postgresql.conf as is"
     (cmd,) = final.all("CMD")
     argv = ast.literal_eval(cmd.args)
@@ -106,10 +113,14 @@ def test_postgres_image_uses_the_one_settings_file_with_container_overrides_only
     assert overrides[0] == "config_file=/etc/postgresql/postgresql.conf"
     assert "listen_addresses=*" in overrides
     names = sorted(o.split("=", 1)[0] for o in overrides[1:])
-    assert names == ["listen_addresses", "unix_socket_directories"], f"only container overrides allowed: {names}"
+    assert names == ["listen_addresses", "unix_socket_directories"], (
+        f"only container overrides allowed: {names}"
+    )
     (check,) = final.all("HEALTHCHECK")
     assert "pg_isready" in check.args and "127.0.0.1" in check.args, "healthy only once it listens on TCP"
-    assert not [i for i in final.all("RUN") if "postgresql.conf" in i.args], "the settings file is never edited"
+    assert not [i for i in final.all("RUN") if "postgresql.conf" in i.args], (
+        "the settings file is never edited"
+    )
 
 
 def test_postgres_image_version_matches_the_kubernetes_statefulset() -> None:

