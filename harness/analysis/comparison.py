@@ -87,8 +87,12 @@ def _sort_point(run: Run) -> tuple[int, float, str]:
 
 
 def group_sets(runs: Sequence[Run]) -> list[ComparisonSet]:
+    """One set per (regime, point). The steps of capacity searches (`*-probe`) are left out when anything
+    else is there: their rates are chosen by the search, so they are not repetitions of a planned point
+    (the plots of throughput and latency against load still use them)."""
+    planned = [r for r in runs if not r.is_probe]
     by_set: dict[tuple[str, str], list[Run]] = defaultdict(list)
-    for run in sorted(runs, key=_sort_point):
+    for run in sorted(planned or runs, key=_sort_point):
         by_set[(run.regime, run.point)].append(run)
     sets = []
     for (regime, point), members in by_set.items():

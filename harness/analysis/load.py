@@ -97,7 +97,7 @@ def as_float(value: Any) -> float | None:
 
 def point_label(point: Any) -> str:
     """A stable text form of a regime point: 300, 2, "instances=2", {"users": 8} -> "users=8"."""
-    if point is None or point == "":
+    if point is None or point == "" or point == {} or point == []:
         return "-"
     if isinstance(point, bool):
         return str(point).lower()
@@ -126,7 +126,8 @@ def point_number(point: Any) -> float | None:
     return None
 
 
-KNOWN_REGIMES = ("fixed-rate", "capacity", "scaling", "users", "payload")
+KNOWN_REGIMES = ("capacity-probe", "scaling-probe", "fixed-rate", "capacity", "scaling", "users", "payload")
+PROBE_SUFFIX = "-probe"  # the steps of a capacity search: single measurements at rates the search chose
 
 
 def _name_parts(folder: Path) -> dict[str, str]:
@@ -182,6 +183,11 @@ class Run:
     @property
     def key(self) -> GroupKey:
         return GroupKey(self.impl, self.variant, self.regime, self.point)
+
+    @property
+    def is_probe(self) -> bool:
+        """A step of a capacity search (regime `capacity-probe`, `scaling-probe`), not a planned repetition."""
+        return self.regime.endswith(PROBE_SUFFIX)
 
     @property
     def is_valid(self) -> bool:
@@ -310,9 +316,12 @@ def read_run(folder: Path, index_entry: Mapping[str, Any] | None = None) -> Run:
     variant = pick("variant", default="default")
     regime_raw = manifest.get("regime")
     point_raw: Any = manifest.get("point")
-    if isinstance(regime_raw, Mapping):
+    if isinstance(regime_raw, Mapping):  # the runner's form: {"name", "group", "point", "repetition"}
         if point_raw is None:
             point_raw = regime_raw.get("point")
+        for key in ("repetition", "group"):
+            if regime_raw.get(key) is not None and manifest.get(key) is None:
+                entry.setdefault(key, regime_raw[key])
         regime_raw = regime_raw.get("name") or regime_raw.get("regime")
     regime = regime_raw or entry.get("regime") or names.get("regime") or "unknown"
     if point_raw is None:
@@ -414,6 +423,7 @@ class Exclusion:
     regime: str
     point: str
     reason: str
+    reasons: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -435,7 +445,7 @@ class RunSet:
         counts: Counter[str] = Counter()
         example: dict[str, str] = {}
         for item in self.excluded:
-            for reason in dict.fromkeys(item.reason.split("; ")):
+            for reason in dict.fromkeys(item.reasons or [item.reason]):
                 kind = _reason_class(reason)
                 counts[kind] += 1
                 example.setdefault(kind, reason)
@@ -525,9 +535,17 @@ def select(runs: Iterable[Run], include_invalid: bool = False) -> tuple[list[Run
         if usable:
             used.append(run)
         else:
-            reason = run.reason_text if run.reasons else "validity unknown"
+            reasons = run.reasons or ["validity unknown"]
             excluded.append(
-                Exclusion(run.run_id, str(run.path or "-"), run.label, run.regime, run.point, reason)
+                Exclusion(
+                    run.run_id,
+                    str(run.path or "-"),
+                    run.label,
+                    run.regime,
+                    run.point,
+                    "; ".join(reasons),
+                    reasons,
+                )
             )
     return used, excluded
 

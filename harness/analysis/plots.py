@@ -80,7 +80,7 @@ def throughput_vs_offered(comparison: Comparison) -> Figure:
         for r in comparison.runs
         if r.metric("offered_rps") is not None and r.metric("throughput_rps") is not None
     ]
-    runs = [r for r in runs if r.regime in ("fixed-rate", "capacity")] or runs
+    runs = [r for r in runs if r.regime in ("fixed-rate", "capacity-probe")] or runs
     if not runs:
         figure.missing = (
             "no run has offered_rps and throughput_rps (run `./bidbench run --rate ...` at several rates)"
@@ -127,6 +127,7 @@ def latency_vs_throughput(comparison: Comparison) -> Figure:
         "the last comfortable operating point (thesis fig 7.4's 'critical point'). The y axis is logarithmic.",
     )
     runs = [r for r in comparison.runs if r.regime == "fixed-rate"]
+    runs = runs or [r for r in comparison.runs if r.regime == "capacity-probe"]
     runs = [
         r
         for r in runs

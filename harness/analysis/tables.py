@@ -297,11 +297,15 @@ def _flag(runs: Sequence[Run]) -> str:
 
 
 def scaling_runs(runs: Sequence[Run]) -> tuple[list[Run], str]:
-    for regime in ("scaling", "capacity"):
+    """The runs the thesis tables describe: scaling, else capacity, else fixed-rate, else whatever there is."""
+    for regime in ("scaling", "capacity", "fixed-rate"):
         chosen = [r for r in runs if r.regime == regime]
         if chosen:
             return chosen, f"runs of the {regime} regime"
-    return list(runs), "all runs (no scaling or capacity runs found)"
+    planned = [r for r in runs if not r.is_probe]
+    if planned:
+        return planned, "all runs (no scaling, capacity or fixed-rate runs found)"
+    return list(runs), "capacity-search probes (no planned runs found)"
 
 
 def _by_label_point(runs: Sequence[Run]) -> dict[tuple[str, float, str], list[Run]]:
@@ -518,13 +522,24 @@ def _k6_duration(run: Run) -> dict[str, Any]:
 
 
 def latency_stats(run: Run) -> dict[str, float | None]:
-    """max, mean, median in ms: from k6-summary.json, else metrics.json latency_ms."""
+    """max, mean, median in ms from k6-summary.json (bidbench.js's `latency_ms`, or a plain k6 summary's
+    http_req_duration), else from metrics.json's latency_ms."""
+    summary = run.k6_summary() or {}
+    own = summary.get("latency_ms") if isinstance(summary.get("latency_ms"), Mapping) else {}
     k6 = _k6_duration(run)
-    return {
-        "max": as_float(k6.get("max")) if k6.get("max") is not None else run.metric("latency_ms", "max"),
-        "mean": as_float(k6.get("avg")) if k6.get("avg") is not None else run.metric("latency_ms", "mean"),
-        "median": as_float(k6.get("med")) if k6.get("med") is not None else run.metric("latency_ms", "p50"),
-    }
+    out: dict[str, float | None] = {}
+    for key, own_key, k6_key, metric_key in (
+        ("max", "max", "max", "max"),
+        ("mean", "mean", "avg", "mean"),
+        ("median", "p50", "med", "p50"),
+    ):
+        value = as_float(own.get(own_key))
+        if value is None:
+            value = as_float(k6.get(k6_key))
+        if value is None:
+            value = run.metric("latency_ms", metric_key)
+        out[key] = value
+    return out
 
 
 def over_one_second(run: Run) -> tuple[float | None, str]:
@@ -686,6 +701,13 @@ class Slices:
         return None if self.latency is None else max(self.latency - self.app, 0.0)
 
 
+def _timing(value: Any) -> float | None:
+    """A Server-Timing figure: a number (results/README.md) or the k6 trend {"mean", "p50", "p99"}."""
+    if isinstance(value, Mapping):
+        return as_float(value.get("mean"))
+    return as_float(value)
+
+
 def breakdown_of(runs: Sequence[Run]) -> dict[str, Slices]:
     """Per request type (and 'all'): request-weighted means of latency and Server-Timing db and app."""
     acc: dict[str, list[float]] = defaultdict(
@@ -699,8 +721,8 @@ def breakdown_of(runs: Sequence[Run]) -> dict[str, Slices]:
             if not isinstance(item, Mapping):
                 continue
             requests = as_float(item.get("requests")) or 0.0
-            app = as_float(get_path(item, "server_timing_ms", "app"))
-            db = as_float(get_path(item, "server_timing_ms", "db"))
+            app = _timing(get_path(item, "server_timing_ms", "app"))
+            db = _timing(get_path(item, "server_timing_ms", "db"))
             if requests <= 0 or app is None or db is None:
                 continue
             latency = as_float(get_path(item, "latency_ms", "mean"))

@@ -79,7 +79,6 @@ class Writer:
         repetition: int,
         metrics: Mapping[str, Any],
         variant: str = "default",
-        group: str = "g1",
         status: str = "completed",
         valid: bool = True,
         reasons: Sequence[str] = (),
@@ -89,34 +88,58 @@ class Writer:
         users: int | None = None,
         write_metrics: bool = True,
         failure: str | None = None,
+        flat: bool = False,
+        absolute_index_path: bool = False,
     ) -> Path:
+        """One result folder. `point` is the runner's dict ({"rate": 300.0}); `flat=True` writes the older
+        flat manifest (top-level regime, point, repetition) to keep that reading path covered."""
         created = BASE_TIME + timedelta(minutes=self.count)
         self.count += 1
-        run_id = f"{self.rng.integers(0, 16**6):06x}"
-        name = f"{created.strftime('%Y%m%dT%H%M%SZ')}-{impl}-{regime}-{run_id}"
+        short = f"{self.rng.integers(0, 16**6):06x}"
+        name = f"{created.strftime('%Y%m%dT%H%M%SZ')}-{impl}-{regime}-{short}"
         folder = self.root / name
         (folder / "logs").mkdir(parents=True)
-        manifest = {
+        point_key = (
+            ",".join(f"{k}={v}" for k, v in sorted(point.items())) if isinstance(point, dict) else str(point)
+        )
+        group = f"{impl}/{variant}/{regime}/{point_key or '-'}"
+        load = {
+            "model": "closed" if users else "open",
+            "mix": "mixed",
+            "rate": None if users else metrics.get("offered_rps"),
+            "users": users,
+            "think_ms": 0 if users else None,
+            "duration_s": 20,
+            "warmup_s": 10,
+        }
+        manifest: dict[str, Any] = {
             "schema": 1,
-            "run_id": name,
-            "bidbench": {"version": "0.1.0", "commit": "0123abcd"},
-            "created_utc": created.isoformat().replace("+00:00", "Z"),
+            "bidbench_version": "0.1.0",
+            "git": {"commit": "0123abcd" * 5, "dirty": False},
+            "created_utc": created.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
             "host": {
+                "hostname": "synthetic",
                 "cpu_model": "Synthetic CPU @ 2.5GHz",
                 "cores": 2,
-                "memory_mb": 7900,
+                "memory_bytes": 8 * 1024**3,
                 "kernel": "6.1.0-synthetic",
             },
-            "runtimes": {
-                "jdk": "Temurin 17.0.9",
-                "node": "20.10.0",
-                "php": "8.2.12",
-                "nginx": "1.22.1",
-                "postgresql": "15.5",
-                "k6": "1.8.1",
-            },
+            "run_id": name,
+            "status": status,
             "impl": impl,
             "variant": variant,
+            "regime": {"name": regime, "group": group, "point": point, "repetition": repetition},
+            "load": load,
+            "instances": instances,
+            "cpu_limit_cores": cpu_limit,
+            "slo": {"p99_ms": 50.0, "mean_ms": 8.0, "max_sys_error_share": 0.001},
+            "data": {
+                "scale": 1,
+                "seed": 42,
+                "checksum": "c0ffee",
+                "database": "postgresql://bidbench:***@127.0.0.1/x",
+            },
+            "resource_backend": {"name": "cgroup2", "description": "cgroup v2: exact accounting"},
             "knobs": {
                 "DB_POOL_SIZE": "10",
                 "LOG_LEVEL": "info",
@@ -124,60 +147,58 @@ class Writer:
                 **({"JAVA_THREADS": "32"} if impl == "java" else {}),
                 **({"NODE_WORKERS": "0"} if impl == "node" else {}),
                 **({"PHP_FPM_CHILDREN": "10"} if impl == "php" else {}),
-                "DATABASE_URL": "postgresql://bidbench:s3cret@127.0.0.1:5544/bidbench",
+                "PGPASSWORD": "s3cret",
             },
-            "instances": instances,
-            "cpu_limit_cores": cpu_limit,
-            "cpu_sets": [str(i) for i in range(instances)],
-            "backend": "cgroup v2",
-            "regime": regime,
-            "point": point,
-            "repetition": repetition,
-            "load": {
-                "model": "closed" if users else "open",
-                "mix": "mixed",
-                "users": users,
-                "rate": metrics.get("offered_rps"),
-                "duration_s": 20,
-                "warmup_s": 10,
+            "runtimes": {
+                "java": "17.0.9",
+                "node": "20.10.0",
+                "php": "8.2.12",
+                "postgresql": "15.5",
+                "k6": "1.8.1",
             },
-            "data": {"scale": 1, "seed": 42, "checksum": "c0ffee"},
-            "status": status,
+            "failure_reason": failure,
+            "finished_utc": (created + timedelta(seconds=40)).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
         }
-        if failure:
-            manifest["reason"] = failure
+        if flat:
+            manifest.update(regime=regime, point=point, repetition=repetition)
         (folder / "manifest.json").write_text(json.dumps(manifest, indent=2))
         if write_metrics:
             (folder / "metrics.json").write_text(json.dumps(metrics, indent=2))
-            (folder / "k6-summary.json").write_text(json.dumps(k6_summary(metrics), indent=2))
+            (folder / "k6-summary.json").write_text(json.dumps(k6_summary(metrics, load), indent=2))
             (folder / "timeseries.csv").write_text(timeseries(metrics, instances))
             (folder / "pg_stat_statements.json").write_text(json.dumps(pg_statements(metrics), indent=2))
         if status == "completed":
-            checks = [
-                {
-                    "name": "loadgen_cpu",
+            checks = {
+                "loadgen_cpu": {
+                    "ok": not any("load generator" in r for r in reasons),
                     "value": metrics.get("loadgen_cpu_pct", 20.0),
                     "threshold": 80.0,
-                    "ok": "loadgen" not in " ".join(reasons),
+                    "detail": "k6 CPU against its allotment",
                 },
-                {
-                    "name": "dropped_iterations",
+                "dropped_iterations": {
+                    "ok": not any("dropped" in r for r in reasons),
                     "value": metrics.get("dropped_iterations", 0),
                     "threshold": 0,
-                    "ok": "dropped" not in " ".join(reasons),
+                    "detail": "k6 dropped iterations",
                 },
-            ]
+            }
+            lat = metrics.get("latency_ms", {})
             verdict = {
                 "valid": valid,
                 "reasons": list(reasons),
                 "checks": checks,
-                "slo": {"met": slo_met, "p99_ms_max": 50.0, "mean_ms_max": 8.0},
+                "slo": {
+                    "definition": "p99 <= 50 ms, mean <= 8 ms, system errors < 0.1%",
+                    "met": slo_met and valid,
+                    "p99_ms": lat.get("p99"),
+                    "mean_ms": lat.get("mean"),
+                },
             }
             (folder / "verdict.json").write_text(json.dumps(verdict, indent=2))
         (folder / "logs" / "instance-0.log").write_text("started\n")
         entry = {
             "run_id": name,
-            "path": name,
+            "path": str(folder) if absolute_index_path else name,
             "created_utc": manifest["created_utc"],
             "impl": impl,
             "variant": variant,
@@ -186,10 +207,11 @@ class Writer:
             "point": point,
             "repetition": repetition,
             "status": status,
-            "valid": valid if status == "completed" else False,
+            "valid": bool(valid and status == "completed"),
+            "slo_met": bool(slo_met and valid),
         }
         with (self.root / "index.jsonl").open("a") as index:
-            index.write(json.dumps(entry) + "\n")
+            index.write(json.dumps(entry, sort_keys=True) + "\n")
         self.paths.append(folder)
         return folder
 
@@ -221,6 +243,7 @@ def make_metrics(
     window_s: float = 20.0,
     capacity_rps: float | None = None,
     latency: Mapping[str, float] | None = None,
+    timing_as_numbers: bool = False,
 ) -> dict[str, Any]:
     """A metrics.json in the README's schema, with internally consistent derived fields."""
     requests = int(round(throughput * window_s / (1 - app_errors_pct / 100 - sys_errors_pct / 100)))
@@ -230,15 +253,22 @@ def make_metrics(
     per_type = {}
     for name, (share, db, app_only) in REQUEST_TYPES.items():
         handler = db + app_only * app_factor
+        count = int(round(requests * share))
+        mean = handler + lat["mean"] * 0.3
+        timing: dict[str, Any] = {"db": db, "app": handler}
+        if not timing_as_numbers:  # the k6 script's trends, as metrics.json carries them today
+            timing = {
+                "samples": count,
+                "db": {"mean": db, "p50": db * 0.9, "p99": db * 3},
+                "app": {"mean": handler, "p50": handler * 0.9, "p99": handler * 3},
+            }
         per_type[name] = {
-            "requests": int(round(requests * share)),
+            "requests": count,
             "ok": int(round((requests - app_errors - sys_errors) * share)),
-            "latency_ms": {
-                "mean": handler + lat["mean"] * 0.3,
-                "p50": handler + lat["p50"] * 0.25,
-                "p99": (handler + lat["p50"] * 0.25) * 3,
-            },
-            "server_timing_ms": {"db": db, "app": handler},
+            "app_errors": int(round(app_errors * share)),
+            "sys_errors": int(round(sys_errors * share)),
+            "latency_ms": {**{k: v * mean / lat["mean"] for k, v in lat.items()}, "mean": mean},
+            "server_timing_ms": timing,
         }
     per_instance_cpu = cpu_pct_total / instances
     metrics: dict[str, Any] = {
@@ -249,7 +279,7 @@ def make_metrics(
         "app_errors": app_errors,
         "sys_errors": sys_errors,
         "throughput_rps": throughput,
-        "offered_rps": offered,
+        "offered_rps": offered if offered else None,
         "dropped_iterations": 0,
         "latency_ms": lat,
         "per_type": per_type,
@@ -276,36 +306,26 @@ def make_metrics(
     return metrics
 
 
-def k6_summary(metrics: Mapping[str, Any]) -> dict[str, Any]:
-    lat = metrics["latency_ms"]
+def k6_summary(metrics: Mapping[str, Any], load: Mapping[str, Any]) -> dict[str, Any]:
+    """The summary loadgen-k6/bidbench.js writes (handleSummary), for the measurement window."""
     return {
-        "metrics": {
-            "http_req_duration": {
-                "type": "trend",
-                "contains": "time",
-                "values": {
-                    "avg": lat["mean"],
-                    "min": lat["p50"] * 0.3,
-                    "med": lat["p50"],
-                    "max": lat["max"],
-                    "p(90)": lat["p90"],
-                    "p(95)": lat["p95"],
-                    "p(99)": lat["p99"],
-                    "p(99.9)": lat["p999"],
-                },
-            },
-            "http_reqs": {
-                "type": "counter",
-                "contains": "default",
-                "values": {"count": metrics["requests"], "rate": metrics["requests"] / metrics["window_s"]},
-            },
-            "dropped_iterations": {
-                "type": "counter",
-                "contains": "default",
-                "values": {"count": 0, "rate": 0},
-            },
+        "schema": 1,
+        "script": "bidbench.js",
+        "k6_version": "v1.8.1",
+        "settings": dict(load),
+        "window_s": metrics["window_s"],
+        "requests": metrics["requests"],
+        "ok": metrics["ok"],
+        "app_errors": metrics["app_errors"],
+        "sys_errors": metrics["sys_errors"],
+        "throughput": {
+            "ok_rps": metrics["throughput_rps"],
+            "all_rps": metrics["requests"] / metrics["window_s"],
         },
-        "state": {"isStdOutTTY": False, "testRunDurationMs": metrics["window_s"] * 1000},
+        "offered_rps": metrics["offered_rps"],
+        "dropped_iterations": metrics["dropped_iterations"],
+        "latency_ms": metrics["latency_ms"],
+        "per_type": metrics["per_type"],
     }
 
 
@@ -321,13 +341,17 @@ def timeseries(metrics: Mapping[str, Any], instances: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _mean(value: Any) -> float:
+    return float(value["mean"] if isinstance(value, dict) else value)
+
+
 def pg_statements(metrics: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [
         {
             "query": f"-- {name}",
             "calls": item["requests"],
             "rows": item["requests"] * 10,
-            "total_exec_time_ms": item["requests"] * item["server_timing_ms"]["db"],
+            "total_exec_time_ms": item["requests"] * _mean(item["server_timing_ms"]["db"]),
         }
         for name, item in metrics["per_type"].items()
     ]
@@ -370,7 +394,12 @@ def fixed_rate_groups(
                 app_factor=truth.app_factor,
             )
             writer.write_run(
-                impl=impl, variant=variant, regime="fixed-rate", point=rate, repetition=rep, metrics=metrics
+                impl=impl,
+                variant=variant,
+                regime="fixed-rate",
+                point={"rate": float(rate)},
+                repetition=rep,
+                metrics=metrics,
             )
     return writer
 
@@ -385,7 +414,15 @@ class Study:
 
 
 def full_study(
-    root: Path, *, seed: int = 7, reps: int = 5, impls: Sequence[str] = ("java", "node", "php")
+    root: Path,
+    *,
+    seed: int = 7,
+    reps: int = 5,
+    impls: Sequence[str] = ("java", "node", "php"),
+    rates: Sequence[int] = (100, 300, 500, 700, 900, 1000, 1050),
+    scaling: Sequence[int] = (1, 2, 3, 4),
+    user_counts: Sequence[int] = (1, 2, 4, 8, 16),
+    sizes: Sequence[int] = (1024, 16384, 65536),
 ) -> Study:
     """Every regime for every impl, plus two invalid runs and one failed run (for the report and its tests)."""
     writer = Writer(root, seed)
@@ -400,7 +437,7 @@ def full_study(
             writer.write_run(
                 impl=impl,
                 regime="capacity",
-                point="1cpu",
+                point={},
                 repetition=rep,
                 metrics=make_metrics(
                     throughput=cap,
@@ -413,7 +450,7 @@ def full_study(
                 ),
             )
             # fixed-rate sweep: latency flat, then climbing towards capacity (the knee)
-            for rate in (100, 300, 500, 700, 900, 1000, 1050):
+            for rate in rates:
                 capacity = t.lam
                 served = min(rate, capacity * 0.98)
                 utilisation = min(served / capacity, 0.97)
@@ -422,7 +459,7 @@ def full_study(
                 writer.write_run(
                     impl=impl,
                     regime="fixed-rate",
-                    point=rate,
+                    point={"rate": float(rate)},
                     repetition=rep,
                     slo_met=not over,
                     metrics=make_metrics(
@@ -435,13 +472,13 @@ def full_study(
                     ),
                 )
             # scaling: capacity follows the USL
-            for n in (1, 2, 3, 4):
+            for n in scaling:
                 cap_n = noisy(rng, t.capacity(n), t.cv)
                 cpu_n = noisy(rng, cap_n / t.normalized, t.cv)
                 writer.write_run(
                     impl=impl,
                     regime="scaling",
-                    point=n,
+                    point={"instances": n},
                     repetition=rep,
                     instances=n,
                     metrics=make_metrics(
@@ -456,19 +493,19 @@ def full_study(
                     ),
                 )
             # users: closed model; system errors grow with users (STEP Table 6)
-            for users in (1, 2, 4, 8, 16):
+            for users in user_counts:
                 thr = noisy(rng, min(users * 180.0, t.lam * 0.95), t.cv)
                 p50 = noisy(rng, t.p50_ms * (1 + users / 4), t.cv)
                 lat = latency_block(p50, spread=3.0 if users < 16 else 120.0)
                 writer.write_run(
                     impl=impl,
                     regime="users",
-                    point=users,
+                    point={"users": users},
                     repetition=rep,
                     users=users,
                     metrics=make_metrics(
                         throughput=thr,
-                        offered=thr,
+                        offered=0.0,
                         cpu_pct_total=noisy(rng, thr / t.normalized, t.cv),
                         memory_mb=noisy(rng, t.memory_mb, t.cv),
                         p50_ms=p50,
@@ -479,12 +516,12 @@ def full_study(
                     ),
                 )
             # payload: growing bodies; app time grows with size
-            for size in (1024, 16384, 65536):
+            for size in sizes:
                 factor = t.app_factor * (1 + size / 32768)
                 writer.write_run(
                     impl=impl,
                     regime="payload",
-                    point=size,
+                    point={"bytes": size},
                     repetition=rep,
                     metrics=make_metrics(
                         throughput=noisy(rng, 200.0, t.cv),
@@ -501,7 +538,7 @@ def full_study(
     writer.write_run(
         impl=impls[0],
         regime="capacity",
-        point="1cpu",
+        point={},
         repetition=reps,
         metrics={**bad, "capacity_rps": 50.0},
         valid=False,
@@ -510,7 +547,7 @@ def full_study(
     writer.write_run(
         impl=impls[-1],
         regime="capacity",
-        point="1cpu",
+        point={},
         repetition=reps,
         metrics={**bad, "capacity_rps": 60.0},
         valid=False,
@@ -519,7 +556,7 @@ def full_study(
     writer.write_run(
         impl=impls[-1],
         regime="fixed-rate",
-        point=300,
+        point={"rate": 300.0},
         repetition=reps,
         metrics=bad,
         status="failed",
