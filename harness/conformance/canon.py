@@ -260,6 +260,13 @@ def match(expected: Any, actual: Any, path: str = "$", ctx: MatchContext | None 
             problems.extend(match(exp, act, f"{path}[{index}]", ctx))
         return problems
     if _type_name(expected) != _type_name(actual) or expected != actual:
+        if isinstance(expected, str) and isinstance(actual, str) and max(len(expected), len(actual)) > 60:
+            at = next((i for i, (a, b) in enumerate(zip(expected, actual, strict=False)) if a != b), None)
+            at = min(len(expected), len(actual)) if at is None else at
+            return [
+                f"{path}: strings differ at code point {at} (expected {len(expected)} code points, "
+                f"got {len(actual)}): expected ...{_short(expected[at : at + 40])}, got ...{_short(actual[at : at + 40])}"
+            ]
         return [f"{path}: expected {_short(expected)}, got {_short(actual)}"]
     return []
 

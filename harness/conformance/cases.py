@@ -194,6 +194,17 @@ def _parse_request(raw: Any, where: str) -> RequestSpec:
     return RequestSpec(method, path, tuple(headers), body, chunk, declared)
 
 
+def expand_generators(value: Any) -> Any:
+    """`{"$repeat": "ab", "count": 3}` in an expected body becomes "ababab" (for long strings)."""
+    if isinstance(value, dict):
+        if "$repeat" in value:
+            return str(value["$repeat"]) * int(value.get("count", 1))
+        return {k: expand_generators(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [expand_generators(v) for v in value]
+    return value
+
+
 def _parse_expect(raw: Any, where: str, expected_dir: Path) -> Expectation:
     if not isinstance(raw, dict):
         raise CaseError(f"{where}: expect must be a mapping")
@@ -233,6 +244,7 @@ def _parse_expect(raw: Any, where: str, expected_dir: Path) -> Expectation:
                 raise CaseError(f"{where}: cannot load expected body {file.name}: {exc}") from exc
     else:
         no_body = bool(raw["no_body"])
+    body = expand_generators(body)
     problems = validate_expectation(body)
     if problems:
         raise CaseError(f"{where}: " + "; ".join(problems))
