@@ -32,8 +32,9 @@ COPY harness ./harness
 COPY --from=build /opt/bidbench/php-app ./php-app
 COPY infra/docker/php/instance.py /usr/local/bin/bidbench-php-instance
 
-# PHP_FPM_CHILDREN is left unset on purpose: the driver then uses DB_POOL_SIZE (one persistent connection
-# per child, php-app/README.md), as the local runner does.
+# PHP_FPM_CHILDREN is left unset on purpose: without it the driver's own rule applies (children =
+# DB_POOL_SIZE, one persistent connection per child, php-app/README.md). Compose and Kubernetes set it
+# explicitly, with the local runner's default.
 ENV HOST=0.0.0.0 \
     PORT=8080 \
     DB_POOL_SIZE=10 \
