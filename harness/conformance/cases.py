@@ -44,6 +44,14 @@ HOSTILE_TAGS = (
 """The one shared list of hostile inputs (issue 6); every tag must be covered by at least one case."""
 
 
+NON_CASE_FILES = ("dbwork.yaml",)
+"""YAML files in contract/conformance that are not golden case files."""
+
+
+def case_files(directory: Path) -> list[Path]:
+    return [p for p in sorted(directory.glob("*.yaml")) if p.name not in NON_CASE_FILES]
+
+
 class CaseError(ValueError):
     """A case file is malformed; the message names the file and the case."""
 
@@ -164,7 +172,7 @@ def decode_body(spec: Any, where: str) -> bytes:
     return _decode_part(spec, where)
 
 
-def _parse_request(raw: Any, where: str) -> RequestSpec:
+def parse_request(raw: Any, where: str) -> RequestSpec:
     if not isinstance(raw, dict):
         raise CaseError(f"{where}: request must be a mapping")
     unknown = set(raw) - {"method", "path", "headers", "body", "chunked", "declared_length"}
@@ -274,7 +282,7 @@ def _parse_case(raw: Any, file: str, session: str, index: int, expected_dir: Pat
         step_where = f"{where} step {i + 1}"
         if not isinstance(step, dict):
             raise CaseError(f"{step_where}: a step is a mapping with request and expect")
-        steps.append(Step(_parse_request(step.get("request"), step_where), _parse_expect(step.get("expect"), step_where, expected_dir)))
+        steps.append(Step(parse_request(step.get("request"), step_where), _parse_expect(step.get("expect"), step_where, expected_dir)))
     tags = raw.get("tags") or []
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
         raise CaseError(f"{where}: tags must be a list of strings")
@@ -302,7 +310,7 @@ def load_file(path: Path) -> tuple[str, bool, dict[str, str], list[Case]]:
 def load_sessions(directory: Path | None = None) -> list[Session]:
     """All sessions, in the order of their first file; cases in file order."""
     directory = directory or paths.CONFORMANCE_CASES
-    files = sorted(directory.glob("*.yaml"))
+    files = case_files(directory)
     if not files:
         raise CaseError(f"no case files (*.yaml) in {directory}")
     sessions: dict[str, Session] = {}

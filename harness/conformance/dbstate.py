@@ -10,8 +10,8 @@ points the apps there. Its reset is the same operation as harness.db.seed.reset 
 CREATE ... TEMPLATE), which is why the apps are stopped before and started after every reset.
 
 pg_stat_statements is cluster-wide. The suite resets and reads only the entries of its own database
-(`pg_stat_statements_reset(0, dbid, 0)`, `WHERE dbid = ...`), from a connection to the `postgres`
-database, so its own queries never land in the measured entries and other users' statistics stay intact.
+(`pg_stat_statements_reset(0, dbid, 0)`, `WHERE dbid = ...`), so other users' statistics stay intact;
+the statements it issues itself to do so mention pg_stat_statements and are filtered out.
 """
 
 from __future__ import annotations
@@ -122,19 +122,52 @@ class ConformanceDb:
             raise RuntimeError(f"database {self.name} does not exist")
         return int(row[0])
 
-    def stats_reset(self) -> None:
-        dbid = self.dbid()
+    def app_connections(self) -> int:
+        """Connections to this database other than the suite's own (the app's pool)."""
         with self._admin() as admin:
-            admin.execute("SELECT pg_stat_statements_reset(0, %s, 0)", (dbid,))
+            row = admin.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()", (self.name,)
+            ).fetchone()
+        return int(row[0]) if row else 0
+
+    def wait_connections_stable(self, quiet_s: float = 1.0, timeout_s: float = 15.0) -> int:
+        """Wait until the app's connection count has not changed for quiet_s (a pool still filling up
+        would otherwise run its connect-time statements inside a measurement)."""
+        deadline = time.monotonic() + timeout_s
+        last = self.app_connections()
+        since = time.monotonic()
+        while time.monotonic() < deadline:
+            time.sleep(0.2)
+            now = self.app_connections()
+            if now != last:
+                last, since = now, time.monotonic()
+            elif time.monotonic() - since >= quiet_s:
+                break
+        return last
+
+    def _stats_conn(self) -> psycopg.Connection:
+        # The extension lives in the seeded database (the template creates it), so the suite reads it from
+        # there; its own statements mention pg_stat_statements and are dropped by `stats()`.
+        return psycopg.connect(self.url, autocommit=True, connect_timeout=10)
+
+    def stats_reset(self) -> None:
+        with self._stats_conn() as conn:
+            conn.execute(
+                "SELECT pg_stat_statements_reset(0, (SELECT oid FROM pg_database WHERE datname = current_database()), 0)"
+            )
 
     def stats(self) -> list[StatRow]:
-        dbid = self.dbid()
-        with self._admin() as admin:
-            rows = admin.execute(
-                "SELECT queryid, query, calls, rows FROM pg_stat_statements WHERE dbid = %s AND toplevel",
-                (dbid,),
+        """The top-level statements of this database since the last reset, minus the suite's own."""
+        with self._stats_conn() as conn:
+            rows = conn.execute(
+                "SELECT queryid, query, calls, rows FROM pg_stat_statements"
+                " WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND toplevel"
             ).fetchall()
-        return [StatRow(int(r[0] or 0), str(r[1]), int(r[2]), int(r[3])) for r in rows]
+        return [
+            StatRow(int(r[0] or 0), str(r[1]), int(r[2]), int(r[3]))
+            for r in rows
+            if "pg_stat_statements" not in str(r[1])
+        ]
 
 
 def drop_stale(server: DatabaseServer) -> list[str]:

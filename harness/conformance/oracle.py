@@ -117,8 +117,10 @@ def _oracle_cases() -> list[tuple[str, str]]:
     """(expected file name, request path) of every golden step that takes its body from a file."""
     import yaml
 
+    from harness.conformance.cases import case_files
+
     out: list[tuple[str, str]] = []
-    for case_file in sorted(paths.CONFORMANCE_CASES.glob("*.yaml")):
+    for case_file in case_files(paths.CONFORMANCE_CASES):
         doc = yaml.safe_load(case_file.read_text(encoding="utf-8"))
         for case in doc.get("cases", []):
             for step in case.get("steps") or [case]:

@@ -65,6 +65,46 @@ def print_tables(results: list[CheckResult], targets: list[str], verbose: bool =
                 console.print(f"    ... {len(r.problems) - MAX_PROBLEMS_SHOWN} more (see --json)")
 
 
+def _num(value: float) -> str:
+    return f"{value:.2f}".rstrip("0").rstrip(".") if value != int(value) else str(int(value))
+
+
+def print_dbwork(extra: dict[str, Any], targets: list[str]) -> None:
+    """Statements and rows per request, per type: expected (contract) and measured (every target)."""
+    data = extra.get("dbwork")
+    if not data:
+        return
+    lenient = set(data.get("lenient", []))
+    table = Table(
+        title=f"database work per request ({data['requests_per_type']} requests per type; "
+        f"statements exclude {'/'.join(sorted(lenient)).upper()}, see README)",
+        title_justify="left",
+    )
+    table.add_column("request type")
+    table.add_column("contract", justify="right")
+    for target in targets:
+        table.add_column(target, justify="right")
+    for name, info in data["types"].items():
+        expected = f"{_num(info['expected_statements_per_request'])} / {_num(info['expected_rows_per_request'])}"
+        txn = [k for k in info["expected_statements"] if k in lenient]
+        if txn:
+            expected += f" +{'/'.join(txn)}"
+        cells = []
+        for target in targets:
+            m = info["measured"].get(target)
+            if m is None:
+                cells.append("-")
+                continue
+            text = f"{_num(m['statements_per_request'])} / {_num(m['rows_per_request'])}"
+            same = (
+                m["statements_per_request"] == info["expected_statements_per_request"]
+                and m["rows_per_request"] == info["expected_rows_per_request"]
+            )
+            cells.append(text if same else f"[red]{text}[/]")
+        table.add_row(name, expected, *cells)
+    console.print(table)
+
+
 def write_json(path: Path, results: list[CheckResult], targets: list[str], extra: dict[str, Any]) -> None:
     doc = {
         "targets": targets,

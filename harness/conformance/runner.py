@@ -17,7 +17,7 @@ from typing import Any
 
 from harness.conformance.cases import CaseError, Session, load_sessions
 from harness.conformance.dbstate import ConformanceDb
-from harness.conformance.report import print_tables, summary_line, write_json
+from harness.conformance.report import print_dbwork, print_tables, summary_line, write_json
 from harness.conformance.results import CheckResult, failed
 from harness.conformance.targets import AppTarget, Target
 from harness.console import UserError, console
@@ -126,6 +126,7 @@ def _run(
 
     if not quiet:
         print_tables(results, names)
+        print_dbwork(extra, names)
         console.print(summary_line(results, names))
     if json_path is not None:
         write_json(json_path, results, names, extra)

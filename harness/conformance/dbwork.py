@@ -1,0 +1,237 @@
+"""Database-work parity (SPEC §3.2): statements and rows per request type, from pg_stat_statements.
+
+Per target: reset the private database, start the app, warm it up (every pooled connection opened, so
+connect-time session statements such as pgjdbc's `SET application_name` fall before the measurement),
+then for each request type of contract/conformance/dbwork.yaml: reset the database's pg_stat_statements
+entries, send the type's fixed requests one after another on one keep-alive connection, read the entries.
+
+Each statement text is mapped to its name in contract/queries.sql through `queries.normalize` (so the
+placeholder syntax does not matter, but a dropped ORDER BY or any other change of text does); texts that
+are not in the contract are failures, named by their text. The calls per request and the rows of every
+type must equal the committed expectation (and so each other) exactly, with one documented exception:
+COMMIT and ROLLBACK (see `LENIENT` and contract/conformance/README.md).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from harness import paths
+from harness.conformance.cases import CaseError, RequestSpec, parse_request
+from harness.conformance.client import Connection, RawRequest, TransportError, send
+from harness.conformance.dbstate import ConformanceDb
+from harness.conformance.queries import contract_statements, name_of, normalize
+from harness.conformance.results import CheckResult
+from harness.conformance.targets import Target
+
+PART = "dbwork"
+DBWORK_FILE = paths.CONFORMANCE_CASES / "dbwork.yaml"
+LENIENT = ("commit", "rollback")
+"""pgjdbc sends COMMIT/ROLLBACK as named prepared statements; PostgreSQL 15's pg_stat_statements records a
+cached utility statement only on its first execution per connection, so their counts are a lower bound.
+They must not exceed the expectation; BEGIN (a simple-protocol statement in all three drivers) is exact."""
+WARMUP_THREADS = 32
+WARMUP_REQUESTS_PER_THREAD = 8
+
+
+@dataclass(frozen=True)
+class WorkType:
+    name: str
+    requests: tuple[RequestSpec, ...]
+    statements: dict[str, int]
+    rows: int
+    note: str = ""
+
+
+@dataclass
+class Measured:
+    calls: dict[str, int] = field(default_factory=dict)
+    rows: dict[str, int] = field(default_factory=dict)
+    statuses: dict[int, int] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+    texts: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def total_rows(self) -> int:
+        return sum(self.rows.values())
+
+    def strict_calls(self) -> int:
+        return sum(v for k, v in self.calls.items() if k not in LENIENT)
+
+
+def _fill(value: Any, ident: Any, n: int) -> Any:
+    if isinstance(value, str):
+        return value.replace("{id}", str(ident)).replace("{n}", str(n))
+    if isinstance(value, dict):
+        return {k: _fill(v, ident, n) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_fill(v, ident, n) for v in value]
+    return value
+
+
+def load_work(path: Path = DBWORK_FILE) -> tuple[int, list[WorkType]]:
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    count = int(doc.get("count", 20))
+    known = set(contract_statements()) | {"begin", "commit", "rollback"}
+    types: list[WorkType] = []
+    for raw in doc["types"]:
+        name = raw["name"]
+        where = f"{path.name} type {name!r}"
+        statements = {str(k): int(v) for k, v in (raw.get("statements") or {}).items()}
+        unknown = set(statements) - known
+        if unknown:
+            raise CaseError(f"{where}: statements not in contract/queries.sql: {sorted(unknown)}")
+        requests: list[RequestSpec] = []
+        for n in range(count):
+            if "requests" in raw:
+                template = raw["requests"][n % len(raw["requests"])]
+                requests.append(parse_request(_fill(template, "", n), where))
+            else:
+                ids = raw.get("ids") or [""]
+                requests.append(parse_request(_fill(raw["request"], ids[n % len(ids)], n), where))
+        types.append(WorkType(name, tuple(requests), statements, int(raw["rows"]), str(raw.get("note", ""))))
+    return count, types
+
+
+def warm_up(base_url: str) -> None:
+    """Open every pooled connection (and touch every PHP-FPM child) before anything is measured."""
+
+    def burst() -> None:
+        try:
+            with Connection(base_url) as conn:
+                for _ in range(WARMUP_REQUESTS_PER_THREAD):
+                    conn.request(RawRequest("GET", "/ready"))
+        except (TransportError, OSError):
+            pass
+
+    threads = [threading.Thread(target=burst) for _ in range(WARMUP_THREADS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+
+
+def measure(target: Target, db: ConformanceDb, types: list[WorkType]) -> dict[str, Measured]:
+    out: dict[str, Measured] = {}
+    db.reset()
+    with target.running(db) as base_url:
+        warm_up(base_url)
+        db.wait_connections_stable()
+        with Connection(base_url) as conn:
+            for work in types:
+                db.stats_reset()
+                m = Measured()
+                for spec in work.requests:
+                    req = spec.raw()
+                    try:
+                        if req.declared_length is not None or req.chunk_size:
+                            response = send(base_url, req)
+                        else:
+                            response = conn.request(req)
+                    except (TransportError, OSError) as exc:
+                        m.errors.append(f"{req.describe()}: {exc.__class__.__name__}: {exc}")
+                        conn.close()
+                        continue
+                    m.statuses[response.status] = m.statuses.get(response.status, 0) + 1
+                    if response.status >= 500:
+                        m.errors.append(f"{req.describe()}: status {response.status}")
+                for row in db.stats():
+                    key = name_of(row.query) or f"not in the contract: {normalize(row.query)[:160]}"
+                    m.calls[key] = m.calls.get(key, 0) + row.calls
+                    m.rows[key] = m.rows.get(key, 0) + row.rows
+                    m.texts.setdefault(key, row.query)
+                out[work.name] = m
+    return out
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.2f}".rstrip("0").rstrip(".") if value != int(value) else str(int(value))
+
+
+def check_type(work: WorkType, count: int, m: Measured) -> list[str]:
+    problems: list[str] = list(m.errors)
+    names = sorted(set(work.statements) | set(m.calls))
+    for name in names:
+        expected = work.statements.get(name, 0) * count
+        actual = m.calls.get(name, 0)
+        if name in LENIENT and name in work.statements:
+            if actual > expected:
+                problems.append(f"{name}: {actual} calls for {count} requests, more than the {expected} expected")
+            continue
+        if actual != expected:
+            what = "missing or skipped" if actual < expected else "extra"
+            problems.append(
+                f"{name}: {_fmt(actual / count)} per request ({actual} calls), expected {_fmt(expected / count)} "
+                f"({what}{'; a statement text not in contract/queries.sql' if name.startswith('not in') else ''})"
+            )
+    if m.total_rows != work.rows:
+        detail = ", ".join(f"{k} {v}" for k, v in sorted(m.rows.items()) if v)
+        problems.append(
+            f"rows: {_fmt(m.total_rows / count)} per request ({m.total_rows} in all: {detail or 'none'}), "
+            f"expected {_fmt(work.rows / count)} ({work.rows})"
+        )
+    return problems
+
+
+def run_dbwork(targets: list[Target], db: ConformanceDb, extra: dict[str, Any] | None = None) -> list[CheckResult]:
+    count, types = load_work()
+    measured: dict[str, dict[str, Measured]] = {}
+    results: list[CheckResult] = []
+    for target in targets:
+        started = time.monotonic()
+        measured[target.name] = measure(target, db, types)
+        seconds = time.monotonic() - started
+        for work in types:
+            m = measured[target.name][work.name]
+            problems = check_type(work, count, m)
+            if problems and len(targets) > 1:
+                problems.append("other targets: " + "; ".join(
+                    f"{other.name} {_fmt(measured[other.name][work.name].strict_calls() / count)} statements, "
+                    f"{_fmt(measured[other.name][work.name].total_rows / count)} rows per request"
+                    for other in targets if other.name in measured and other is not target
+                ))  # fmt: skip
+            results.append(
+                CheckResult(
+                    PART,
+                    target.name,
+                    work.name,
+                    not problems,
+                    problems,
+                    detail={
+                        "statements_per_request": m.strict_calls() / count,
+                        "rows_per_request": m.total_rows / count,
+                        "calls": m.calls,
+                        "rows": m.rows,
+                        "statuses": {str(k): v for k, v in m.statuses.items()},
+                    },
+                    seconds=seconds / len(types),
+                )
+            )
+    if extra is not None:
+        extra["dbwork"] = {
+            "requests_per_type": count,
+            "lenient": list(LENIENT),
+            "types": {
+                work.name: {
+                    "expected_statements": work.statements,
+                    "expected_statements_per_request": sum(v for k, v in work.statements.items() if k not in LENIENT),
+                    "expected_rows_per_request": work.rows / count,
+                    "measured": {
+                        name: {
+                            "statements_per_request": measured[name][work.name].strict_calls() / count,
+                            "rows_per_request": measured[name][work.name].total_rows / count,
+                            "calls": measured[name][work.name].calls,
+                        }
+                        for name in measured
+                    },
+                }
+                for work in types
+            },
+        }
+    return results
