@@ -65,6 +65,7 @@ public final class AppHandler extends Handler.Abstract {
             reply = Reply.error(databaseFailure(e));
         } catch (IOException e) {
             // The client stopped sending its body (reset, idle timeout): there is no one to answer.
+            LOG.debug("request body read failed on {} {}", request.getMethod(), request.getHttpURI().getPath(), e);
             callback.failed(e);
             return true;
         } catch (RuntimeException e) {

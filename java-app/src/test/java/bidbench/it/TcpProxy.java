@@ -20,6 +20,7 @@ final class TcpProxy implements AutoCloseable {
     private final int port;
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
     private volatile ServerSocket server;
+    private volatile long delayMillis;
 
     TcpProxy(String targetHost, int targetPort) throws IOException {
         this.targetHost = targetHost;
@@ -31,6 +32,11 @@ final class TcpProxy implements AutoCloseable {
 
     int port() {
         return port;
+    }
+
+    /** Holds every answer of the database back this long: a slow query, seen from the app. */
+    void delayAnswers(long millis) {
+        delayMillis = millis;
     }
 
     synchronized void up() throws IOException {
@@ -67,19 +73,26 @@ final class TcpProxy implements AutoCloseable {
                 Socket upstream = new Socket(targetHost, targetPort);
                 sockets.add(client);
                 sockets.add(upstream);
-                pump(client, upstream);
-                pump(upstream, client);
+                pump(client, upstream, false);
+                pump(upstream, client, true);
             } catch (IOException e) {
                 // closed by down(), or the target refused: the client sees its connection drop
             }
         }
     }
 
-    private static void pump(Socket from, Socket to) {
+    private void pump(Socket from, Socket to, boolean answers) {
         Thread thread = new Thread(() -> {
             try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
-                in.transferTo(out);
-            } catch (IOException e) {
+                byte[] buffer = new byte[16384];
+                for (int n; (n = in.read(buffer)) >= 0; ) {
+                    if (answers && delayMillis > 0) {
+                        Thread.sleep(delayMillis);
+                    }
+                    out.write(buffer, 0, n);
+                    out.flush();
+                }
+            } catch (IOException | InterruptedException e) {
                 // one side closed
             } finally {
                 try {
