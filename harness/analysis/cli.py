@@ -123,7 +123,7 @@ def main(argv: Sequence[str] | None = None, console: Console | None = None) -> i
             n_resamples=args.resamples,
         )
     except (AnalysisError, ValueError) as exc:
-        err.print(f"[bold red]error:[/] {exc}")
+        err.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
         return 2
     if not args.quiet:
         from harness.analysis.writers import render_terminal

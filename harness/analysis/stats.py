@@ -135,7 +135,9 @@ def _median_stat(x: np.ndarray, axis: int = -1) -> np.ndarray:
     return np.median(x, axis=axis)
 
 
-def median_ci(values: Sequence[float], confidence: float = 0.95, seed: int = 0) -> Interval | None:
+def median_ci(
+    values: Sequence[float], confidence: float = 0.95, seed: int = 0, n_resamples: int = DEFAULT_RESAMPLES
+) -> Interval | None:
     x = np.asarray(values, dtype=float)
     if x.size < MIN_N_INFERENCE:
         return None
@@ -145,11 +147,16 @@ def median_ci(values: Sequence[float], confidence: float = 0.95, seed: int = 0) 
         ci = sps.quantile_test(x, p=0.5).confidence_interval(confidence)
         if math.isfinite(ci.low) and math.isfinite(ci.high):
             return Interval(float(ci.low), float(ci.high), "order statistics")
-    return bootstrap_ci([x], _median_stat, confidence, seed, method="percentile")
+    return bootstrap_ci([x], _median_stat, confidence, seed, n_resamples, method="percentile")
 
 
 def summarize(
-    label: str, values: Sequence[float], confidence: float = 0.95, seed: int = 0, invalid_runs: int = 0
+    label: str,
+    values: Sequence[float],
+    confidence: float = 0.95,
+    seed: int = 0,
+    invalid_runs: int = 0,
+    n_resamples: int = DEFAULT_RESAMPLES,
 ) -> Summary:
     x = np.asarray(values, dtype=float)
     if x.size == 0:
@@ -177,7 +184,7 @@ def summarize(
         minimum=float(x.min()),
         maximum=float(x.max()),
         mean_ci=mean_ci(x, confidence) if x.size >= MIN_N_INFERENCE else None,
-        median_ci=median_ci(x, confidence, seed),
+        median_ci=median_ci(x, confidence, seed, n_resamples),
         warnings=notes,
         invalid_runs=invalid_runs,
     )
@@ -452,6 +459,7 @@ def analyse(
             confidence,
             stable_seed(seed, context, metric, label, "median"),
             (invalid_counts or {}).get(label, 0),
+            n_resamples,
         )
         for label in labels
     ]

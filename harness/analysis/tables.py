@@ -285,7 +285,13 @@ def _summ(label: str, values: Sequence[float], comparison: Comparison, *context:
     clean = [v for v in values if v is not None]
     if not clean:
         return None
-    return summarize(label, clean, comparison.confidence, stable_seed(comparison.seed, *context))
+    return summarize(
+        label,
+        clean,
+        comparison.confidence,
+        stable_seed(comparison.seed, *context),
+        n_resamples=comparison.n_resamples,
+    )
 
 
 def _values(runs: Sequence[Run], getter: Callable[[Run], float | None]) -> list[float]:
