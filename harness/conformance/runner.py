@@ -9,12 +9,15 @@ Everything is bounded: a fixed number of requests per part, timeouts on every re
 
 from __future__ import annotations
 
+import os
+import shutil
 import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from harness import paths
 from harness.conformance.cases import CaseError, Session, load_sessions
 from harness.conformance.dbstate import ConformanceDb
 from harness.conformance.report import print_dbwork, print_tables, summary_line, write_json
@@ -23,6 +26,20 @@ from harness.conformance.targets import AppTarget, Target
 from harness.console import UserError, console
 
 PARTS = ("golden", "differential", "dbwork", "concurrency", "schemathesis")
+
+
+def _drop_stale_run_dirs() -> None:
+    """Run directories of earlier runs whose process is gone (kept after a failure, for the logs)."""
+    for run_dir in (paths.RUNTIME / "conformance").glob("*-*"):
+        pid = run_dir.name.split("-", 1)[0]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(run_dir, ignore_errors=True)
+        except PermissionError:
+            pass
 
 
 def _prepare_db() -> ConformanceDb:
@@ -52,6 +69,7 @@ def run_targets(
         except CaseError as exc:
             raise UserError(f"the golden cases do not load: {exc}") from exc
     own_db = db is None
+    _drop_stale_run_dirs()
     db = db or _prepare_db()
     try:
         return _run(targets, wanted, json_path, db, sessions, quiet)
@@ -117,20 +135,27 @@ def _run(
                 console.print(f"concurrency: {target.name}")
             guarded("concurrency", target.name, lambda t=target: run_concurrency(t, db))
     if "schemathesis" in wanted:
-        from harness.conformance.schemathesis_check import run_schemathesis
+        from harness.conformance.schemathesis_check import contract_check, run_schemathesis
 
+        guarded("schemathesis", "contract", contract_check)
         for target in targets:
             if not quiet:
                 console.print(f"schemathesis: {target.name}")
             guarded("schemathesis", target.name, lambda t=target: run_schemathesis(t, db, extra))
 
+    if any(r.target == "contract" for r in results):
+        names = [*names, "contract"]
     if not quiet:
         print_tables(results, names)
-        print_dbwork(extra, names)
+        print_dbwork(extra, [t.name for t in targets])
         console.print(summary_line(results, names))
     if json_path is not None:
         write_json(json_path, results, names, extra)
-    return (1 if failed(results) else 0), results
+    code = 1 if failed(results) else 0
+    if code == 0:
+        for run_dir in (paths.RUNTIME / "conformance").glob(f"{os.getpid()}-*"):
+            shutil.rmtree(run_dir, ignore_errors=True)
+    return code, results
 
 
 def run_conformance(impls: list[str], parts: list[str] | None, json_path: Path | None) -> int:
