@@ -35,12 +35,15 @@ if (!DATABASE_URL) {
     )
   })
 } else {
+  // Nothing here may hang: the shared database can be reset (connections terminated) by another run.
+  const TIMEOUT = { timeout: 180_000 }
   let db
   test.before(async () => {
-    db = new Client({ connectionString: DATABASE_URL })
+    db = new Client({ connectionString: DATABASE_URL, connectionTimeoutMillis: 10_000, query_timeout: 30_000 })
+    db.on('error', (err) => console.error(`direct database connection lost: ${err.message}`))
     await db.connect()
   })
-  test.after(() => db.end())
+  test.after(() => Promise.race([db.end(), new Promise((resolve) => setTimeout(resolve, 2000).unref())]))
 
   const rows = async (sql, params = []) => (await db.query(sql, params)).rows
   const one = async (sql, params = []) => (await rows(sql, params))[0]
@@ -49,7 +52,7 @@ if (!DATABASE_URL) {
   for (const native of ['0', '1']) {
     const driver = native === '1' ? 'pg-native' : 'pg'
 
-    test(`integration with ${driver} (PG_NATIVE=${native})`, async (t) => {
+    test(`integration with ${driver} (PG_NATIVE=${native})`, TIMEOUT, async (t) => {
       const app = await startApp({ DATABASE_URL, PG_NATIVE: native, DB_POOL_SIZE: '4' })
       t.after(() => stopApp(app))
       const get = async (path) => {
@@ -241,7 +244,7 @@ if (!DATABASE_URL) {
       })
     })
 
-    test(`database outage with ${driver}: 503 while down, recovery without restart`, async (t) => {
+    test(`database outage with ${driver}: 503 while down, recovery without restart`, TIMEOUT, async (t) => {
       const target = new URL(DATABASE_URL)
       const proxy = await startProxy(target.hostname, Number(target.port || 5432))
       const viaProxy = new URL(DATABASE_URL)
@@ -274,7 +277,7 @@ if (!DATABASE_URL) {
     })
   }
 
-  test('BIDBENCH_UNFAIR_UNSORTED=1 warns loudly and still serves', async (t) => {
+  test('BIDBENCH_UNFAIR_UNSORTED=1 warns loudly and still serves', TIMEOUT, async (t) => {
     const app = await startApp({ DATABASE_URL, BIDBENCH_UNFAIR_UNSORTED: '1' })
     t.after(() => stopApp(app))
     assert.equal(app.info.unfair_unsorted, true)
