@@ -44,7 +44,7 @@ def pct(value: float | None, signed: bool = False) -> str:
 
 
 def mean_pm(summary: Summary) -> str:
-    """benchstat style: mean ± half the 95 % CI as a share of the mean."""
+    """benchstat style: mean ± half the CI as a share of the mean."""
     flag = "!" if summary.invalid_runs else ""
     half = summary.ci_halfwidth_pct
     spread = f" ±{pct(half)}" if half is not None else ""
@@ -71,7 +71,9 @@ def verdict(pair: PairTest | None) -> str:
     return f"{TILDE} ({p_value(pair.p_value)} {pair.n_text})"
 
 
-def sentence(pair: PairTest, metric_title: str, higher_is_better: bool | None) -> str:
+def sentence(
+    pair: PairTest, metric_title: str, higher_is_better: bool | None, confidence: float = 0.95
+) -> str:
     """The plain-language verdict for learners."""
     ratio = "-" if pair.ratio_ci is None else f"{num(pair.ratio_ci.low)}-{num(pair.ratio_ci.high)}"
     if pair.test == "none":
@@ -79,7 +81,7 @@ def sentence(pair: PairTest, metric_title: str, higher_is_better: bool | None) -
     if not pair.significant:
         return (
             f"{pair.b} vs {pair.a}: no significant difference in {metric_title} "
-            f"({pair.test}, {p_value(pair.p_value)}, {pair.n_text}; ratio 95 % CI {ratio})."
+            f"({pair.test}, {p_value(pair.p_value)}, {pair.n_text}; ratio {confidence:.0%} CI {ratio})."
         )
     direction = "higher" if (pair.delta_pct or 0) > 0 else "lower"
     judged = ""
@@ -88,5 +90,6 @@ def sentence(pair: PairTest, metric_title: str, higher_is_better: bool | None) -
         judged = " (better)" if better else " (worse)"
     return (
         f"{pair.b} has {abs(pair.delta_pct or 0):.1f} % {direction} {metric_title} than {pair.a}{judged}: "
-        f"ratio {num(pair.ratio)} with 95 % CI {ratio} ({pair.test}, {p_value(pair.p_value)}, {pair.n_text})."
+        f"ratio {num(pair.ratio)} with {confidence:.0%} CI {ratio} ({pair.test}, {p_value(pair.p_value)}, "
+        f"{pair.n_text})."
     )

@@ -216,7 +216,7 @@ def _bars(comparison: Comparison, metric: str, figure: Figure, ylabel: str) -> F
         ha="right" if len(shown) > 3 else "center",
     )
     ax.set_ylabel(ylabel)
-    ax.legend()
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.grid(alpha=0.3, axis="y")
     figure.png = _encode(fig)
     if len(sets) > MAX_SETS:
@@ -229,8 +229,8 @@ def normalized_throughput(comparison: Comparison) -> Figure:
         "fig-normalized",
         "Normalized throughput per implementation",
         "Throughput divided by CPU %: how many requests per second one per cent of a CPU buys (thesis Table 7.2). "
-        "Higher means more work from the same processor. Bars are means over repetitions; whiskers are 95 % "
-        "confidence intervals. When whiskers of two bars overlap a lot, the difference may be noise: the verdict "
+        "Higher means more work from the same processor. Bars are means over repetitions; whiskers are "
+        f"{comparison.confidence:.0%} confidence intervals. When whiskers of two bars overlap a lot, the difference may be noise: the verdict "
         "table says which differences are significant.",
     )
     return _bars(comparison, "normalized_throughput", figure, "req/s per CPU %")
@@ -241,8 +241,8 @@ def memory_per_instance(comparison: Comparison) -> Figure:
         "fig-memory",
         "Memory per instance",
         "Steady-state memory of one instance (PSS: shared pages are split between the processes sharing them). "
-        "Lower is leaner; a JVM reserves heap up front, a Node.js or PHP-FPM process starts small. Whiskers: 95 % "
-        "confidence intervals.",
+        "Lower is leaner; a JVM reserves heap up front, a Node.js or PHP-FPM process starts small. Whiskers: "
+        f"{comparison.confidence:.0%} confidence intervals.",
     )
     return _bars(comparison, "memory", figure, "MB per instance")
 
@@ -251,7 +251,8 @@ def scaling_usl(comparison: Comparison) -> Figure:
     figure = Figure(
         "fig-scaling",
         "Scaling with the Universal Scalability Law",
-        "Capacity as instances are added. Dots are runs; error bars are 95 % confidence intervals of the mean at "
+        "Capacity as instances are added. Dots are runs; error bars are "
+        f"{comparison.confidence:.0%} confidence intervals of the mean at "
         "each instance count. The solid curve is the USL fit; the dotted line is perfect linear scaling (lambda x N). "
         "The gap between them is the price of contention (sigma: waiting for a shared resource, such as the "
         "database) and coherency (kappa: instances keeping each other in sync). Where the curve peaks, adding "

@@ -75,7 +75,7 @@ def headline(comparison: Comparison) -> tuple[str, list[str]]:
         for pair in result.pairs:
             if result.baseline is not None and pair.a != result.baseline:
                 continue
-            sentences.append(fmt.sentence(pair, metric.title, metric.higher_is_better))
+            sentences.append(fmt.sentence(pair, metric.title, metric.higher_is_better, comparison.confidence))
     return chosen.title, sentences
 
 

@@ -94,7 +94,7 @@ TEMPLATE = r"""<!DOCTYPE html>
      Confidence {{ confidence_pct }} %, significance level alpha = {{ alpha }}.</p>
   <p class="explain">A benchmark result is a decision: is A faster or leaner than B, by how much, and how sure
   are we? Each configuration was run several times from a fresh start; every figure below is a mean (or median)
-  over those repetitions with a 95 % confidence interval, and a difference is only called a difference when a
+  over those repetitions with a {{ confidence_pct }} % confidence interval, and a difference is only called a difference when a
   statistical test says it is unlikely to be noise. "~" means: no significant difference.</p>
   {% if headline %}
   <h3>In plain words ({{ headline_set }})</h3>
@@ -108,7 +108,7 @@ TEMPLATE = r"""<!DOCTYPE html>
 
 <section id="verdicts">
   <h2>Verdicts</h2>
-  <p class="explain">One table per comparison (the same regime and point): each cell is mean ± half its 95 %
+  <p class="explain">One table per comparison (the same regime and point): each cell is mean ± half its {{ confidence_pct }} %
   confidence interval, with the number of runs. The last columns compare every implementation with the first:
   a change in per cent where the test finds it significant, "~" where it does not, always with the p-value and
   the sample sizes. This is the format of Go's benchstat.</p>
@@ -120,7 +120,7 @@ TEMPLATE = r"""<!DOCTYPE html>
   <p class="explain">With three or more implementations, an analysis of variance (ANOVA) first asks whether any
   of them differ at all; a post-hoc test (Tukey HSD, or Games-Howell when the groups' variances differ) then says
   which pairs do. Groups sharing a letter are not significantly different (the notation of seed 004).</p>
-  {{ render_table(anova) }}
+  {{ render_table(anova, collapsed=anova.rows|length > 15) }}
   {{ render_table(details, collapsed=True) }}
   {{ render_table(ratios, collapsed=True) }}
 </section>
@@ -196,7 +196,7 @@ TEMPLATE = r"""<!DOCTYPE html>
   <dl class="glossary">
     <dt>Repetition</dt><dd>One fresh start of the instances and one measured window; each run gives one number
     per metric (SPEC §8).</dd>
-    <dt>95 % confidence interval (CI)</dt><dd>A range built so that, over many repeated experiments, 95 % of such
+    <dt>{{ confidence_pct }} % confidence interval (CI)</dt><dd>A range built so that, over many repeated experiments, {{ confidence_pct }} % of such
     ranges contain the true value. Mean: Student's t-interval. Median: an interval between two order statistics
     (distribution-free), or a seeded bootstrap when there are too few runs for that.</dd>
     <dt>p-value</dt><dd>How often a difference at least this large would appear by chance if there were no real

@@ -126,11 +126,7 @@ def verdict_table(cset: ComparisonSet, comparison: Comparison) -> Table:
                 }
             )
     tests = sorted({p.test for r in cset.results for p in r.pairs if p.test != "none"})
-    caption = (
-        f"{cset.title}: mean ± half the {comparison.confidence:.0%} CI (as % of the mean), with n. "
-        f"The delta is shown only where significant at alpha={comparison.alpha:g}; '~' means no significant "
-        f"difference. Tests: {', '.join(tests) or 'none (n too small)'}."
-    )
+    caption = f"Tests: {', '.join(tests) or 'none (n too small)'}; alpha={comparison.alpha:g}."
     if any(s.invalid_runs for r in cset.results for s in r.summaries):
         caption += " '!' marks values that include invalid runs."
     return Table(

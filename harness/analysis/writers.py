@@ -139,7 +139,6 @@ def render_terminal(comparison: Comparison, console: Console | None = None, *, f
             cells = [_escape(row[0])] + [_escape(c) for c in row[1 : 1 + n_values]]
             cells += [_style_verdict(_escape(c), direction) for c in row[1 + n_values :]]
             styled.append(cells)
-        table.caption = ""
         console.print(_rich_table(table, styled))
         for note in table.notes:
             console.print(f"  [dim]{_escape(note)}[/]")
@@ -317,6 +316,10 @@ def render_markdown(comparison: Comparison) -> str:
         f"{comparison.confidence:.0%} confidence intervals. A delta is printed only where significant; `~` otherwise.",
         "",
         "## Verdicts",
+        "",
+        f"Each cell: mean ± half its {comparison.confidence:.0%} confidence interval (as % of the mean), with n. "
+        "The last columns compare with the first group: the change in per cent where significant, `~` where not, "
+        "always with p and n.",
         "",
     ]
     parts += [markdown_table(t) for t in verdict_tables(comparison)]
