@@ -33,6 +33,9 @@ class Limits:
     cpuset: str | None = None
     """CPU list such as "1" or "0-1"; None = any CPU."""
     memory_mb: int | None = None
+    cpu_weight: int | None = None
+    """Relative CPU weight against other groups (cgroup v2 cpu.weight 1..10000, default 100). Used by
+    accounting tests so that a shared, noisy machine cannot starve the process under test."""
 
 
 @dataclass(frozen=True)
@@ -137,6 +140,9 @@ class CgroupV2Group(ResourceGroup):
             _write(self.path / "cpuset.cpus", limits.cpuset)
         if limits.memory_mb:
             _write(self.path / "memory.max", str(limits.memory_mb * 1024 * 1024))
+        if limits.cpu_weight:
+            for path in (parent, self.path):
+                _write(path / "cpu.weight", str(limits.cpu_weight))
 
     def preexec(self) -> None:
         (self.path / "cgroup.procs").write_text(str(os.getpid()))
@@ -181,6 +187,11 @@ class CgroupV1Group(ResourceGroup):
             _write(self.paths["cpu"] / "cpu.cfs_quota_us", str(int(limits.cpus * CFS_PERIOD_US)))
         if limits.memory_mb:
             _write(self.paths["memory"] / "memory.limit_in_bytes", str(limits.memory_mb * 1024 * 1024))
+        if limits.cpu_weight:
+            # v1 cpu.shares: 1024 is the default weight, as 100 is in v2.
+            shares = str(limits.cpu_weight * 1024 // 100)
+            for path in (self.paths["cpu"].parent, self.paths["cpu"]):
+                _write(path / "cpu.shares", shares)
 
     def preexec(self) -> None:
         pid = str(os.getpid())
