@@ -29,8 +29,10 @@ function runPrimary(config, logger, onReady) {
 
   cluster.on('exit', (worker, code, signal) => {
     const how = signal ? `signal ${signal}` : `code ${code}`
-    if (stopping) {
-      if (code !== 0 && !signal) failed = true
+    // A worker exits 0 only after a SIGTERM. The harness signals the whole process group, so a worker can
+    // finish its drain before the primary has handled its own SIGTERM: that is a stop, not a crash.
+    if (stopping || code === 0) {
+      if (code !== 0) failed = true
       if (Object.keys(cluster.workers).length === 0) {
         logger.info('all workers stopped')
         process.exit(failed ? 1 : 0)
