@@ -14,6 +14,7 @@ import org.eclipse.jetty.server.handler.GracefulHandler;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 /** The running service: the pool, and Jetty in front of it. */
+@SuppressWarnings("try") // close() throws what Jetty's stop() throws, InterruptedException included
 public final class App implements AutoCloseable {
 
     /** How long SIGTERM lets in-flight requests finish (contract: up to 10 s). */
