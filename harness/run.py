@@ -86,6 +86,9 @@ def _postgres_group(server: DatabaseServer) -> ProcessTreeGroup | None:
 
 def _instance_knobs(plan: RunPlan) -> dict[str, str]:
     values = knob_defaults.default_knobs(plan.impl)
+    if plan.impl == "php" and "DB_POOL_SIZE" in plan.knobs and "PHP_FPM_CHILDREN" not in plan.knobs:
+        # PHP's "pool" is one persistent connection per FPM child: a pool size means that many children.
+        values["PHP_FPM_CHILDREN"] = plan.knobs["DB_POOL_SIZE"]
     values.update(plan.knobs)
     if plan.jvm:
         values["JAVA_HOME"] = plan.jvm

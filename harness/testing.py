@@ -97,7 +97,8 @@ def run_all(only: Iterable[str], pytest_args: list[str]) -> int:
     outcomes: list[Outcome] = []
     if "python" in wanted:
         venv_python = paths.STATE / "venv" / "bin" / "python"
-        argv = [str(venv_python), "-m", "pytest", "-ra", "-q", *pytest_args]
+        # The PHP integration test (through nginx) is the PHP suite's second runner; not run twice.
+        argv = [str(venv_python), "-m", "pytest", "-ra", "-q", "--ignore=tests/apps/test_php_instance.py", *pytest_args]
         outcomes.append(
             _run_streaming("python (pytest)", argv, paths.ROOT, env, r"(passed|failed|error|no tests ran)")
         )
