@@ -25,6 +25,7 @@ from harness.analysis.tables import (
     source_tables,
     verdict_tables,
 )
+from harness.analysis.writers import condense_warnings
 
 if TYPE_CHECKING:
     from harness.analysis.comparison import Comparison, ComparisonSet
@@ -117,7 +118,7 @@ def render_html(comparison: Comparison) -> str:
         alpha=f"{comparison.alpha:g}",
         headline=sentences,
         headline_set=headline_set,
-        warnings=comparison.warnings,
+        warnings=condense_warnings(comparison.warnings),
         verdict_tables=verdict_tables(comparison),
         anova=anova_table(comparison),
         details=details_table(comparison),

@@ -89,7 +89,7 @@ def _compact(table: Table) -> Table | None:
     return table
 
 
-def _condensed_warnings(warnings: list[str]) -> list[str]:
+def condense_warnings(warnings: list[str]) -> list[str]:
     """Sample-size warnings repeat per set and metric; print each message once, with how often it occurs."""
     counts: Counter[str] = Counter()
     for warning in warnings:
@@ -155,7 +155,7 @@ def render_terminal(comparison: Comparison, console: Console | None = None, *, f
         console.print(_rich_table(ratio_table(comparison)))
     if comparison.warnings:
         console.print("[yellow]warnings:[/]")
-        for warning in _condensed_warnings(comparison.warnings):
+        for warning in condense_warnings(comparison.warnings):
             console.print(f"  [yellow]-[/] {_escape(warning)}")
     if runset.excluded:
         console.print("[yellow]excluded runs:[/]")
@@ -335,7 +335,7 @@ def render_markdown(comparison: Comparison) -> str:
     parts += [markdown_table(t) for t in manifest_tables(comparison.runs)]
     parts += ["## Runs excluded", "", markdown_table(excluded_table(comparison))]
     if comparison.warnings:
-        parts += ["## Warnings", ""] + [f"- {w}" for w in _condensed_warnings(comparison.warnings)] + [""]
+        parts += ["## Warnings", ""] + [f"- {w}" for w in condense_warnings(comparison.warnings)] + [""]
     return "\n".join(parts)
 
 

@@ -121,3 +121,30 @@ def test_secrets_never_reach_the_manifest_summary(study_comparison):
 
     text = json.dumps([t.rows for t in manifest_tables(study_comparison.runs)])
     assert "s3cret" not in text and "PGPASSWORD" in text
+
+
+def test_sparse_folders_do_not_break_any_output(tmp_path):
+    """Only the fields a minimal runner would write: every output still renders, with 'no data' notes."""
+    from harness.analysis import render_html, write_csv
+    from harness.analysis.writers import render_markdown as markdown
+
+    for i, (impl, value) in enumerate([("java", 100.0), ("node", 120.0)] * 3):
+        folder = tmp_path / "r" / f"20260101T00000{i}Z-{impl}-fixed-rate-{i:06x}"
+        folder.mkdir(parents=True)
+        (folder / "manifest.json").write_text(
+            json.dumps({"impl": impl, "regime": "fixed-rate", "status": "completed"})
+        )
+        (folder / "metrics.json").write_text(
+            json.dumps({"throughput_rps": value + i, "db_cpu_pct": float("nan")})
+        )
+        (folder / "verdict.json").write_text(json.dumps({"valid": True}))
+    comparison = compare([tmp_path / "r"], n_resamples=199)
+    assert [s.title for s in comparison.sets] == ["fixed-rate"]
+    assert [r.metric for r in comparison.sets[0].results] == ["throughput"]
+    html = render_html(comparison)
+    assert "No plot:" in html and "node vs java" in html
+    assert "| throughput (req/s) |" in markdown(comparison)
+    write_csv(comparison, tmp_path / "x.csv")
+    out = io.StringIO()
+    render_terminal(comparison, Console(file=out, width=200))
+    assert "node vs java" in out.getvalue()

@@ -103,6 +103,10 @@ def test_report_renders_in_chromium_with_every_section_and_plot(tmp_path, report
 
 
 def test_report_screenshot_is_not_blank(tmp_path, report_html):
+    """Screenshot check: Chromium renders the report at 1280x3000 into a PNG; the PNG has that size, its
+    top-left pixel is the dark blue header (not white), more than 3 % of its pixels are non-white, it holds
+    more than 100 distinct colours, and its grey-level standard deviation exceeds 15: a blank or unstyled
+    page fails all of these."""
     page = tmp_path / "report.html"
     page.write_text(report_html, encoding="utf-8")
     shot = tmp_path / "shot.png"
