@@ -98,7 +98,9 @@ if (TARGETS.length === 0) throw new Error('BB_TARGETS: at least one base URL is 
 if (!MIXES[MIX]) throw new Error(`BB_MIX=${MIX}: expected one of ${Object.keys(MIXES).join(', ')}`);
 if (MODEL !== 'open' && MODEL !== 'closed') throw new Error(`BB_MODEL=${MODEL}: expected open or closed`);
 if (THINK_DIST !== 'const' && THINK_DIST !== 'exp') throw new Error(`BB_THINK_DIST=${THINK_DIST}: expected const or exp`);
-if (DURATION_S <= 0) throw new Error('BB_DURATION must be positive');
+// k6 scenarios last at least 1 s.
+if (DURATION_S < 1) throw new Error(`BB_DURATION=${DURATION}: must be at least 1s`);
+if (WARMUP_S !== 0 && WARMUP_S < 1) throw new Error(`BB_WARMUP=${WARMUP}: must be 0s or at least 1s`);
 
 // Open model: Little's law says rate x latency VUs are busy; pre-allocate for BB_LATENCY_BOUND_MS and allow
 // ten times that (capped at 5000) before k6 has to drop iterations. BB_MAX_VUS overrides the cap.

@@ -120,6 +120,18 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     def _send(self, status: int, payload: dict[str, Any], extra: dict[str, str] | None = None) -> None:
+        server = self.server
+        assert isinstance(server, Server)
+        if server.error_every and self.headers.get("X-Bidbench-Phase") != "setup":
+            with server.lock:
+                server.served += 1
+                inject = server.served % server.error_every == 0
+            if inject:
+                status, payload = (
+                    503,
+                    {"error": {"code": "db_unavailable", "message": "database unavailable"}},
+                )
+        server.record(self, status)
         body = json.dumps(payload, separators=(",", ":")).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
@@ -233,13 +245,49 @@ class Handler(BaseHTTPRequestHandler):
     do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_GET  # noqa: N815
 
 
-class FakeService:
-    """The fake service on 127.0.0.1, in a background thread; `port=0` picks a free port."""
+class Server(ThreadingHTTPServer):
+    """Counts what it answers (outside the k6 setup phase), so tests can check the k6 summary against it."""
 
-    def __init__(self, port: int = 0) -> None:
-        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, name="fake-bidbench", daemon=True)
+    daemon_threads = True
+
+    def __init__(self, port: int, error_every: int) -> None:
+        super().__init__(("127.0.0.1", port), Handler)
+        self.error_every = error_every
+        self.lock = threading.Lock()
+        self.served = 0
+        self.classes: dict[str, int] = {"2xx": 0, "4xx": 0, "5xx": 0}
+        self.setup_requests = 0
+        self.body_lengths: set[int] = set()
+
+    def record(self, handler: BaseHTTPRequestHandler, status: int) -> None:
+        with self.lock:
+            if handler.headers.get("X-Bidbench-Phase") == "setup":
+                self.setup_requests += 1
+                return
+            key = f"{status // 100}xx"
+            self.classes[key] = self.classes.get(key, 0) + 1
+            if handler.command in ("POST", "PUT"):
+                self.body_lengths.add(int(handler.headers.get("Content-Length") or 0))
+
+    def total(self) -> int:
+        with self.lock:
+            return sum(self.classes.values())
+
+
+class FakeService:
+    """The fake service on 127.0.0.1, in a background thread; `port=0` picks a free port.
+
+    `error_every=N` answers every Nth request (outside setup) with 503 instead, to produce system errors.
+    """
+
+    def __init__(self, port: int = 0, error_every: int = 0) -> None:
+        self.server = Server(port, error_every)
+        self.thread = threading.Thread(
+            target=self.server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="fake-bidbench",
+            daemon=True,
+        )
 
     @property
     def url(self) -> str:
