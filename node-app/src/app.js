@@ -14,7 +14,8 @@ const DRAIN_TIMEOUT_MS = 10_000
 // If the pool still will not close (a statement stuck on a dead server), stop waiting after this.
 const POOL_END_TIMEOUT_MS = 5_000
 
-function startServer(config, logger, onListening) {
+// gated: hold requests until server.open() (a cluster worker, opened by the primary).
+function startServer(config, logger, onListening, { gated = false } = {}) {
   // The pool connects lazily: the app starts while the database is down, and /ready says 503 until it is up.
   const pool = createPool(config, logger)
   const db = new Database(pool, queries.build({ unsorted: config.unfairUnsorted }), logger)
@@ -22,6 +23,7 @@ function startServer(config, logger, onListening) {
     router: new Router(routes(db)),
     logger,
     serverTimingEnabled: config.serverTiming,
+    gated,
   })
 
   server.on('error', (err) => {

@@ -19,11 +19,15 @@ function runPrimary(config, logger, onReady) {
 
   cluster.on('listening', (worker, address) => {
     logger.debug(`worker ${worker.id} (pid ${worker.process.pid}) listening on port ${address.port}`)
-    // Ready (and the one start-up line) once every worker listens.
+    // Ready (and the one start-up line) once every worker listens; only then do the workers serve, so no
+    // request is answered before the line is written. A replacement worker is opened at once.
     listening.add(worker.id)
-    if (!announced && listening.size === wanted) {
+    if (announced) {
+      worker.send({ bidbench: 'open' })
+    } else if (listening.size === wanted) {
       announced = true
       onReady(address.port)
+      for (const w of Object.values(cluster.workers)) w.send({ bidbench: 'open' })
     }
   })
 

@@ -39,14 +39,21 @@ if (clustered && cluster.isPrimary) {
   require('./cluster').runPrimary(config, logger, (port) => printStartupLine(config, port))
 } else {
   if (!clustered) warnUnfair(config, logger)
+  // Alone, the process prints its start-up line in the listen callback, before it can handle any request.
+  // As a worker it holds requests until the primary's word that the line is out (cluster.js).
+  const onListening = (port) => {
+    if (!clustered) printStartupLine(config, port)
+  }
   let started
   try {
-    started = require('./app').startServer(config, logger, (port) => {
-      if (!clustered) printStartupLine(config, port)
-    })
+    started = require('./app').startServer(config, logger, onListening, { gated: clustered })
   } catch (err) {
     logger.error(err.message)
     process.exit(1)
   }
-  void started
+  if (clustered) {
+    process.on('message', (message) => {
+      if (message && message.bidbench === 'open') started.server.open()
+    })
+  }
 }

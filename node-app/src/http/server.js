@@ -25,7 +25,8 @@ function declaredTooLarge(headers) {
   return declared !== undefined && Number(declared) > LIMIT_BYTES
 }
 
-function createServer({ router, logger, serverTimingEnabled }) {
+// gated: requests are held until server.open() (cluster workers; see cluster.js).
+function createServer({ router, logger, serverTimingEnabled, gated = false }) {
   // The clock runs for Server-Timing, and for the debug log's durations; otherwise not at all.
   const clock = serverTimingEnabled || logger.debugEnabled
 
@@ -133,15 +134,28 @@ function createServer({ router, logger, serverTimingEnabled }) {
     })
   }
 
-  const server = http.createServer(onRequest)
+  // A cluster worker starts serving only once the primary has printed the start-up line, so nobody can
+  // see the app ready before the line is there. Requests that arrive in that gap (milliseconds) wait.
+  let held = gated ? [] : null
+  function admit(req, res) {
+    if (held === null) onRequest(req, res)
+    else held.push([req, res])
+  }
+
+  const server = http.createServer(admit)
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS
   server.draining = false
+  server.open = () => {
+    const waiting = held || []
+    held = null
+    for (const [req, res] of waiting) onRequest(req, res)
+  }
 
   // `Expect: 100-continue`: only invite the body when its declared size is acceptable; a too-large one
   // gets its 413 without the client ever sending it.
   server.on('checkContinue', (req, res) => {
     if (!declaredTooLarge(req.headers)) res.writeContinue()
-    onRequest(req, res)
+    admit(req, res)
   })
 
   // A Content-Length too big for the HTTP parser (beyond 2^64) never becomes a request, but it is still a
