@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -345,7 +346,14 @@ def run(
         raise typer.Exit(1)
 
 
+def _interrupt_on_signal(signum: int, _frame: object) -> None:
+    # SIGTERM/SIGHUP take the same path as Ctrl-C, so every `finally` stops its instances: no orphans.
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def main() -> None:
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _interrupt_on_signal)
     try:
         app(prog_name="bidbench")
     except UserError as exc:
@@ -383,6 +391,16 @@ def conformance(
         toolchain.ensure([name])
     parts = [p.strip() for p in part.split(",")] if part else None
     raise typer.Exit(run_conformance(impls, parts, json_out))
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def compare(ctx: typer.Context) -> None:
+    """Statistics over result folders (same as `python compare.py`): pass run folders, results/ or
+    results/index.jsonl, and --html/--csv/--markdown FILE. `./bidbench compare --help-compare` lists its options."""
+    from harness.analysis import main as compare_main
+
+    args = ["--help" if a == "--help-compare" else a for a in ctx.args]
+    raise typer.Exit(compare_main(args))
 
 
 @app.command()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import math
 import os
 import platform
 import secrets
@@ -22,6 +23,17 @@ import psutil
 from harness import __version__, paths
 
 INDEX_NAME = "index.jsonl"
+
+
+def finite(data: Any) -> Any:
+    """NaN and infinity are not JSON: an unknown figure is written as null."""
+    if isinstance(data, float):
+        return data if math.isfinite(data) else None
+    if isinstance(data, dict):
+        return {key: finite(value) for key, value in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [finite(value) for value in data]
+    return data
 
 
 def utc_now() -> str:
@@ -43,7 +55,7 @@ class RunFolder:
     def write_json(self, name: str, data: Any) -> Path:
         target = self.path / name
         tmp = target.with_suffix(target.suffix + ".tmp")
-        tmp.write_text(json.dumps(data, indent=2, sort_keys=False) + "\n")
+        tmp.write_text(json.dumps(finite(data), indent=2, sort_keys=False, allow_nan=False) + "\n")
         tmp.replace(target)
         return target
 

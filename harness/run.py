@@ -457,7 +457,10 @@ def digest(
         "host_busy_pct": sampler.host_busy_pct(t_measure, t_end),
     }
     per_second = [
-        sum(values) for values in zip(*(sampler.per_second_cpu(i.name, t_measure, t_end) for i in instances), strict=False)
+        sum(values)
+        for values in zip(
+            *(sampler.per_second_cpu(i.name, t_measure, t_end) for i in instances), strict=False
+        )
     ]
     figures = RunFigures(
         model=plan.load.model,

@@ -124,7 +124,9 @@ class Sampler:
     def per_second_cpu(self, component: str, start: float, end: float) -> list[float]:
         rows = [s for s in self.series(component) if start - 0.6 <= s.t <= end + 0.6]
         return [
-            (b.cpu_seconds - a.cpu_seconds) / (b.t - a.t) * 100 for a, b in zip(rows, rows[1:], strict=False) if b.t > a.t
+            (b.cpu_seconds - a.cpu_seconds) / (b.t - a.t) * 100
+            for a, b in zip(rows, rows[1:], strict=False)
+            if b.t > a.t
         ]
 
     def write_csv(self, path: Path) -> None:

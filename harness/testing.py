@@ -82,9 +82,11 @@ def run_all(only: Iterable[str], pytest_args: list[str]) -> int:
     if unknown:
         console.print(f"[red]unknown suite(s) {', '.join(unknown)}; choose from {', '.join(SUITES)}[/]")
         return 2
-    needs = ["db", "load"] + [
-        impl for impl in IMPLS if impl in wanted or "conformance" in wanted or "python" in wanted
-    ]
+    needs = (
+        ["db", "load"]
+        + (["report"] if "python" in wanted else [])
+        + [impl for impl in IMPLS if impl in wanted or "conformance" in wanted or "python" in wanted]
+    )
     toolchain.ensure(needs)
     database_url = _prepare_database()
     env = dict(
@@ -98,7 +100,15 @@ def run_all(only: Iterable[str], pytest_args: list[str]) -> int:
     if "python" in wanted:
         venv_python = paths.STATE / "venv" / "bin" / "python"
         # The PHP integration test (through nginx) is the PHP suite's second runner; not run twice.
-        argv = [str(venv_python), "-m", "pytest", "-ra", "-q", "--ignore=tests/apps/test_php_instance.py", *pytest_args]
+        argv = [
+            str(venv_python),
+            "-m",
+            "pytest",
+            "-ra",
+            "-q",
+            "--ignore=tests/apps/test_php_instance.py",
+            *pytest_args,
+        ]
         outcomes.append(
             _run_streaming("python (pytest)", argv, paths.ROOT, env, r"(passed|failed|error|no tests ran)")
         )
