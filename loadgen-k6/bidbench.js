@@ -314,7 +314,7 @@ function build(i, salt, saltChar) {
 const M_DB = new Trend('bb_st_db', true);
 const M_APP = new Trend('bb_st_app', true);
 const M_APPERR = new Counter('bb_app_errors');
-let VU_TAGS = null; // exec.vu.tags, fetched on the first measured iteration (not available in init)
+let VU_TAGS = null; // exec.vu.tags, fetched on a VU's first iteration (not available in init)
 
 function record(res) {
   const s = res.status;
@@ -370,16 +370,26 @@ if (PLAN > 0) {
   scenarios.measure = scenario('measure', WARMUP, DURATION, `${Math.ceil(TIMEOUT_S) + 1}s`);
 }
 
+// The statuses the contract can answer (0 = no response: timeout or connection error), counted per status in
+// the measurement window (overall, and per type for the payload mix, whose outcome per size is the point).
+const STATUSES = [0, 200, 201, 400, 404, 405, 409, 413, 415, 500, 503];
+const STATUS_TYPES = TYPES.indexOf('payload') >= 0 ? ['payload'] : [];
+
 // Always-true thresholds: they only make k6 keep these sub-metrics (measurement window, per type) for the summary.
 function summaryThresholds() {
   const t = {
     'dropped_iterations{scenario:measure}': ['count>=0'],
     'iteration_duration{scenario:measure}': ['max>=0'],
     'http_req_duration{scenario:measure}': ['max>=0'],
+    'http_req_duration{scenario:measure,expected_response:true}': ['max>=0'],
     'http_reqs{scenario:measure,expected_response:false}': ['count>=0'],
     'http_req_duration{scenario:warm}': ['max>=0'],
     'http_reqs{scenario:warm,expected_response:false}': ['count>=0'],
   };
+  for (const status of STATUSES) {
+    t[`http_reqs{scenario:measure,status:${status}}`] = ['count>=0'];
+    for (const type of STATUS_TYPES) t[`http_reqs{scenario:measure,type:${type},status:${status}}`] = ['count>=0'];
+  }
   for (const type of TYPES) {
     t[`http_req_duration{scenario:measure,type:${type}}`] = ['max>=0'];
     t[`http_reqs{scenario:measure,type:${type},expected_response:false}`] = ['count>=0'];
@@ -422,7 +432,12 @@ export function setup() {
       for (let page = 0; page < SETUP_PAGES; page++) {
         const r = http.get(`${base}/categories/${c}/items?limit=100&offset=${100 * page}`, params);
         if (r.status !== 200) break;
-        const items = JSON.parse(r.body).items || [];
+        let items = [];
+        try {
+          items = JSON.parse(r.body).items || [];
+        } catch (e) {
+          break;
+        }
         for (const it of items) ids.push(it.id);
         if (items.length < 100) break;
       }
@@ -462,9 +477,13 @@ let MEASURE_SCENARIO = null;
 
 export function warm(data) {
   if (!READY) adopt(data);
-  if (WARM_SCENARIO === null) WARM_SCENARIO = exec.scenario;
+  if (WARM_SCENARIO === null) {
+    WARM_SCENARIO = exec.scenario;
+    VU_TAGS = exec.vu.tags;
+  }
   const i = WARM_SCENARIO.iterationInTest;
   build(i, WARM_SALT, 'w');
+  VU_TAGS.type = TYPES[K];
   http.request(METHOD, URL, BODY, PARAMS[K]);
   if (MODEL === 'closed') thinkTime(i, WARM_SALT);
 }
@@ -473,7 +492,7 @@ export function measure(data) {
   if (!READY) adopt(data);
   if (MEASURE_SCENARIO === null) {
     MEASURE_SCENARIO = exec.scenario;
-    VU_TAGS = exec.vu.tags;
+    if (VU_TAGS === null) VU_TAGS = exec.vu.tags;
   }
   const i = MEASURE_SCENARIO.iterationInTest;
   build(i, MEASURE_SALT, 'm');
@@ -508,6 +527,19 @@ function short(v) {
 function count(data, name) {
   const v = metricValues(data, name);
   return v ? v.count : 0;
+}
+
+// {"201": 598, "413": 2, "other": 0}: non-zero counts of the known statuses; "other" for the rest.
+function statuses(data, total, typeFilter) {
+  const out = {};
+  let known = 0;
+  for (const status of STATUSES) {
+    const n = count(data, `http_reqs{scenario:measure,${typeFilter}status:${status}}`);
+    if (n > 0) out[String(status)] = n;
+    known += n;
+  }
+  out.other = total - known;
+  return out;
 }
 
 function serverTiming(data, dbName, appName) {
@@ -562,6 +594,7 @@ export function handleSummary(data) {
       server_timing_ms: serverTiming(data, `bb_st_db{type:${t}}`, `bb_st_app{type:${t}}`),
     };
     if (INVALID_EXPECT[t]) entry.expected_status = INVALID_EXPECT[t];
+    if (STATUS_TYPES.indexOf(t) >= 0) entry.statuses = statuses(data, n, `type:${t},`);
     perType[t] = entry;
     ok += entry.ok;
     app += entry.app_errors;
@@ -577,6 +610,7 @@ export function handleSummary(data) {
   Object.assign(out, {
     window_s: DURATION_S,
     requests, ok, app_errors: app, sys_errors: sys,
+    statuses: statuses(data, requests, ''),
     throughput: { ok_rps: r3(ok / DURATION_S), all_rps: r3(requests / DURATION_S) },
     offered_rps: MODEL === 'open' ? RATE : null,
     dropped_iterations: count(data, 'dropped_iterations{scenario:measure}'),
@@ -585,6 +619,7 @@ export function handleSummary(data) {
     vus_peak: vus ? vus.max : null,
     iteration_ms: iter && iter.count ? { mean: r3(iter.avg), p99: r3(iter['p(99)']), max: r3(iter.max) } : null,
     latency_ms: latency(lat),
+    latency_expected_ms: latency(metricValues(data, 'http_req_duration{scenario:measure,expected_response:true}')),
     server_timing_ms: serverTiming(data, 'bb_st_db', 'bb_st_app'),
     invalid: { requests: invalid, share: requests ? r3(invalid / requests) : null },
     per_type: perType,

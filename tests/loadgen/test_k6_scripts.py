@@ -33,6 +33,7 @@ TOP_KEYS = {
     "ok",
     "app_errors",
     "sys_errors",
+    "statuses",
     "throughput",
     "offered_rps",
     "dropped_iterations",
@@ -41,6 +42,7 @@ TOP_KEYS = {
     "vus_peak",
     "iteration_ms",
     "latency_ms",
+    "latency_expected_ms",
     "server_timing_ms",
     "invalid",
     "per_type",
@@ -234,6 +236,9 @@ def test_payload_bodies_have_the_exact_size(
     entry = summary["per_type"]["payload"]
     assert entry["requests"] == summary["requests"] >= 15
     assert entry[status_class] == entry["requests"]
+    status = "201" if status_class == "ok" else "413"
+    assert entry["statuses"] == {status: entry["requests"], "other": 0}
+    assert summary["statuses"] == entry["statuses"]
     assert summary["settings"]["payload_over_limit"] == (size > 65536)
 
 
