@@ -73,7 +73,9 @@ def parse(body: bytes) -> Any:
     except UnicodeDecodeError as exc:
         raise InvalidJson(f"body is not valid UTF-8 ({exc.reason} at byte {exc.start})") from exc
     try:
-        return json.loads(text, object_pairs_hook=_pairs_hook, parse_float=Decimal, parse_constant=_no_constants)
+        return json.loads(
+            text, object_pairs_hook=_pairs_hook, parse_float=Decimal, parse_constant=_no_constants
+        )
     except json.JSONDecodeError as exc:
         raise InvalidJson(f"body is not valid JSON ({exc.msg} at {exc.pos})") from exc
 
@@ -271,7 +273,9 @@ def match(expected: Any, actual: Any, path: str = "$", ctx: MatchContext | None 
     return []
 
 
-def unified_diff(expected: Any, actual: Any, label_a: str = "expected", label_b: str = "actual", context: int = 2) -> str:
+def unified_diff(
+    expected: Any, actual: Any, label_a: str = "expected", label_b: str = "actual", context: int = 2
+) -> str:
     a = dumps(expected, indent=1).splitlines()
     b = dumps(actual, indent=1).splitlines()
     return "\n".join(difflib.unified_diff(a, b, label_a, label_b, n=context, lineterm=""))
@@ -310,7 +314,9 @@ def wire_problems(response: RawResponse, options: WireOptions, head_request: boo
     timings = response.header_all("Server-Timing")
     if options.server_timing:
         if len(timings) != 1 or not SERVER_TIMING_RE.match(timings[0]):
-            problems.append(f"Server-Timing must be 'db;dur=<ms>, app;dur=<ms>' with 3 decimals, got {timings}")
+            problems.append(
+                f"Server-Timing must be 'db;dur=<ms>, app;dur=<ms>' with 3 decimals, got {timings}"
+            )
     elif timings:
         problems.append(f"Server-Timing must be absent with SERVER_TIMING=0, got {timings}")
     if response.status == 405 and not response.header_all("Allow"):
@@ -344,5 +350,7 @@ def wire_problems(response: RawResponse, options: WireOptions, head_request: boo
             and isinstance(value["error"]["message"], str)
         )
         if not ok:
-            problems.append(f"an error body must be {{\"error\":{{\"code\":\"{code}\",\"message\":...}}}}, got {_short(value)}")
+            problems.append(
+                f'an error body must be {{"error":{{"code":"{code}","message":...}}}}, got {_short(value)}'
+            )
     return problems

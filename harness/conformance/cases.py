@@ -282,7 +282,12 @@ def _parse_case(raw: Any, file: str, session: str, index: int, expected_dir: Pat
         step_where = f"{where} step {i + 1}"
         if not isinstance(step, dict):
             raise CaseError(f"{step_where}: a step is a mapping with request and expect")
-        steps.append(Step(parse_request(step.get("request"), step_where), _parse_expect(step.get("expect"), step_where, expected_dir)))
+        steps.append(
+            Step(
+                parse_request(step.get("request"), step_where),
+                _parse_expect(step.get("expect"), step_where, expected_dir),
+            )
+        )
     tags = raw.get("tags") or []
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
         raise CaseError(f"{where}: tags must be a list of strings")

@@ -248,8 +248,10 @@ class Connection:
         except (TransportError, ConnectionError) as exc:
             # A reused keep-alive connection the server had already closed: retry once on a new one,
             # but only if nothing of a response arrived (the request was then never processed).
-            if reused and isinstance(exc, (ConnectionResetError, BrokenPipeError, TransportError)) and (
-                "before a complete response line" in str(exc) or isinstance(exc, ConnectionError)
+            if (
+                reused
+                and isinstance(exc, (ConnectionResetError, BrokenPipeError, TransportError))
+                and ("before a complete response line" in str(exc) or isinstance(exc, ConnectionError))
             ):
                 self.close()
                 return self._request_once(req, keep_alive)

@@ -49,8 +49,12 @@ def _bidder(base_url: str, thread: int, outcome: Outcome, deadline: float) -> No
                     outcome.problems.append(f"thread {thread}: deadline reached after {k} bids")
                 return
             amount = INITIAL_PRICE + k * 1_000 + thread * 37
-            body = json.dumps({"bidder_id": 1 + (thread * BIDS_PER_THREAD + k) % 10_000, "amount_cents": amount})
-            req = RawRequest("POST", f"/items/{HOT_ITEM}/bids", (("Content-Type", "application/json"),), body.encode())
+            body = json.dumps(
+                {"bidder_id": 1 + (thread * BIDS_PER_THREAD + k) % 10_000, "amount_cents": amount}
+            )
+            req = RawRequest(
+                "POST", f"/items/{HOT_ITEM}/bids", (("Content-Type", "application/json"),), body.encode()
+            )
             try:
                 response = conn.request(req)
             except (TransportError, OSError) as exc:
@@ -65,14 +69,18 @@ def _bidder(base_url: str, thread: int, outcome: Outcome, deadline: float) -> No
             with outcome.lock:
                 if response.status == 201 and isinstance(payload, dict):
                     if payload.get("amount_cents") != amount or payload.get("item_id") != HOT_ITEM:
-                        outcome.problems.append(f"thread {thread} bid {k}: 201 body does not echo the bid: {payload}")
+                        outcome.problems.append(
+                            f"thread {thread} bid {k}: 201 body does not echo the bid: {payload}"
+                        )
                     outcome.accepted.append((int(payload.get("id", 0)), amount))
                 elif response.status == 409 and isinstance(payload, dict):
                     outcome.rejected += 1
                     message = str(payload.get("error", {}).get("message", ""))
                     m = _MIN_RE.match(message)
                     if not m or int(m.group(1)) <= amount:
-                        outcome.problems.append(f"thread {thread} bid {k} ({amount}): unexpected 409 message {message!r}")
+                        outcome.problems.append(
+                            f"thread {thread} bid {k} ({amount}): unexpected 409 message {message!r}"
+                        )
                 else:
                     outcome.problems.append(
                         f"thread {thread} bid {k}: status {response.status}: {(response.body or b'')[:200]!r}"
@@ -85,7 +93,9 @@ def run_concurrency(target: Target, db: ConformanceDb) -> list[CheckResult]:
     started = time.monotonic()
     with target.running(db) as base_url:
         deadline = time.monotonic() + DEADLINE_S
-        threads = [threading.Thread(target=_bidder, args=(base_url, t, outcome, deadline)) for t in range(THREADS)]
+        threads = [
+            threading.Thread(target=_bidder, args=(base_url, t, outcome, deadline)) for t in range(THREADS)
+        ]
         for t in threads:
             t.start()
         for t in threads:
@@ -96,7 +106,9 @@ def run_concurrency(target: Target, db: ConformanceDb) -> list[CheckResult]:
         stored = conn.execute(
             "SELECT id, amount_cents FROM bids WHERE item_id = %s ORDER BY id", (HOT_ITEM,)
         ).fetchall()
-        item = conn.execute("SELECT max_bid_cents, bid_count FROM items WHERE id = %s", (HOT_ITEM,)).fetchone()
+        item = conn.execute(
+            "SELECT max_bid_cents, bid_count FROM items WHERE id = %s", (HOT_ITEM,)
+        ).fetchone()
     stored_pairs = sorted((int(i), int(a)) for i, a in stored)
     accepted = sorted(outcome.accepted)
     if len(accepted) != len(stored_pairs):
@@ -126,7 +138,12 @@ def run_concurrency(target: Target, db: ConformanceDb) -> list[CheckResult]:
             f"{THREADS} threads x {BIDS_PER_THREAD} bids on item {HOT_ITEM}",
             not problems,
             problems,
-            detail={"requests": total, "accepted": len(accepted), "rejected": outcome.rejected, "stored": len(stored_pairs)},
+            detail={
+                "requests": total,
+                "accepted": len(accepted),
+                "rejected": outcome.rejected,
+                "stored": len(stored_pairs),
+            },
             seconds=seconds,
         )
     ]

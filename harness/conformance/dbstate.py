@@ -65,7 +65,9 @@ class ConformanceDb:
         for _ in range(20):
             try:
                 with self._admin() as admin:
-                    admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(self.name)))
+                    admin.execute(
+                        sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(self.name))
+                    )
                     admin.execute(
                         sql.SQL("CREATE DATABASE {} TEMPLATE {} STRATEGY FILE_COPY").format(
                             sql.Identifier(self.name), sql.Identifier(TEMPLATE_DB)
@@ -79,14 +81,18 @@ class ConformanceDb:
 
     def drop(self) -> None:
         with self._admin() as admin:
-            admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(self.name)))
+            admin.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(self.name))
+            )
 
     def fingerprint(self) -> dict[str, str]:
         """Every table's content checksum and every sequence position: equal means the same state."""
         with self.connect() as conn:
             sums = seeding.table_checksums(conn)
             for seq in SEQUENCES:
-                row = conn.execute(sql.SQL("SELECT last_value, is_called FROM {}").format(sql.Identifier(seq))).fetchone()
+                row = conn.execute(
+                    sql.SQL("SELECT last_value, is_called FROM {}").format(sql.Identifier(seq))
+                ).fetchone()
                 sums[seq] = f"{row[0]}:{row[1]}" if row else "?"
         return sums
 
@@ -94,7 +100,9 @@ class ConformanceDb:
         with self.connect() as conn:
             out = {}
             for table in ("users", "items", "bids"):
-                row = conn.execute(sql.SQL("SELECT coalesce(max(id), 0) FROM {}").format(sql.Identifier(table))).fetchone()
+                row = conn.execute(
+                    sql.SQL("SELECT coalesce(max(id), 0) FROM {}").format(sql.Identifier(table))
+                ).fetchone()
                 out[table] = int(row[0]) if row else 0
         return out
 
@@ -126,7 +134,8 @@ class ConformanceDb:
         """Connections to this database other than the suite's own (the app's pool)."""
         with self._admin() as admin:
             row = admin.execute(
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()", (self.name,)
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
+                (self.name,),
             ).fetchone()
         return int(row[0]) if row else 0
 
@@ -194,7 +203,12 @@ def drop_stale(server: DatabaseServer) -> list[str]:
 def prepare(server: DatabaseServer) -> ConformanceDb:
     """Make sure the template holds scale 1 / seed 42 (the golden data), then clone the private database."""
     info = seeding.template_info(server)
-    if info is None or info.get("scale") != str(SCALE) or info.get("seed") != str(SEED) or info.get("indexes") != "True":
+    if (
+        info is None
+        or info.get("scale") != str(SCALE)
+        or info.get("seed") != str(SEED)
+        or info.get("indexes") != "True"
+    ):
         seeding.seed(server, SCALE, SEED)
     if server.embedded:
         drop_stale(server)

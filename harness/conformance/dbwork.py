@@ -162,7 +162,9 @@ def check_type(work: WorkType, count: int, m: Measured) -> list[str]:
         actual = m.calls.get(name, 0)
         if name in LENIENT and name in work.statements:
             if actual > expected:
-                problems.append(f"{name}: {actual} calls for {count} requests, more than the {expected} expected")
+                problems.append(
+                    f"{name}: {actual} calls for {count} requests, more than the {expected} expected"
+                )
             continue
         if actual != expected:
             what = "missing or skipped" if actual < expected else "extra"
@@ -179,7 +181,9 @@ def check_type(work: WorkType, count: int, m: Measured) -> list[str]:
     return problems
 
 
-def run_dbwork(targets: list[Target], db: ConformanceDb, extra: dict[str, Any] | None = None) -> list[CheckResult]:
+def run_dbwork(
+    targets: list[Target], db: ConformanceDb, extra: dict[str, Any] | None = None
+) -> list[CheckResult]:
     count, types = load_work()
     measured: dict[str, dict[str, Measured]] = {}
     results: list[CheckResult] = []
@@ -220,7 +224,9 @@ def run_dbwork(targets: list[Target], db: ConformanceDb, extra: dict[str, Any] |
             "types": {
                 work.name: {
                     "expected_statements": work.statements,
-                    "expected_statements_per_request": sum(v for k, v in work.statements.items() if k not in LENIENT),
+                    "expected_statements_per_request": sum(
+                        v for k, v in work.statements.items() if k not in LENIENT
+                    ),
                     "expected_rows_per_request": work.rows / count,
                     "measured": {
                         name: {

@@ -34,7 +34,18 @@ DEFAULT_COUNT = 300
 TIME_BUDGET_S = 120.0
 SEEDED_MAX = {"users": 10_000, "items": 15_000, "bids": 75_064}
 VOLATILE = {"created_at", "start_time", "end_time"}
-WORDS = ["lamp", "vintage", "rare", "Ünïcödé", "日本語", "emoji \U0001F600", "a\"quote", "back\\slash", "tab\tx", "x"]
+WORDS = [
+    "lamp",
+    "vintage",
+    "rare",
+    "Ünïcödé",
+    "日本語",
+    "emoji \U0001f600",
+    'a"quote',
+    "back\\slash",
+    "tab\tx",
+    "x",
+]
 
 
 @dataclass(frozen=True)
@@ -86,11 +97,15 @@ class SequenceGenerator:
             return Op("GET /ready", RawRequest("GET", "/ready"))
         if r < 0.38:
             cid = self.rng.randint(1, 21)
-            return Op("GET /categories/{id}/items", RawRequest("GET", f"/categories/{cid}/items{self._paging()}"))
+            return Op(
+                "GET /categories/{id}/items", RawRequest("GET", f"/categories/{cid}/items{self._paging()}")
+            )
         if r < 0.65:
             return Op("GET /items/{id}", RawRequest("GET", f"/items/{self._item_id()}"))
         if r < 0.85:
-            return Op("GET /items/{id}/bids", RawRequest("GET", f"/items/{self._item_id()}/bids{self._paging()}"))
+            return Op(
+                "GET /items/{id}/bids", RawRequest("GET", f"/items/{self._item_id()}/bids{self._paging()}")
+            )
         uid = self.rng.randint(1, 10_000) if self.rng.random() < 0.7 else self.rng.randint(10_001, 10_015)
         return Op("GET /users/{id}", RawRequest("GET", f"/users/{uid}"))
 
@@ -125,7 +140,9 @@ class SequenceGenerator:
         r = self.rng.random()
         if r < 0.15:
             bad = self.rng.choice(["abc", "0", "-1", "2147483648", "1e3", "%31", "00000000001"])
-            path = self.rng.choice([f"/items/{bad}", f"/users/{bad}", f"/items/{bad}/bids", f"/categories/{bad}/items"])
+            path = self.rng.choice(
+                [f"/items/{bad}", f"/users/{bad}", f"/items/{bad}/bids", f"/categories/{bad}/items"]
+            )
             return Op("bad path id", RawRequest("GET", path))
         if r < 0.30:
             bad = self.rng.choice(["limit=0", "limit=101", "offset=-1", "offset=10001", "limit=x", "limit=1&limit=1",
@@ -137,22 +154,42 @@ class SequenceGenerator:
                                             ("OPTIONS", "/users/1"), ("PUT", "/items/2/bids"), ("HEAD", "/categories")])  # fmt: skip
             return Op("wrong method", RawRequest(method, path))
         if r < 0.45:
-            return Op("unknown route", RawRequest("GET", self.rng.choice(["/nope", "/regions/", "//items", "/items//bids"])))
+            return Op(
+                "unknown route",
+                RawRequest("GET", self.rng.choice(["/nope", "/regions/", "//items", "/items//bids"])),
+            )
         if r < 0.55:
             ct = self.rng.choice(["text/plain", "application/xml", "application/jsonx"])
             body = json.dumps({"nickname": "ct_user", "region_id": 1}).encode()
             return Op("wrong content type", RawRequest("POST", "/users", (("Content-Type", ct),), body))
         if r < 0.62:
-            raw = self.rng.choice([b"{", b"", b"[]", b"\xef\xbb\xbf{}", b"\xff", b'{"a":1}{}', b'{"nickname":"\\ud800"}', b"null"])
+            raw = self.rng.choice(
+                [
+                    b"{",
+                    b"",
+                    b"[]",
+                    b"\xef\xbb\xbf{}",
+                    b"\xff",
+                    b'{"a":1}{}',
+                    b'{"nickname":"\\ud800"}',
+                    b"null",
+                ]
+            )
             path = self.rng.choice(["/users", "/items", "/items/5/bids", "/items/5"])
             method = "PUT" if path == "/items/5" else "POST"
-            return Op("malformed body", RawRequest(method, path, (("Content-Type", "application/json"),), raw))
+            return Op(
+                "malformed body", RawRequest(method, path, (("Content-Type", "application/json"),), raw)
+            )
         if r < 0.67:
             size = self.rng.choice([65_537, 70_000])
             if self.rng.random() < 0.5:
-                req = RawRequest("POST", "/users", (("Content-Type", "application/json"),), declared_length=size)
+                req = RawRequest(
+                    "POST", "/users", (("Content-Type", "application/json"),), declared_length=size
+                )
             else:
-                req = RawRequest("POST", "/users", (("Content-Type", "application/json"),), b"x" * size, chunk_size=4096)
+                req = RawRequest(
+                    "POST", "/users", (("Content-Type", "application/json"),), b"x" * size, chunk_size=4096
+                )
             return Op("too large", req, fresh_connection=True)
         # a valid write with one field broken, dropped or an unknown one added
         kind_r = self.rng.random()
@@ -161,7 +198,11 @@ class SequenceGenerator:
             method, path, kind = "POST", "/items", "POST /items (invalid field)"
         elif kind_r < 0.7:
             body = {"bidder_id": self.rng.randint(1, 100), "amount_cents": self.rng.randint(1, 10**6)}
-            method, path, kind = "POST", f"/items/{self._item_id()}/bids", "POST /items/{id}/bids (invalid field)"
+            method, path, kind = (
+                "POST",
+                f"/items/{self._item_id()}/bids",
+                "POST /items/{id}/bids (invalid field)",
+            )
         else:
             body = {"nickname": "valid_nick", "region_id": 3}
             method, path, kind = "POST", "/users", "POST /users (invalid field)"
@@ -224,7 +265,9 @@ def canonical(response: RawResponse | None, error: str | None) -> dict[str, Any]
     return out
 
 
-def run_sequence(base_url: str, ops: list[Op], budget_s: float = TIME_BUDGET_S) -> tuple[list[dict[str, Any]], list[str]]:
+def run_sequence(
+    base_url: str, ops: list[Op], budget_s: float = TIME_BUDGET_S
+) -> tuple[list[dict[str, Any]], list[str]]:
     """The canonical responses, and the wire-rule problems seen along the way."""
     out: list[dict[str, Any]] = []
     wire: list[str] = []
@@ -266,7 +309,9 @@ def final_state(db: ConformanceDb) -> dict[str, str]:
             )
             row = conn.execute(q).fetchone()
             out[table] = row[0] if row else ""
-            seq = conn.execute(sql.SQL("SELECT last_value FROM {}").format(sql.Identifier(f"{table}_id_seq"))).fetchone()
+            seq = conn.execute(
+                sql.SQL("SELECT last_value FROM {}").format(sql.Identifier(f"{table}_id_seq"))
+            ).fetchone()
             out[f"{table}_id_seq"] = str(seq[0]) if seq else "?"
     return out
 
@@ -283,6 +328,13 @@ def _blame(values: dict[str, Any]) -> tuple[list[str], list[str]]:
         majority = ranked[0]
         return majority, [n for n in values if n not in majority]
     return [], list(values)
+
+
+def _clip(text: str, lines: int) -> str:
+    parts = text.splitlines()
+    return "\n".join(
+        parts[:lines] + ([f"... ({len(parts) - lines} more diff lines)"] if len(parts) > lines else [])
+    )
 
 
 def compare(
@@ -307,12 +359,14 @@ def compare(
                 f"first difference at request #{index} ({ops[index].kind}): {ops[index].request.describe()}\n"
                 f"  {reference}: {dumps(values[reference])[:400]}\n"
                 f"  {name}: {dumps(values[name])[:400]}\n"
-                + unified_diff(values[reference], values[name], reference, name)[:3000]
+                + _clip(unified_diff(values[reference], values[name], reference, name), 40)
             )
     for name in names:
         if counts[name]:
             kinds = ", ".join(f"{k} x{v}" for k, v in sorted(by_kind[name].items(), key=lambda kv: -kv[1]))
-            problems[name].append(f"{counts[name]} of {length} responses differ from the majority; by request type: {kinds}")
+            problems[name].append(
+                f"{counts[name]} of {length} responses differ from the majority; by request type: {kinds}"
+            )
     return problems, {"differences": counts}
 
 
@@ -357,7 +411,9 @@ def run_differential(
         problems = list(diffs[name])
         if name in state_unequal:
             others = [n for n in names if n != name]
-            differing = sorted(k for k in states[name] if any(states[o].get(k) != states[name][k] for o in others))
+            differing = sorted(
+                k for k in states[name] if any(states[o].get(k) != states[name][k] for o in others)
+            )
             problems.append(f"final database state differs from the others in: {', '.join(differing)}")
         problems.extend(f"wire rule: {w}" for w in wire[name][:20])
         problems.extend(f"invariant: {v}" for v in invariants[name])

@@ -66,7 +66,9 @@ def run_case(base_url: str, case: Case, options: WireOptions) -> list[str]:
     return problems
 
 
-def run_session(target: Target, db: ConformanceDb, session: Session, fresh: dict[str, str]) -> list[CheckResult]:
+def run_session(
+    target: Target, db: ConformanceDb, session: Session, fresh: dict[str, str]
+) -> list[CheckResult]:
     results: list[CheckResult] = []
     options = WireOptions(server_timing=session.knobs.get("SERVER_TIMING", "1") != "0")
     db.reset()
@@ -94,7 +96,9 @@ def run_session(target: Target, db: ConformanceDb, session: Session, fresh: dict
                 target.name,
                 f"session {session.name}: database unchanged",
                 not changed,
-                [f"the readonly session changed {', '.join(changed)}: one of its requests wrote to the database"]
+                [
+                    f"the readonly session changed {', '.join(changed)}: one of its requests wrote to the database"
+                ]
                 if changed
                 else [],
                 detail={"session": session.name},
@@ -115,7 +119,9 @@ def run_session(target: Target, db: ConformanceDb, session: Session, fresh: dict
     return results
 
 
-def run_golden(target: Target, db: ConformanceDb, sessions: list[Session], fresh: dict[str, str]) -> list[CheckResult]:
+def run_golden(
+    target: Target, db: ConformanceDb, sessions: list[Session], fresh: dict[str, str]
+) -> list[CheckResult]:
     results: list[CheckResult] = []
     for session in sessions:
         results.extend(run_session(target, db, session, fresh))

@@ -131,7 +131,9 @@ def _oracle_cases() -> list[tuple[str, str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--write", action="store_true", help="write expected files that are missing")
     parser.add_argument("--overwrite", action="store_true", help="rewrite every expected file")
     parser.add_argument("--check", action="store_true", help="compare expected files with the oracle")

@@ -22,43 +22,64 @@ def _cell(result: CheckResult | None) -> str:
     return "[green]pass[/]" if result.ok else "[red]FAIL[/]"
 
 
+def _group(result: CheckResult) -> str:
+    """Golden cases are grouped by case file in the table (every case is in the JSON report)."""
+    if result.part == "golden" and "file" in result.detail:
+        return str(result.detail["file"])
+    return result.check
+
+
 def print_tables(results: list[CheckResult], targets: list[str], verbose: bool = False) -> None:
+    """One table per part: a row per check (golden: a row per case file plus one per failing case),
+    a column per target, then every failure with its problems."""
     parts: list[str] = []
     for r in results:
         if r.part not in parts:
             parts.append(r.part)
     for part in parts:
-        rows: dict[str, dict[str, CheckResult]] = {}
-        for r in results:
-            if r.part == part:
-                rows.setdefault(r.check, {})[r.target] = r
-        shown_targets = [t for t in targets if any(t in cells for cells in rows.values())]
-        table = Table(title=f"conformance: {part}", title_justify="left", show_lines=False)
+        mine = [r for r in results if r.part == part]
+        shown_targets = [t for t in targets if any(r.target == t for r in mine)]
+        table = Table(title=f"conformance: {part}", title_justify="left")
         table.add_column("check", overflow="fold")
         for target in shown_targets:
             table.add_column(target, justify="center")
-        passing_rows = 0
-        for check, cells in rows.items():
-            all_ok = all(c.ok or c.skipped for c in cells.values())
-            if all_ok and not verbose and part == "golden":
-                passing_rows += 1
-                continue
-            table.add_row(check, *[_cell(cells.get(t)) for t in shown_targets])
-        if passing_rows:
-            table.add_row(f"[dim]... and {passing_rows} more checks passing everywhere (--verbose lists them)[/]",
-                          *["" for _ in shown_targets])
+        groups: dict[str, dict[str, list[CheckResult]]] = {}
+        for r in mine:
+            key = r.check if verbose else _group(r)
+            groups.setdefault(key, {}).setdefault(r.target, []).append(r)
+        for key, cells in groups.items():
+            row = []
+            for target in shown_targets:
+                rs = cells.get(target, [])
+                if not rs:
+                    row.append("[dim]-[/]")
+                elif len(rs) == 1 and key == rs[0].check:
+                    row.append(_cell(rs[0]))
+                else:
+                    bad = len(failed(rs))
+                    row.append(f"[{'red' if bad else 'green'}]{len(rs) - bad}/{len(rs)}[/]")
+            label = key
+            if part == "golden" and not verbose and key.endswith(".yaml"):
+                label = f"{key} ({max(len(v) for v in cells.values())} cases)"
+            table.add_row(label, *row)
+            if part == "golden" and not verbose:
+                failing = sorted({r.check for rs in cells.values() for r in failed(rs)} - {key})
+                for check in failing:
+                    table.add_row(
+                        f"  [red]{check}[/]",
+                        *[_cell(next((r for r in cells.get(t, []) if r.check == check), None)) for t in shown_targets],
+                    )
         totals = []
         for target in shown_targets:
-            mine = [c[target] for c in rows.values() if target in c]
-            bad = len(failed(mine))
-            totals.append(f"[bold]{len(mine) - bad}/{len(mine)}[/]")
+            rs = [r for r in mine if r.target == target]
+            totals.append(f"[bold]{len(rs) - len(failed(rs))}/{len(rs)}[/]")
         table.add_row("[bold]passed[/]", *totals)
         console.print(table)
     bad = failed(results)
     if bad:
         console.rule("[bold red]failures")
         for r in bad:
-            console.print(f"[bold red]{r.part}[/] [bold]{r.target}[/]: {r.check}")
+            console.print(f"[bold red]{r.part}[/] [bold]{r.target}[/]: {r.check}", markup=True, highlight=False)
             for problem in r.problems[:MAX_PROBLEMS_SHOWN]:
                 console.print("    " + problem.replace("\n", "\n    "), markup=False, highlight=False)
             if len(r.problems) > MAX_PROBLEMS_SHOWN:
@@ -85,7 +106,9 @@ def print_dbwork(extra: dict[str, Any], targets: list[str]) -> None:
     for target in targets:
         table.add_column(target, justify="right")
     for name, info in data["types"].items():
-        expected = f"{_num(info['expected_statements_per_request'])} / {_num(info['expected_rows_per_request'])}"
+        expected = (
+            f"{_num(info['expected_statements_per_request'])} / {_num(info['expected_rows_per_request'])}"
+        )
         txn = [k for k in info["expected_statements"] if k in lenient]
         if txn:
             expected += f" +{'/'.join(txn)}"

@@ -146,7 +146,7 @@ def _run(
     if any(r.target == "contract" for r in results):
         names = [*names, "contract"]
     if not quiet:
-        print_tables(results, names)
+        print_tables(results, names, verbose=os.environ.get("BIDBENCH_CONFORMANCE_VERBOSE", "") == "1")
         print_dbwork(extra, [t.name for t in targets])
         console.print(summary_line(results, names))
     if json_path is not None:

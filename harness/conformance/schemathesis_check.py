@@ -83,7 +83,11 @@ def _failure_lines(output: str) -> list[str]:
     lines = [line.rstrip() for line in output.splitlines()]
     keep: list[str] = []
     for i, line in enumerate(lines):
-        if line.lstrip().startswith(("_____", "- ", "[", "curl ")) or "Server error" in line or "schema" in line.lower():
+        if (
+            line.lstrip().startswith(("_____", "- ", "[", "curl "))
+            or "Server error" in line
+            or "schema" in line.lower()
+        ):
             keep.append(line.strip())
         if len(keep) >= 40:
             break
@@ -93,7 +97,9 @@ def _failure_lines(output: str) -> list[str]:
     return keep
 
 
-def run_schemathesis(target: Target, db: ConformanceDb, extra: dict[str, Any] | None = None) -> list[CheckResult]:
+def run_schemathesis(
+    target: Target, db: ConformanceDb, extra: dict[str, Any] | None = None
+) -> list[CheckResult]:
     run_dir = paths.RUNTIME / "conformance" / f"{os.getpid()}-schemathesis-{target.name}".replace("+", "_")
     report_dir = run_dir / "report"
     results: list[CheckResult] = []
@@ -135,7 +141,10 @@ def run_schemathesis(target: Target, db: ConformanceDb, extra: dict[str, Any] | 
         problems.extend(_failure_lines(output))
     if requests == 0:
         problems.append("schemathesis sent no requests")
-    summary = next((line.strip() for line in reversed(output.splitlines()) if re.search(r"\d+ (passed|failed)", line)), "")
+    summary = next(
+        (line.strip() for line in reversed(output.splitlines()) if re.search(r"\d+ (passed|failed)", line)),
+        "",
+    )
     results.append(
         CheckResult(
             PART,
