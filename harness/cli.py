@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -306,6 +307,27 @@ def run(
     seed: Annotated[int, typer.Option(help="Data seed.")] = 42,
     slo_p99: Annotated[float, typer.Option(help="SLO: p99 latency bound in ms.")] = 50.0,
     slo_mean: Annotated[float, typer.Option(help="SLO: mean latency bound in ms.")] = 8.0,
+    target_url: Annotated[
+        str | None,
+        typer.Option(
+            help="Measure an already running deployment instead: comma-separated base URLs (one per instance)."
+        ),
+    ] = None,
+    resource_source: Annotated[
+        str, typer.Option(help="With --target-url: where CPU/memory come from: none, docker or prometheus.")
+    ] = "none",
+    containers: Annotated[
+        str | None, typer.Option(help="docker source: container names, one per target URL.")
+    ] = None,
+    prometheus_url: Annotated[
+        str | None, typer.Option(help="prometheus source: the server's base URL.")
+    ] = None,
+    cpu_query: Annotated[
+        str | None, typer.Option(help="prometheus source: PromQL for cumulative CPU seconds ({i} = index).")
+    ] = None,
+    memory_query: Annotated[
+        str | None, typer.Option(help="prometheus source: PromQL for memory bytes ({i} = index).")
+    ] = None,
 ) -> None:
     """One measured run: reset the data, start the instances under CPU limits, warm up, measure with k6,
     account CPU and memory, judge validity, and store everything in a new folder under results/.
@@ -338,7 +360,30 @@ def run(
         seed=seed,
         slo=Slo(p99_ms=slo_p99, mean_ms=slo_mean),
     )
-    console.print(f"run: {impl} x{instances} at {plan.load.describe()}, CPU limit {cpus or 'none'}")
+    if target_url:
+        urls = tuple(u.strip().rstrip("/") for u in target_url.split(",") if u.strip())
+        options = {
+            k: v
+            for k, v in {
+                "containers": containers,
+                "prometheus_url": prometheus_url,
+                "cpu_query": cpu_query,
+                "memory_query": memory_query,
+            }.items()
+            if v
+        }
+        plan = replace(
+            plan,
+            target_urls=urls,
+            instances=len(urls),
+            cpus=None,
+            regime="remote",
+            resource_source=resource_source,
+            resource_options=options,
+        )
+        console.print(f"run: remote target {', '.join(urls)} ({impl}), resources from: {resource_source}")
+    else:
+        console.print(f"run: {impl} x{instances} at {plan.load.describe()}, CPU limit {cpus or 'none'}")
     outcome = execute(plan)
     print_run(outcome.folder.run_id, outcome.status, outcome.metrics, outcome.verdict, outcome.reason)
     console.print(f"result folder: {outcome.folder.path}")

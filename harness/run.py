@@ -54,6 +54,10 @@ class RunPlan:
     with_indexes: bool = True
     results_dir: Path | None = None
     jvm: str | None = None
+    target_urls: tuple[str, ...] = ()
+    """Measure an already running deployment instead of starting instances (SPEC §11)."""
+    resource_source: str = "none"
+    resource_options: dict[str, str] = field(default_factory=dict)
 
     def group_key(self) -> str:
         return self.group or f"{self.impl}/{self.variant}/{self.regime}/{_point_key(self.point)}"
@@ -106,7 +110,7 @@ def _allotments(plan: RunPlan) -> tuple[float, float]:
 def check_fits(plan: RunPlan) -> None:
     """Refuse plans that cannot give valid runs on this machine (SPEC §6: the scaling sizing rule)."""
     cores = psutil.cpu_count(logical=True) or 1
-    if plan.cpus is None:
+    if plan.cpus is None or plan.target_urls:
         return
     rest = cores - plan.instances * plan.cpus
     if rest < 0.5:
@@ -164,6 +168,7 @@ class Session:
         self.backend = "none"
         self.common: dict[str, Any] = {}
         self.windows = 0
+        self.resources: dict[str, Any] = {}
         self.started_ok = False
         self.start_error = ""
 
@@ -181,8 +186,40 @@ class Session:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    @property
+    def remote(self) -> bool:
+        return bool(self.plan.target_urls)
+
+    def targets(self) -> list[str]:
+        return list(self.plan.target_urls) or [i.base_url for i in self.instances]
+
+    def _start_remote(self) -> None:
+        from harness.remote import build_sources
+
+        toolchain.ensure(["load"])
+        plan = self.plan
+        self.resources = build_sources(plan.resource_source, list(plan.target_urls), plan.resource_options)
+        self.common["target"] = {
+            "urls": list(plan.target_urls),
+            "resource_source": plan.resource_source,
+            "note": "a deployment bidbench did not start: latency, throughput and errors come from k6; "
+            + (
+                "CPU and memory are UNKNOWN, so nothing is normalized per CPU"
+                if plan.resource_source == "none"
+                else f"CPU and memory come from {plan.resource_source}"
+            ),
+        }
+        self.common["resource_backend"] = {
+            "name": f"remote:{plan.resource_source}",
+            "description": self.common["target"]["note"],
+        }
+        self.common["runtimes"] = {"k6": toolchain.K6_VERSION}
+
     def _start(self) -> None:
         plan = self.plan
+        if self.remote:
+            self._start_remote()
+            return
         toolchain.ensure(["db", "load", plan.impl])
         from harness.cli import ensure_db_up
         from harness.db import seed as seeding
@@ -224,6 +261,7 @@ class Session:
                 knobs=knob_values,
             )
             self.instances.append(start(driver, spec, self.backend, Limits(cpus=plan.cpus)))
+        self.resources: dict[str, Any] = {i.name: i.group for i in self.instances}
         self.common["knobs"] = driver.effective_knobs(self.instances[0].spec)
         self.common["runtimes"] = {**driver.runtime_versions(), **_service_versions(server)}
         self.common["instances_detail"] = [
@@ -279,7 +317,6 @@ class Session:
                 raise RuntimeError(
                     f"an instance had died before this window: {[d for i in self.instances for d in i.exited()]}"
                 )
-            assert self.server is not None
             metrics, run_verdict = self._window(plan, folder)
             status = "completed"
         except KeyboardInterrupt:
@@ -312,16 +349,13 @@ class Session:
         return RunOutcome(folder, status, metrics, run_verdict, reason)
 
     def _window(self, plan: RunPlan, folder: RunFolder) -> tuple[dict[str, Any], Verdict]:
-        assert self.server is not None
         server = self.server
-        load = replace(
-            plan.load, targets=[i.base_url for i in self.instances], scale=plan.scale, seed=plan.seed
-        )
-        k6_group = new_group(self.backend, "k6", Limits())
+        load = replace(plan.load, targets=self.targets(), scale=plan.scale, seed=plan.seed)
+        k6_group = new_group(detect_backend() if self.remote else self.backend, "k6", Limits())
         k6 = K6Process(load, folder.path / "k6-summary.json", folder.logs / "k6.log", k6_group)
-        components: dict[str, Any] = {i.name: i.group for i in self.instances}
+        components: dict[str, Any] = dict(self.resources)
         components["k6"] = k6_group
-        pg_group = _postgres_group(server)
+        pg_group = _postgres_group(server) if server is not None else None
         if pg_group is not None:
             components["postgres"] = pg_group
         sampler = Sampler(components)
@@ -336,7 +370,7 @@ class Session:
                 last_count, last_t = 0, time.monotonic()
                 while k6.poll() is None:
                     now = time.monotonic() - sampler.t0
-                    if pg_before is None and now >= t_measure:
+                    if pg_before is None and now >= t_measure and server is not None:
                         pg_before = pgstats.snapshot(server)
                     count = k6.requests_so_far()
                     rate = ""
@@ -344,7 +378,7 @@ class Session:
                         elapsed = time.monotonic() - last_t
                         rate = f"{(count - last_count) / elapsed:.0f} req/s" if elapsed > 0 else ""
                         last_count, last_t = count, time.monotonic()
-                    cpu = sum(filter(None, (sampler.latest_cpu_pct(i.name) for i in self.instances)))
+                    cpu = sum(filter(None, (sampler.latest_cpu_pct(name) for name in self.resources)))
                     phase = "warm-up" if now < t_measure else "measure"
                     progress.phase(
                         phase,
@@ -358,15 +392,16 @@ class Session:
                     if now > t_end + 120:
                         raise RuntimeError("k6 did not finish within 120 s after the measurement window")
                     time.sleep(1.0)
-            pg_after = pgstats.snapshot(server)
+            pg_after = pgstats.snapshot(server) if server is not None else []
             code = k6.wait(30)
             sampler.stop()
             if code not in (0, 99):  # 99: thresholds crossed, which our script does not use for pass/fail
                 raise RuntimeError(f"k6 exited with code {code}; see logs/k6.log")
             if not folder.has("k6-summary.json"):
                 raise RuntimeError("k6 wrote no summary; see logs/k6.log")
-            folder.write_json("pg_stat_statements.json", pgstats.delta(pg_before or [], pg_after))
-            metrics, run_verdict = digest(plan, folder, sampler, self.instances, t_measure, t_end)
+            if server is not None:
+                folder.write_json("pg_stat_statements.json", pgstats.delta(pg_before or [], pg_after))
+            metrics, run_verdict = digest(plan, folder, sampler, list(self.resources), t_measure, t_end)
             folder.write_json("metrics.json", metrics)
             folder.write_json("verdict.json", run_verdict.to_json())
             return metrics, run_verdict
@@ -413,19 +448,18 @@ def digest(
     plan: RunPlan,
     folder: RunFolder,
     sampler: Sampler,
-    instances: list[RunningInstance],
+    instance_names: list[str],
     t_measure: float,
     t_end: float,
 ) -> tuple[dict[str, Any], Verdict]:
     summary = digest_summary(folder.read_json("k6-summary.json"))
     window = plan.load.duration_s
     per_instance = []
-    for instance in instances:
-        cpu = sampler.window_cpu_pct(instance.name, t_measure, t_end)
-        per_instance.append(
-            {"name": instance.name, "cpu_pct": cpu, **sampler.window_memory(instance.name, t_measure, t_end)}
-        )
-    cpu_total = sum(i["cpu_pct"] for i in per_instance)
+    for name in instance_names:
+        cpu = sampler.window_cpu_pct(name, t_measure, t_end)
+        per_instance.append({"name": name, "cpu_pct": cpu, **sampler.window_memory(name, t_measure, t_end)})
+    resources_known = bool(per_instance)
+    cpu_total = sum(i["cpu_pct"] for i in per_instance) if resources_known else float("nan")
     throughput = summary["ok"] / window if window else 0.0
     memory = [
         i["pss_steady_mb"] if not math.isnan(i["pss_steady_mb"]) else i["rss_steady_mb"] for i in per_instance
@@ -447,10 +481,13 @@ def digest(
         "per_type": summary["per_type"],
         "server_timing_ms": summary.get("server_timing_ms", {}),
         "instances": per_instance,
+        "resources_known": resources_known,
         "cpu_pct_total": cpu_total,
         "cpu_limit_cores": plan.cpus,
-        "utilized_cpu": cpu_total / (plan.instances * plan.cpus * 100) if plan.cpus else None,
-        "normalized_throughput": throughput / cpu_total if cpu_total > 0 else None,
+        "utilized_cpu": cpu_total / (plan.instances * plan.cpus * 100)
+        if plan.cpus and resources_known
+        else None,
+        "normalized_throughput": throughput / cpu_total if resources_known and cpu_total > 0 else None,
         "memory_per_instance_mb": sum(memory) / len(memory) if memory else None,
         "loadgen_cpu_pct": loadgen_cpu,
         "db_cpu_pct": db_cpu,
@@ -459,7 +496,7 @@ def digest(
     per_second = [
         sum(values)
         for values in zip(
-            *(sampler.per_second_cpu(i.name, t_measure, t_end) for i in instances), strict=False
+            *(sampler.per_second_cpu(name, t_measure, t_end) for name in instance_names), strict=False
         )
     ]
     figures = RunFigures(
