@@ -567,7 +567,7 @@ export function handleSummary(data) {
     script: 'bidbench.js',
     k6_version: setupData.k6Version || 'unknown',
     settings,
-    open_items: { count: setupData.openCount || 0, source: setupData.openSource || 'range' },
+    open_items: { count: setupData.openCount || 0, source: USES_OPEN_ITEMS ? setupData.openSource || 'range' : 'unused' },
   };
   if (PLAN > 0) {
     out.plan = setupData.plan || [];
