@@ -202,14 +202,18 @@ function mix32(x) {
 const WARM_SALT = mix32(SEED ^ 0x5bd1e995);
 const MEASURE_SALT = mix32(SEED ^ 0x27d4eb2f);
 
+// Bid amounts grow with the wall clock, a quarter cent per ms since 2026-01-01, from 200000 cents (above every
+// seeded maximum, <= 110000): so a bid normally beats the item's current maximum, also when earlier runs
+// bid on the same database, and amounts stay below the contract's 1e11 until 2038 (seeded open auctions
+// end in 2036).
+const BID_EPOCH_MS = Date.UTC(2026, 0, 1);
+
 // State shared between build() and the caller (module-level, so the hot path allocates no request object).
 let OPEN = ''; // open item ids, fixed-width zero-padded decimal (from setup data)
 let OPEN_W = 1;
 let OPEN_N = 0;
-let T0 = 0; // test start (ms since epoch), from setup
 let RUN_TAG = '';
 let READY = false;
-const VU_OFFSET = __VU % 100;
 let K = 0;
 let METHOD = 'GET';
 let URL = '';
@@ -219,7 +223,6 @@ function adopt(data) {
   OPEN = data.open;
   OPEN_W = data.openWidth;
   OPEN_N = data.openCount;
-  T0 = data.t0;
   RUN_TAG = data.runTag;
   READY = true;
 }
@@ -256,8 +259,8 @@ function build(i, salt, saltChar) {
       URL = p.user + (1 + (r2 % N_USERS));
       break;
     case PLACE_BID: {
-      // Normally above the item's maximum: grows 100 per ms since the test start; 409 when overtaken.
-      const amount = 200000 + (Date.now() - T0) * 100 + VU_OFFSET;
+      // Normally above the item's maximum: see BID_EPOCH_MS. 409 when a concurrent bid overtook it.
+      const amount = 200000 + Math.floor((Date.now() - BID_EPOCH_MS) / 4);
       METHOD = 'POST';
       URL = `${p.item}${openItem(r2)}/bids`;
       BODY = `{"bidder_id":${1 + (mix32(r2) % N_USERS)},"amount_cents":${amount}}`;
