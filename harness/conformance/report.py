@@ -67,7 +67,10 @@ def print_tables(results: list[CheckResult], targets: list[str], verbose: bool =
                 for check in failing:
                     table.add_row(
                         f"  [red]{check}[/]",
-                        *[_cell(next((r for r in cells.get(t, []) if r.check == check), None)) for t in shown_targets],
+                        *[
+                            _cell(next((r for r in cells.get(t, []) if r.check == check), None))
+                            for t in shown_targets
+                        ],
                     )
         totals = []
         for target in shown_targets:
@@ -79,7 +82,9 @@ def print_tables(results: list[CheckResult], targets: list[str], verbose: bool =
     if bad:
         console.rule("[bold red]failures")
         for r in bad:
-            console.print(f"[bold red]{r.part}[/] [bold]{r.target}[/]: {r.check}", markup=True, highlight=False)
+            console.print(
+                f"[bold red]{r.part}[/] [bold]{r.target}[/]: {r.check}", markup=True, highlight=False
+            )
             for problem in r.problems[:MAX_PROBLEMS_SHOWN]:
                 console.print("    " + problem.replace("\n", "\n    "), markup=False, highlight=False)
             if len(r.problems) > MAX_PROBLEMS_SHOWN:

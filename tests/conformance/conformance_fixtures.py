@@ -48,7 +48,11 @@ def _read_request(rfile) -> RawRequest | None:  # noqa: ANN001 - a socket makefi
         key, _, value = h.partition(":")
         headers.append((key.strip(), value.strip()))
     lower = {k.lower(): v for k, v in headers}
-    keep = [(k, v) for k, v in headers if k.lower() not in ("host", "content-length", "transfer-encoding", "connection")]
+    keep = [
+        (k, v)
+        for k, v in headers
+        if k.lower() not in ("host", "content-length", "transfer-encoding", "connection")
+    ]
     target_str = target.encode("latin-1").decode("utf-8", "surrogateescape")
     if "chunked" in lower.get("transfer-encoding", "").lower():
         body = bytearray()

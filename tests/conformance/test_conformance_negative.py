@@ -61,13 +61,17 @@ def _failures(results: list[CheckResult], part: str) -> dict[str, set[str]]:
 
 
 def _problems(results: list[CheckResult], part: str, target: str, check: str) -> str:
-    return "\n".join(p for r in results if (r.part, r.target, r.check) == (part, target, check) for p in r.problems)
+    return "\n".join(
+        p for r in results if (r.part, r.target, r.check) == (part, target, check) for p in r.problems
+    )
 
 
 def test_unsorted_list_queries_are_caught(db: ConformanceDb, sessions: list[Session]) -> None:
     unfair = AppTarget("node", "node+unsorted", {"BIDBENCH_UNFAIR_UNSORTED": "1"})
     reads = [s for s in sessions if s.name == "reads"]
-    code, results = run_targets([*_honest(), unfair], ["golden", "dbwork", "differential"], db=db, sessions=reads, quiet=True)
+    code, results = run_targets(
+        [*_honest(), unfair], ["golden", "dbwork", "differential"], db=db, sessions=reads, quiet=True
+    )
     assert code != 0
 
     dbwork = _failures(results, "dbwork")
@@ -107,9 +111,13 @@ def test_a_cached_row_is_caught(db: ConformanceDb, sessions: list[Session]) -> N
     assert "GET /items/40" in text and "max_bid_cents" in text
 
 
-def test_a_skipped_query_is_caught_by_the_parity_check_alone(db: ConformanceDb, sessions: list[Session]) -> None:
+def test_a_skipped_query_is_caught_by_the_parity_check_alone(
+    db: ConformanceDb, sessions: list[Session]
+) -> None:
     cheat = SkippingTarget("node+skip", AppTarget("node"))
-    code, results = run_targets([*_honest(), cheat], ["golden", "dbwork"], db=db, sessions=sessions, quiet=True)
+    code, results = run_targets(
+        [*_honest(), cheat], ["golden", "dbwork"], db=db, sessions=sessions, quiet=True
+    )
     assert code != 0
     # The shortcut returns the very same bytes: every golden case passes ...
     assert _failures(results, "golden") == {}

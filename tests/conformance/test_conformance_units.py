@@ -118,9 +118,17 @@ def test_wire_rules_accept_a_good_response() -> None:
         (_response(**{"Server-Timing": "db;dur=1.5, app;dur=2.000"}), "Server-Timing"),
         (_response(body=b'{"status": "ok"}'), "compact"),
         (_response(body=b'{"status":"ok"}\n'), "compact"),
-        (_response(status=405, body=b'{"error":{"code":"method_not_allowed","message":"method not allowed"}}'), "Allow"),
+        (
+            _response(
+                status=405, body=b'{"error":{"code":"method_not_allowed","message":"method not allowed"}}'
+            ),
+            "Allow",
+        ),
         (_response(status=400, body=b'{"error":{"code":"not_found","message":"x"}}'), "error body"),
-        (_response(status=500, body=b'{"error":{"code":"internal_error","message":"internal error"}}'), "bug"),
+        (
+            _response(status=500, body=b'{"error":{"code":"internal_error","message":"internal error"}}'),
+            "bug",
+        ),
     ],
 )
 def test_wire_rules_catch_violations(response: RawResponse, fragment: str) -> None:
@@ -129,7 +137,9 @@ def test_wire_rules_catch_violations(response: RawResponse, fragment: str) -> No
 
 def test_server_timing_must_be_absent_when_off() -> None:
     assert canon.wire_problems(_response(), canon.WireOptions(server_timing=False))
-    assert canon.wire_problems(_response(**{"Server-Timing": ""}), canon.WireOptions(server_timing=False)) == []
+    assert (
+        canon.wire_problems(_response(**{"Server-Timing": ""}), canon.WireOptions(server_timing=False)) == []
+    )
 
 
 # ---- the raw client's encoding --------------------------------------------------------------------
@@ -163,7 +173,9 @@ def test_every_hostile_input_of_the_shared_list_is_covered(sessions: list[cases.
     assert set(cases.HOSTILE_TAGS) - tags == set()
 
 
-def test_every_route_and_method_has_a_success_and_every_error_status_appears(sessions: list[cases.Session]) -> None:
+def test_every_route_and_method_has_a_success_and_every_error_status_appears(
+    sessions: list[cases.Session],
+) -> None:
     seen: set[tuple[str, str, int]] = set()
     for case in cases.all_cases(sessions):
         for step in case.steps:
@@ -190,7 +202,10 @@ def _write(tmp_path: Path, name: str, text: str) -> Path:
 
 
 def test_body_parts_and_headers(tmp_path: Path) -> None:
-    _write(tmp_path, "a.yaml", """
+    _write(
+        tmp_path,
+        "a.yaml",
+        """
 session: s
 readonly: true
 cases:
@@ -204,13 +219,16 @@ cases:
   - name: no content type
     request: {method: PUT, path: '/items/1', headers: {Content-Type: null}, body: '{}'}
     expect: {status: 415, error: content type must be application/json}
-""")
+""",
+    )
     (session,) = cases.load_sessions(tmp_path)
     first, second = session.cases
     req = first.steps[0].request
     assert req.body == b"ab\xff\x00xxx" + '{"k":[1,"é"]}'.encode()
     assert ("Content-Type", "application/json") in req.headers and ("X-Test", "1") in req.headers
-    assert first.steps[0].expect.body == {"error": {"code": "bad_request", "message": "missing field: nickname"}}
+    assert first.steps[0].expect.body == {
+        "error": {"code": "bad_request", "message": "missing field: nickname"}
+    }
     assert all(k != "Content-Type" for k, _ in second.steps[0].request.headers)
 
 
@@ -218,10 +236,19 @@ cases:
     "snippet,error",
     [
         ("    request: {method: GET, path: '/x'}\n    expect: {status: 200}\n", "exactly one of"),
-        ("    request: {method: GET, path: '/x'}\n    expect: {status: 200, body: {a: {$match: bogus}}}\n", "unknown matcher"),
-        ("    request: {method: GET, path: 'x'}\n    expect: {status: 200, body: {}}\n", "path starting with /"),
+        (
+            "    request: {method: GET, path: '/x'}\n    expect: {status: 200, body: {a: {$match: bogus}}}\n",
+            "unknown matcher",
+        ),
+        (
+            "    request: {method: GET, path: 'x'}\n    expect: {status: 200, body: {}}\n",
+            "path starting with /",
+        ),
         ("    request: {method: GET, path: '/x'}\n    expect: {status: 500, body: {}}\n", "below 500"),
-        ("    request: {method: GET, path: '/x', bogus: 1}\n    expect: {status: 200, body: {}}\n", "unknown request keys"),
+        (
+            "    request: {method: GET, path: '/x', bogus: 1}\n    expect: {status: 200, body: {}}\n",
+            "unknown request keys",
+        ),
         ("    request: {method: GET, path: '/x'}\n    expect: {status: [400, 405], error: x}\n", "any_body"),
     ],
 )
@@ -240,7 +267,10 @@ def test_duplicate_case_names_are_rejected(tmp_path: Path) -> None:
 
 
 def test_isolation_rule_rejects_two_cases_touching_a_written_row(tmp_path: Path) -> None:
-    _write(tmp_path, "w.yaml", """
+    _write(
+        tmp_path,
+        "w.yaml",
+        """
 session: w
 cases:
   - name: writer
@@ -249,13 +279,17 @@ cases:
   - name: reader
     request: {method: GET, path: '/items/5'}
     expect: {status: 200, body: {}}
-""")
+""",
+    )
     with pytest.raises(cases.CaseError, match="item:5"):
         cases.load_sessions(tmp_path)
 
 
 def test_isolation_rule_counts_a_new_item_as_a_write_to_its_category(tmp_path: Path) -> None:
-    _write(tmp_path, "w.yaml", """
+    _write(
+        tmp_path,
+        "w.yaml",
+        """
 session: w
 cases:
   - name: creator
@@ -264,13 +298,17 @@ cases:
   - name: lister
     request: {method: GET, path: '/categories/3/items'}
     expect: {status: 200, body: {}}
-""")
+""",
+    )
     with pytest.raises(cases.CaseError, match="category:3"):
         cases.load_sessions(tmp_path)
 
 
 def test_readonly_sessions_may_reuse_rows(tmp_path: Path) -> None:
-    _write(tmp_path, "r.yaml", """
+    _write(
+        tmp_path,
+        "r.yaml",
+        """
 session: r
 readonly: true
 cases:
@@ -280,17 +318,22 @@ cases:
   - name: b
     request: {method: GET, path: '/items/5'}
     expect: {status: 200, body: {}}
-""")
+""",
+    )
     assert len(cases.load_sessions(tmp_path)[0].cases) == 2
 
 
 def test_repeat_generator_in_expectations(tmp_path: Path) -> None:
-    _write(tmp_path, "r.yaml", """
+    _write(
+        tmp_path,
+        "r.yaml",
+        """
 cases:
   - name: a
     request: {method: GET, path: '/x'}
     expect: {status: 200, body: {title: {$repeat: "ab", count: 3}}}
-""")
+""",
+    )
     assert cases.load_sessions(tmp_path)[0].cases[0].steps[0].expect.body == {"title": "ababab"}
 
 
@@ -304,7 +347,9 @@ def test_contract_statements_are_all_parsed() -> None:
 
 
 def test_normalize_maps_placeholder_syntax_and_constants_to_the_contract() -> None:
-    stored_by_pgss = "UPDATE items SET max_bid_cents = $1::bigint, bid_count = bid_count + $3 WHERE id = $2::integer"
+    stored_by_pgss = (
+        "UPDATE items SET max_bid_cents = $1::bigint, bid_count = bid_count + $3 WHERE id = $2::integer"
+    )
     assert queries.name_of(stored_by_pgss) == "raise_item_max_bid"
     assert queries.name_of("SELECT $1") == "ready"
     assert queries.name_of("begin") == "begin" and queries.name_of("COMMIT") == "commit"
@@ -329,7 +374,13 @@ def test_sequence_is_deterministic_and_mixed() -> None:
 
 
 def test_mask_hides_only_timestamps_of_new_rows() -> None:
-    bid_new = {"id": 75065, "item_id": 1, "bidder_id": 2, "amount_cents": 5, "created_at": "2026-01-01T00:00:00.000Z"}
+    bid_new = {
+        "id": 75065,
+        "item_id": 1,
+        "bidder_id": 2,
+        "amount_cents": 5,
+        "created_at": "2026-01-01T00:00:00.000Z",
+    }
     bid_old = dict(bid_new, id=3)
     masked = mask({"bids": [bid_new, bid_old]})
     assert masked["bids"][0]["created_at"] == "<new-row timestamp>"
@@ -345,7 +396,11 @@ def test_blame_names_the_minority() -> None:
 def test_compare_reports_the_first_difference_with_request_and_diff() -> None:
     ops = SequenceGenerator(1).sequence(3)
     same = {"status": 200, "body": {"x": 1}}
-    responses = {"a": [same, same, same], "b": [same, same, same], "c": [same, {"status": 200, "body": {"x": 2}}, same]}
+    responses = {
+        "a": [same, same, same],
+        "b": [same, same, same],
+        "c": [same, {"status": 200, "body": {"x": 2}}, same],
+    }
     problems, summary = compare(["a", "b", "c"], ops, responses)
     assert problems["a"] == [] and problems["b"] == []
     assert "request #1" in problems["c"][0] and ops[1].request.method in problems["c"][0]
@@ -385,8 +440,12 @@ def test_check_type_is_lenient_only_for_commit_and_rollback() -> None:
     work = WorkType("place_bid", (), {"begin": 1, "lock_item_for_bid": 1, "commit": 1}, rows=20)
     seen = Measured(calls={"begin": 20, "lock_item_for_bid": 20, "commit": 2}, rows={"lock_item_for_bid": 20})
     assert check_type(work, 20, seen) == []
-    too_many = Measured(calls={"begin": 20, "lock_item_for_bid": 20, "commit": 21}, rows={"lock_item_for_bid": 20})
+    too_many = Measured(
+        calls={"begin": 20, "lock_item_for_bid": 20, "commit": 21}, rows={"lock_item_for_bid": 20}
+    )
     assert check_type(work, 20, too_many)
-    no_begin = Measured(calls={"begin": 19, "lock_item_for_bid": 20, "commit": 20}, rows={"lock_item_for_bid": 20})
+    no_begin = Measured(
+        calls={"begin": 19, "lock_item_for_bid": 20, "commit": 20}, rows={"lock_item_for_bid": 20}
+    )
     assert check_type(work, 20, no_begin)
     assert set(LENIENT) == {"commit", "rollback"}
