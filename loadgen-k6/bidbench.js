@@ -75,7 +75,10 @@ function durationSeconds(name, text) {
 const TARGETS = (E.BB_TARGETS || 'http://127.0.0.1:8080').split(',').map((t) => t.trim().replace(/\/+$/, '')).filter((t) => t);
 const MIX = E.BB_MIX || 'browse';
 const MODEL = E.BB_MODEL || 'open';
-const RATE = envNumber('BB_RATE', 100, 1, 1e7, true);
+const RATE = envNumber('BB_RATE', 100, 0.01, 1e7, false);
+// k6 rates are integers per timeUnit: a fractional rate (a bisection step, say 1234.5/s) becomes 123450 per 100 s.
+const RATE_PER_UNIT = Number.isInteger(RATE) ? RATE : Math.round(RATE * 100);
+const RATE_UNIT = Number.isInteger(RATE) ? '1s' : '100s';
 const USERS = envNumber('BB_USERS', 10, 1, 1e6, true);
 const THINK_MS = envNumber('BB_THINK_MS', 0, 0, 3.6e6, false);
 const THINK_DIST = E.BB_THINK_DIST || 'const';
@@ -356,7 +359,7 @@ function scenario(execName, startTime, duration, gracefulStop) {
   const common = { exec: execName, startTime, gracefulStop };
   if (MODEL === 'open') {
     return Object.assign(common, {
-      executor: 'constant-arrival-rate', rate: RATE, timeUnit: '1s', duration,
+      executor: 'constant-arrival-rate', rate: RATE_PER_UNIT, timeUnit: RATE_UNIT, duration,
       preAllocatedVUs: PRE_VUS, maxVUs: MAX_VUS,
     });
   }
