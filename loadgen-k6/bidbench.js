@@ -330,7 +330,7 @@ function record(res) {
   // Fast path for the contract's exact form "db;dur=X, app;dur=Y" (3x cheaper in k6's JS engine than a
   // search for each name); anything else goes through the general parse.
   const c = st.indexOf(',', 8);
-  if (c > 0 && st.charCodeAt(0) === 100 && st.charCodeAt(6) === 61) {
+  if (c > 0 && st.charCodeAt(0) === 100 && st.charCodeAt(6) === 61 && st.charCodeAt(c + 2) === 97) {
     const db = Number(st.substring(7, c));
     const app = Number(st.substring(c + 10));
     if (db === db && app === app) {
