@@ -1,7 +1,8 @@
 -- The exact database work of every request type (SPEC §3.2). All three apps issue these statements,
--- with these texts up to placeholder syntax ($1 in Java/Node/PDO-pgsql alike), as server-side prepared
--- statements, in this order, and nothing else. Every parameter carries an explicit cast so that every
--- driver (pgjdbc typed binds, node-postgres text binds, PDO text binds) resolves the same types.
+-- with these texts up to placeholder syntax ($1 in Java/Node/PDO-pgsql alike), with every parameter bound
+-- server-side (see contract/README.md, "Prepared statements"), in this order, and nothing else.
+-- Every parameter carries an explicit cast so that every driver (pgjdbc typed binds, node-postgres text
+-- binds, PDO text binds) resolves the same types.
 -- The conformance suite compares pg_stat_statements calls and rows per request type across the apps.
 
 -- name: ready                      -- GET /ready

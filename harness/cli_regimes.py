@@ -270,7 +270,7 @@ def register(app: typer.Typer) -> None:  # noqa: C901 - one place that declares 
                 _fmt_ci([m["latency_ms"]["max"] for m in metrics], 1),
                 _fmt_ci([m["latency_ms"]["mean"] for m in metrics], 2),
                 _fmt_ci([m["latency_ms"]["p50"] for m in metrics], 2),
-                _fmt_ci([100 * m.get("over_1s_share", 0.0) for m in metrics], 2),
+                _fmt_ci([m.get("over_1s_pct") or 0.0 for m in metrics], 2),
                 str(sum(m["app_errors"] for m in metrics)),
                 str(sum(m["sys_errors"] for m in metrics)),
                 f"{sum(r.valid for r in group)}/{len(group)}",

@@ -20,4 +20,6 @@ def digest_summary(summary: dict[str, Any]) -> dict[str, Any]:
         "latency_ms": summary["latency_ms"],
         "per_type": summary.get("per_type", {}),
         "server_timing_ms": summary.get("server_timing_ms", {}),
+        "over_1s": int(summary.get("over_1s") or 0),
+        "statuses": summary.get("statuses", {}),
     }

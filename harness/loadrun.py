@@ -45,7 +45,8 @@ class LoadSettings:
             "BB_MIX": self.mix,
             "BB_MODEL": self.model,
             "BB_DURATION": f"{self.duration_s:g}s",
-            "BB_WARMUP": f"{self.warmup_s:g}s",
+            # k6 takes a scenario start of 0s or at least 1s.
+            "BB_WARMUP": f"{max(self.warmup_s, 1.0) if self.warmup_s > 0 else 0:g}s",
             "BB_INVALID_SHARE": f"{self.invalid_share:g}",
             "BB_SCALE": str(self.scale),
             "BB_SEED": str(self.seed),
@@ -53,7 +54,7 @@ class LoadSettings:
             "BB_TIMEOUT": f"{self.timeout_s:g}s",
         }
         if self.model == "open":
-            env["BB_RATE"] = f"{self.rate:g}"
+            env["BB_RATE"] = repr(float(self.rate))
         else:
             env["BB_USERS"] = str(self.users)
             env["BB_THINK_MS"] = f"{self.think_ms:g}"

@@ -478,6 +478,8 @@ def digest(
         "throughput_rps": throughput,
         "offered_rps": plan.load.rate if plan.load.model == "open" else None,
         "latency_ms": summary["latency_ms"],
+        "over_1s_pct": 100 * summary["over_1s"] / summary["requests"] if summary["requests"] else None,
+        "statuses": summary["statuses"],
         "per_type": summary["per_type"],
         "server_timing_ms": summary.get("server_timing_ms", {}),
         "instances": per_instance,
@@ -506,8 +508,13 @@ def digest(
         ok=summary["ok"],
         sys_errors=summary["sys_errors"],
         dropped_iterations=summary["dropped_iterations"],
-        mean_latency_ms=summary["latency_ms"]["mean"],
-        p99_latency_ms=summary["latency_ms"]["p99"],
+        # No completed request means no latency: count it as infinitely slow, never as fast.
+        mean_latency_ms=summary["latency_ms"].get("mean")
+        if summary["latency_ms"].get("mean") is not None
+        else math.inf,
+        p99_latency_ms=summary["latency_ms"].get("p99")
+        if summary["latency_ms"].get("p99") is not None
+        else math.inf,
         offered_rps=plan.load.rate if plan.load.model == "open" else None,
         users=plan.load.users if plan.load.model == "closed" else None,
         think_ms=plan.load.think_ms,

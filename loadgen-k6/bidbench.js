@@ -320,11 +320,13 @@ function build(i, salt, saltChar) {
 const M_DB = new Trend('bb_st_db', true);
 const M_APP = new Trend('bb_st_app', true);
 const M_APPERR = new Counter('bb_app_errors');
+const M_OVER_1S = new Counter('bb_over_1s'); // RUBiS QoS: the share of responses slower than one second
 let VU_TAGS = null; // exec.vu.tags, fetched on a VU's first iteration (not available in init)
 
 function record(res) {
   const s = res.status;
   if (s >= 400 && s < 500) M_APPERR.add(1);
+  if (res.timings.duration > 1000) M_OVER_1S.add(1);
   const st = res.headers['Server-Timing'];
   if (st === undefined) return;
   // Fast path for the contract's exact form "db;dur=X, app;dur=Y" (3x cheaper in k6's JS engine than a
@@ -615,7 +617,7 @@ export function handleSummary(data) {
   const vus = metricValues(data, 'vus');
   Object.assign(out, {
     window_s: DURATION_S,
-    requests, ok, app_errors: app, sys_errors: sys,
+    requests, ok, app_errors: app, sys_errors: sys, over_1s: count(data, 'bb_over_1s'),
     statuses: statuses(data, requests, ''),
     throughput: { ok_rps: r3(ok / DURATION_S), all_rps: r3(requests / DURATION_S) },
     offered_rps: MODEL === 'open' ? RATE : null,

@@ -119,7 +119,7 @@ def payload_outcome(result: PointResult) -> str:
     if not metrics:
         return "error"
     per_type = metrics.get("per_type", {}).get("payload", {})
-    statuses = per_type.get("statuses") or {}
+    statuses = per_type.get("statuses") or metrics.get("statuses") or {}
     if statuses:
         top = max(statuses.items(), key=lambda kv: kv[1])[0]
         return "ok" if str(top).startswith("2") else str(top)

@@ -1,8 +1,6 @@
 package bidbench.validation;
 
 import bidbench.json.JsonNumber;
-import java.math.BigDecimal;
-import java.math.RoundingMode;
 import java.util.regex.Pattern;
 
 /** The field rules of contract/README.md. Each returns the typed value, or null when the raw value is wrong. */
@@ -51,27 +49,24 @@ public enum FieldType {
     abstract Object validate(Object raw);
 
     /**
-     * A JSON number whose value (not spelling) is an integer in [min, max]. The range is checked
-     * before integrality so that an absurd exponent such as 1e999999999 is rejected without work.
+     * A JSON number whose IEEE-754 double value (what JavaScript's JSON.parse and PHP's json_decode yield)
+     * is an integer in [min, max]. Every integer of the contract's ranges is exact in a double, so this
+     * only decides spellings such as 1.0000000000000001, which all three apps must read as 1.
      */
     static Long integral(Object raw, long min, long max) {
         if (!(raw instanceof JsonNumber number)) {
             return null;
         }
-        BigDecimal value;
+        double value;
         try {
-            value = new BigDecimal(number.text());
+            value = Double.parseDouble(number.text());
         } catch (NumberFormatException e) {
-            return null; // an exponent beyond int range: certainly out of range
-        }
-        if (value.compareTo(BigDecimal.valueOf(min)) < 0 || value.compareTo(BigDecimal.valueOf(max)) > 0) {
             return null;
         }
-        try {
-            return value.setScale(0, RoundingMode.UNNECESSARY).longValueExact();
-        } catch (ArithmeticException e) {
-            return null; // a fractional part
+        if (!Double.isFinite(value) || value != Math.rint(value) || value < min || value > max) {
+            return null;
         }
+        return (long) value;
     }
 
     /** A string of min..max Unicode code points without U+0000. */

@@ -59,7 +59,7 @@ class SchemaTest {
 
     @ParameterizedTest(name = "bidder_id {0} valid={1}")
     @CsvSource(delimiter = '|', value = {
-        "1|true", "2147483647|true", "5.0|true", "5e0|true", "0.5e1|true", "50E-1|true", "1.000000000000000000000|true",
+        "1|true", "2147483647|true", "1.0000000000000001|true", "5.0|true", "5e0|true", "0.5e1|true", "50E-1|true", "1.000000000000000000000|true",
         "0|false", "-1|false", "-0|false", "0.0|false", "2147483648|false", "5.5|false", "1e400|false", "1e-400|false",
         "99999999999999999999999999|false", "1e99999999999|false", "\"5\"|false", "true|false", "[1]|false",
         "{}|false", "null|false",

@@ -1,0 +1,206 @@
+"""End-to-end measured runs with real apps, real k6 and real cgroups: the result folder, the verdict,
+and that nothing is left behind when a run goes wrong (Ctrl-C, a crashed app, k6 failing, no database)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import psutil
+import pytest
+
+from harness import paths
+from harness.apps import IMPLS
+from harness.loadrun import LoadSettings
+from harness.results import read_index
+from harness.run import RunPlan, execute
+
+RUN_FILES = (
+    "manifest.json",
+    "k6-summary.json",
+    "metrics.json",
+    "timeseries.csv",
+    "pg_stat_statements.json",
+    "verdict.json",
+)
+pytestmark = pytest.mark.slow
+
+
+def _plan(impl: str, results_dir: Path, **changes: object) -> RunPlan:
+    plan = RunPlan(
+        impl=impl,
+        load=LoadSettings(targets=[], rate=50, duration_s=5, warmup_s=3),
+        cpus=1.0,
+        results_dir=results_dir,
+    )
+    return replace(plan, **changes)  # type: ignore[arg-type]
+
+
+def _app_processes() -> list[psutil.Process]:
+    """Processes of any app instance started from this checkout (by their command lines)."""
+    found = []
+    markers = ("bidbench-java.jar", str(paths.ROOT / "node-app"), str(paths.RUNTIME))
+    for proc in psutil.process_iter(["cmdline"]):
+        cmdline = " ".join(proc.info["cmdline"] or [])
+        if any(marker in cmdline for marker in markers) and "pytest" not in cmdline:
+            found.append(proc)
+    return found
+
+
+@pytest.fixture(autouse=True)
+def no_leftovers() -> None:
+    before = {p.pid for p in _app_processes()}
+    yield
+    time.sleep(0.5)
+    leftovers = [
+        p
+        for p in _app_processes()
+        if p.pid not in before and p.is_running() and p.status() != psutil.STATUS_ZOMBIE
+    ]
+    assert not leftovers, f"orphan processes after the run: {[p.cmdline() for p in leftovers]}"
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_smoke_run_writes_a_complete_valid_folder(impl: str, tmp_path: Path, database_url: str) -> None:
+    outcome = execute(_plan(impl, tmp_path), quiet=True)
+    assert outcome.status == "completed", outcome.reason
+    for name in RUN_FILES:
+        assert outcome.folder.has(name), name
+    assert (outcome.folder.logs / f"{impl}-0").is_dir() and (outcome.folder.logs / "k6.log").exists()
+    metrics, verdict = outcome.folder.read_json("metrics.json"), outcome.folder.read_json("verdict.json")
+    assert verdict["valid"], verdict["reasons"]
+    assert metrics["sys_errors"] == 0 and metrics["ok"] > 0
+    assert metrics["throughput_rps"] == pytest.approx(50, rel=0.1)
+    assert 0 < metrics["cpu_pct_total"] < 100
+    assert metrics["memory_per_instance_mb"] > 1
+    manifest = outcome.folder.read_json("manifest.json")
+    assert manifest["status"] == "completed" and manifest["resource_backend"]["name"]
+    assert manifest["knobs"]["DB_POOL_SIZE"] == "10"
+    assert manifest["instances_detail"][0]["startup"].startswith("bidbench-start ")
+    assert any(entry["run_id"] == outcome.folder.run_id for entry in read_index(tmp_path))
+    pg = outcome.folder.read_json("pg_stat_statements.json")
+    assert sum(row["calls"] for row in pg) >= metrics["ok"]  # every request did database work
+
+
+def test_cpu_figure_agrees_with_an_independent_reading(tmp_path: Path, database_url: str) -> None:
+    """The run's CPU % against the cgroup's own cumulative counter, read from the time series file."""
+    outcome = execute(
+        _plan("node", tmp_path, load=LoadSettings(targets=[], rate=150, duration_s=8, warmup_s=3)), quiet=True
+    )
+    assert outcome.status == "completed", outcome.reason
+    rows = [line.split(",") for line in (outcome.folder.path / "timeseries.csv").read_text().splitlines()[1:]]
+    node_rows = [(float(r[0]), float(r[5])) for r in rows if r[1] == "node-0"]
+    busy = [(t, c) for (t, c) in node_rows]
+    (t0, c0), (t1, c1) = busy[0], busy[-1]
+    overall = (c1 - c0) / (t1 - t0) * 100
+    metrics = outcome.folder.read_json("metrics.json")
+    # The window figure is over the measurement window only; the overall one includes the warm-up.
+    assert metrics["cpu_pct_total"] == pytest.approx(overall, rel=0.5)
+    assert metrics["cpu_pct_total"] > 0
+
+
+def test_far_past_capacity_is_invalid_or_over_slo_for_the_right_reason(
+    tmp_path: Path, database_url: str
+) -> None:
+    plan = _plan(
+        "node", tmp_path, cpus=0.05, load=LoadSettings(targets=[], rate=800, duration_s=5, warmup_s=2)
+    )
+    outcome = execute(plan, quiet=True)
+    assert outcome.status == "completed", outcome.reason
+    verdict = outcome.folder.read_json("verdict.json")
+    assert not verdict["slo"]["met"]
+    failed = {name for name, check in verdict["checks"].items() if not check["ok"]}
+    assert not verdict["valid"] or not all(verdict["slo"]["parts"].values())
+    assert failed <= {
+        "dropped_iterations",
+        "system_errors",
+        "littles_law",
+        "steady_state",
+        "loadgen_cpu",
+        "database_host",
+    }
+    assert (
+        failed & {"dropped_iterations", "system_errors", "littles_law"} or not verdict["slo"]["parts"]["p99"]
+    )
+
+
+def test_crashed_app_is_stored_as_failed_and_nothing_is_left(tmp_path: Path, database_url: str) -> None:
+    plan = _plan("node", tmp_path, load=LoadSettings(targets=[], rate=50, duration_s=20, warmup_s=2))
+    result: dict[str, object] = {}
+    runner = threading.Thread(target=lambda: result.update(outcome=execute(plan, quiet=True)))
+    runner.start()
+    deadline = time.monotonic() + 60
+    victim = None
+    while victim is None and time.monotonic() < deadline:
+        candidates = [p for p in _app_processes() if "node" in p.name()]
+        victim = candidates[0] if candidates else None
+        time.sleep(0.5)
+    assert victim is not None
+    time.sleep(4)
+    victim.send_signal(signal.SIGKILL)
+    runner.join(timeout=120)
+    outcome = result["outcome"]
+    assert outcome.status == "failed"  # type: ignore[attr-defined]
+    assert "died" in outcome.reason  # type: ignore[attr-defined]
+    manifest = outcome.folder.read_json("manifest.json")  # type: ignore[attr-defined]
+    assert manifest["status"] == "failed" and "died" in manifest["failure_reason"]
+
+
+def test_k6_failure_is_stored_as_failed(tmp_path: Path, database_url: str) -> None:
+    outcome = execute(
+        _plan("node", tmp_path, load=LoadSettings(targets=[], mix="no-such-mix", duration_s=3, warmup_s=1)),
+        quiet=True,
+    )
+    assert outcome.status == "failed"
+    assert "k6" in outcome.reason
+    assert outcome.folder.read_json("manifest.json")["status"] == "failed"
+
+
+def test_database_that_will_not_answer_is_stored_as_failed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.db.cluster import free_port
+
+    monkeypatch.setenv("BIDBENCH_DATABASE_URL", f"postgresql://nobody:x@127.0.0.1:{free_port()}/postgres")
+    outcome = execute(_plan("node", tmp_path), quiet=True)
+    assert outcome.status == "failed"
+    assert "connect" in outcome.reason.lower()
+    assert outcome.folder.read_json("manifest.json")["failure_reason"]
+
+
+def test_ctrl_c_stops_everything_and_keeps_the_run_marked_interrupted(
+    tmp_path: Path, database_url: str
+) -> None:
+    env = dict(os.environ, BIDBENCH_RESULTS=str(tmp_path))
+    proc = subprocess.Popen(
+        [
+            str(paths.ROOT / "bidbench"),
+            "run",
+            "--impl",
+            "node",
+            "--rate",
+            "50",
+            "--duration",
+            "30s",
+            "--warmup",
+            "2s",
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and not [p for p in _app_processes() if "node" in p.name()]:
+        time.sleep(0.5)
+    time.sleep(5)
+    proc.send_signal(signal.SIGINT)
+    output, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 130, output
+    entries = read_index(tmp_path)
+    assert entries and entries[-1]["status"] == "interrupted"
