@@ -11,11 +11,14 @@ clean clone builds it without anyone approving anything by hand.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
 import shutil
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from harness import knobs as knob_defaults
@@ -26,9 +29,12 @@ from harness.console import UserError
 APP_DIR = paths.app_dir("node")
 ENTRY = APP_DIR / "src" / "main.js"
 INSTALL_STAMP = paths.CACHE / "node-app.install.sha256"
+INSTALL_LOCK = paths.CACHE / "node-app.install.lock"
 # What `npm ci` installs from; the node version is part of the stamp because the libpq addon is compiled
-# against one Node ABI and must be rebuilt when node changes.
-INSTALL_INPUTS = ("package.json", "package-lock.json", ".npmrc")
+# against one Node ABI and must be rebuilt when node changes. Of package.json only the fields that change
+# what gets installed count: editing a script must not reinstall node_modules under a running instance.
+INSTALL_INPUTS = ("package-lock.json", ".npmrc")
+INSTALL_FIELDS = ("dependencies", "optionalDependencies", "devDependencies", "overrides", "allowScripts")
 
 # Knobs only this driver reads, on top of harness.knobs.
 DRIVER_KNOBS: dict[str, str] = {
@@ -39,8 +45,11 @@ DRIVER_KNOBS: dict[str, str] = {
 _PG_NATIVE_PROBE = "require('pg-native'); console.log(require.resolve('libpq'))"
 
 # node --test with the readable spec reporter, plus one summary line at the end for `./bidbench test`.
+# --test-force-exit: a socket left open by a test (say, to a database that another run just reset) must
+# not keep the runner alive once every test has finished.
 _TEST_ARGS = [
     "--test",
+    "--test-force-exit",
     "--test-reporter=spec",
     "--test-reporter-destination=stdout",
     "--test-reporter=./testing/summary-reporter.js",
@@ -65,6 +74,10 @@ def _output(argv: list[str], cwd: Path | None = None) -> str:
 
 def install_digest() -> str:
     digest = hashlib.sha256()
+    manifest_path = APP_DIR / "package.json"
+    manifest = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
+    relevant = {key: manifest.get(key) for key in INSTALL_FIELDS}
+    digest.update(json.dumps(relevant, sort_keys=True).encode())
     for name in INSTALL_INPUTS:
         path = APP_DIR / name
         digest.update(name.encode())
@@ -73,6 +86,18 @@ def install_digest() -> str:
         digest.update(b"\0")
     digest.update(_output([_tool("node"), "--version"]).encode())
     return digest.hexdigest()
+
+
+@contextmanager
+def _install_lock() -> Iterator[None]:
+    """One `npm ci` at a time: two harness commands building at once would delete each other's files."""
+    INSTALL_LOCK.parent.mkdir(parents=True, exist_ok=True)
+    with INSTALL_LOCK.open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def install_env(node: str) -> dict[str, str]:
@@ -106,11 +131,25 @@ class NodeDriver(AppDriver):
     impl = "node"
 
     def ensure_built(self) -> None:
-        node = _tool("node")
-        digest = install_digest()
-        installed = (APP_DIR / "node_modules" / ".package-lock.json").is_file()
-        if installed and INSTALL_STAMP.is_file() and INSTALL_STAMP.read_text().strip() == digest:
+        if self._installed(install_digest()):
             return
+        with _install_lock():
+            digest = install_digest()
+            if self._installed(digest):  # another process installed it while we waited for the lock
+                return
+            self._install(digest)
+
+    @staticmethod
+    def _installed(digest: str) -> bool:
+        return (
+            (APP_DIR / "node_modules" / ".package-lock.json").is_file()
+            and INSTALL_STAMP.is_file()
+            and INSTALL_STAMP.read_text().strip() == digest
+        )
+
+    def _install(self, digest: str) -> None:
+        node = _tool("node")
+        INSTALL_STAMP.unlink(missing_ok=True)
         done = subprocess.run(
             # --foreground-scripts: keep node-gyp's output, so a failed addon build can say why.
             [_tool("npm"), "ci", "--no-audit", "--no-fund", "--foreground-scripts"],

@@ -39,11 +39,17 @@ if (!DATABASE_URL) {
   const TIMEOUT = { timeout: 180_000 }
   let db
   test.before(async () => {
+    console.error(`${new Date().toISOString()} integration: connecting to the database`)
     db = new Client({ connectionString: DATABASE_URL, connectionTimeoutMillis: 10_000, query_timeout: 30_000 })
     db.on('error', (err) => console.error(`direct database connection lost: ${err.message}`))
     await db.connect()
   })
-  test.after(() => Promise.race([db.end(), new Promise((resolve) => setTimeout(resolve, 2000).unref())]))
+  // If the connection is stuck, ending it could wait forever and keep the process alive: cut it off.
+  test.after(async () => {
+    const ended = await Promise.race([db.end().then(() => true), new Promise((resolve) => setTimeout(resolve, 2000, false))])
+    if (!ended) db.connection.stream.destroy()
+    console.error(`${new Date().toISOString()} integration: done (direct connection ${ended ? 'ended' : 'cut off'})`)
+  })
 
   const rows = async (sql, params = []) => (await db.query(sql, params)).rows
   const one = async (sql, params = []) => (await rows(sql, params))[0]

@@ -8,6 +8,8 @@ import json
 import re
 import socket
 import subprocess
+import threading
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -39,21 +41,49 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def test_install_digest_follows_the_install_inputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_install_digest_follows_what_npm_ci_installs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     app = tmp_path / "node-app"
     (app / "src").mkdir(parents=True)
-    (app / "package.json").write_text('{"name": "x"}')
+    manifest = {"name": "x", "scripts": {"test": "node --test"}, "dependencies": {"pg": "8.23.1"}}
+    (app / "package.json").write_text(json.dumps(manifest))
     (app / "package-lock.json").write_text("{}")
     (app / ".npmrc").write_text("strict-allow-scripts=true\n")
     monkeypatch.setattr(node_driver, "APP_DIR", app)
 
     first = install_digest()
     (app / "src" / "main.js").write_text("// sources are not installed, they run from the checkout")
-    assert install_digest() == first
-    for name in ("package.json", "package-lock.json", ".npmrc"):
+    manifest["scripts"]["test"] = "node --test --test-force-exit"
+    (app / "package.json").write_text(json.dumps(manifest))
+    assert install_digest() == first, "sources and scripts do not reinstall node_modules"
+    for key, value in (("dependencies", {"pg": "8.23.2"}), ("allowScripts", {"libpq@1.11.0": True})):
+        before = install_digest()
+        manifest[key] = value
+        (app / "package.json").write_text(json.dumps(manifest))
+        assert install_digest() != before, key
+    for name in ("package-lock.json", ".npmrc"):
         before = install_digest()
         (app / name).write_text((app / name).read_text() + " ")
         assert install_digest() != before, name
+
+
+def test_concurrent_builds_install_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two harness commands building at once must not run two `npm ci` in one directory."""
+    monkeypatch.setattr(node_driver, "INSTALL_STAMP", tmp_path / "stamp")
+    monkeypatch.setattr(node_driver, "INSTALL_LOCK", tmp_path / "lock")
+    installs: list[str] = []
+
+    def fake_install(self: NodeDriver, digest: str) -> None:
+        installs.append(digest)
+        time.sleep(0.2)
+        (tmp_path / "stamp").write_text(digest + "\n")
+
+    monkeypatch.setattr(NodeDriver, "_install", fake_install)
+    threads = [threading.Thread(target=NodeDriver().ensure_built) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(installs) == 1
 
 
 def test_install_env_points_node_gyp_at_local_headers(monkeypatch: pytest.MonkeyPatch) -> None:
