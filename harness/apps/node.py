@@ -45,11 +45,8 @@ DRIVER_KNOBS: dict[str, str] = {
 _PG_NATIVE_PROBE = "require('pg-native'); console.log(require.resolve('libpq'))"
 
 # node --test with the readable spec reporter, plus one summary line at the end for `./bidbench test`.
-# --test-force-exit: a socket left open by a test (say, to a database that another run just reset) must
-# not keep the runner alive once every test has finished.
 _TEST_ARGS = [
     "--test",
-    "--test-force-exit",
     "--test-reporter=spec",
     "--test-reporter-destination=stdout",
     "--test-reporter=./testing/summary-reporter.js",

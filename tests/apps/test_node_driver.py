@@ -52,7 +52,7 @@ def test_install_digest_follows_what_npm_ci_installs(tmp_path: Path, monkeypatch
 
     first = install_digest()
     (app / "src" / "main.js").write_text("// sources are not installed, they run from the checkout")
-    manifest["scripts"]["test"] = "node --test --test-force-exit"
+    manifest["scripts"]["test"] = "node --test --test-reporter=spec"
     (app / "package.json").write_text(json.dumps(manifest))
     assert install_digest() == first, "sources and scripts do not reinstall node_modules"
     for key, value in (("dependencies", {"pg": "8.23.2"}), ("allowScripts", {"libpq@1.11.0": True})):
