@@ -25,6 +25,7 @@ from harness.resources import Limits, ProcessTreeGroup, ResourceGroup, new_group
 
 BASE_ENV_KEYS = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER")
 STOP_GRACE_S = 15.0
+INSTANCE_MARKER = "BIDBENCH_INSTANCE_DIR"
 
 
 class InstanceFailed(UserError):
@@ -74,6 +75,8 @@ class RunningInstance:
 def _start(launch: ProcessLaunch, group: ResourceGroup) -> subprocess.Popen[bytes]:
     env = {k: os.environ[k] for k in BASE_ENV_KEYS if k in os.environ}
     env.update(launch.env)
+    # A marker every process of the instance inherits, so leftovers can be found by what they are.
+    env[INSTANCE_MARKER] = str(launch.log_path.parent)
     launch.log_path.parent.mkdir(parents=True, exist_ok=True)
     argv = group.wrap(launch.argv)
     with launch.log_path.open("ab") as log:

@@ -391,7 +391,9 @@ class Session:
                         raise RuntimeError(f"an instance process died during the run: {dead}")
                     if now > t_end + 120:
                         raise RuntimeError("k6 did not finish within 120 s after the measurement window")
-                    time.sleep(1.0)
+                    # Wake exactly at the window's start, so the pg_stat_statements snapshot is on time.
+                    until_window = t_measure - (time.monotonic() - sampler.t0)
+                    time.sleep(min(1.0, until_window) if pg_before is None and until_window > 0 else 1.0)
             pg_after = pgstats.snapshot(server) if server is not None else []
             code = k6.wait(30)
             sampler.stop()

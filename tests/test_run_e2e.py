@@ -16,6 +16,7 @@ import pytest
 
 from harness import paths
 from harness.apps import IMPLS
+from harness.instances import INSTANCE_MARKER
 from harness.loadrun import LoadSettings
 from harness.results import read_index
 from harness.run import RunPlan, execute
@@ -34,7 +35,7 @@ pytestmark = pytest.mark.slow
 def _plan(impl: str, results_dir: Path, **changes: object) -> RunPlan:
     plan = RunPlan(
         impl=impl,
-        load=LoadSettings(targets=[], rate=50, duration_s=5, warmup_s=3),
+        load=LoadSettings(targets=[], rate=50, duration_s=6, warmup_s=5),
         cpus=1.0,
         results_dir=results_dir,
     )
@@ -42,13 +43,14 @@ def _plan(impl: str, results_dir: Path, **changes: object) -> RunPlan:
 
 
 def _app_processes() -> list[psutil.Process]:
-    """Processes of any app instance started from this checkout (by their command lines)."""
+    """Processes of app instances started by the harness (they carry its marker in their environment)."""
     found = []
-    markers = ("bidbench-java.jar", str(paths.ROOT / "node-app"), str(paths.RUNTIME))
-    for proc in psutil.process_iter(["cmdline"]):
-        cmdline = " ".join(proc.info["cmdline"] or [])
-        if any(marker in cmdline for marker in markers) and "pytest" not in cmdline:
-            found.append(proc)
+    for proc in psutil.process_iter():
+        try:
+            if INSTANCE_MARKER in proc.environ():
+                found.append(proc)
+        except (psutil.AccessDenied, psutil.NoSuchProcess, psutil.ZombieProcess):
+            continue
     return found
 
 
@@ -84,7 +86,8 @@ def test_smoke_run_writes_a_complete_valid_folder(impl: str, tmp_path: Path, dat
     assert manifest["instances_detail"][0]["startup"].startswith("bidbench-start ")
     assert any(entry["run_id"] == outcome.folder.run_id for entry in read_index(tmp_path))
     pg = outcome.folder.read_json("pg_stat_statements.json")
-    assert sum(row["calls"] for row in pg) >= metrics["ok"]  # every request did database work
+    # Every request did database work; the window edges are sampled, so allow a little slack.
+    assert sum(row["calls"] for row in pg) >= 0.9 * metrics["ok"]
 
 
 def test_cpu_figure_agrees_with_an_independent_reading(tmp_path: Path, database_url: str) -> None:
@@ -137,7 +140,8 @@ def test_crashed_app_is_stored_as_failed_and_nothing_is_left(tmp_path: Path, dat
     deadline = time.monotonic() + 60
     victim = None
     while victim is None and time.monotonic() < deadline:
-        candidates = [p for p in _app_processes() if "node" in p.name()]
+        # Our own instance: a node process started by this test process, not anyone else's.
+        candidates = [p for p in psutil.Process().children(recursive=True) if p.name() == "node"]
         victim = candidates[0] if candidates else None
         time.sleep(0.5)
     assert victim is not None
