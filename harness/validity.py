@@ -18,6 +18,7 @@ SYS_ERROR_MAX_SHARE = 0.001
 OPEN_RATE_TOLERANCE = 0.05
 LITTLE_TOLERANCE = 0.20
 STEADY_MAX_DRIFT = 0.25
+STEADY_MIN_SAMPLES = 10  # per-second samples; thirds of fewer are noise
 STEADY_ABS_SLACK_PCT = 10.0  # points of CPU %: below this, drift is noise at low load
 
 
@@ -156,8 +157,8 @@ def _littles_law(fig: RunFigures) -> Check:
 
 def _steady(cpu_per_second: list[float]) -> Check:
     """The instances' CPU in the first and last third of the window must agree: no warm-up left over."""
-    if len(cpu_per_second) < 6:
-        return Check(True, None, None, "window too short to judge steadiness")
+    if len(cpu_per_second) < STEADY_MIN_SAMPLES:
+        return Check(True, None, None, f"window shorter than {STEADY_MIN_SAMPLES} s: too short to judge steadiness")
     third = len(cpu_per_second) // 3
     first = statistics.fmean(cpu_per_second[:third])
     last = statistics.fmean(cpu_per_second[-third:])

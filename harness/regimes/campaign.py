@@ -19,7 +19,7 @@ from harness.console import console
 from harness.results import RunFolder, read_index
 from harness.run import RunPlan, Session, execute
 
-SESSION_REWARM_S = 3.0
+SESSION_REWARM_S = 2.0
 
 
 class LazySession:
