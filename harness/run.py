@@ -269,6 +269,28 @@ class Session:
             for i in self.instances
         ]
 
+    def prewarm(self, seconds: float, rate: float) -> None:
+        """Unmeasured load before the first window (same for every implementation); nothing is stored."""
+        if not self.started_ok or seconds <= 0:
+            return
+        import tempfile
+
+        load = replace(
+            self.plan.load, targets=self.targets(), rate=rate, model="open", warmup_s=0, duration_s=seconds
+        )
+        with tempfile.TemporaryDirectory(prefix="bidbench-prewarm-") as scratch:
+            k6 = K6Process(
+                load,
+                Path(scratch) / "summary.json",
+                Path(scratch) / "k6.log",
+                ProcessTreeGroup("k6", Limits()),
+            )
+            k6.start()
+            try:
+                k6.wait(seconds + 60)
+            finally:
+                k6.kill()
+
     def alive(self) -> bool:
         return self.started_ok and not any(i.exited() for i in self.instances)
 

@@ -20,6 +20,10 @@ from harness.results import RunFolder, read_index
 from harness.run import RunPlan, Session, execute
 
 SESSION_REWARM_S = 2.0
+# Before a search's first probe, every instance gets the same unmeasured warm-up at a gentle rate, so a
+# JIT runtime under a small CPU limit is not judged while it is still compiling (the thesis warmed up too).
+PREWARM_S = 15.0
+PREWARM_RATE = 40.0
 
 
 class LazySession:
@@ -34,6 +38,7 @@ class LazySession:
         if self.session is None or not self.session.alive():
             self.close()
             self.session = Session(self.plan, quiet=True).__enter__()
+            self.session.prewarm(PREWARM_S, PREWARM_RATE)
         return self.session
 
     def close(self) -> None:
