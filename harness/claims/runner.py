@@ -1,0 +1,215 @@
+"""Running a claim's experiment through the campaign machinery, and judging it.
+
+Every cell is (implementation, variant). Repetitions are interleaved A B A B ... so machine drift hits
+every cell alike; every run is a fresh start (`Campaign.run_point` without a session, i.e. `execute`).
+The campaign name and the group keys depend only on the claim id, the size and the variants, so a rerun
+reuses the stored completed runs (results/index.jsonl) instead of redoing them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+from harness.claims.model import Claim, Size, Variant
+from harness.claims.verdict import NOT_RUNNABLE, ClaimVerdict, Side, combine, judge
+from harness.console import console
+
+# (impl, variant name) -> per-run records: {"valid": bool, "value": float | None}
+Observations = dict[tuple[str, str], list[dict[str, Any]]]
+
+UNSORTED_KNOB = "BIDBENCH_UNFAIR_UNSORTED"
+
+
+@dataclass(frozen=True)
+class Cell:
+    impl: str
+    variant: Variant
+
+
+def metric_value(metrics: dict[str, Any] | None, path: str) -> float | None:
+    """A dotted path into metrics.json (e.g. latency_ms.p99); None when absent."""
+    node: Any = metrics
+    for part in path.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return float(node) if isinstance(node, (int, float)) and not isinstance(node, bool) else None
+
+
+def size_for(claim: Claim, quick: bool, repetitions: int | None) -> Size:
+    size = claim.size(quick)
+    return replace(size, repetitions=repetitions) if repetitions else size
+
+
+def cells(claim: Claim, size: Size) -> list[Cell]:
+    impls = size.impls or claim.impls
+    out: list[Cell] = []
+    for impl in impls:
+        for variant in claim.variants:
+            if variant.impl is None or variant.impl == impl:
+                out.append(Cell(impl, variant))
+    # impl-pinned variants whose impl is not in the list still run (impl-vs-impl claims)
+    for variant in claim.variants:
+        if variant.impl is not None and all(c.variant.name != variant.name for c in out):
+            out.append(Cell(variant.impl, variant))
+    return out
+
+
+def campaign_for(claim: Claim, size: Size) -> str:
+    from harness.regimes.campaign import campaign_name
+
+    settings = {
+        "claim": claim.id,
+        "regime": claim.regime,
+        "size": asdict(size),
+        "variants": [asdict(v) for v in claim.variants],
+    }
+    return campaign_name(f"claim-{claim.id}", settings)
+
+
+def is_unfair(variant: Variant) -> bool:
+    return variant.unfair or variant.knobs.get(UNSORTED_KNOB) == "1"
+
+
+def _plan(claim: Claim, size: Size, cell: Cell, group: str, repetition: int) -> Any:
+    from harness.loadrun import LoadSettings
+    from harness.run import RunPlan
+
+    v = cell.variant
+    return RunPlan(
+        impl=cell.impl,
+        load=LoadSettings(
+            targets=[],
+            mix=size.mix,
+            model="open",
+            rate=size.rate,
+            duration_s=size.duration_s,
+            warmup_s=size.warmup_s,
+        ),
+        cpus=v.cpus or size.cpus,
+        knobs=dict(v.knobs),
+        variant=v.name,
+        regime=claim.regime,
+        group=group,
+        point={"rate": size.rate, "claim": claim.id},
+        repetition=repetition,
+        with_indexes=v.with_indexes,
+        jvm=v.jvm,
+    )
+
+
+def run_experiment(claim: Claim, size: Size) -> Observations:
+    """Run (or reuse) every repetition of every cell, interleaved. Returns the per-run observations."""
+    from harness.regimes.campaign import Campaign
+
+    campaign = Campaign(campaign_for(claim, size))
+    todo = cells(claim, size)
+    console.print(f"claim {claim.id}: campaign {campaign.name}, {len(todo)} cells x {size.repetitions} runs")
+    for cell in todo:
+        if is_unfair(cell.variant):
+            console.print(
+                f"[bold red]!! UNEQUAL VARIANT {cell.variant.name} on {cell.impl}: list results are not sorted. "
+                "It does less database work than the contract requires and fails the conformance suite. "
+                "Its numbers are NOT a fair comparison.[/]"
+            )
+    observations: Observations = {(c.impl, c.variant.name): [] for c in todo}
+    if claim.regime == "capacity":
+        return _run_capacity(claim, size, campaign, todo, observations)
+    campaign.planned_runs = len(todo) * size.repetitions
+    for repetition in range(size.repetitions):
+        for cell in todo:
+            group = campaign.key("claim", cell.impl, cell.variant.name, f"rate={size.rate:g}")
+            plan = _plan(claim, size, cell, group, repetition)
+            label = f"{claim.id} {cell.impl}/{cell.variant.name} rep {repetition + 1}/{size.repetitions}"
+            result = campaign.run_point(plan, label)
+            valid = result.status == "completed" and result.valid
+            observations[(cell.impl, cell.variant.name)].append(
+                {
+                    "valid": valid,
+                    "value": metric_value(result.metrics, claim.metric),
+                    "run": result.folder.run_id,
+                }
+            )
+    return observations
+
+
+def _run_capacity(
+    claim: Claim, size: Size, campaign: Any, todo: list[Cell], observations: Observations
+) -> Observations:
+    """One capacity search per cell and repetition (interleaved); the metric is read at the capacity point."""
+    from harness.regimes.capacity import CapacityPlan, SearchSettings, run_capacity
+
+    for repetition in range(size.repetitions):
+        for cell in todo:
+            base = _plan(claim, size, cell, "", repetition)
+            plan = CapacityPlan(
+                impls=[cell.impl],
+                base=replace(base, group=""),
+                repetitions=1,
+                settings=SearchSettings(start_rate=size.rate),
+                regime=f"claim-{claim.id}-capacity",
+                point={"variant": cell.variant.name, "rep": repetition},
+            )
+            record = run_capacity(campaign, plan)[cell.impl][0]
+            metrics = record.get("metrics") or {}
+            valid = bool(record.get("capacity_rps")) and not record.get("bound_by_measurement")
+            observations[(cell.impl, cell.variant.name)].append(
+                {"valid": valid, "value": metric_value(metrics, claim.metric), "run": record.get("run_id")}
+            )
+    return observations
+
+
+def side(observations: Observations, impl: str, variant: str) -> Side:
+    records = observations.get((impl, variant), [])
+    values = [r["value"] for r in records if r["valid"] and r["value"] is not None]
+    return Side(f"{impl}/{variant}", values, invalid=len(records) - len(values))
+
+
+def judge_claim(claim: Claim, size: Size, observations: Observations) -> ClaimVerdict:
+    """Every comparison of the claim, per implementation when the variants are not impl-pinned."""
+    results = []
+    todo = cells(claim, size)
+    for comparison in claim.expect:
+        va, vb = claim.variant(comparison.baseline), claim.variant(comparison.variant)
+        if va.impl or vb.impl:
+            pairs = [(va.impl or vb.impl or "", vb.impl or va.impl or "")]
+        else:
+            pairs = [(impl, impl) for impl in dict.fromkeys(c.impl for c in todo)]
+        for impl_a, impl_b in pairs:
+            a = side(observations, impl_a, va.name)
+            b = side(observations, impl_b, vb.name)
+            label = impl_a if impl_a == impl_b else f"{impl_a} vs {impl_b}"
+            results.append(judge(comparison, label, a, b, seed_parts=(claim.id, claim.metric)))
+    verdict = combine(claim.id, results)
+    verdict.notes.extend(notes_for(claim))
+    return verdict
+
+
+def notes_for(claim: Claim) -> list[str]:
+    notes = [claim.notes] if claim.notes else []
+    if any(is_unfair(v) for v in claim.variants):
+        notes.append(
+            "The unsorted variant is unequal work: the conformance suite rejects it "
+            "(`./bidbench conformance` with BIDBENCH_UNFAIR_UNSORTED=1 is the negative control); "
+            "any speed it shows is bought by skipping the ORDER BY, not by a faster implementation."
+        )
+    return notes
+
+
+def not_runnable(claim: Claim) -> ClaimVerdict:
+    return ClaimVerdict(claim.id, NOT_RUNNABLE, reason=claim.why_not())
+
+
+def replicate(
+    claim: Claim,
+    quick: bool,
+    repetitions: int | None = None,
+    runner: Callable[[Claim, Size], Observations] = run_experiment,
+) -> ClaimVerdict:
+    """Run (or reuse) a claim's experiment and judge it; a needs-variant claim is reported, never run."""
+    if not claim.runnable:
+        return not_runnable(claim)
+    size = size_for(claim, quick, repetitions)
+    return judge_claim(claim, size, runner(claim, size))

@@ -1,0 +1,123 @@
+"""The verdict of one comparison from per-run numbers (SPEC §8; pure, no runs).
+
+The statistic is the ratio of means B / A with its seeded bootstrap 95 % interval (harness.analysis.stats).
+- replicated: the whole interval lies on the expected side (or, for `similar`, within 1 ± tolerance);
+- contradicted: the whole interval lies on the opposite side (for `similar`: entirely outside the band);
+- inconclusive: otherwise, or when a side has fewer than 3 valid runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from harness.analysis.stats import MIN_N_INFERENCE, Interval, mean_ci, ratio_ci, stable_seed, two_sample_test
+from harness.claims.model import Comparison
+
+REPLICATED = "replicated"
+CONTRADICTED = "contradicted"
+INCONCLUSIVE = "inconclusive"
+NOT_RUNNABLE = "not runnable"
+
+
+@dataclass
+class Side:
+    """The valid per-run values of one cell (impl x variant), and how many runs were excluded."""
+
+    label: str
+    values: list[float]
+    invalid: int = 0
+
+    @property
+    def n(self) -> int:
+        return len(self.values)
+
+    @property
+    def mean(self) -> float | None:
+        return sum(self.values) / len(self.values) if self.values else None
+
+    @property
+    def ci(self) -> Interval | None:
+        return mean_ci(self.values)
+
+
+@dataclass
+class ComparisonResult:
+    comparison: Comparison
+    impl: str
+    a: Side
+    b: Side
+    outcome: str
+    ratio: float | None = None
+    ratio_ci: Interval | None = None
+    p_value: float | None = None
+    reason: str = ""
+
+
+@dataclass
+class ClaimVerdict:
+    claim_id: str
+    outcome: str
+    results: list[ComparisonResult] = field(default_factory=list)
+    reason: str = ""
+    notes: list[str] = field(default_factory=list)
+
+
+def _holds(relation: str, comparison: Comparison, low: float, high: float) -> tuple[bool, bool]:
+    """(expected side holds, opposite side holds) for a ratio interval [low, high]."""
+    if relation == "greater":
+        return low > 1.0, high < 1.0
+    if relation == "less":
+        return high < 1.0, low > 1.0
+    if relation == "ratio_at_least":
+        bound = float(comparison.bound or 1.0)
+        return low >= bound, high < bound
+    if relation == "ratio_at_most":
+        bound = float(comparison.bound or 1.0)
+        return high <= bound, low > bound
+    if relation == "similar":
+        tol = float(comparison.tolerance or 0.0)
+        lo_band, hi_band = 1.0 - tol, 1.0 + tol
+        return lo_band <= low and high <= hi_band, low > hi_band or high < lo_band
+    raise ValueError(f"unknown relation {relation!r}")
+
+
+def judge(
+    comparison: Comparison, impl: str, a: Side, b: Side, seed_parts: tuple[object, ...] = ()
+) -> ComparisonResult:
+    result = ComparisonResult(comparison, impl, a, b, INCONCLUSIVE)
+    if a.n < MIN_N_INFERENCE or b.n < MIN_N_INFERENCE:
+        result.reason = (
+            f"fewer than {MIN_N_INFERENCE} valid runs per side ({a.label}: {a.n} valid, {a.invalid} invalid; "
+            f"{b.label}: {b.n} valid, {b.invalid} invalid)"
+        )
+        return result
+    if not a.mean:
+        result.reason = f"{a.label}'s mean is 0: no ratio"
+        return result
+    result.ratio = (b.mean or 0.0) / a.mean
+    result.p_value = two_sample_test(a.values, b.values)[1]
+    interval = ratio_ci(a.values, b.values, seed=stable_seed(*seed_parts, impl, a.label, b.label))
+    result.ratio_ci = interval
+    if interval is None:
+        result.reason = "no bootstrap interval could be formed"
+        return result
+    expected, opposite = _holds(comparison.relation, comparison, interval.low, interval.high)
+    if expected:
+        result.outcome = REPLICATED
+    elif opposite:
+        result.outcome = CONTRADICTED
+    else:
+        result.reason = "the 95 % interval of the ratio straddles the expected boundary"
+    return result
+
+
+def combine(claim_id: str, results: list[ComparisonResult]) -> ClaimVerdict:
+    """All replicated -> replicated; any contradicted -> contradicted; otherwise inconclusive."""
+    outcomes = [r.outcome for r in results]
+    if outcomes and all(o == REPLICATED for o in outcomes):
+        outcome = REPLICATED
+    elif any(o == CONTRADICTED for o in outcomes):
+        outcome = CONTRADICTED
+    else:
+        outcome = INCONCLUSIVE
+    return ClaimVerdict(claim_id, outcome, results)
