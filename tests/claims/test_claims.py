@@ -1,0 +1,227 @@
+"""Claim files and the verdict logic on synthetic numbers (no real runs)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer
+import yaml
+from typer.testing import CliRunner
+
+from harness import paths
+from harness.claims import runner
+from harness.claims.cli import register
+from harness.claims.model import Claim, ClaimError, Comparison, find, load_all, load_file, load_schema
+from harness.claims.verdict import CONTRADICTED, INCONCLUSIVE, NOT_RUNNABLE, REPLICATED, Side, judge
+
+CLAIMS = Path(paths.ROOT) / "claims"
+SPEC = Path("/work/shared/SPEC.md")
+
+
+def spec_rows() -> list[str]:
+    text = SPEC.read_text()
+    section = text.split("## 10. Claims to replicate", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("|")]
+    return [r for r in rows[2:] if r.strip()]  # header and separator
+
+
+def test_every_claim_file_validates() -> None:
+    claims = load_all()
+    assert len(claims) == len(list(CLAIMS.glob("*.yaml")))
+    for claim in claims:
+        assert claim.path is not None and claim.path.stem == claim.id
+
+
+@pytest.mark.skipif(not SPEC.exists(), reason="SPEC.md not available")
+def test_one_claim_per_spec_row() -> None:
+    claims = load_all()
+    rows = spec_rows()
+    assert len(rows) == 11
+    assert len(claims) == len(rows)
+    # each row's claim text is exactly one claim file's claim sentence
+    for row in rows:
+        text = row.split("|")[2].strip().removesuffix(" This needs a variant.")
+        matching = [c.id for c in claims if c.claim == text]
+        assert len(matching) == 1, (text, matching)
+
+
+def test_metrics_are_known_keys() -> None:
+    known = re.compile(
+        r"^(throughput_rps|normalized_throughput|cpu_pct_total|utilized_cpu|memory_per_instance_mb|capacity_rps|latency_ms\.\w+)$"
+    )
+    for claim in load_all():
+        assert known.match(claim.metric)
+
+
+def test_needs_variant_claim_is_not_runnable() -> None:
+    claim = find("thesis-6.2-pool-library")
+    assert not claim.runnable
+    verdict = runner.replicate(claim, quick=True, runner=_never_run)
+    assert verdict.outcome == NOT_RUNNABLE
+    assert "HikariCP" in verdict.reason or "pool" in verdict.reason
+
+
+def _never_run(claim: Claim, size: Any) -> runner.Observations:
+    raise AssertionError("a not-runnable claim must never run")
+
+
+def _broken(tmp_path: Path, mutate: Any) -> Path:
+    data = yaml.safe_load((CLAIMS / "thesis-table-7.2.yaml").read_text())
+    mutate(data)
+    (tmp_path / "claim.schema.json").write_text((CLAIMS / "claim.schema.json").read_text())
+    path = tmp_path / f"{data['id']}.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda d: d.pop("metric"), "'metric' is a required property"),
+        (lambda d: d.update(metric="speed"), "metric: 'speed' does not match"),
+        (lambda d: d["expect"][0].update(relation="bigger"), "expect/0/relation: 'bigger' is not one of"),
+        (
+            lambda d: d["expect"][0].update(variant="nodejs"),
+            "expect/0/variant: 'nodejs' is not one of the variants",
+        ),
+        (
+            lambda d: d["experiment"]["quick"].update(repetitions=2),
+            "experiment/quick/repetitions: 2 is less than",
+        ),
+        (lambda d: d.update(status="needs-variant"), "'missing' is a required property"),
+        (
+            lambda d: d["expect"][0].update(relation="similar"),
+            "'tolerance' is a required property",
+        ),
+    ],
+)
+def test_broken_claim_fails_with_clear_message(tmp_path: Path, mutate: Any, message: str) -> None:
+    path = _broken(tmp_path, mutate)
+    with pytest.raises(ClaimError) as err:
+        load_file(path, load_schema(tmp_path))
+    assert str(path) in str(err.value)
+    assert message in str(err.value)
+
+
+def test_id_must_match_file_name(tmp_path: Path) -> None:
+    path = _broken(tmp_path, lambda d: None)
+    renamed = path.with_name("other.yaml")
+    path.rename(renamed)
+    with pytest.raises(ClaimError, match="must equal the file name"):
+        load_file(renamed, load_schema(tmp_path))
+
+
+# --- verdict logic on synthetic numbers -------------------------------------------------------------
+
+A = [100.0, 101.0, 99.0, 100.5, 99.5]
+
+
+def _judge(relation: str, b: list[float], a: list[float] = A, **kw: float) -> str:
+    comparison = Comparison("a", "b", relation, **kw)
+    return judge(comparison, "node", Side("a", a), Side("b", b), seed_parts=("test",)).outcome
+
+
+def test_greater_replicated_and_contradicted() -> None:
+    assert _judge("greater", [120.0, 121.0, 119.0, 120.5, 119.5]) == REPLICATED
+    assert _judge("greater", [80.0, 81.0, 79.0, 80.5, 79.5]) == CONTRADICTED
+    assert _judge("less", [80.0, 81.0, 79.0, 80.5, 79.5]) == REPLICATED
+
+
+def test_overlapping_noise_is_inconclusive() -> None:
+    assert _judge("greater", [60.0, 140.0, 100.0, 90.0, 115.0]) == INCONCLUSIVE
+
+
+def test_similar() -> None:
+    assert _judge("similar", [100.2, 100.8, 99.4, 100.1, 99.9], tolerance=0.05) == REPLICATED
+    assert _judge("similar", [150.0, 151.0, 149.0, 150.5, 149.5], tolerance=0.05) == CONTRADICTED
+
+
+def test_ratio_bounds() -> None:
+    debug = [1300.0, 1310.0, 1290.0, 1305.0, 1295.0]
+    assert _judge("ratio_at_least", debug, bound=10) == REPLICATED
+    assert _judge("ratio_at_least", [200.0, 201.0, 199.0, 200.5, 199.5], bound=10) == CONTRADICTED
+    assert _judge("ratio_at_most", [40.0, 41.0, 39.0, 40.5, 39.5], bound=0.5) == REPLICATED
+
+
+def test_too_few_valid_runs_is_inconclusive() -> None:
+    comparison = Comparison("a", "b", "greater")
+    result = judge(comparison, "node", Side("a", A), Side("b", [150.0, 151.0], invalid=3))
+    assert result.outcome == INCONCLUSIVE
+    assert "fewer than 3 valid runs" in result.reason and "3 invalid" in result.reason
+
+
+def _fake_observations(values: dict[tuple[str, str], list[float | None]]) -> Any:
+    def run(claim: Claim, size: Any) -> runner.Observations:
+        return {
+            key: [{"valid": v is not None, "value": v, "run": "x"} for v in vals]
+            for key, vals in values.items()
+        }
+
+    return run
+
+
+def test_claim_end_to_end_with_synthetic_runs() -> None:
+    claim = find("thesis-table-7.2")
+    good = _fake_observations(
+        {
+            ("java", "java"): [1330.0, 1372.0, 1409.0, 1350.0],
+            ("node", "node"): [1070.0, 1100.0, 1090.0, 1080.0],
+        }
+    )
+    assert runner.replicate(claim, quick=True, runner=good).outcome == REPLICATED
+    # invalid runs are excluded and counted: two valid runs on one side -> inconclusive
+    few = _fake_observations(
+        {("java", "java"): [1330.0, None, None, 1350.0], ("node", "node"): [1070.0, 1100.0, 1090.0]}
+    )
+    verdict = runner.replicate(claim, quick=True, runner=few)
+    assert verdict.outcome == INCONCLUSIVE
+    assert verdict.results[0].a.invalid == 2
+
+
+def test_per_impl_comparisons_and_unsorted_note() -> None:
+    claim = find("rubis-3-indexes-unsorted")
+    obs = _fake_observations(
+        {
+            ("php", "indexed-sorted"): [5.0, 5.1, 4.9, 5.05],
+            ("php", "no-index"): [9.0, 9.2, 8.8, 9.1],
+            ("php", "unsorted"): [4.0, 4.1, 3.9, 4.05],
+        }
+    )
+    verdict = runner.replicate(claim, quick=True, runner=obs)
+    assert [r.outcome for r in verdict.results] == [REPLICATED, REPLICATED]
+    assert verdict.outcome == REPLICATED
+    assert any("conformance" in note for note in verdict.notes)
+
+
+def test_group_keys_are_deterministic() -> None:
+    claim = find("thesis-fig-6.2-pool-size")
+    size = runner.size_for(claim, True, None)
+    assert runner.campaign_for(claim, size) == runner.campaign_for(find("thesis-fig-6.2-pool-size"), size)
+    assert runner.campaign_for(claim, size) != runner.campaign_for(claim, runner.size_for(claim, False, None))
+    assert [c.impl for c in runner.cells(claim, size)] == ["node", "node", "node"]
+
+
+def test_metric_value_dotted_path() -> None:
+    metrics = {"latency_ms": {"p99": 12.5}, "throughput_rps": 100, "utilized_cpu": None}
+    assert runner.metric_value(metrics, "latency_ms.p99") == 12.5
+    assert runner.metric_value(metrics, "throughput_rps") == 100.0
+    assert runner.metric_value(metrics, "utilized_cpu") is None
+    assert runner.metric_value(None, "throughput_rps") is None
+
+
+def test_cli_list_shows_every_claim() -> None:
+    app = typer.Typer()
+    register(app)
+
+    @app.command("other")
+    def _other() -> None:  # a second command keeps typer in multi-command mode
+        pass
+
+    result = CliRunner().invoke(app, ["replicate", "--list"], env={"COLUMNS": "300"})
+    assert result.exit_code == 0, result.output
+    for claim in load_all():
+        assert claim.id in result.output
+    assert "needs a variant" in result.output
