@@ -459,8 +459,10 @@ def demo() -> None:
 
 def _register_regimes() -> None:
     from harness import cli_regimes
+    from harness.claims.cli import register as register_claims
 
     cli_regimes.register(app)
+    register_claims(app)
 
 
 _register_regimes()
