@@ -73,9 +73,11 @@ function createServer({ router, logger, serverTimingEnabled, gated = false }) {
   const fail = (exchange, err) => guarded(exchange, () => sendError(exchange, err))
 
   // 413: answered at once. The connection is closed afterwards, so the unread rest of the body is not
-  // parsed as a next request and nobody waits for a body that will never be read.
+  // parsed as a next request and nobody waits for a body that will never be read; the close lingers so
+  // that the client gets to read the 413 (see lingerOnClose).
   function sendTooLarge(exchange) {
     const err = errors.payloadTooLarge
+    lingerOnClose(exchange.req.socket)
     send(exchange, err.status, errorBody(err.code, err.message), { Connection: 'close' })
   }
 
@@ -175,9 +177,36 @@ function createServer({ router, logger, serverTimingEnabled, gated = false }) {
         `Content-Length: ${Buffer.byteLength(json)}\r\n${timing}Date: ${new Date().toUTCString()}\r\n` +
         `Connection: close\r\n\r\n${json}`,
     )
+    linger(socket)
   })
 
   return server
+}
+
+// Lingering close, as nginx does after an error answer: when a client is still sending a body that will
+// not be read, closing the socket outright makes the kernel answer the unread bytes with a reset, and a
+// reset can destroy the 413 in the client's receive buffer before the client reads it (k6 then records
+// status 0; about 1 request in 40 past the limit without this). So the socket is only half-closed after
+// the response (FIN); what the client still sends is read and discarded until it closes its side, goes
+// quiet for LINGER_IDLE_MS, or LINGER_MAX_MS have passed. Node calls socket.destroySoon() once a
+// `Connection: close` response is finished; that call is replaced for this one socket.
+const LINGER_IDLE_MS = 1000
+const LINGER_MAX_MS = 5000
+
+function lingerOnClose(socket) {
+  socket.destroySoon = function lingeringClose() {
+    this.end()
+    linger(this)
+  }
+}
+
+// After end(): drain and discard until the client closes, goes quiet, or time is up.
+function linger(socket) {
+  const limit = setTimeout(() => socket.destroy(), LINGER_MAX_MS)
+  socket.setTimeout(LINGER_IDLE_MS, () => socket.destroy())
+  socket.once('end', () => socket.destroy()) // the client has closed its side: nothing more will come
+  socket.once('close', () => clearTimeout(limit))
+  socket.resume()
 }
 
 // What Node does without a clientError listener (socketOnError in lib/_http_server.js): a bare 400, 431 or
