@@ -65,7 +65,11 @@ if (!DATABASE_URL) {
     db = new Pool({ connectionString: DATABASE_URL, max: 2, connectionTimeoutMillis: 10_000, query_timeout: 30_000, allowExitOnIdle: true })
     db.on('error', (err) => console.error(`direct database connection lost: ${err.message}`))
   })
-  test.after(() => Promise.race([db.end(), sleep(2000)]))
+  test.after(async () => {
+    let timer
+    await Promise.race([db.end(), new Promise((resolve) => (timer = setTimeout(resolve, 2000)))])
+    clearTimeout(timer)
+  })
 
   const rows = async (sql, params = []) => (await retrying(() => db.query(sql, params))).rows
   const one = async (sql, params = []) => (await rows(sql, params))[0]
