@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -18,8 +19,32 @@ RESULTS = Path(os.environ.get("BIDBENCH_RESULTS", ROOT / "results"))
 # Git-ignored local state: the virtualenv, tools we build, the embedded database, runtime dirs.
 STATE = Path(os.environ.get("BIDBENCH_STATE", ROOT / ".bidbench"))
 BIN = STATE / "bin"
-RUNTIME = STATE / "run"
 CACHE = STATE / "cache"
+
+
+def traversable_by_others(path: Path) -> bool:
+    """Whether every existing directory on the way to path lets other users through (o+x)."""
+    probe = path
+    while not probe.exists():
+        probe = probe.parent
+    return all(directory.stat().st_mode & 0o001 for directory in [probe, *probe.parents])
+
+
+def world_reachable_state() -> Path:
+    """Where state that unprivileged helpers must reach lives: the PostgreSQL data directory (its server
+    runs as an unprivileged user when we are root) and instance runtime dirs (nginx and PHP-FPM workers
+    run as nobody). That is .bidbench/ itself, unless we are root inside a checkout others cannot enter
+    (e.g. below /root, or a mode-700 temporary directory); then a per-checkout folder in /var/tmp."""
+    if os.geteuid() != 0 or traversable_by_others(STATE):
+        return STATE
+    digest = hashlib.sha256(str(ROOT).encode()).hexdigest()[:10]
+    shared = Path("/var/tmp") / f"bidbench-{digest}"
+    shared.mkdir(parents=True, exist_ok=True)
+    shared.chmod(0o755)
+    return shared
+
+
+RUNTIME = world_reachable_state() / "run"
 
 
 def app_dir(impl: str) -> Path:

@@ -26,6 +26,15 @@ GROUP_PARENT = "bidbench"
 # quota stalls the whole group for the rest of the period, and at 0.25 CPU a 100 ms period means stalls of
 # up to 75 ms, which would be measured as the app's latency. 10 ms bounds them at 7.5 ms.
 CFS_PERIOD_US = 10_000
+MIN_QUOTA_US = 1_000  # the kernel refuses smaller quotas
+
+
+def cfs_quota(cpus: float) -> tuple[int, int]:
+    """(quota, period) in microseconds; below 0.1 CPU the period grows so the quota stays >= 1 ms."""
+    period = max(CFS_PERIOD_US, int(MIN_QUOTA_US / cpus + 0.5))
+    return max(MIN_QUOTA_US, int(cpus * period)), period
+
+
 BACKENDS = ("cgroup-v2", "cgroup-v1", "systemd", "none")
 
 
@@ -138,7 +147,8 @@ class CgroupV2Group(ResourceGroup):
         self.path = parent / name
         self.path.mkdir()
         if limits.cpus:
-            _write(self.path / "cpu.max", f"{int(limits.cpus * CFS_PERIOD_US)} {CFS_PERIOD_US}")
+            quota, period = cfs_quota(limits.cpus)
+            _write(self.path / "cpu.max", f"{quota} {period}")
         if limits.cpuset:
             _write(self.path / "cpuset.cpus", limits.cpuset)
         if limits.memory_mb:
@@ -186,8 +196,9 @@ class CgroupV1Group(ResourceGroup):
         if limits.cpuset:
             _write(cpuset / "cpuset.cpus", limits.cpuset)
         if limits.cpus:
-            _write(self.paths["cpu"] / "cpu.cfs_period_us", str(CFS_PERIOD_US))
-            _write(self.paths["cpu"] / "cpu.cfs_quota_us", str(int(limits.cpus * CFS_PERIOD_US)))
+            quota, period = cfs_quota(limits.cpus)
+            _write(self.paths["cpu"] / "cpu.cfs_period_us", str(period))
+            _write(self.paths["cpu"] / "cpu.cfs_quota_us", str(quota))
         if limits.memory_mb:
             _write(self.paths["memory"] / "memory.limit_in_bytes", str(limits.memory_mb * 1024 * 1024))
         if limits.cpu_weight:

@@ -97,6 +97,11 @@ def run_all(only: Iterable[str], pytest_args: list[str]) -> int:
     )
 
     outcomes: list[Outcome] = []
+    # Build first: the harness tests start real instances of every app.
+    for impl in IMPLS:
+        if impl in wanted or "python" in wanted or "conformance" in wanted:
+            console.print(f"building {impl} ...")
+            driver(impl).ensure_built()
     if "python" in wanted:
         venv_python = paths.STATE / "venv" / "bin" / "python"
         # The PHP integration test (through nginx) is the PHP suite's second runner; not run twice.

@@ -158,7 +158,9 @@ def _littles_law(fig: RunFigures) -> Check:
 def _steady(cpu_per_second: list[float]) -> Check:
     """The instances' CPU in the first and last third of the window must agree: no warm-up left over."""
     if len(cpu_per_second) < STEADY_MIN_SAMPLES:
-        return Check(True, None, None, f"window shorter than {STEADY_MIN_SAMPLES} s: too short to judge steadiness")
+        return Check(
+            True, None, None, f"window shorter than {STEADY_MIN_SAMPLES} s: too short to judge steadiness"
+        )
     third = len(cpu_per_second) // 3
     first = statistics.fmean(cpu_per_second[:third])
     last = statistics.fmean(cpu_per_second[-third:])

@@ -33,7 +33,7 @@ def shared_server(database_url: str) -> DatabaseServer:
 
 def _scratch_dir() -> Path:
     # Not below /tmp/pytest-of-root (mode 700): the unprivileged server user must reach it when we are root.
-    base = paths.STATE / "test-clusters" / uuid.uuid4().hex[:8]
+    base = paths.world_reachable_state() / "test-clusters" / uuid.uuid4().hex[:8]
     base.mkdir(parents=True)
     return base
 

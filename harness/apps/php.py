@@ -123,6 +123,23 @@ def _digest(files: list[Path]) -> str:
     return digest.hexdigest()
 
 
+def staged_app_dir() -> Path:
+    """A copy of php-app in a world-reachable place, refreshed when the sources change."""
+    target = paths.world_reachable_state() / "php-app"
+    files = sorted(
+        p for p in APP_DIR.rglob("*") if p.is_file() and "tests" not in p.relative_to(APP_DIR).parts
+    )
+    digest = _digest(files)
+    stamp = target / ".bidbench-stamp"
+    if not (stamp.is_file() and stamp.read_text() == digest):
+        shutil.rmtree(target, ignore_errors=True)
+        shutil.copytree(APP_DIR, target, ignore=shutil.ignore_patterns("tests"))
+        for directory in [target, *(d for d in target.rglob("*") if d.is_dir())]:
+            directory.chmod(0o755)
+        stamp.write_text(digest)
+    return target
+
+
 def _knob(knobs: dict[str, str], name: str, default: str, allowed: re.Pattern[str]) -> str:
     value = knobs.get(name) or default
     if not allowed.fullmatch(value):
@@ -194,8 +211,12 @@ class PhpDriver(AppDriver):
         values = self.settings(spec)
         as_root = os.geteuid() == 0
         worker = self._worker_account() if as_root else None
+        app_dir = APP_DIR
         if worker is not None:
-            self._check_reachable(worker[0], [APP_DIR / "public" / "index.php", run_dir])
+            if not self._reachable(worker[0], APP_DIR / "public" / "index.php"):
+                # Root inside a checkout `nobody` cannot enter: serve a staged copy from a reachable place.
+                app_dir = staged_app_dir()
+            self._check_reachable(worker[0], [app_dir / "public" / "index.php", run_dir])
 
         run_dir.mkdir(parents=True, exist_ok=True)
         temp = run_dir / "nginx-tmp"
@@ -216,7 +237,7 @@ class PhpDriver(AppDriver):
             if values["SERVER_TIMING"] == "1"
             else "            # SERVER_TIMING=0: no Server-Timing header"
         )
-        common = {"run_dir": str(run_dir), "app_dir": str(APP_DIR)}
+        common = {"run_dir": str(run_dir), "app_dir": str(app_dir)}
         files = {
             "php.ini": _render(
                 "php.ini.tmpl",
@@ -287,7 +308,7 @@ class PhpDriver(AppDriver):
                     php,
                     "-c",
                     ini,
-                    str(APP_DIR / "bin" / "fpm-exec.php"),
+                    str(app_dir / "bin" / "fpm-exec.php"),
                     str(run_dir / "instance.json"),
                     fpm,
                     "--nodaemonize",
@@ -297,7 +318,7 @@ class PhpDriver(AppDriver):
                     ini,
                 ],
                 env=env,
-                cwd=APP_DIR,
+                cwd=app_dir,
                 log_path=run_dir / "php-fpm.log",
                 stop_signal=signal.SIGQUIT,
             ),
@@ -334,6 +355,14 @@ class PhpDriver(AppDriver):
                 f"as root, bidbench needs the unprivileged user {WORKER_USER!r} for nginx and PHP-FPM workers"
             ) from exc
         return account.pw_name, grp.getgrgid(account.pw_gid).gr_name
+
+    @classmethod
+    def _reachable(cls, user: str, target: Path) -> bool:
+        try:
+            cls._check_reachable(user, [target])
+        except UserError:
+            return False
+        return True
 
     @staticmethod
     def _check_reachable(user: str, targets: list[Path]) -> None:

@@ -7,7 +7,6 @@ as root, the server runs as an unprivileged system user, because PostgreSQL refu
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import pwd
@@ -92,12 +91,8 @@ class EmbeddedCluster:
 
     @classmethod
     def _default_base_dir(cls) -> Path:
-        base = paths.STATE / "pg"
-        if cls._running_as_root() and not _traversable_by_others(paths.STATE):
-            # The unprivileged server user cannot reach a data dir below e.g. /root (mode 700).
-            digest = hashlib.sha256(str(paths.ROOT).encode()).hexdigest()[:10]
-            base = Path("/var/tmp") / f"bidbench-{digest}" / "pg"
-        return base
+        # The unprivileged server user cannot reach a data dir below e.g. /root (mode 700).
+        return paths.world_reachable_state() / "pg"
 
     def _server_user(self) -> pwd.struct_passwd | None:
         if not self._running_as_root():
@@ -286,11 +281,3 @@ class EmbeddedCluster:
         raise UserError(
             f"PostgreSQL did not accept connections within {timeout_s:.0f} s; see {self.log_file}"
         )
-
-
-def _traversable_by_others(path: Path) -> bool:
-    probe = path if path.exists() else path.parent
-    for directory in [probe, *probe.parents]:
-        if not directory.stat().st_mode & 0o001:
-            return False
-    return True
