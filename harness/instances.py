@@ -21,7 +21,7 @@ import psutil
 
 from harness.apps.base import AppDriver, InstanceSpec, ProcessLaunch
 from harness.console import UserError
-from harness.resources import Limits, ProcessTreeGroup, ResourceGroup, new_group
+from harness.resources import Limits, ResourceGroup, new_group
 
 BASE_ENV_KEYS = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER")
 STOP_GRACE_S = 15.0
@@ -77,22 +77,7 @@ def _start(launch: ProcessLaunch, group: ResourceGroup) -> subprocess.Popen[byte
     env.update(launch.env)
     # A marker every process of the instance inherits, so leftovers can be found by what they are.
     env[INSTANCE_MARKER] = str(launch.log_path.parent)
-    launch.log_path.parent.mkdir(parents=True, exist_ok=True)
-    argv = group.wrap(launch.argv)
-    with launch.log_path.open("ab") as log:
-        proc = subprocess.Popen(
-            argv,
-            cwd=launch.cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            preexec_fn=group.preexec,  # noqa: PLW1509 - joining the cgroup must happen before exec
-        )
-    if isinstance(group, ProcessTreeGroup):
-        group.adopt(proc.pid)
-    return proc
+    return group.spawn(launch.argv, launch.cwd, env, launch.log_path)
 
 
 def wait_ready(instance: RunningInstance, timeout_s: float) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from harness import paths, toolchain
 from harness.db.cluster import free_port
-from harness.resources import ProcessTreeGroup, ResourceGroup
+from harness.resources import ResourceGroup
 
 SCRIPT = paths.LOADGEN / "bidbench.js"
 
@@ -95,19 +95,7 @@ class K6Process:
             str(SCRIPT),
         ]
         env = dict(os.environ, **self.settings.env(self.summary_path), K6_NO_USAGE_REPORT="true")
-        with self.log_path.open("ab") as log:
-            self.proc = subprocess.Popen(
-                argv,
-                cwd=paths.LOADGEN,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                preexec_fn=self.group.preexec,  # noqa: PLW1509 - join the load generator's group before exec
-            )
-        if isinstance(self.group, ProcessTreeGroup):
-            self.group.adopt(self.proc.pid)
+        self.proc = self.group.spawn(argv, paths.LOADGEN, env, self.log_path)
 
     def _api(self, path: str) -> dict[str, object] | None:
         try:

@@ -122,6 +122,29 @@ class ResourceGroup(ABC):
         """The command that starts argv inside the group (only the systemd backend wraps)."""
         return argv
 
+    def adopt(self, pid: int) -> None:  # noqa: B027 - kernel-tracked groups need nothing
+        """Track a process started in the group (only process-tree sampling needs to be told)."""
+
+    def spawn(
+        self, argv: list[str], cwd: Path, env: dict[str, str], log_path: Path
+    ) -> subprocess.Popen[bytes]:
+        """Start argv inside the group, in a session of its own, output appended to log_path. The process
+        joins the group between fork and exec, so every child it forks is accounted from birth."""
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        with log_path.open("ab") as log:
+            proc = subprocess.Popen(
+                self.wrap(argv),
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=self.preexec,  # noqa: PLW1509 - joining the group must happen before exec
+            )
+        self.adopt(proc.pid)
+        return proc
+
     def describe(self) -> dict[str, object]:
         return {
             "backend": self.backend,

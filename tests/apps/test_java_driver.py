@@ -5,36 +5,17 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 import urllib.request
 from pathlib import Path
 
 import pytest
+from app_helpers import instance_spec
 
 from harness.apps import java as java_driver
-from harness.apps.base import InstanceSpec
 from harness.apps.java import DEFAULT_JVM_FLAGS, JAR, JavaDriver, parse_java_properties, source_digest
+from harness.db.cluster import free_port
 
 TEMURIN_25 = Path("/usr/lib/jvm/temurin-25-jdk-amd64")
-
-
-def _spec(
-    tmp_path: Path, port: int = 18999, database_url: str = "postgresql://u:p@127.0.0.1:1/db", **knobs: str
-) -> InstanceSpec:
-    return InstanceSpec(
-        impl="java",
-        index=0,
-        port=port,
-        database_url=database_url,
-        run_dir=tmp_path / "run",
-        knobs=dict(knobs),
-    )
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def test_digest_follows_main_sources_and_pom_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -59,12 +40,12 @@ def test_digest_follows_main_sources_and_pom_only(tmp_path: Path, monkeypatch: p
 def test_launch_uses_the_default_jvm_flags(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(java_driver, "JAR", tmp_path / "app.jar")
     (tmp_path / "app.jar").write_bytes(b"")
-    spec = _spec(tmp_path, LOG_LEVEL="debug")
+    spec = instance_spec("java", tmp_path, LOG_LEVEL="debug")
     (launch,) = JavaDriver().launches(spec)
     assert launch.argv[-2:] == ["-jar", str(tmp_path / "app.jar")]
     assert launch.argv[1:-2] == DEFAULT_JVM_FLAGS.split()
     assert Path(launch.argv[0]).name == "java"
-    assert launch.env["PORT"] == "18999" and launch.env["LOG_LEVEL"] == "debug"
+    assert launch.env["PORT"] == str(spec.port) and launch.env["LOG_LEVEL"] == "debug"
     assert launch.env["DATABASE_URL"] == spec.database_url
     assert launch.log_path == spec.run_dir / "app.log"
 
@@ -74,7 +55,9 @@ def test_launch_honours_java_home_and_jvm_flags(tmp_path: Path, monkeypatch: pyt
     monkeypatch.setattr(java_driver, "JAR", tmp_path / "app.jar")
     (tmp_path / "app.jar").write_bytes(b"")
     driver = JavaDriver()
-    spec = _spec(tmp_path, JAVA_HOME=str(TEMURIN_25), JVM_FLAGS="-Xmx64m -XX:+UseSerialGC '-Dx=a b'")
+    spec = instance_spec(
+        "java", tmp_path, JAVA_HOME=str(TEMURIN_25), JVM_FLAGS="-Xmx64m -XX:+UseSerialGC '-Dx=a b'"
+    )
     (launch,) = driver.launches(spec)
     assert launch.argv[:4] == [str(TEMURIN_25 / "bin" / "java"), "-Xmx64m", "-XX:+UseSerialGC", "-Dx=a b"]
     knobs = driver.effective_knobs(spec)
@@ -85,7 +68,7 @@ def test_launch_honours_java_home_and_jvm_flags(tmp_path: Path, monkeypatch: pyt
 
 
 def test_effective_knobs_fill_in_every_default(tmp_path: Path) -> None:
-    knobs = JavaDriver().effective_knobs(_spec(tmp_path, DB_POOL_SIZE="60"))
+    knobs = JavaDriver().effective_knobs(instance_spec("java", tmp_path, DB_POOL_SIZE="60"))
     assert knobs["DB_POOL_SIZE"] == "60"
     assert knobs["JAVA_THREADS"] == "32"
     assert knobs["LOG_LEVEL"] == "info"
@@ -126,8 +109,10 @@ def test_real_instance_through_the_harness(tmp_path: Path, database_url: str) ->
     driver = JavaDriver()
     driver.ensure_built()
     assert JAR.is_file()
-    port = _free_port()
-    spec = _spec(tmp_path, port=port, database_url=database_url, DB_POOL_SIZE="2", JAVA_THREADS="16")
+    port = free_port()
+    spec = instance_spec(
+        "java", tmp_path, port=port, database_url=database_url, DB_POOL_SIZE="2", JAVA_THREADS="16"
+    )
     with running_instance(driver, spec) as instance:
         line = instance.startup_line()
         assert line is not None

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 import subprocess
 import threading
 import time
@@ -16,29 +15,11 @@ from pathlib import Path
 
 import psutil
 import pytest
+from app_helpers import instance_spec
 
 from harness.apps import node as node_driver
-from harness.apps.base import InstanceSpec
 from harness.apps.node import ENTRY, NodeDriver, install_digest, install_env
-
-
-def _spec(
-    tmp_path: Path, port: int = 18998, database_url: str = "postgresql://u:p@127.0.0.1:1/db", **knobs: str
-) -> InstanceSpec:
-    return InstanceSpec(
-        impl="node",
-        index=0,
-        port=port,
-        database_url=database_url,
-        run_dir=tmp_path / "run",
-        knobs=dict(knobs),
-    )
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+from harness.db.cluster import free_port
 
 
 def test_install_digest_follows_what_npm_ci_installs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -100,11 +81,11 @@ def test_install_env_points_node_gyp_at_local_headers(monkeypatch: pytest.Monkey
 
 
 def test_launch_is_one_node_process(tmp_path: Path) -> None:
-    spec = _spec(tmp_path, NODE_WORKERS="2", PG_NATIVE="1", LOG_LEVEL="debug")
+    spec = instance_spec("node", tmp_path, NODE_WORKERS="2", PG_NATIVE="1", LOG_LEVEL="debug")
     (launch,) = NodeDriver().launches(spec)
     assert Path(launch.argv[0]).name == "node"
     assert launch.argv[1:] == [str(ENTRY)]
-    assert launch.env["PORT"] == "18998" and launch.env["DATABASE_URL"] == spec.database_url
+    assert launch.env["PORT"] == str(spec.port) and launch.env["DATABASE_URL"] == spec.database_url
     assert launch.env["NODE_WORKERS"] == "2" and launch.env["PG_NATIVE"] == "1"
     assert launch.env["LOG_LEVEL"] == "debug"
     assert launch.log_path == spec.run_dir / "app.log"
@@ -112,7 +93,7 @@ def test_launch_is_one_node_process(tmp_path: Path) -> None:
 
 
 def test_effective_knobs_fill_in_every_default(tmp_path: Path) -> None:
-    knobs = NodeDriver().effective_knobs(_spec(tmp_path, DB_POOL_SIZE="4"))
+    knobs = NodeDriver().effective_knobs(instance_spec("node", tmp_path, DB_POOL_SIZE="4"))
     assert knobs == {
         "DB_POOL_SIZE": "4",
         "LOG_LEVEL": "info",
@@ -161,8 +142,8 @@ def test_real_instance_through_the_harness(
 
     driver = NodeDriver()
     driver.ensure_built()
-    port = _free_port()
-    spec = _spec(tmp_path, port=port, database_url=database_url, DB_POOL_SIZE="2", **knobs)
+    port = free_port()
+    spec = instance_spec("node", tmp_path, port=port, database_url=database_url, DB_POOL_SIZE="2", **knobs)
     with running_instance(driver, spec) as instance:
         line = instance.startup_line()
         assert line is not None

@@ -31,6 +31,7 @@ import pytest
 from harness import paths
 from harness.apps.base import InstanceSpec
 from harness.apps.php import PhpDriver
+from harness.db.cluster import free_port
 from harness.instances import RunningInstance, running_instance
 
 pytestmark = pytest.mark.slow
@@ -39,12 +40,6 @@ TIMING = re.compile(r"^db;dur=[0-9]+\.[0-9]{3}, app;dur=[0-9]+\.[0-9]{3}$")
 TIMESTAMP = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$")
 LIMIT = 65536
 JSON = {"Content-Type": "application/json"}
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass
@@ -192,7 +187,7 @@ def php_instance(
     spec = InstanceSpec(
         impl="php",
         index=0,
-        port=_free_port(),
+        port=free_port(),
         database_url=database_url,
         run_dir=run_dir,
         knobs={
@@ -220,7 +215,7 @@ def unready_instance(
 
     run_dir = paths.RUNTIME / "tests" / f"php-{uuid.uuid4().hex[:8]}"
     run_dir.mkdir(parents=True)
-    spec = InstanceSpec("php", 0, _free_port(), database_url, run_dir, {"LOG_LEVEL": "info", **knobs})
+    spec = InstanceSpec("php", 0, free_port(), database_url, run_dir, {"LOG_LEVEL": "info", **knobs})
     processes: list[subprocess.Popen[bytes]] = []
     try:
         for launch in driver.launches(spec):
@@ -744,7 +739,7 @@ def test_stale_persistent_connections_are_replaced(
 
 
 def test_database_down_then_php_fpm_down(driver: PhpDriver) -> None:
-    closed = f"postgresql://bidbench:secret@127.0.0.1:{_free_port()}/bidbench"
+    closed = f"postgresql://bidbench:secret@127.0.0.1:{free_port()}/bidbench"
     with unready_instance(driver, closed, {"PHP_FPM_CHILDREN": "2", "DB_POOL_SIZE": "2"}) as (
         port,
         processes,

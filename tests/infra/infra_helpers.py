@@ -234,3 +234,28 @@ def _prefix_match(pattern: list[str], path: list[str]) -> bool:
     return bool(re.fullmatch(re.escape(pattern[0]).replace(r"\*", "[^/]*"), path[0])) and _prefix_match(
         pattern[1:], path[1:]
     )
+
+
+def third_party_modules_loaded_by(entry: Path, module_name: str) -> set[str]:
+    """Load an image's Python entrypoint in a fresh interpreter (as the image would) and return the
+    top-level modules it pulled in that are neither the standard library nor the harness itself."""
+    import sys
+
+    probe = (
+        "import importlib.util, json, sys\n"
+        f"spec = importlib.util.spec_from_file_location({module_name!r}, {str(entry)!r})\n"
+        "module = importlib.util.module_from_spec(spec)\n"
+        "spec.loader.exec_module(module)\n"
+        "print(json.dumps(sorted({name.split('.')[0] for name in sys.modules})))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        env={"PATH": os.environ.get("PATH", ""), "BIDBENCH_ROOT": str(ROOT), "HOME": "/tmp"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    loaded = set(json.loads(done.stdout)) - set(sys.stdlib_module_names) - {"harness", module_name}
+    return {m for m in loaded if not m.startswith("_")}  # interpreter and packaging hooks (site, editable)

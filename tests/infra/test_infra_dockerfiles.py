@@ -8,11 +8,7 @@ import ast
 import importlib.metadata
 import importlib.util
 import inspect
-import json
-import os
 import re
-import subprocess
-import sys
 
 import pytest
 from infra_helpers import (
@@ -24,6 +20,7 @@ from infra_helpers import (
     dockerignore_allows,
     env_values,
     parse_dockerfile,
+    third_party_modules_loaded_by,
 )
 
 # A tag that names an exact release: three version numbers (17.0.15_6 and 3.9.9-eclipse-temurin-17 count).
@@ -182,24 +179,7 @@ def test_seed_image_installs_what_the_seed_entrypoint_loads() -> None:
         assert f"\n{package.lower()}==" in f"\n{lock}", f"{package} is not pinned in requirements.lock"
 
     entry = DOCKER / "seed" / "seed.py"
-    probe = (
-        "import importlib.util, json, sys\n"
-        f"spec = importlib.util.spec_from_file_location('bidbench_seed_entry', {str(entry)!r})\n"
-        "module = importlib.util.module_from_spec(spec)\n"
-        "spec.loader.exec_module(module)\n"
-        "print(json.dumps(sorted({name.split('.')[0] for name in sys.modules})))\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", probe],
-        env={"PATH": os.environ.get("PATH", ""), "BIDBENCH_ROOT": str(ROOT), "HOME": "/tmp"},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    loaded = set(json.loads(done.stdout)) - set(sys.stdlib_module_names) - {"harness", "bidbench_seed_entry"}
-    loaded = {m for m in loaded if not m.startswith("_")}  # interpreter and packaging hooks (site, editable)
+    loaded = third_party_modules_loaded_by(entry, "bidbench_seed_entry")
     distributions = importlib.metadata.packages_distributions()
     allowed = _with_dependencies(packages)
     for module in sorted(loaded):

@@ -6,7 +6,6 @@ nginx and PHP-FPM accept, and a supervisor script that bash accepts. Needs PHP-F
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import shutil
 import subprocess
@@ -17,7 +16,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from infra_helpers import DOCKER, ROOT
+from infra_helpers import DOCKER, ROOT, third_party_modules_loaded_by
 
 from harness import toolchain
 
@@ -122,24 +121,7 @@ def test_the_entrypoint_needs_only_python_and_rich() -> None:
     """The image installs Debian's python3 and python3-rich, nothing else: the entrypoint (with the
     harness modules it loads) must not need more."""
     entry = DOCKER / "php" / "instance.py"
-    probe = (
-        "import importlib.util, json, sys\n"
-        f"spec = importlib.util.spec_from_file_location('bidbench_php_entry', {str(entry)!r})\n"
-        "module = importlib.util.module_from_spec(spec)\n"
-        "spec.loader.exec_module(module)\n"
-        "print(json.dumps(sorted({name.split('.')[0] for name in sys.modules})))\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", probe],
-        env={"PATH": os.environ.get("PATH", ""), "BIDBENCH_ROOT": str(ROOT), "HOME": "/tmp"},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    loaded = set(json.loads(done.stdout)) - set(sys.stdlib_module_names) - {"harness", "bidbench_php_entry"}
-    loaded = {m for m in loaded if not m.startswith("_")}
+    loaded = third_party_modules_loaded_by(entry, "bidbench_php_entry")
     assert loaded <= {"rich", "markdown_it", "mdurl", "pygments"}, f"the PHP image lacks {sorted(loaded)}"
     dockerfile = (DOCKER / "php.Dockerfile").read_text()
     assert "python3-rich" in dockerfile
