@@ -12,6 +12,7 @@ import jinja2
 
 from harness import __version__
 from harness.analysis import format as fmt
+from harness.analysis.claims_section import claim_tables
 from harness.analysis.manifest import manifest_tables
 from harness.analysis.metrics import ALL_METRICS
 from harness.analysis.plots import all_figures
@@ -47,6 +48,17 @@ SECTIONS: tuple[tuple[str, str], ...] = (
     ("runs", "Runs"),
     ("method", "Method"),
 )
+
+# Sections that appear only when the compared runs have something for them, placed before "manifest".
+OPTIONAL_SECTIONS: tuple[tuple[str, str], ...] = (("claims", "Claims"),)
+
+
+def sections_for(present: set[str]) -> list[tuple[str, str]]:
+    """The navigation: every fixed section, with the optional ones that have content inserted before Manifest."""
+    optional = [section for section in OPTIONAL_SECTIONS if section[0] in present]
+    at = next(i for i, (sid, _) in enumerate(SECTIONS) if sid == "manifest")
+    return [*SECTIONS[:at], *optional, *SECTIONS[at:]]
+
 
 _SIGNED = re.compile(r"^[+-]\d")
 
@@ -100,12 +112,15 @@ def render_html(comparison: Comparison) -> str:
         )
     headline_set, sentences = headline(comparison)
     tables = {t.id: t for t in source_tables(comparison)}
+    claims = claim_tables(comparison)
+    present = {"claims"} if claims else set()
     return template.render(
         subtitle=(
             f"{len(comparison.runs)} runs of {', '.join(comparison.labels) or 'nothing'}; "
             f"generated {datetime.now(UTC).strftime('%Y-%m-%d %H:%M')} UTC"
         ),
-        sections=SECTIONS,
+        sections=sections_for(present),
+        claim_tables=claims,
         banner_invalid=banner_invalid,
         banner_excluded=banner_excluded,
         n_runs=len(comparison.runs),

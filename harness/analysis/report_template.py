@@ -178,6 +178,18 @@ TEMPLATE = r"""<!DOCTYPE html>
   {{ render_table(tables["breakdown-by-point"]) }}
 </section>
 
+{% if claim_tables %}
+<section id="claims">
+  <h2>Claims</h2>
+  <p class="explain">Published benchmark claims re-run on this machine with <code>./bidbench replicate</code>
+  (SPEC §10). Each table sets our figures, a mean with its 95 % confidence interval per variant and the ratio
+  of means with a bootstrap interval, beside the published ones. <b>Replicated</b>: the whole interval lies on
+  the expected side. <b>Contradicted</b>: it lies wholly on the other side. <b>Inconclusive</b>: anything
+  else, including too few valid runs.</p>
+  {% for t in claim_tables %}{{ render_table(t) }}{% endfor %}
+</section>
+{% endif %}
+
 <section id="manifest">
   <h2>What was run, where</h2>
   <p class="explain">Every run's manifest records the host, the versions of every runtime and the knobs each app

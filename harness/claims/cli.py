@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.table import Table
 
+from harness import paths
 from harness.claims.model import Claim, ClaimError, find, load_all
-from harness.claims.runner import replicate
+from harness.claims.runner import replicate, size_for
+from harness.claims.store import save_verdict, verdict_record
 from harness.claims.verdict import CONTRADICTED, INCONCLUSIVE, NOT_RUNNABLE, REPLICATED, ClaimVerdict
 from harness.console import UserError, console
 
@@ -79,6 +83,26 @@ def print_verdict(claim: Claim, verdict: ClaimVerdict) -> None:
         console.print(f"  note: {note}")
 
 
+def write_report(verdicts: list[tuple[Claim, ClaimVerdict]], html: Path | None) -> None:
+    """The comparison report over every run behind these verdicts; its Claims section shows the verdicts."""
+    from harness.analysis.cli import main as compare_main
+
+    run_dirs = sorted(
+        {
+            str(paths.RESULTS / str(record["run"]))
+            for _, verdict in verdicts
+            for records in verdict.observations.values()
+            for record in records
+            if record.get("run") and (paths.RESULTS / str(record["run"])).is_dir()
+        }
+    )
+    if not run_dirs:
+        return
+    target = html or paths.RESULTS / f"replicate-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}.html"
+    if compare_main([*run_dirs, "--html", str(target), "--quiet"]) != 0:
+        console.print("[yellow]the HTML report could not be written (see above); the verdicts are stored[/]")
+
+
 def register(app: typer.Typer) -> None:
     @app.command("replicate")
     def replicate_cmd(
@@ -91,6 +115,14 @@ def register(app: typer.Typer) -> None:
         repetitions: Annotated[
             int | None,
             typer.Option("--repetitions", min=3, help="Repetitions per variant (default: the claim's)."),
+        ] = None,
+        html: Annotated[
+            Path | None,
+            typer.Option(
+                "--html",
+                help="Write the HTML report (with its Claims section) here "
+                "[default: results/replicate-<time>.html].",
+            ),
         ] = None,
     ) -> None:
         """Re-run published benchmark claims (SPEC §10) and judge them: replicated, contradicted or inconclusive."""
@@ -109,6 +141,10 @@ def register(app: typer.Typer) -> None:
             verdict = replicate(claim, quick, repetitions)
             print_verdict(claim, verdict)
             verdicts.append((claim, verdict))
+            if verdict.outcome != NOT_RUNNABLE:
+                record = verdict_record(claim, size_for(claim, quick, repetitions), quick, verdict)
+                console.print(f"  verdict stored in {save_verdict(record)}")
+        write_report(verdicts, html)
         if len(verdicts) > 1:
             summary = Table(title="claims summary")
             for column in ("id", "verdict"):

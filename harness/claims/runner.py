@@ -212,4 +212,7 @@ def replicate(
     if not claim.runnable:
         return not_runnable(claim)
     size = size_for(claim, quick, repetitions)
-    return judge_claim(claim, size, runner(claim, size))
+    observations = runner(claim, size)
+    verdict = judge_claim(claim, size, observations)
+    verdict.observations = observations
+    return verdict

@@ -9,6 +9,7 @@ The statistic is the ratio of means B / A with its seeded bootstrap 95 % interva
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from harness.analysis.stats import MIN_N_INFERENCE, Interval, mean_ci, ratio_ci, stable_seed, two_sample_test
 from harness.claims.model import Comparison
@@ -60,6 +61,8 @@ class ClaimVerdict:
     results: list[ComparisonResult] = field(default_factory=list)
     reason: str = ""
     notes: list[str] = field(default_factory=list)
+    # (impl, variant) -> the per-run records behind the verdict: {"valid", "value", "run"}
+    observations: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
 
 
 def _holds(relation: str, comparison: Comparison, low: float, high: float) -> tuple[bool, bool]:

@@ -1,0 +1,112 @@
+"""The report's claims section: the stored verdicts of `./bidbench replicate` (results/claims/) whose runs are
+among the runs being compared, each as a table of our numbers beside the published ones."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness.analysis import format as fmt
+from harness.analysis.stats import mean_ci
+from harness.analysis.tables import Table
+from harness.claims.store import CLAIMS_SUBDIR, latest_per_claim, load_verdicts
+
+if TYPE_CHECKING:
+    from harness.analysis.comparison import Comparison
+
+COLUMNS = [
+    "impl",
+    "expected",
+    "A: mean [95 % CI] n",
+    "B: mean [95 % CI] n",
+    "B/A [95 % CI]",
+    "published",
+    "verdict",
+]
+OUTCOME_STYLE = {"replicated": "better", "contradicted": "worse", "inconclusive": "same"}
+
+
+def verdict_dirs(sources: list[str]) -> list[Path]:
+    """Where verdicts may be stored for these sources: `<results>/claims/` beside run folders or an index."""
+    found: dict[Path, None] = {}
+    for source in sources:
+        path = Path(source)
+        for base in (path, path.parent, path.parent.parent):
+            candidate = (base / CLAIMS_SUBDIR).resolve()
+            if candidate.is_dir():
+                found[candidate] = None
+    return list(found)
+
+
+def _side(side: dict[str, Any]) -> str:
+    values = [float(v) for v in side.get("values", []) if v is not None]
+    if not values:
+        return f"{side.get('label', '?')}: no valid run"
+    mean = sum(values) / len(values)
+    interval = mean_ci(values)
+    ci = f" [{fmt.num(interval.low)}, {fmt.num(interval.high)}]" if interval else ""
+    invalid = f", {side['invalid']} invalid excluded" if side.get("invalid") else ""
+    return f"{side.get('label', '?')}: {fmt.num(mean)}{ci} n={len(values)}{invalid}"
+
+
+def _ratio(row: dict[str, Any]) -> str:
+    if row.get("ratio") is None:
+        return "-"
+    text = f"{row['ratio']:.3f}"
+    if row.get("ratio_ci"):
+        low, high = row["ratio_ci"]
+        text += f" [{low:.3f}, {high:.3f}]"
+    if row.get("p_value") is not None:
+        text += f" (Welch p={row['p_value']:.3g})"
+    return text
+
+
+def claim_table(record: dict[str, Any]) -> Table:
+    rows, styles = [], []
+    for row in record.get("comparisons", []):
+        published = row.get("published") or record.get("published", "")
+        if row.get("published_ratio") is not None:
+            published += f" (ratio {row['published_ratio']:.3g})"
+        outcome = row.get("outcome", "")
+        rows.append(
+            [
+                row.get("impl", ""),
+                row.get("expected", ""),
+                _side(row.get("a", {})),
+                _side(row.get("b", {})),
+                _ratio(row),
+                published,
+                outcome + (f": {row['reason']}" if row.get("reason") else ""),
+            ]
+        )
+        styles.append([""] * (len(COLUMNS) - 1) + [OUTCOME_STYLE.get(outcome, "")])
+    notes = list(record.get("notes", []))
+    notes.append(
+        f"{len(record.get('runs', []))} result folders behind this verdict, listed in {record.get('_path', '?')}; "
+        f"re-run with ./bidbench replicate {record['claim_id']}{' --quick' if record.get('size') == 'quick' else ''}"
+    )
+    return Table(
+        id=f"claim-{record['claim_id']}-{record.get('size', '')}",
+        title=f"{record['claim_id']}: {str(record.get('outcome', '')).upper()} ({record.get('size', '')} size, "
+        f"{record.get('created_utc', '')[:16]} UTC)",
+        columns=COLUMNS,
+        rows=rows,
+        caption=f"{record.get('claim', '')} Metric: {record.get('metric', '')}.",
+        source=record.get("source", ""),
+        notes=notes,
+        empty=record.get("reason") or "no comparison could be made",
+        styles=styles,
+    )
+
+
+def claim_tables(comparison: Comparison) -> list[Table]:
+    """One table per claim verdict (the newest per claim and size) that rests on at least one compared run."""
+    runset = comparison.runset
+    run_ids = {r.run_id for r in runset.runs} | {e.run_id for e in runset.excluded}
+    records = [
+        record
+        for directory in verdict_dirs(runset.sources)
+        for record in latest_per_claim(load_verdicts(directory))
+        if run_ids & set(record.get("runs", []))
+    ]
+    return [claim_table(record) for record in records]

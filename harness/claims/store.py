@@ -1,0 +1,94 @@
+"""Stored verdicts: every `replicate` writes its verdict, with the per-run values and run ids it rests on, to
+`results/claims/`. The report's claims section reads them back, so each verdict can be re-checked from the
+result folders it names.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from harness import paths
+from harness.claims.model import Claim, Size
+from harness.claims.verdict import ClaimVerdict
+from harness.results import finite, utc_now
+
+CLAIMS_SUBDIR = "claims"
+
+
+def verdicts_dir(results_dir: Path | None = None) -> Path:
+    return (results_dir or paths.RESULTS) / CLAIMS_SUBDIR
+
+
+def verdict_record(claim: Claim, size: Size, quick: bool, verdict: ClaimVerdict) -> dict[str, Any]:
+    """The JSON form of a verdict: enough to redraw the claims table and to find every run behind it."""
+    observations = verdict.observations
+    runs = sorted({str(r["run"]) for records in observations.values() for r in records if r.get("run")})
+    return {
+        "claim_id": claim.id,
+        "claim": claim.claim,
+        "source": claim.source_text(),
+        "published": claim.source.get("published", ""),
+        "metric": claim.metric,
+        "size": "quick" if quick else "full",
+        "settings": asdict(size),
+        "created_utc": utc_now(),
+        "outcome": verdict.outcome,
+        "reason": verdict.reason,
+        "notes": list(verdict.notes),
+        "runs": runs,
+        "observations": [
+            {"impl": impl, "variant": variant, "runs": records}
+            for (impl, variant), records in observations.items()
+        ],
+        "comparisons": [
+            {
+                "impl": r.impl,
+                "expected": r.comparison.expected_text(),
+                "published": r.comparison.published,
+                "published_ratio": r.comparison.published_ratio,
+                "a": {"label": r.a.label, "values": r.a.values, "invalid": r.a.invalid},
+                "b": {"label": r.b.label, "values": r.b.values, "invalid": r.b.invalid},
+                "ratio": r.ratio,
+                "ratio_ci": [r.ratio_ci.low, r.ratio_ci.high] if r.ratio_ci else None,
+                "p_value": r.p_value,
+                "outcome": r.outcome,
+                "reason": r.reason,
+            }
+            for r in verdict.results
+        ],
+    }
+
+
+def save_verdict(record: dict[str, Any], results_dir: Path | None = None) -> Path:
+    """Write one verdict; earlier verdicts of the same claim are kept (the file name carries the time)."""
+    directory = verdicts_dir(results_dir)
+    directory.mkdir(parents=True, exist_ok=True)
+    stamp = record["created_utc"].replace(":", "").replace("-", "")
+    path = directory / f"{record['claim_id']}-{record['size']}-{stamp}.json"
+    path.write_text(json.dumps(finite(record), indent=2, allow_nan=False) + "\n", encoding="utf-8")
+    return path
+
+
+def load_verdicts(directory: Path) -> list[dict[str, Any]]:
+    """Every stored verdict in `directory`, oldest first; unreadable files are skipped with their name kept."""
+    records = []
+    for path in sorted(directory.glob("*.json")):
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            continue
+        if isinstance(record, dict) and "claim_id" in record:
+            record["_path"] = str(path)
+            records.append(record)
+    return sorted(records, key=lambda r: str(r.get("created_utc", "")))
+
+
+def latest_per_claim(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The newest verdict of each (claim, size), ordered by claim id."""
+    newest: dict[tuple[str, str], dict[str, Any]] = {}
+    for record in records:
+        newest[(record["claim_id"], record.get("size", ""))] = record
+    return [newest[key] for key in sorted(newest)]
