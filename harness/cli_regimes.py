@@ -117,6 +117,53 @@ def print_capacity_table(title: str, records: dict[str, list[dict[str, Any]]]) -
     console.print("values are means with 95 % confidence intervals over independent searches (fresh starts)")
 
 
+def print_confirmation_table(confirmations: dict[str, Any], settings: Any) -> None:
+    """The fixed-rate check of each capacity: does it hold in a fresh run, and does 1.2x of it break the SLO?"""
+    table = Table(
+        title=f"capacity checked with fixed-rate runs (fresh start, {settings.warmup_s:g} s warm-up, "
+        f"{settings.duration_s:g} s window)"
+    )
+    for column in (
+        "impl",
+        "searches' mean",
+        "confirmed req/s",
+        "mean / p99 ms",
+        "CPU %",
+        "1.2x",
+        "runs",
+        "verdict",
+    ):
+        table.add_column(column, justify="left" if column in ("impl", "verdict", "runs") else "right")
+    for impl, c in confirmations.items():
+        m = c.capacity_metrics
+        lat = m.get("latency_ms") or {}
+        latency = f"{lat['mean']:.1f} / {lat['p99']:.1f}" if lat else "-"
+        cpu = f"{m['cpu_pct_total']:.1f}" if m.get("cpu_pct_total") is not None else "-"
+        above = (
+            "-"
+            if c.above_rate is None
+            else f"{c.above_rate:g}: "
+            + ("breaks SLO" if c.above_broke else "meets SLO" if c.above_broke is False else "unknown")
+        )
+        runs = ", ".join(f"{r['rate']:g}{'✓' if r['ok'] else '✗'}" for r in c.runs) or "-"
+        verdict = "[green]consistent[/]" if c.consistent else f"[yellow]{c.summary()}[/]"
+        table.add_row(
+            impl,
+            f"{c.start:,.0f}" if c.start else "-",
+            f"{c.capacity:g}" if c.capacity else "-",
+            latency,
+            cpu,
+            above,
+            runs,
+            verdict,
+        )
+    console.print(table)
+    console.print(
+        "✓ = valid and within the SLO; every run is stored (regime capacity-confirm). The confirmed figure is the "
+        "capacity a fixed-rate run reproduces: `./bidbench run --rate <it> --cpus <limit>` should meet the SLO."
+    )
+
+
 def register(app: typer.Typer) -> None:  # noqa: C901 - one place that declares every regime command
     from harness.cli import _parse_duration, _parse_knobs
 
@@ -145,6 +192,13 @@ def register(app: typer.Typer) -> None:  # noqa: C901 - one place that declares 
         campaign: Annotated[
             str | None, typer.Option(help="Campaign name; rerun with the same name to resume.")
         ] = None,
+        confirm: Annotated[
+            bool,
+            typer.Option(
+                help="Afterwards, check each capacity with fixed-rate runs as `./bidbench run` makes them: "
+                "it must hold there, and 1.2x of it must break the SLO (stepping down or up, at most 4 runs)."
+            ),
+        ] = True,
     ) -> None:
         """Find each implementation's capacity: the highest arrival rate with p99 <= 50 ms, mean <= 8 ms,
         system errors < 0.1 % and a valid run, each instance capped at one CPU (thesis 7.2). Doubles, then
@@ -162,10 +216,15 @@ def register(app: typer.Typer) -> None:  # noqa: C901 - one place that declares 
         console.print(
             f"capacity campaign {name}: {', '.join(impls)}, {reps} searches each (resume with --campaign {name})"
         )
-        records = run_capacity(
-            Campaign(name), CapacityPlan(impls, base, reps, SearchSettings(start_rate=start_rate))
-        )
+        chosen = Campaign(name)
+        plan = CapacityPlan(impls, base, reps, SearchSettings(start_rate=start_rate))
+        records = run_capacity(chosen, plan)
         print_capacity_table("capacity under the SLO", records)
+        if confirm:
+            from harness.regimes.confirm import ConfirmSettings, confirm_capacity
+
+            settings = ConfirmSettings()
+            print_confirmation_table(confirm_capacity(chosen, plan, records, settings), settings)
 
     @app.command()
     def scaling(

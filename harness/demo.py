@@ -1,8 +1,8 @@
 """`./bidbench demo`: the README's main command, from a fresh clone to a comparison and an HTML report.
 
 set up the tools → seed the embedded database → build the three apps → a compact capacity comparison of
-java, node and php (3 searches each, interleaved) → a short scaling sweep → the comparison table and
-the HTML report. If this machine cannot give valid runs, the demo says so instead of printing numbers.
+java, node and php (3 searches each, interleaved) → each capacity checked with fixed-rate runs (it must
+hold, and 1.2x of it must break the SLO) → a short scaling sweep → the comparison table and the HTML report. If this machine cannot give valid runs, the demo says so instead of printing numbers.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from harness.console import UserError, console
 from harness.loadrun import LoadSettings
 from harness.regimes.campaign import Campaign, campaign_name
 from harness.regimes.capacity import CapacityPlan, SearchSettings, run_capacity
+from harness.regimes.confirm import ConfirmSettings, confirm_capacity, start_rate
 from harness.regimes.sweeps import run_scaling
 from harness.results import read_index
 from harness.run import RunPlan
@@ -38,6 +39,7 @@ class DemoPlan:
     duration_s: float
     scaling_impls: tuple[str, ...]
     scaling_repetitions: int
+    confirm: ConfirmSettings
 
 
 def sizing() -> DemoPlan:
@@ -60,6 +62,8 @@ def sizing() -> DemoPlan:
         duration_s=6.0,
         scaling_impls=("node",),
         scaling_repetitions=1,
+        # A fixed-rate check like `./bidbench run --rate X --duration 15s`; at most 3 runs per implementation.
+        confirm=ConfirmSettings(duration_s=15.0, warmup_s=10.0, max_runs=3),
     )
 
 
@@ -72,13 +76,13 @@ def run_demo(results_dir: Path | None = None) -> int:
         f"(p99 <= 50 ms, mean <= 8 ms), {plan.repetitions} independent searches each, every instance capped at "
         f"{plan.cpus:g} CPU, then a short scaling sweep. Expect about 15 minutes."
     )
-    console.rule("1/5 tools")
+    console.rule("1/6 tools")
     toolchain.ensure(toolchain.all_tool_names(), quiet=False)
-    console.rule("2/5 database")
+    console.rule("2/6 database")
     from harness.cli import ensure_seeded
 
     ensure_seeded(1, 42)
-    console.rule("3/5 build")
+    console.rule("3/6 build")
     for impl in IMPLS:
         console.print(f"building {impl} ...")
         driver(impl).ensure_built()
@@ -93,13 +97,26 @@ def run_demo(results_dir: Path | None = None) -> int:
         results_dir=results_dir,
     )
     campaign = Campaign(campaign_name("demo", {"stamp": stamp}), results_dir)
-    console.rule("4/5 capacity")
-    capacity = run_capacity(campaign, CapacityPlan(list(IMPLS), base, plan.repetitions, SearchSettings()))
-    from harness.cli_regimes import print_capacity_table
+    console.rule("4/6 capacity")
+    capacity_plan = CapacityPlan(list(IMPLS), base, plan.repetitions, SearchSettings())
+    capacity = run_capacity(campaign, capacity_plan)
+    from harness.cli_regimes import print_capacity_table, print_confirmation_table
 
     print_capacity_table(f"capacity under the SLO, {plan.cpus:g} CPU per instance", capacity)
-    console.rule("5/5 scaling")
-    run_scaling(campaign, list(plan.scaling_impls), base, 2, plan.scaling_repetitions, SearchSettings())
+    console.rule("5/6 the capacities checked with fixed-rate runs")
+    confirmations = confirm_capacity(campaign, capacity_plan, capacity, plan.confirm)
+    print_confirmation_table(confirmations, plan.confirm)
+    console.rule("6/6 scaling")
+    one_instance = {impl: rate for impl in plan.scaling_impls if (rate := start_rate(capacity[impl]))}
+    run_scaling(
+        campaign,
+        list(plan.scaling_impls),
+        base,
+        2,
+        plan.scaling_repetitions,
+        SearchSettings(),
+        one_instance,
+    )
 
     run_dirs = [
         entry["path"]
@@ -118,6 +135,12 @@ def run_demo(results_dir: Path | None = None) -> int:
     console.rule("comparison")
     code = subprocess.call([sys.executable, str(paths.ROOT / "compare.py"), *run_dirs, "--html", str(report)])
     minutes = (time.monotonic() - began) / 60
+    inconsistent = [impl for impl, c in confirmations.items() if not c.consistent]
+    if inconsistent:
+        console.print(
+            f"[bold yellow]the capacity of {', '.join(inconsistent)} was not confirmed by fixed-rate runs[/] (see "
+            "the check above): on this machine the boundary is not sharp enough to stand behind that figure."
+        )
     if invalid:
         console.print(
             f"[bold yellow]{len(invalid)} of {len(run_dirs)} capacity results rest on no valid run[/] (see the report's "

@@ -42,7 +42,7 @@ class SearchState:
     best: PointResult | None = None
 
 
-def _round(rate: float, granularity: float) -> float:
+def round_rate(rate: float, granularity: float) -> float:
     return max(granularity, round(rate / granularity) * granularity)
 
 
@@ -56,7 +56,7 @@ def search(
 
     good: float | None = None
     bad: float | None = None
-    rate = _round(hint or settings.start_rate, settings.granularity)
+    rate = round_rate(hint or settings.start_rate, settings.granularity)
     # With a hint from an earlier search the boundary is near: step in small factors instead of doubling.
     growth = settings.hint_growth if hint else 2.0
     results: dict[float, list[bool]] = {}
@@ -89,14 +89,14 @@ def search(
             good = rate
             if bad is not None or rate * growth > settings.max_rate or state.bound_by_measurement:
                 break
-            rate = _round(rate * growth, settings.granularity)
+            rate = round_rate(rate * growth, settings.granularity)
         else:
             bad = rate
             if good is not None:
                 break
             if rate / growth < settings.min_rate:
                 break
-            rate = _round(rate / growth, settings.granularity)
+            rate = round_rate(rate / growth, settings.granularity)
     if good is None:
         state.capacity = 0.0
         return
@@ -105,7 +105,7 @@ def search(
         return
     # Bisect the bracket.
     while bad / good > 1 + settings.tolerance:
-        mid = _round((good + bad) / 2, settings.granularity)
+        mid = round_rate((good + bad) / 2, settings.granularity)
         if mid in (good, bad):
             break
         if record(mid, (yield mid)):
@@ -148,15 +148,20 @@ class CapacityPlan:
     point: dict[str, Any] = field(default_factory=dict)
 
 
-def run_capacity(campaign: Campaign, plan: CapacityPlan) -> dict[str, list[dict[str, Any]]]:
-    """R searches per implementation, interleaved A B C A B C. Returns the capacity records per impl."""
+def run_capacity(
+    campaign: Campaign, plan: CapacityPlan, hints: dict[str, float] | None = None
+) -> dict[str, list[dict[str, Any]]]:
+    """R searches per implementation, interleaved A B C A B C. Returns the capacity records per impl.
+
+    `hints` are where the first search of an implementation starts (e.g. a capacity already measured for
+    a neighbouring point); later searches start from the previous search's answer."""
     records: dict[str, list[dict[str, Any]]] = {impl: [] for impl in plan.impls}
-    hints: dict[str, float | None] = {impl: None for impl in plan.impls}
+    start: dict[str, float | None] = {impl: (hints or {}).get(impl) for impl in plan.impls}
     campaign.planned_runs += len(plan.impls) * plan.repetitions * 7
     for repetition in range(plan.repetitions):
         for impl in plan.impls:
             state = SearchState()
-            generator = search(plan.settings, state, hints[impl])
+            generator = search(plan.settings, state, start[impl])
             session_plan = replace(plan.base, impl=impl)
             with LazySession(session_plan) as session:
                 probe = 0
@@ -172,7 +177,7 @@ def run_capacity(campaign: Campaign, plan: CapacityPlan) -> dict[str, list[dict[
                             group=campaign.key(
                                 plan.regime,
                                 impl,
-                                _point_text(plan.point),
+                                point_text(plan.point),
                                 f"rep{repetition}",
                                 f"probe{probe}",
                                 f"rate={rate:g}",
@@ -181,16 +186,16 @@ def run_capacity(campaign: Campaign, plan: CapacityPlan) -> dict[str, list[dict[
                             repetition=repetition,
                             expect_below_capacity=False,
                         )
-                        label = f"{impl} {_point_text(plan.point)} search {repetition + 1}/{plan.repetitions} probe {rate:g} req/s"
+                        label = f"{impl} {point_text(plan.point)} search {repetition + 1}/{plan.repetitions} probe {rate:g} req/s"
                         rate = generator.send(campaign.run_point(probe_plan, label, session))
                 except StopIteration:
                     pass
-            hints[impl] = state.capacity or None
+            start[impl] = state.capacity or None
             records[impl].append(_store_capacity(campaign, plan, impl, repetition, state))
     return records
 
 
-def _point_text(point: dict[str, Any]) -> str:
+def point_text(point: dict[str, Any]) -> str:
     return ",".join(f"{k}={v}" for k, v in sorted(point.items())) or "default"
 
 
@@ -198,7 +203,7 @@ def _store_capacity(
     campaign: Campaign, plan: CapacityPlan, impl: str, repetition: int, state: SearchState
 ) -> dict[str, Any]:
     """A capacity result is stored as its own folder: the probe it stands on, plus the search history."""
-    group = campaign.key(plan.regime, impl, _point_text(plan.point))
+    group = campaign.key(plan.regime, impl, point_text(plan.point))
     stored = campaign.completed(group, repetition)
     if stored is not None:  # resumed campaign: this search was already summarized
         done = RunFolder(Path(stored["path"]))

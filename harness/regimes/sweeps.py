@@ -47,12 +47,18 @@ def run_scaling(
     max_instances: int | None,
     repetitions: int,
     settings: SearchSettings,
+    one_instance: dict[str, float] | None = None,
 ) -> dict[int, dict[str, list[dict[str, Any]]]]:
+    """Capacity searches at 1..N instances. `one_instance` (impl -> req/s), when known, is where the
+    searches start."""
+    per_instance: dict[str, float] = dict(one_instance or {})
     top, warnings = scaling_sizing(max_instances, base.cpus or 1.0)
     for warning in warnings:
         console.print(f"[yellow]warning:[/] {warning}")
     out: dict[int, dict[str, list[dict[str, Any]]]] = {}
     for count in range(1, top + 1):
+        # Start each search near its answer: n instances should carry about n times one instance's load.
+        hints = {impl: per_instance[impl] * count for impl in impls if per_instance.get(impl)}
         plan = CapacityPlan(
             impls=impls,
             base=replace(base, instances=count),
@@ -61,7 +67,11 @@ def run_scaling(
             regime="scaling",
             point={"instances": count},
         )
-        out[count] = run_capacity(campaign, plan)
+        out[count] = run_capacity(campaign, plan, hints)
+        for impl, rows in out[count].items():
+            found = [r["capacity_rps"] / count for r in rows if r.get("capacity_rps")]
+            if found:
+                per_instance[impl] = sum(found) / len(found)
     return out
 
 

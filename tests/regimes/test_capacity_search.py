@@ -6,6 +6,7 @@ import random
 from dataclasses import dataclass, field
 
 from harness.regimes.capacity import SearchSettings, SearchState, search
+from harness.regimes.confirm import Confirmation, ConfirmSettings, confirm_steps, start_rate
 
 
 @dataclass
@@ -87,3 +88,61 @@ def test_load_generator_limit_stops_the_search_and_marks_a_lower_bound() -> None
     assert state.bound_by_measurement
     # Rates below the generator's limit passed, so the answer is just under it, flagged as a lower bound.
     assert state.capacity is not None and 360 <= state.capacity < 400
+
+
+def confirm_drive(start: float, holds_up_to: float, settings: ConfirmSettings | None = None) -> Confirmation:
+    """Run the confirmation against an app whose fixed-rate runs meet the SLO up to `holds_up_to`."""
+    state = Confirmation("fake", start)
+    steps = confirm_steps(state, settings or ConfirmSettings())
+    try:
+        rate = next(steps)
+        while True:
+            rate = steps.send(FakeResult(ok=rate <= holds_up_to))
+    except StopIteration:
+        pass
+    return state
+
+
+def test_confirmation_keeps_a_capacity_that_holds_and_breaks_above() -> None:
+    state = confirm_drive(400, holds_up_to=450)
+    assert state.capacity == 400 and state.above_rate == 480
+    assert state.above_broke is True and state.consistent
+    assert [r["rate"] for r in state.runs] == [400, 480]
+
+
+def test_confirmation_steps_down_when_the_fixed_rate_run_misses_the_slo() -> None:
+    state = confirm_drive(400, holds_up_to=330)
+    assert [r["rate"] for r in state.runs] == [400, 360, 320, 380]
+    assert state.capacity == 320 and state.above_broke is True and state.consistent
+
+
+def test_confirmation_steps_up_when_the_probes_were_pessimistic() -> None:
+    state = confirm_drive(100, holds_up_to=130)
+    assert [r["rate"] for r in state.runs] == [100, 120, 140]
+    assert state.capacity == 120 and state.consistent
+
+
+def test_confirmation_is_bounded_and_says_so() -> None:
+    state = confirm_drive(400, holds_up_to=10, settings=ConfirmSettings(max_runs=3))
+    assert len(state.runs) == 3 and state.capacity is None and not state.consistent
+    assert "no fixed-rate run" in state.summary()
+    rising = confirm_drive(100, holds_up_to=10_000, settings=ConfirmSettings(max_runs=3))
+    assert rising.capacity == 140 and rising.above_broke is False and not rising.consistent
+
+
+def test_confirmation_above_limited_by_the_load_generator_is_unknown() -> None:
+    state = Confirmation("fake", 200)
+    steps = confirm_steps(state, ConfirmSettings())
+    assert next(steps) == 200
+    assert steps.send(FakeResult(ok=True)) == 240
+    try:
+        steps.send(FakeResult(ok=False, failed={"loadgen_cpu"}))
+    except StopIteration:
+        pass
+    assert state.capacity == 200 and state.above_broke is None and not state.consistent
+
+
+def test_confirmation_starts_at_the_mean_of_the_searches_that_found_a_capacity() -> None:
+    rows = [{"capacity_rps": 300.0}, {"capacity_rps": 0.0}, {"capacity_rps": 400.0}]
+    assert start_rate(rows) == 350.0
+    assert start_rate([{"capacity_rps": 0.0}]) is None

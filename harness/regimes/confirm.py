@@ -1,0 +1,175 @@
+"""Confirming a capacity with full fixed-rate runs, the way a user would check it (`./bidbench run --rate X`).
+
+The search's probes are short windows on warm instances; a user's check is a fresh start with the usual
+warm-up and window. So after the searches, each implementation's capacity is re-run that way:
+- at the search's capacity: if the run is not valid or misses the SLO, step down 10 % and try again;
+- then at 1.2x the confirmed rate, which must break the SLO. If it does not, the short probes were too
+  pessimistic: the higher rate becomes the confirmed one and 1.2x of it is tried next.
+Every confirmation run is an ordinary stored run (regime `capacity-confirm`); the number of runs is bounded.
+Implementations are interleaved (A B C A B C) like the searches.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Generator
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
+
+from harness.regimes.campaign import Campaign, PointResult
+from harness.regimes.capacity import MEASUREMENT_LIMITS, CapacityPlan, point_text, round_rate
+
+REGIME = "capacity-confirm"
+
+
+class ProbeOutcome(Protocol):
+    status: str
+
+    @property
+    def valid(self) -> bool: ...
+
+    @property
+    def slo_met(self) -> bool: ...
+
+    def failure_kinds(self) -> set[str]: ...
+
+
+@dataclass(frozen=True)
+class ConfirmSettings:
+    """Defaults match `./bidbench run`: a fresh start, 10 s warm-up, 20 s window."""
+
+    duration_s: float = 20.0
+    warmup_s: float = 10.0
+    above: float = 1.2
+    step_down: float = 0.9
+    max_runs: int = 4
+    granularity: float = 10.0
+
+
+@dataclass
+class Confirmation:
+    impl: str
+    start: float
+    capacity: float | None = None  # highest rate whose fixed-rate run was valid and met the SLO
+    above_rate: float | None = None
+    above_broke: bool | None = None  # None: not run, or only the load generator / host gave out
+    runs: list[dict[str, Any]] = field(default_factory=list)
+    capacity_metrics: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def consistent(self) -> bool:
+        """The capacity holds under a fixed-rate run, and 1.2x of it breaks the SLO."""
+        return self.capacity is not None and self.above_broke is True
+
+    def summary(self) -> str:
+        if self.capacity is None:
+            return (
+                f"no fixed-rate run from {self.start:g} req/s down met the SLO within {len(self.runs)} runs"
+            )
+        if self.above_broke is None:
+            return f"{self.capacity:g} req/s holds; whether {self.above_rate or 0:g} breaks it is unknown"
+        if not self.above_broke:
+            return f"{self.capacity:g} req/s holds, and so did every higher rate tried (run limit reached)"
+        return f"{self.capacity:g} req/s holds; {self.above_rate:g} req/s breaks the SLO"
+
+
+def _passed(result: ProbeOutcome) -> bool:
+    return result.status == "completed" and result.valid and result.slo_met
+
+
+def _only_measurement_limits(result: ProbeOutcome) -> bool:
+    kinds = result.failure_kinds()
+    return bool(kinds & MEASUREMENT_LIMITS) and not kinds - MEASUREMENT_LIMITS
+
+
+def confirm_steps(state: Confirmation, settings: ConfirmSettings) -> Generator[float, ProbeOutcome, None]:
+    """Yields the rates to run at a fixed rate; receives each run's result; leaves the answer in `state`."""
+
+    def record(rate: float, role: str, result: ProbeOutcome) -> bool:
+        ok = _passed(result)
+        state.runs.append(
+            {"rate": rate, "role": role, "ok": ok, "failed_checks": sorted(result.failure_kinds())}
+        )
+        return ok
+
+    rate = round_rate(state.start, settings.granularity)
+    while len(state.runs) < settings.max_runs:
+        result = yield rate
+        if record(rate, "at capacity", result):
+            state.capacity = rate
+            break
+        lower = round_rate(rate * settings.step_down, settings.granularity)
+        rate = lower if lower < rate else rate - settings.granularity
+        if rate < settings.granularity:
+            return
+    if state.capacity is None:
+        return
+    while len(state.runs) < settings.max_runs:
+        above = round_rate(state.capacity * settings.above, settings.granularity)
+        if above <= state.capacity:
+            above = state.capacity + settings.granularity
+        state.above_rate = above
+        result = yield above
+        if record(above, f"{settings.above:g}x", result):
+            state.capacity = above
+            state.above_broke = False
+            continue
+        state.above_broke = None if _only_measurement_limits(result) else True
+        return
+
+
+def start_rate(records: list[dict[str, Any]]) -> float | None:
+    """Where confirmation starts: the mean of the searches' capacities (searches that found none excluded)."""
+    found = [float(r["capacity_rps"]) for r in records if r.get("capacity_rps")]
+    return statistics.fmean(found) if found else None
+
+
+def confirm_capacity(
+    campaign: Campaign,
+    plan: CapacityPlan,
+    records: dict[str, list[dict[str, Any]]],
+    settings: ConfirmSettings | None = None,
+) -> dict[str, Confirmation]:
+    """Fixed-rate confirmation runs for every implementation with a capacity, interleaved A B C A B C."""
+    settings = settings or ConfirmSettings(granularity=plan.settings.granularity)
+    states: dict[str, Confirmation] = {}
+    steps: dict[str, Generator[float, ProbeOutcome, None]] = {}
+    pending: dict[str, float] = {}
+    for impl, rows in records.items():
+        begin = start_rate(rows)
+        states[impl] = Confirmation(impl, begin or 0.0)
+        if begin:
+            steps[impl] = confirm_steps(states[impl], settings)
+            pending[impl] = next(steps[impl])
+    campaign.planned_runs += 2 * len(pending)
+    while pending:
+        for impl in list(pending):
+            rate = pending[impl]
+            attempt = len(states[impl].runs) + 1
+            run_plan = replace(
+                plan.base,
+                impl=impl,
+                load=replace(
+                    plan.base.load,
+                    rate=rate,
+                    model="open",
+                    duration_s=settings.duration_s,
+                    warmup_s=settings.warmup_s,
+                ),
+                regime=REGIME,
+                group=campaign.key(REGIME, impl, point_text(plan.point), f"run{attempt}", f"rate={rate:g}"),
+                point={**plan.point, "rate": rate},
+                repetition=0,
+                expect_below_capacity=False,
+            )
+            label = f"{impl} confirm {rate:g} req/s (fixed rate, fresh start) run {attempt}"
+            result: PointResult = campaign.run_point(run_plan, label)
+            try:
+                pending[impl] = steps[impl].send(result)
+            except StopIteration:
+                del pending[impl]
+            last = states[impl].runs[-1]
+            last["run_id"] = result.folder.run_id
+            if last["ok"] and last["rate"] == states[impl].capacity:
+                states[impl].capacity_metrics = dict(result.metrics or {})
+    return states
