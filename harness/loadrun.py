@@ -38,6 +38,10 @@ class LoadSettings:
     scale: int = 1
     seed: int = 42
     timeout_s: float = 10.0
+    stages: str = ""
+    """Open model: an arrival-rate profile for the measurement, "10s:100,1s:400,60s:400" (BB_STAGES)."""
+    trace: bool = False
+    """One log line per request in k6.log (BB_TRACE), for the per-second series of fault runs."""
 
     def env(self, summary_path: Path) -> dict[str, str]:
         env = {
@@ -60,6 +64,11 @@ class LoadSettings:
             env["BB_THINK_MS"] = f"{self.think_ms:g}"
         if self.payload_bytes:
             env["BB_PAYLOAD_BYTES"] = str(self.payload_bytes)
+        if self.stages:
+            env["BB_STAGES"] = self.stages
+        if self.trace:
+            env["BB_TRACE"] = "1"
+            env["K6_LOG_FORMAT"] = "raw"  # the trace lines as written, without logrus decoration
         return env
 
     def describe(self) -> str:

@@ -58,9 +58,25 @@ class RunPlan:
     """Measure an already running deployment instead of starting instances (SPEC §11)."""
     resource_source: str = "none"
     resource_options: dict[str, str] = field(default_factory=dict)
+    database_url: str | None = None
+    """Where the instances connect instead of the server's working database (e.g. a fault-injection proxy)."""
 
     def group_key(self) -> str:
         return self.group or f"{self.impl}/{self.variant}/{self.regime}/{_point_key(self.point)}"
+
+
+class WindowHooks:
+    """Optional callbacks into one measurement window (fault injection, harness/faults/). No-ops here."""
+
+    def started(self, session: Session, measure_start_unix: float) -> None:
+        """k6 is running; its measurement window starts at this wall-clock time (time.time())."""
+
+    def tolerated(self, instance: RunningInstance) -> bool:
+        """Whether this instance may be dead without failing the window (it was killed on purpose)."""
+        return False
+
+    def finished(self) -> None:
+        """The window is over (or failed): undo whatever started() set going."""
 
 
 @dataclass
@@ -256,7 +272,7 @@ class Session:
                 impl=plan.impl,
                 index=index,
                 port=free_port(),
-                database_url=server.url(),
+                database_url=plan.database_url or server.url(),
                 run_dir=self.run_root / f"instance-{index}",
                 knobs=knob_values,
             )
@@ -301,7 +317,7 @@ class Session:
         self.instances = []
         return killed
 
-    def measure(self, plan: RunPlan) -> RunOutcome:
+    def measure(self, plan: RunPlan, hooks: WindowHooks | None = None) -> RunOutcome:
         """One measurement window (warm-up + measure) with the given load; writes one result folder."""
         folder = new_run_folder(plan.impl, plan.regime, plan.results_dir)
         manifest: dict[str, Any] = base_manifest()
@@ -339,7 +355,7 @@ class Session:
                 raise RuntimeError(
                     f"an instance had died before this window: {[d for i in self.instances for d in i.exited()]}"
                 )
-            metrics, run_verdict = self._window(plan, folder)
+            metrics, run_verdict = self._window(plan, folder, hooks or WindowHooks())
             status = "completed"
         except KeyboardInterrupt:
             status, reason = "interrupted", "interrupted by the user (Ctrl-C)"
@@ -370,7 +386,7 @@ class Session:
             )
         return RunOutcome(folder, status, metrics, run_verdict, reason)
 
-    def _window(self, plan: RunPlan, folder: RunFolder) -> tuple[dict[str, Any], Verdict]:
+    def _window(self, plan: RunPlan, folder: RunFolder, hooks: WindowHooks) -> tuple[dict[str, Any], Verdict]:
         server = self.server
         load = replace(plan.load, targets=self.targets(), scale=plan.scale, seed=plan.seed)
         k6_group = new_group(detect_backend() if self.remote else self.backend, "k6", Limits())
@@ -387,6 +403,7 @@ class Session:
             t_start = k6.wait_until_running() - sampler.t0
             t_measure = t_start + load.warmup_s
             t_end = t_measure + load.duration_s
+            hooks.started(self, time.time() + (sampler.t0 + t_measure - time.monotonic()))
             pg_before: list[dict[str, Any]] | None = None
             with Progressor(f"{plan.impl} x{plan.instances}") as progress:
                 last_count, last_t = 0, time.monotonic()
@@ -408,7 +425,7 @@ class Session:
                         total=t_end - t_start,
                         live=f"{rate}  CPU {cpu:.0f} %",
                     )
-                    dead = [d for i in self.instances for d in i.exited()]
+                    dead = [d for i in self.instances if not hooks.tolerated(i) for d in i.exited()]
                     if dead:
                         raise RuntimeError(f"an instance process died during the run: {dead}")
                     if now > t_end + 120:
@@ -430,6 +447,7 @@ class Session:
             folder.write_json("verdict.json", run_verdict.to_json())
             return metrics, run_verdict
         finally:
+            hooks.finished()
             k6.kill()
             k6_group.close()
             sampler.stop()

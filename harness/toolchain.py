@@ -22,6 +22,8 @@ from harness.console import UserError, console
 
 K6_VERSION = "v1.8.1"
 K6_MODULE = "go.k6.io/k6"
+TOXIPROXY_VERSION = "v2.12.0"
+TOXIPROXY_PACKAGE = "github.com/Shopify/toxiproxy/v2/cmd/server"
 
 
 @dataclass
@@ -188,6 +190,43 @@ def _build_k6() -> None:
         raise UserError(f"`go install {K6_MODULE}@{K6_VERSION}` failed:\n{done.stderr[-2000:]}")
 
 
+def toxiproxy_path() -> Path:
+    return paths.BIN / "toxiproxy-server"
+
+
+def _probe_toxiproxy() -> Probe:
+    # A `go install`ed toxiproxy says "version git"; the build leaves the module version in a stamp file.
+    binary = toxiproxy_path()
+    stamp = binary.with_name(binary.name + ".version")
+    if not binary.exists() or not stamp.exists():
+        return Probe(False)
+    version = stamp.read_text().strip()
+    return Probe(version == TOXIPROXY_VERSION, version, str(binary))
+
+
+def _build_toxiproxy() -> None:
+    """Toxiproxy's server from the Go module proxy into .bidbench/bin/toxiproxy-server (the fault scenarios)."""
+    go = shutil.which("go")
+    if not go:
+        raise UserError(
+            "building toxiproxy needs Go. Install it (https://go.dev/dl/ or apt-get install golang) and retry."
+        )
+    import tempfile
+
+    proxy = _run([go, "env", "GOPROXY"]).split(",")[0] or "https://proxy.golang.org"
+    paths.BIN.mkdir(parents=True, exist_ok=True)
+    console.print(f"building toxiproxy {TOXIPROXY_VERSION} with Go into {paths.BIN} (about 30 s, once)...")
+    with tempfile.TemporaryDirectory(prefix="bidbench-toxiproxy-", dir=paths.BIN) as gobin:
+        env = dict(os.environ, GOBIN=gobin, GOPROXY=proxy, GOFLAGS="-mod=mod")
+        target = f"{TOXIPROXY_PACKAGE}@{TOXIPROXY_VERSION}"
+        done = subprocess.run([go, "install", target], env=env, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise UserError(f"`go install {target}` failed:\n{done.stderr[-2000:]}")
+        # The package's binary is called `server`; give it a name that says what it is.
+        os.replace(Path(gobin) / "server", toxiproxy_path())
+    toxiproxy_path().with_name(toxiproxy_path().name + ".version").write_text(TOXIPROXY_VERSION + "\n")
+
+
 TOOLS: dict[str, Tool] = {
     tool.name: tool
     for tool in (
@@ -206,6 +245,7 @@ TOOLS: dict[str, Tool] = {
         Tool("postgres", _probe_postgres, ("postgresql-15", "postgresql-contrib")),
         Tool("go", _probe_go, ("golang",)),
         Tool("k6", _probe_k6, build=_build_k6),
+        Tool("toxiproxy", _probe_toxiproxy, build=_build_toxiproxy),
         Tool("chromium", _probe_chromium, ("chromium",)),
     )
 }
@@ -217,6 +257,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "node": ("node", "npm", "build-tools", "libpq-dev"),
     "php": ("php", "php-fpm", "phpunit", "nginx"),
     "load": ("go", "k6"),
+    "faults": ("go", "toxiproxy"),
     "report": ("chromium",),
 }
 

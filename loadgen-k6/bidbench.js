@@ -96,6 +96,21 @@ const PAYLOAD_BYTES = envNumber('BB_PAYLOAD_BYTES', 1024, 1, 1 << 26, true);
 const LATENCY_BOUND_MS = envNumber('BB_LATENCY_BOUND_MS', 200, 1, 600000, false);
 const SETUP_PAGES = envNumber('BB_SETUP_PAGES', 3, 0, 100, true);
 const PLAN = envNumber('BB_PLAN', 0, 0, 1e6, true);
+// Fault runs (harness/faults/): one log line per request, and an arrival-rate profile for the measurement.
+const TRACE = E.BB_TRACE === '1';
+const STAGES = parseStages(E.BB_STAGES || '');
+
+// BB_STAGES="10s:100,1s:400,60s:400,1s:100,20s:100": the measurement's arrival rate ramps linearly to each
+// stage's rate over the stage's duration (k6 ramping-arrival-rate, starting at BB_RATE). Empty: constant.
+function parseStages(text) {
+  if (text === '') return null;
+  return text.split(',').map((part) => {
+    const colon = part.indexOf(':');
+    const target = colon > 0 ? Number(part.substring(colon + 1)) : NaN;
+    if (!(target >= 0) || !isFinite(target)) throw new Error(`BB_STAGES: ${part} is not DURATION:RATE`);
+    return { duration: part.substring(0, colon).trim(), target: Math.round(target) };
+  });
+}
 
 if (TARGETS.length === 0) throw new Error('BB_TARGETS: at least one base URL is needed');
 if (!MIXES[MIX]) throw new Error(`BB_MIX=${MIX}: expected one of ${Object.keys(MIXES).join(', ')}`);
@@ -107,7 +122,8 @@ if (WARMUP_S !== 0 && WARMUP_S < 1) throw new Error(`BB_WARMUP=${WARMUP}: must b
 
 // Open model: Little's law says rate x latency VUs are busy; pre-allocate for BB_LATENCY_BOUND_MS and allow
 // ten times that (capped at 5000) before k6 has to drop iterations. BB_MAX_VUS overrides the cap.
-const PRE_VUS = envNumber('BB_PREALLOCATED_VUS', Math.ceil((RATE * LATENCY_BOUND_MS) / 1000) + 10, 1, 1e6, true);
+const PEAK_RATE = STAGES ? Math.max(RATE, ...STAGES.map((st) => st.target)) : RATE;
+const PRE_VUS = envNumber('BB_PREALLOCATED_VUS', Math.ceil((PEAK_RATE * LATENCY_BOUND_MS) / 1000) + 10, 1, 1e6, true);
 const MAX_VUS = Math.max(PRE_VUS, envNumber('BB_MAX_VUS', Math.max(PRE_VUS, Math.min(10 * PRE_VUS, 5000)), 1, 1e6, true));
 
 // Seeded data ranges (harness/db/generator.py): users 1..10000*S, items 1..15000*S, categories 1..20 (20 has
@@ -170,6 +186,8 @@ const PARAMS_TEXT = { timeout: TIMEOUT, headers: { 'Content-Type': 'text/plain' 
 const JSON_TYPES = ['place_bid', 'create_user', 'create_item', 'update_item', 'payload', 'invalid_json'];
 const PARAMS = TYPES.map((t) => {
   if (t === 'invalid_content_type') return PARAMS_TEXT;
+  // Traced runs read the body of a bid (its id), so the harness can check every 201 has its row.
+  if (TRACE && t === 'place_bid') return { timeout: TIMEOUT, headers: JSON_HEADERS, responseType: 'text' };
   return JSON_TYPES.indexOf(t) >= 0 ? PARAMS_JSON : PARAMS_PLAIN;
 });
 
@@ -359,6 +377,12 @@ http.setResponseCallback(http.expectedStatuses({ min: 200, max: 299 }, { min: 40
 
 function scenario(execName, startTime, duration, gracefulStop) {
   const common = { exec: execName, startTime, gracefulStop };
+  if (MODEL === 'open' && STAGES && execName === 'measure') {
+    return Object.assign(common, {
+      executor: 'ramping-arrival-rate', startRate: Math.round(RATE), timeUnit: '1s', stages: STAGES,
+      preAllocatedVUs: PRE_VUS, maxVUs: MAX_VUS,
+    });
+  }
   if (MODEL === 'open') {
     return Object.assign(common, {
       executor: 'constant-arrival-rate', rate: RATE_PER_UNIT, timeUnit: RATE_UNIT, duration,
@@ -483,6 +507,17 @@ function thinkTime(i, salt) {
 let WARM_SCENARIO = null;
 let MEASURE_SCENARIO = null;
 
+// One line per request for fault runs (BB_TRACE=1), parsed by harness/faults/timeline.py:
+// bbt <w|m> <end ms since epoch> <duration ms> <status> <k6 error code> <type> <target index> <bid id or ->
+function trace(phase, i, res) {
+  let bid = '-';
+  if (res.status === 201 && CODES[K] === PLACE_BID && typeof res.body === 'string') {
+    const m = /^\{"id":(\d+)/.exec(res.body);
+    if (m) bid = m[1];
+  }
+  console.log(`bbt ${phase} ${Date.now()} ${res.timings.duration.toFixed(3)} ${res.status} ${res.error_code || 0} ${TYPES[K]} ${i % TARGETS.length} ${bid}`);
+}
+
 export function warm(data) {
   if (!READY) adopt(data);
   if (WARM_SCENARIO === null) {
@@ -492,7 +527,8 @@ export function warm(data) {
   const i = WARM_SCENARIO.iterationInTest;
   build(i, WARM_SALT, 'w');
   VU_TAGS.type = TYPES[K];
-  http.request(METHOD, URL, BODY, PARAMS[K]);
+  const res = http.request(METHOD, URL, BODY, PARAMS[K]);
+  if (TRACE) trace('w', i, res);
   if (MODEL === 'closed') thinkTime(i, WARM_SALT);
 }
 
@@ -505,7 +541,9 @@ export function measure(data) {
   const i = MEASURE_SCENARIO.iterationInTest;
   build(i, MEASURE_SALT, 'm');
   VU_TAGS.type = TYPES[K]; // tags this request's samples and the bb_* samples below
-  record(http.request(METHOD, URL, BODY, PARAMS[K]));
+  const res = http.request(METHOD, URL, BODY, PARAMS[K]);
+  record(res);
+  if (TRACE) trace('m', i, res);
   if (MODEL === 'closed') thinkTime(i, MEASURE_SALT);
 }
 
@@ -569,6 +607,7 @@ export function handleSummary(data) {
     payload_over_limit: MIX === 'payload' ? PAYLOAD_BYTES > BODY_LIMIT : null,
     pre_allocated_vus: MODEL === 'open' ? PRE_VUS : null, max_vus: MODEL === 'open' ? MAX_VUS : null,
     latency_bound_ms: MODEL === 'open' ? LATENCY_BOUND_MS : null, setup_pages: SETUP_PAGES,
+    stages: STAGES, trace: TRACE,
   };
   const out = {
     schema: 1,
