@@ -164,6 +164,15 @@ def print_confirmation_table(confirmations: dict[str, Any], settings: Any) -> No
     )
 
 
+def _payload_timing(metrics: dict[str, Any], layer: str) -> float | None:
+    """Mean Server-Timing of the payload requests for one layer (db or app), in ms."""
+    timing = (metrics.get("per_type", {}).get("payload") or {}).get("server_timing_ms") or {}
+    value = timing.get(layer)
+    if isinstance(value, dict):
+        value = value.get("mean")
+    return float(value) if isinstance(value, (int, float)) else None
+
+
 def register(app: typer.Typer) -> None:  # noqa: C901 - one place that declares every regime command
     from harness.cli import _parse_duration, _parse_knobs
 
@@ -343,48 +352,50 @@ def register(app: typer.Typer) -> None:  # noqa: C901 - one place that declares 
             str, typer.Option(help="Comma-separated body sizes in bytes.")
         ] = "256,1024,4096,16384,32768,65535,65536,65537,131072",
         rate: Annotated[float, typer.Option(help="Requests per second at each size.")] = 20.0,
-        repetitions: Annotated[int, typer.Option("--repetitions", "-r", min=1)] = 1,
+        repetitions: Annotated[
+            int | None,
+            typer.Option("--repetitions", "-r", min=1, help="Repetitions per size (default 5; --quick: 3)."),
+        ] = None,
+        quick: Annotated[bool, typer.Option(help="3 repetitions, 4 s windows.")] = False,
+        cpus: Annotated[float, typer.Option(help="CPU limit per instance.")] = 1.0,
         campaign: Annotated[
             str | None, typer.Option(help="Campaign name; rerun with the same name to resume.")
         ] = None,
     ) -> None:
         """Growing request bodies up to and past the contract's 65536-byte limit: the outcome of each size
-        (ok, 413, error) and the latency breakdown into db and app time (STEP Table 4)."""
+        (ok, 413, error) and the latency breakdown into db and app time (STEP Table 4). Each size is run R
+        times from a fresh start; the table gives means with 95 % intervals."""
         from harness.regimes.campaign import Campaign, campaign_name
         from harness.regimes.sweeps import payload_outcome, run_payload
 
         impls = _impls(impl)
         size_list = [int(s) for s in sizes.split(",") if s.strip()]
-        base = _base_plan("payload", 6.0, 3.0, 1.0, {}, "default", 1, 42, 50.0, 8.0)
+        reps = repetitions or (3 if quick else 5)
+        dur, warm = (4.0, 2.0) if quick else (6.0, 3.0)
+        base = _base_plan("payload", dur, warm, cpus, {}, "default", 1, 42, 50.0, 8.0)
         base = replace(base, load=replace(base.load, rate=rate))
         name = campaign or campaign_name(
-            "payload", {"impls": impls, "sizes": size_list, "rate": rate, "reps": repetitions}
+            "payload", {"impls": impls, "sizes": size_list, "rate": rate, "reps": reps, "base": repr(base)}
         )
-        results = run_payload(Campaign(name), impls, base, size_list, repetitions)
-        table = Table(title="payload size (STEP Table 4)")
-        for column in ("impl", "bytes", "outcome", "mean ms", "p99 ms", "db ms", "app ms"):
+        console.print(f"payload campaign {name} (resume with --campaign {name})")
+        results = run_payload(Campaign(name), impls, base, size_list, reps)
+        table = Table(title="payload size (STEP Table 4): means [95 % CI] over repetitions")
+        for column in ("impl", "bytes", "outcome", "mean ms", "p99 ms", "db ms", "app ms", "valid"):
             table.add_column(column, justify="right")
+        grouped: dict[tuple[str, int], list[Any]] = {}
         for impl_name, size, result in results:
-            metrics = result.metrics or {}
-            lat = metrics.get("latency_ms") or {}
-            timing = (metrics.get("per_type", {}).get("payload") or {}).get("server_timing_ms") or {}
-            db = (
-                (timing.get("db") or {}).get("mean")
-                if isinstance(timing.get("db"), dict)
-                else timing.get("db")
-            )
-            app_ms = (
-                (timing.get("app") or {}).get("mean")
-                if isinstance(timing.get("app"), dict)
-                else timing.get("app")
-            )
+            grouped.setdefault((impl_name, size), []).append(result)
+        for (impl_name, size), group in grouped.items():
+            measured = [r.metrics for r in group if r.metrics]
+            outcomes = sorted({payload_outcome(r) for r in group})
             table.add_row(
                 impl_name,
                 str(size),
-                payload_outcome(result),
-                f"{lat.get('mean', float('nan')):.2f}",
-                f"{lat.get('p99', float('nan')):.2f}",
-                f"{db if db is not None else float('nan'):.3f}",
-                f"{app_ms if app_ms is not None else float('nan'):.3f}",
+                "/".join(outcomes),
+                _fmt_ci([m["latency_ms"]["mean"] for m in measured], 2),
+                _fmt_ci([m["latency_ms"]["p99"] for m in measured], 2),
+                _fmt_ci([v for m in measured if (v := _payload_timing(m, "db")) is not None], 3),
+                _fmt_ci([v for m in measured if (v := _payload_timing(m, "app")) is not None], 3),
+                f"{sum(r.valid for r in group)}/{len(group)}",
             )
         console.print(table)
