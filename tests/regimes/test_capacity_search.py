@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
+import pytest
+
 from harness.regimes.capacity import SearchSettings, SearchState, search
 from harness.regimes.confirm import Confirmation, ConfirmSettings, confirm_steps, start_rate
 
@@ -146,3 +148,21 @@ def test_confirmation_starts_at_the_mean_of_the_searches_that_found_a_capacity()
     rows = [{"capacity_rps": 300.0}, {"capacity_rps": 0.0}, {"capacity_rps": 400.0}]
     assert start_rate(rows) == 350.0
     assert start_rate([{"capacity_rps": 0.0}]) is None
+
+
+def test_confirmation_table_shows_every_run_and_the_verdict(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.cli_regimes import print_confirmation_table
+    from harness.console import console
+
+    monkeypatch.setattr(console, "width", 250)  # one line per row, whatever terminal runs the tests
+
+    held = confirm_drive(400, holds_up_to=330)
+    held.capacity_metrics = {"latency_ms": {"mean": 3.2, "p99": 41.0}, "cpu_pct_total": 21.5}
+    missed = confirm_drive(400, holds_up_to=10, settings=ConfirmSettings(max_runs=3))
+    print_confirmation_table({"node": held, "php": missed}, ConfirmSettings())
+    out = capsys.readouterr().out
+    assert "400✗" in out and "320✓" in out and "consistent" in out
+    assert "3.2 / 41.0" in out and "21.5" in out
+    assert "no fixed-rate run" in out
