@@ -1,0 +1,108 @@
+"""No lost or duplicated bids after a fault scenario (issue #12, point 5).
+
+- every item's `max_bid_cents` and `bid_count` equal the maximum and the count of its rows in `bids`
+  (queries.sql: the place-bid transaction keeps them so);
+- every bid answered 201 has its row (the trace records the id of each 201);
+- no bid was stored twice: no two new rows with the same item, bidder and amount (amounts are derived
+  from the clock in quarter cents, so two different requests practically never collide).
+
+New rows without a 201 are reported, not failed: a request can commit and still lose its answer (a
+timeout, a connection cut after COMMIT, the warm-up's cut-off at its end), which the contract allows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import psycopg
+
+from harness.faults.timeline import Request
+
+ITEMS_MISMATCH_SQL = """
+SELECT i.id, i.max_bid_cents, i.bid_count, coalesce(b.max_amount, 0), coalesce(b.n, 0)
+FROM items i
+LEFT JOIN (SELECT item_id, max(amount_cents) AS max_amount, count(*) AS n FROM bids GROUP BY item_id) b
+       ON b.item_id = i.id
+WHERE i.max_bid_cents <> coalesce(b.max_amount, 0) OR i.bid_count <> coalesce(b.n, 0)
+ORDER BY i.id
+"""
+DUPLICATES_SQL = """
+SELECT item_id, bidder_id, amount_cents, count(*) FROM bids WHERE id > %s
+GROUP BY item_id, bidder_id, amount_cents HAVING count(*) > 1
+"""
+
+
+@dataclass
+class InvariantReport:
+    ok: bool
+    items_mismatched: int
+    acknowledged_bids: int
+    acknowledged_missing: int
+    duplicates: int
+    new_rows: int
+    unacknowledged_rows: int
+    examples: list[str] = field(default_factory=list)
+    error: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def describe(self) -> str:
+        if self.error:
+            return f"not checked: {self.error}"
+        if self.ok:
+            return f"ok ({self.acknowledged_bids} acknowledged bids, all stored once)"
+        parts = []
+        if self.items_mismatched:
+            parts.append(f"{self.items_mismatched} items whose max_bid/bid_count disagree with bids")
+        if self.acknowledged_missing:
+            parts.append(f"{self.acknowledged_missing} bids answered 201 without a row")
+        if self.duplicates:
+            parts.append(f"{self.duplicates} duplicated bids")
+        return "FAILED: " + "; ".join(parts)
+
+
+def max_bid_id(url: str) -> int:
+    with psycopg.connect(url, connect_timeout=10) as conn:
+        row = conn.execute("SELECT coalesce(max(id), 0) FROM bids").fetchone()
+        return int(row[0]) if row else 0
+
+
+def check(url: str, requests: Sequence[Request], since_bid_id: int) -> InvariantReport:
+    """The invariants over the working database `url`; since_bid_id is max(bids.id) before the run."""
+    acknowledged = sorted({r.bid_id for r in requests if r.bid_id is not None and r.status == 201})
+    try:
+        with psycopg.connect(url, connect_timeout=10) as conn:
+            conn.execute("SET statement_timeout = '60s'")
+            mismatched = conn.execute(ITEMS_MISMATCH_SQL).fetchall()
+            found = {
+                int(row[0])
+                for row in conn.execute("SELECT id FROM bids WHERE id = ANY(%s)", (acknowledged,)).fetchall()
+            }
+            duplicates = conn.execute(DUPLICATES_SQL, (since_bid_id,)).fetchall()
+            new_ids = {
+                int(row[0])
+                for row in conn.execute("SELECT id FROM bids WHERE id > %s", (since_bid_id,)).fetchall()
+            }
+    except psycopg.Error as exc:
+        return InvariantReport(False, 0, len(acknowledged), 0, 0, 0, 0, error=f"{type(exc).__name__}: {exc}")
+    missing = [bid for bid in acknowledged if bid not in found]
+    examples = [
+        f"item {r[0]}: max_bid_cents={r[1]} bid_count={r[2]}, bids say max={r[3]} count={r[4]}"
+        for r in mismatched[:5]
+    ]
+    examples += [f"bid {bid} answered 201 but has no row" for bid in missing[:5]]
+    examples += [f"item {r[0]} bidder {r[1]} amount {r[2]} stored {r[3]} times" for r in duplicates[:5]]
+    duplicate_rows = sum(int(r[3]) - 1 for r in duplicates)
+    return InvariantReport(
+        ok=not mismatched and not missing and not duplicates,
+        items_mismatched=len(mismatched),
+        acknowledged_bids=len(acknowledged),
+        acknowledged_missing=len(missing),
+        duplicates=duplicate_rows,
+        new_rows=len(new_ids),
+        unacknowledged_rows=len(new_ids - set(acknowledged)),
+        examples=examples,
+    )

@@ -1,0 +1,369 @@
+"""One fault scenario run for one implementation, on the ordinary run machinery (harness/run.py).
+
+The run is a normal Session with one measurement window, so it is stored like every run (manifest, k6
+summary, metrics with per-instance peak RSS, per-second CPU/memory, logs, index line, regime `faults`).
+On top, the result folder gets:
+
+- faults.json: the scenario, its schedule, the events as they happened, the derived figures
+  (error classes per phase, recovery times, survival, orphans) and the invariants;
+- timeline.csv: per second (by request start, t = 0 at the measurement start) the requests per error
+  class and the p50/p99/max latency of the successes;
+- logs/k6.log: the per-request trace it was computed from; logs/toxiproxy.log for slow-db.
+
+`manifest.json` gets a `faults` key (scenario name and the headline figures), so the analysis can find
+fault runs without reading the trace.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+import urllib.error
+import urllib.request
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import psutil
+
+from harness import paths, toolchain
+from harness.console import UserError
+from harness.db.cluster import EmbeddedCluster
+from harness.faults import invariants, timeline
+from harness.faults.injector import PROXY_NAME, FaultHooks
+from harness.faults.scenarios import Scenario
+from harness.faults.toxiproxy import Toxiproxy
+from harness.instances import INSTANCE_MARKER
+from harness.loadrun import LoadSettings
+from harness.results import RunFolder, read_index
+
+DEFAULT_SHARE = 0.5
+DEFAULT_RATE = 50.0
+DEFAULT_CPUS = 0.25
+MIX = "mixed"
+# A request that takes longer than the contract's 5 s pool checkout timeout (plus slack) is a hang.
+HANG_MS = 6000.0
+RSS_BOUND_MB = 1024.0
+
+
+@dataclass(frozen=True)
+class RateChoice:
+    rate: float
+    capacity: float
+    source: str
+
+
+def measured_capacity(
+    impl: str, cpus: float | None, results_dir: Path | None = None
+) -> tuple[float, str] | None:
+    """The newest stored capacity (regime `capacity`, one instance, same CPU limit) above zero."""
+    for entry in reversed(read_index(results_dir)):
+        if entry.get("regime") != "capacity" or entry.get("impl") != impl:
+            continue
+        folder = Path(str(entry.get("path", "")))
+        try:
+            metrics = RunFolder(folder).read_json("metrics.json")
+            manifest = RunFolder(folder).read_json("manifest.json")
+        except (OSError, ValueError):
+            continue
+        capacity = float(metrics.get("capacity_rps") or 0.0)
+        if capacity <= 0 or manifest.get("instances") not in (1, None):
+            continue
+        if cpus is not None and manifest.get("cpu_limit_cores") != cpus:
+            continue
+        return capacity, str(entry.get("run_id"))
+    return None
+
+
+def fault_rate(
+    impl: str, cpus: float | None, share: float, rate: float | None, results_dir: Path | None = None
+) -> RateChoice:
+    """--rate when given; else `share` of the newest measured capacity; else DEFAULT_RATE (and say so)."""
+    found = measured_capacity(impl, cpus, results_dir)
+    if rate is not None:
+        capacity = found[0] if found else rate / share
+        return RateChoice(
+            rate, capacity, "--rate" + (f" (capacity {found[0]:g} from {found[1]})" if found else "")
+        )
+    if found:
+        return RateChoice(
+            round(share * found[0], 1), found[0], f"{share:.0%} of capacity {found[0]:g} req/s ({found[1]})"
+        )
+    return RateChoice(
+        DEFAULT_RATE,
+        DEFAULT_RATE / share,
+        f"no stored capacity for {impl} at {cpus} CPU: default {DEFAULT_RATE:g} req/s, capacity assumed "
+        f"{DEFAULT_RATE / share:g} (run `./bidbench capacity --cpus {cpus}` first for a measured one)",
+    )
+
+
+@dataclass
+class FaultResult:
+    impl: str
+    scenario: str
+    folder: RunFolder | None
+    status: str
+    reason: str
+    row: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        """No crash, no 500, invariants intact, no orphans (what the tests and the exit code check)."""
+        row = self.row
+        return (
+            self.status == "completed"
+            and bool(row.get("survived"))
+            and row.get("server_5xx", 1) == 0
+            and bool(row.get("invariants_ok"))
+            and row.get("orphans", 1) == 0
+        )
+
+
+def _replace_port(url: str, port: int) -> str:
+    parts = urlsplit(url)
+    host = parts.hostname or "127.0.0.1"
+    auth = parts.netloc.rsplit("@", 1)[0] + "@" if "@" in parts.netloc else ""
+    return urlunsplit((parts.scheme, f"{auth}{host}:{port}", parts.path, parts.query, parts.fragment))
+
+
+def orphans(run_root: Path) -> list[dict[str, Any]]:
+    """Processes still carrying the instance marker of this session's run directory."""
+    found = []
+    for proc in psutil.process_iter():
+        try:
+            marker = proc.environ().get(INSTANCE_MARKER, "")
+            if marker.startswith(str(run_root)) and proc.status() != psutil.STATUS_ZOMBIE:
+                found.append({"pid": proc.pid, "cmdline": proc.cmdline()[:4]})
+        except (psutil.AccessDenied, psutil.NoSuchProcess, psutil.ZombieProcess):
+            continue
+    return found
+
+
+def _ready(url: str, timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url + "/ready", timeout=2) as response:
+                if response.status == 200:
+                    return True
+        except (urllib.error.URLError, OSError):
+            pass
+        time.sleep(0.3)
+    return False
+
+
+def _survivors(session: Any, hooks: FaultHooks) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for instance in session.instances:
+        killed = instance.name in hooks.killed
+        dead = instance.exited()
+        out[instance.name] = {
+            "killed_on_purpose": killed,
+            "exited": [{"process": name, "code": code} for name, code in dead],
+            "ready_after": False if killed or dead else _ready(instance.base_url, 20),
+        }
+    return out
+
+
+def run_scenario(
+    impl: str,
+    scenario: Scenario,
+    rate: RateChoice,
+    cpus: float | None = DEFAULT_CPUS,
+    cluster: EmbeddedCluster | None = None,
+    results_dir: Path | None = None,
+    knobs: dict[str, str] | None = None,
+) -> FaultResult:
+    """Run one scenario; the result folder is written whatever happens, and the faults are always undone."""
+    from harness.cli import ensure_db_up
+    from harness.db.target import current_server, external_url
+    from harness.run import RunPlan, Session
+
+    if scenario.name == "db-outage" and cluster is None:
+        if external_url():
+            raise UserError(
+                "db-outage stops and starts PostgreSQL, and BIDBENCH_DATABASE_URL points to a server bidbench "
+                "does not control; unset it to use the embedded cluster (slow-db works with either)"
+            )
+        cluster = EmbeddedCluster()
+    toolchain.ensure(["db", "load", impl] + (["faults"] if scenario.name == "slow-db" else []))
+    ensure_db_up()
+    server = current_server()
+    proxy: Toxiproxy | None = None
+    database_url: str | None = None
+    proxy_log = paths.RUNTIME / f"toxiproxy-{time.time_ns()}.log"
+    hooks = FaultHooks(scenario, cluster if scenario.name == "db-outage" else None, None)
+    outcome = None
+    survivors: dict[str, dict[str, Any]] = {}
+    since = 0
+    run_root: Path | None = None
+    try:
+        if scenario.name == "slow-db":
+            proxy = Toxiproxy(proxy_log)
+            proxy.start()
+            port = proxy.create_proxy(PROXY_NAME, server.host_port)
+            database_url = _replace_port(server.url(), port)
+            hooks.proxy = proxy
+        load = LoadSettings(
+            targets=[],
+            mix=MIX,
+            rate=rate.rate,
+            warmup_s=scenario.warmup_s,
+            duration_s=scenario.duration_s,
+            stages=scenario.stages(rate.rate, rate.capacity),
+            trace=True,
+        )
+        plan = RunPlan(
+            impl=impl,
+            load=load,
+            instances=scenario.instances,
+            cpus=cpus,
+            knobs=dict(knobs or {}),
+            regime="faults",
+            group=f"{impl}/default/faults/{scenario.name}",
+            point={"scenario": scenario.name, "rate": rate.rate},
+            expect_below_capacity=False,
+            results_dir=results_dir,
+            database_url=database_url,
+        )
+        with Session(plan, quiet=True) as session:
+            run_root = getattr(session, "run_root", None)
+            if session.started_ok:
+                since = invariants.max_bid_id(server.url())
+            outcome = session.measure(plan, hooks)  # type: ignore[arg-type]
+            survivors = _survivors(session, hooks)
+    finally:
+        hooks.restore()
+        if proxy is not None:
+            proxy.stop()
+    assert outcome is not None
+    if proxy is not None and proxy_log.exists():
+        shutil.move(str(proxy_log), outcome.folder.logs / "toxiproxy.log")
+    left = orphans(run_root) if run_root else []
+    row, details = analyse(outcome.folder, scenario, hooks, survivors, left, server.url(), since)
+    row.update(impl=impl, scenario=scenario.name, rate=rate.rate, status=outcome.status)
+    faults = {
+        "schema": 1,
+        "scenario": asdict(scenario),
+        "rate": asdict(rate),
+        "measure_start_unix": hooks.measure_start_unix,
+        "events": [e.to_json() for e in hooks.events],
+        "cleanup_errors": hooks.cleanup_errors,
+        "instances": survivors,
+        "orphans": left,
+        "summary": row,
+        **details,
+    }
+    outcome.folder.write_json("faults.json", faults)
+    manifest = outcome.folder.read_json("manifest.json")
+    manifest["faults"] = {"scenario": scenario.name, "rate_source": rate.source, "summary": row}
+    outcome.folder.write_json("manifest.json", manifest)
+    return FaultResult(impl, scenario.name, outcome.folder, outcome.status, outcome.reason, row)
+
+
+def _window_counts(requests: list[timeline.Request], t0: float, start: float, end: float) -> dict[str, Any]:
+    part = timeline.between(requests, t0, start, end)
+    ok = [r.duration_ms for r in part if r.klass == "ok"]
+    return {
+        "from_s": round(start, 3),
+        "to_s": round(end, 3),
+        "requests": len(part),
+        **timeline.class_counts(part),
+        "p99_ok_ms": timeline.percentile(ok, 99),
+        "max_ms": max((r.duration_ms for r in part), default=None),
+        "hangs": sum(1 for r in part if r.duration_ms > HANG_MS),
+    }
+
+
+def analyse(
+    folder: RunFolder,
+    scenario: Scenario,
+    hooks: FaultHooks,
+    survivors: dict[str, dict[str, Any]],
+    left: list[dict[str, Any]],
+    db_url: str,
+    since_bid_id: int,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The headline row (report.py, the analysis) and the details for faults.json."""
+    log = folder.logs / "k6.log"
+    requests = timeline.read_trace(log) if log.exists() else []
+    t0 = hooks.measure_start_unix or (requests[0].start_ms / 1000 if requests else 0.0)
+    measured = [r for r in requests if r.phase == "m"]
+    timeline.write_csv(timeline.per_second(requests, t0), folder.path / "timeline.csv")
+    report = invariants.check(db_url, requests, since_bid_id)
+    folder.write_json("invariants.json", report.to_json())
+
+    metrics = folder.read_json("metrics.json") if folder.has("metrics.json") else {}
+    instances = metrics.get("instances") or []
+    peak_rss = max((i.get("rss_peak_mb") or 0.0 for i in instances), default=None)
+
+    fault_start = scenario.fault_start_s
+    recover_from = scenario.fault_end_s
+    killed_targets: set[int] = set()
+    if scenario.name == "db-outage":
+        start_event = hooks.first("db-start")
+        recover_from = start_event.done_s if start_event else scenario.fault_end_s
+        stop_event = hooks.first("db-stop")
+        fault_start = stop_event.t_s if stop_event else fault_start
+    elif scenario.name == "slow-db":
+        clears = [e for e in hooks.events if e.action == "clear"]
+        recover_from = clears[-1].done_s if clears else scenario.fault_end_s
+    elif scenario.name == "kill-instance":
+        kill_event = hooks.first("kill")
+        recover_from = kill_event.done_s if kill_event else scenario.fault_end_s
+        killed_targets = {int(s.params["instance"]) for s in scenario.steps if s.action == "kill"}
+    survivors_only = [r for r in measured if r.target not in killed_targets]
+    baseline = timeline.baseline_p99(measured, t0, fault_start)
+    windows = {
+        "before": _window_counts(measured, t0, 0.0, fault_start),
+        "fault": _window_counts(measured, t0, fault_start, max(recover_from, fault_start + 1e-3)),
+        "after": _window_counts(measured, t0, recover_from, scenario.duration_s + 60),
+    }
+    if scenario.name == "slow-db":
+        lat = [s for s in scenario.steps if s.action == "latency"]
+        reset = [s for s in scenario.steps if s.action == "reset"]
+        clears = [s.at_s for s in scenario.steps if s.action == "clear"]
+        if lat and reset and len(clears) == 2:
+            windows["latency"] = _window_counts(measured, t0, lat[0].at_s, clears[0])
+            windows["reset"] = _window_counts(measured, t0, reset[0].at_s, clears[1])
+    all_counts = timeline.class_counts(measured)
+    killed_conn = sum(
+        1 for r in measured if r.target in killed_targets and r.klass in ("connection", "timeout")
+    )
+    survived = all(
+        info["killed_on_purpose"] or (not info["exited"] and info["ready_after"])
+        for info in survivors.values()
+    ) and bool(survivors)
+    recovery_set = survivors_only if killed_targets else measured
+    row: dict[str, Any] = {
+        "requests": len(measured),
+        **all_counts,
+        "fault_503": windows["fault"]["unavailable_503"],
+        "fault_5xx": windows["fault"]["server_5xx"],
+        "fault_hangs": windows["fault"]["hangs"],
+        "fault_p99_ok_ms": windows["fault"]["p99_ok_ms"],
+        "connection_to_killed": killed_conn,
+        "errors_to_survivors": sum(1 for r in survivors_only if r.klass not in ("ok", "client_4xx"))
+        if killed_targets
+        else None,
+        "baseline_p99_ms": baseline,
+        "first_success_s": timeline.first_success_after(recovery_set, t0, recover_from)
+        if scenario.name != "overload"
+        else None,
+        "p99_back_s": timeline.time_to_baseline(recovery_set, t0, recover_from, baseline),
+        "peak_rss_mb": peak_rss,
+        "rss_bounded": peak_rss is not None and peak_rss < RSS_BOUND_MB,
+        "dropped_iterations": metrics.get("dropped_iterations"),
+        "survived": survived,
+        "orphans": len(left),
+        "invariants_ok": report.ok,
+        "invariants": report.describe(),
+        "fault_window_s": [round(fault_start, 3), round(recover_from, 3)],
+    }
+    details = {
+        "windows": windows,
+        "invariants": report.to_json(),
+        "p99_bound_ms": timeline.p99_bound(baseline) if baseline else None,
+    }
+    return row, details
