@@ -5,7 +5,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * LOG_LEVEL for Logback (src/main/resources/logback.xml). The level goes in as system properties,
- * so this must run before the first logger is created. Libraries (Jetty, HikariCP, pgjdbc) log at
+ * so this must run before the first logger is created. Libraries (Jetty, the pools, pgjdbc) log at
  * warn at most: debug means the app's own per-request and per-statement lines, not Jetty's internals.
  */
 final class Logging {

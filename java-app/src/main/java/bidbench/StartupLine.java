@@ -30,6 +30,7 @@ final class StartupLine {
             out.writeStringField("log_level", config.logLevel());
             out.writeBooleanField("server_timing", config.serverTiming());
             out.writeNumberField("java_threads", config.javaThreads());
+            out.writeStringField("java_pool", config.javaPool().value());
             out.writeNumberField("jetty_acceptors", app.acceptors());
             out.writeNumberField("jetty_selectors", app.selectors());
             out.writeStringField("java_version", Runtime.version().toString());

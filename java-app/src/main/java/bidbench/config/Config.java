@@ -10,6 +10,7 @@ public record Config(
         DbTarget db,
         int dbPoolSize,
         int javaThreads,
+        JavaPool javaPool,
         String logLevel,
         boolean serverTiming,
         boolean unfairUnsorted) {
@@ -21,6 +22,7 @@ public record Config(
                 DbTarget.fromEnv(env),
                 positive(env, "DB_POOL_SIZE", 10),
                 positive(env, "JAVA_THREADS", 32),
+                JavaPool.parse(value(env, "JAVA_POOL", JavaPool.HIKARI.value())),
                 logLevel(value(env, "LOG_LEVEL", "info")),
                 flag(env, "SERVER_TIMING", true),
                 flag(env, "BIDBENCH_UNFAIR_UNSORTED", false));
@@ -28,7 +30,7 @@ public record Config(
 
     /** A copy on another port; tests start the app on port 0. */
     public Config withPort(int newPort) {
-        return new Config(host, newPort, db, dbPoolSize, javaThreads, logLevel, serverTiming, unfairUnsorted);
+        return new Config(host, newPort, db, dbPoolSize, javaThreads, javaPool, logLevel, serverTiming, unfairUnsorted);
     }
 
     private static String value(Map<String, String> env, String name, String fallback) {

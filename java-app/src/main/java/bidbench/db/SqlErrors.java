@@ -3,6 +3,7 @@ package bidbench.db;
 import java.sql.SQLException;
 import java.sql.SQLNonTransientConnectionException;
 import java.sql.SQLTransientConnectionException;
+import java.util.NoSuchElementException;
 import java.util.Set;
 
 /** Sorts SQLExceptions into the cases the contract distinguishes. */
@@ -19,11 +20,17 @@ public final class SqlErrors {
 
     /**
      * True when no connection could be had or the one we had was lost: connection refused or reset,
-     * server shutdown, or HikariCP's 5 s checkout timeout (an SQLTransientConnectionException).
+     * server shutdown, or the 5 s checkout timeout of every JAVA_POOL choice. HikariCP's and the unpooled
+     * driver's timeouts are SQLTransientConnectionExceptions; commons-dbcp2 wraps commons-pool2's
+     * NoSuchElementException ("Timeout waiting for idle object", or "Unable to validate object" when a
+     * new connection fails validation) in a plain SQLException without an SQLSTATE.
      */
     public static boolean isUnavailable(SQLException e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof SQLTransientConnectionException || t instanceof SQLNonTransientConnectionException) {
+                return true;
+            }
+            if (t instanceof NoSuchElementException) {
                 return true;
             }
             if (t instanceof SQLException sql) {

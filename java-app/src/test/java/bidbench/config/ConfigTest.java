@@ -18,6 +18,7 @@ class ConfigTest {
         assertEquals(8080, config.port());
         assertEquals(10, config.dbPoolSize());
         assertEquals(32, config.javaThreads());
+        assertEquals(JavaPool.HIKARI, config.javaPool());
         assertEquals("info", config.logLevel());
         assertTrue(config.serverTiming());
         assertFalse(config.unfairUnsorted());
@@ -28,11 +29,12 @@ class ConfigTest {
         Config config = Config.fromEnv(Map.of(
                 "HOST", "0.0.0.0", "PORT", "9090", "DATABASE_URL", "postgresql://u@db/bids",
                 "DB_POOL_SIZE", "60", "JAVA_THREADS", "200", "LOG_LEVEL", "DEBUG", "SERVER_TIMING", "0",
-                "BIDBENCH_UNFAIR_UNSORTED", "1"));
+                "BIDBENCH_UNFAIR_UNSORTED", "1", "JAVA_POOL", "dbcp2"));
         assertEquals("0.0.0.0", config.host());
         assertEquals(9090, config.port());
         assertEquals(60, config.dbPoolSize());
         assertEquals(200, config.javaThreads());
+        assertEquals(JavaPool.DBCP2, config.javaPool());
         assertEquals("debug", config.logLevel());
         assertFalse(config.serverTiming());
         assertTrue(config.unfairUnsorted());
@@ -48,6 +50,23 @@ class ConfigTest {
         assertThrows(IllegalArgumentException.class, () -> Config.fromEnv(Map.of("DATABASE_URL", url, "LOG_LEVEL", "trace")));
         assertThrows(IllegalArgumentException.class, () -> Config.fromEnv(Map.of("DATABASE_URL", url, "SERVER_TIMING", "yes")));
         assertThrows(IllegalArgumentException.class, () -> Config.fromEnv(Map.of("DATABASE_URL", "mysql://u@h/d")));
+    }
+
+    @Test
+    void javaPoolKnob() {
+        String url = "postgresql://u:p@db/bids";
+        assertEquals(JavaPool.HIKARI, Config.fromEnv(Map.of("DATABASE_URL", url, "JAVA_POOL", "hikari")).javaPool());
+        assertEquals(JavaPool.DRIVER, Config.fromEnv(Map.of("DATABASE_URL", url, "JAVA_POOL", "driver")).javaPool());
+        assertEquals(JavaPool.DBCP2, Config.fromEnv(Map.of("DATABASE_URL", url, "JAVA_POOL", " DBCP2 ")).javaPool());
+        assertEquals(JavaPool.HIKARI, Config.fromEnv(Map.of("DATABASE_URL", url, "JAVA_POOL", "")).javaPool());
+        for (JavaPool pool : JavaPool.values()) {
+            assertEquals(pool, JavaPool.parse(pool.value()));
+        }
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Config.fromEnv(Map.of("DATABASE_URL", url, "JAVA_POOL", "c3p0")));
+        assertEquals("JAVA_POOL must be hikari, driver or dbcp2, got 'c3p0'", e.getMessage());
+        assertEquals(JavaPool.DRIVER, Config.fromEnv(Map.of("DATABASE_URL", url, "JAVA_POOL", "driver"))
+                .withPort(0).javaPool());
     }
 
     @Test

@@ -6,24 +6,28 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import bidbench.App;
 import bidbench.config.DbTarget;
+import bidbench.config.JavaPool;
 import java.util.Map;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * Database down: the app starts anyway, answers 503 `database unavailable` (after at most the 5 s
- * checkout timeout), keeps /health up, and recovers by itself when the database is back.
+ * checkout timeout), keeps /health up, and recovers by itself when the database is back; with every
+ * JAVA_POOL choice.
  */
 class DbOutageTest {
 
     private static final long RECOVERY_DEADLINE_MS = 30_000;
 
-    @Test
-    void startsWithoutTheDatabaseAnd503sUntilItComesBack() throws Exception {
+    @ParameterizedTest
+    @EnumSource(JavaPool.class)
+    void startsWithoutTheDatabaseAnd503sUntilItComesBack(JavaPool pool) throws Exception {
         DbTarget db = TestDatabase.target();
         try (TcpProxy proxy = new TcpProxy(db.host(), db.port())) {
             String viaProxy = "postgresql://" + db.user() + ":" + (db.password() == null ? "" : db.password())
                     + "@127.0.0.1:" + proxy.port() + "/" + db.database();
-            App app = TestApp.start(viaProxy, Map.of("DB_POOL_SIZE", "2"));
+            App app = TestApp.start(viaProxy, Map.of("DB_POOL_SIZE", "2", "JAVA_POOL", pool.value()));
             try {
                 int port = app.port();
                 expect(RawHttp.get(port, "/health"), 200);

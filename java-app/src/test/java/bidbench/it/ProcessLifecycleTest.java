@@ -50,6 +50,7 @@ class ProcessLifecycleTest {
                 assertEquals("java", start.get("impl").asText());
                 assertEquals(2, start.get("db_pool_size").asInt());
                 assertEquals(12, start.get("java_threads").asInt());
+                assertEquals("hikari", start.get("java_pool").asText());
                 assertEquals(128L * 1024 * 1024, start.get("max_heap_bytes").asLong());
                 if (db.password() != null && !db.password().isEmpty()) {
                     assertTrue(!line.contains(":" + db.password() + "@"), "password masked");

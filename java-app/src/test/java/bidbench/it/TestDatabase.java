@@ -13,12 +13,13 @@ import java.util.Map;
 /**
  * The real database the integration tests run against: DATABASE_URL, as `./bidbench test` sets it
  * (a freshly reset database seeded with scale 1, seed 42). Without it the tests fail, never skip.
+ * Public for the pool tests of bidbench.db.
  */
-final class TestDatabase {
+public final class TestDatabase {
 
     private TestDatabase() {}
 
-    static String url() {
+    public static String url() {
         String url = System.getenv("DATABASE_URL");
         if (url == null || url.isBlank()) {
             fail("DATABASE_URL is not set: the integration tests need the seeded database. "
@@ -28,7 +29,7 @@ final class TestDatabase {
         return url;
     }
 
-    static DbTarget target() {
+    public static DbTarget target() {
         return DbTarget.fromEnv(Map.of("DATABASE_URL", url()));
     }
 
