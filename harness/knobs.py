@@ -13,9 +13,10 @@ APP_KNOBS: dict[str, str] = {
     "SERVER_TIMING": "1",
 }
 
-# The language's own concurrency and runtime knobs.
+# The language's own concurrency and runtime knobs. JAVA_POOL is the connection-pool library (hikari,
+# driver = pgjdbc unpooled, dbcp2); only Java has that choice (Node: pg.Pool, PHP: persistent PDO).
 IMPL_KNOBS: dict[str, dict[str, str]] = {
-    "java": {"JAVA_THREADS": "32"},
+    "java": {"JAVA_THREADS": "32", "JAVA_POOL": "hikari"},
     "node": {"NODE_WORKERS": "0", "PG_NATIVE": "0"},
     "php": {"PHP_FPM_CHILDREN": "10", "PHP_JIT": "0"},
 }

@@ -32,6 +32,7 @@ ENV HOST=0.0.0.0 \
     PORT=8080 \
     DB_POOL_SIZE=10 \
     JAVA_THREADS=32 \
+    JAVA_POOL=hikari \
     LOG_LEVEL=info \
     SERVER_TIMING=1 \
     JAVA_OPTS=""
