@@ -423,10 +423,15 @@ def conformance(
     json_out: Annotated[
         Path | None, typer.Option("--json", help="Also write machine-readable results here.")
     ] = None,
+    knob: Annotated[
+        list[str] | None,
+        typer.Option(help="App knob KEY=VALUE for every app under test, e.g. JAVA_POOL=driver (repeatable)."),
+    ] = None,
 ) -> None:
     """Prove the apps do identical work (SPEC §3): golden cases with exact bodies, randomized differential
     sequences, database-work parity from pg_stat_statements, concurrent-bid invariants, and Schemathesis.
-    Exits non-zero on any difference, naming the app and the request type."""
+    Exits non-zero on any difference, naming the app and the request type. --knob checks a variant
+    (e.g. --impl java --knob JAVA_POOL=dbcp2); a part's own knobs (a golden session's) still win."""
     from harness.conformance.runner import run_conformance
 
     ensure_db_up()  # the suite clones the seeded template into its own database; nobody else's data is touched
@@ -434,7 +439,7 @@ def conformance(
     for name in impls:
         toolchain.ensure([name])
     parts = [p.strip() for p in part.split(",")] if part else None
-    raise typer.Exit(run_conformance(impls, parts, json_out))
+    raise typer.Exit(run_conformance(impls, parts, json_out, _parse_knobs(knob)))
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})

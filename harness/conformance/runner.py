@@ -1,7 +1,7 @@
 """`./bidbench conformance`: run the parts against the implementations, print the table, exit non-zero on
 any failure, optionally write the JSON report.
 
-    run_conformance(["java", "node", "php"], parts=None, json_path=None) -> exit code
+    run_conformance(["java", "node", "php"], parts=None, json_path=None, knobs=None) -> exit code
     conformance_exit_code(impls) -> (exit code, one-line summary)   # for `./bidbench test`
 
 Everything is bounded: a fixed number of requests per part, timeouts on every request, loopback only.
@@ -158,13 +158,22 @@ def _run(
     return code, results
 
 
-def run_conformance(impls: list[str], parts: list[str] | None, json_path: Path | None) -> int:
+def target_label(impl: str, knobs: dict[str, str] | None) -> str:
+    """`java`, or `java+JAVA_POOL=driver` when the app runs with extra knobs (the tables name the variant)."""
+    return "+".join([impl, *(f"{k}={v}" for k, v in sorted((knobs or {}).items()))])
+
+
+def run_conformance(
+    impls: list[str], parts: list[str] | None, json_path: Path | None, knobs: dict[str, str] | None = None
+) -> int:
+    """Run the parts against the real apps. `knobs` go to every app (a variant such as JAVA_POOL=driver);
+    the knobs a golden session declares still take precedence for that session."""
     from harness.apps import IMPLS
 
     unknown = [i for i in impls if i not in IMPLS]
     if unknown:
         raise UserError(f"unknown implementation(s) {', '.join(unknown)}; choose from {', '.join(IMPLS)}")
-    targets: list[Target] = [AppTarget(impl) for impl in impls]
+    targets: list[Target] = [AppTarget(impl, target_label(impl, knobs), knobs) for impl in impls]
     code, _ = run_targets(targets, parts, json_path)
     return code
 
