@@ -463,10 +463,11 @@ def demo() -> None:
 
 
 def _register_regimes() -> None:
-    from harness import cli_regimes
+    from harness import cli_faults, cli_regimes
     from harness.claims.cli import register as register_claims
 
     cli_regimes.register(app)
+    cli_faults.register(app)
     register_claims(app)
 
 

@@ -68,6 +68,35 @@ def kill_instance(instance: RunningInstance) -> list[int]:
     return sorted(set(killed))
 
 
+def start_again(cluster: EmbeddedCluster) -> None:
+    """Start a stopped embedded cluster on the port it had, as a real database server comes back.
+
+    Not `cluster.up()`: that checks the port with a plain bind, which fails while the old server's closed
+    connections sit in TIME_WAIT, and it would move the server to a new port the running apps do not know.
+    PostgreSQL itself binds with SO_REUSEADDR, so the same port is available to it.
+    """
+    if cluster.is_running():
+        return
+    stale = cluster.data_dir / "postmaster.pid"
+    if stale.exists():
+        stale.unlink()  # a killed server's pid file; a fast shutdown leaves none
+    done = cluster._run_as_server_user(  # noqa: SLF001 - the cluster's own way to run pg_ctl as its user
+        [
+            str(cluster.bindir / "pg_ctl"),
+            "-D",
+            str(cluster.data_dir),
+            "-l",
+            str(cluster.log_file),
+            "-w",
+            "-t",
+            "60",
+            "start",
+        ]
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"pg_ctl start failed ({done.returncode}): {done.stderr.strip()[-500:]}")
+
+
 class FaultHooks:
     """harness.run.WindowHooks for one scenario (duck-typed, so run.py needs no import of this package)."""
 
@@ -137,7 +166,7 @@ class FaultHooks:
             event.detail["stopped"] = self.cluster.down()
         elif step.action == "db-start":
             assert self.cluster is not None
-            event.detail["messages"] = self.cluster.up().messages
+            start_again(self.cluster)
             self.cluster.wait_ready(30)
         elif step.action == "latency":
             assert self.proxy is not None, "slow-db needs toxiproxy"
@@ -166,7 +195,7 @@ class FaultHooks:
         """Undo every fault: the database runs again, no toxic is left. Safe to call more than once."""
         if self.cluster is not None and not self.cluster.is_running():
             try:
-                self.cluster.up()
+                start_again(self.cluster)
                 self.cluster.wait_ready(30)
                 self.events.append(Event("db-start (cleanup)", self.now_s(), time.time()))
             except Exception as exc:  # noqa: BLE001 - reported; the caller checks the database afterwards

@@ -1,0 +1,74 @@
+"""The terminal table of a fault scenario: one row per implementation."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rich.table import Table
+
+from harness.console import console
+
+
+def _num(value: Any, digits: int = 0, unit: str = "") -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "NO"
+    if isinstance(value, float):
+        return f"{value:,.{digits}f}{unit}"
+    return f"{value}{unit}"
+
+
+COLUMNS: tuple[tuple[str, str, int, str], ...] = (
+    # (header, row key, digits, unit)
+    ("req/s", "rate", 0, ""),
+    ("requests", "requests", 0, ""),
+    ("503", "unavailable_503", 0, ""),
+    ("500/5xx", "server_5xx", 0, ""),
+    ("conn. err", "connection", 0, ""),
+    ("timeouts", "timeout", 0, ""),
+    ("hangs >6 s", "fault_hangs", 0, ""),
+    ("p99 before ms", "baseline_p99_ms", 1, ""),
+    ("p99 in fault ms", "fault_p99_ok_ms", 1, ""),
+    ("1st success s", "first_success_s", 2, ""),
+    ("p99 back s", "p99_back_s", 0, ""),
+    ("peak RSS MiB", "peak_rss_mb", 0, ""),
+    ("dropped", "dropped_iterations", 0, ""),
+    ("survived", "survived", 0, ""),
+    ("orphans", "orphans", 0, ""),
+    ("invariants", "invariants_ok", 0, ""),
+)
+
+
+def print_table(scenario: str, description: str, rows: Sequence[dict[str, Any]]) -> None:
+    table = Table(title=f"{scenario}: {description}", title_justify="left")
+    table.add_column("impl")
+    for header, *_ in COLUMNS:
+        table.add_column(header, justify="right")
+    if scenario == "kill-instance":
+        table.add_column("errors to survivor", justify="right")
+    for row in rows:
+        cells = [str(row.get("impl", "?"))]
+        for _header, key, digits, unit in COLUMNS:
+            value = row.get(key)
+            text = _num(value, digits, unit)
+            bad = (key == "server_5xx" and value) or (key in ("survived", "invariants_ok") and value is False)
+            bad = bad or (key == "orphans" and value)
+            cells.append(f"[red]{text}[/]" if bad else text)
+        if scenario == "kill-instance":
+            cells.append(_num(row.get("errors_to_survivors")))
+        table.add_row(*cells)
+    console.print(table)
+    console.print(
+        "503 = the contract's database unavailable; 500/5xx = bugs; conn. err = no response (refused, reset; "
+        "to the killed instance in kill-instance); hangs = responses slower than 6 s; 1st success = from the "
+        "fault's end (database back, toxics removed, instance killed) to the first 2xx; p99 back = from then to "
+        "the first error-free 3 s window whose p99 is within 1.5x the pre-fault p99 (+5 ms); peak RSS over the "
+        "whole run, largest instance."
+    )
+    for row in rows:
+        if row.get("status") != "completed" or not row.get("invariants_ok"):
+            console.print(
+                f"[red]{row.get('impl')}: status {row.get('status')}; invariants: {row.get('invariants')}[/]"
+            )
