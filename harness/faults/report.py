@@ -42,23 +42,23 @@ COLUMNS: tuple[tuple[str, str, int, str], ...] = (
 
 
 def print_table(scenario: str, description: str, rows: Sequence[dict[str, Any]]) -> None:
+    """One column per implementation, one line per figure (fits a terminal whatever the figure count)."""
     table = Table(title=f"{scenario}: {description}", title_justify="left")
-    table.add_column("impl")
-    for header, *_ in COLUMNS:
-        table.add_column(header, justify="right")
-    if scenario == "kill-instance":
-        table.add_column("errors to survivor", justify="right")
+    table.add_column("figure")
     for row in rows:
-        cells = [str(row.get("impl", "?"))]
-        for _header, key, digits, unit in COLUMNS:
+        table.add_column(str(row.get("impl", "?")), justify="right")
+    columns = list(COLUMNS)
+    if scenario == "kill-instance":
+        columns.append(("errors to survivor", "errors_to_survivors", 0, ""))
+    for header, key, digits, unit in columns:
+        cells = []
+        for row in rows:
             value = row.get(key)
             text = _num(value, digits, unit)
             bad = (key == "server_5xx" and value) or (key in ("survived", "invariants_ok") and value is False)
             bad = bad or (key == "orphans" and value)
             cells.append(f"[red]{text}[/]" if bad else text)
-        if scenario == "kill-instance":
-            cells.append(_num(row.get("errors_to_survivors")))
-        table.add_row(*cells)
+        table.add_row(header, *cells)
     console.print(table)
     console.print(
         "503 = the contract's database unavailable; 500/5xx = bugs; conn. err = no response (refused, reset; "
