@@ -48,6 +48,8 @@ def print_table(scenario: str, description: str, rows: Sequence[dict[str, Any]])
     for row in rows:
         table.add_column(str(row.get("impl", "?")), justify="right")
     columns = list(COLUMNS)
+    if scenario == "overload":
+        columns.insert(1, ("overload req/s", "peak_rate", 0, ""))
     if scenario == "kill-instance":
         columns.append(("errors to survivor", "errors_to_survivors", 0, ""))
     for header, key, digits, unit in columns:

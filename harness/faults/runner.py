@@ -243,6 +243,8 @@ def run_scenario(
     left = orphans(run_root) if run_root else []
     row, details = analyse(outcome.folder, scenario, hooks, survivors, left, server.url(), since)
     row.update(impl=impl, scenario=scenario.name, rate=rate.rate, status=outcome.status)
+    if scenario.overload_factor:
+        row["peak_rate"] = round(scenario.overload_factor * rate.capacity)
     faults = {
         "schema": 1,
         "scenario": asdict(scenario),
