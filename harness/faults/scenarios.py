@@ -55,7 +55,7 @@ class Scenario:
 
 def db_outage(quick: bool = False, outage_s: float | None = None) -> Scenario:
     start = 5.0 if quick else 15.0
-    length = outage_s or (4.0 if quick else 10.0)
+    length = outage_s or (6.0 if quick else 10.0)
     after = 10.0 if quick else 25.0
     return Scenario(
         name="db-outage",

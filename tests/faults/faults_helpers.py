@@ -1,0 +1,48 @@
+"""Shared pieces of the scenario tests: a fixed rate (tests never depend on stored capacities) and the
+assertions every scenario must pass (issue #12: any 500, crash, orphan or broken invariant fails)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from harness.faults.runner import FaultResult, RateChoice
+from harness.instances import INSTANCE_MARKER
+from harness.results import read_index
+
+TEST_RATE = RateChoice(rate=40.0, capacity=80.0, source="test: fixed 40 req/s, capacity taken as 80")
+
+
+def instance_processes() -> set[int]:
+    found = set()
+    for proc in psutil.process_iter():
+        try:
+            if INSTANCE_MARKER in proc.environ() and proc.status() != psutil.STATUS_ZOMBIE:
+                found.add(proc.pid)
+        except (psutil.AccessDenied, psutil.NoSuchProcess, psutil.ZombieProcess):
+            continue
+    return found
+
+
+def assert_sound(result: FaultResult, results_dir: Path) -> dict[str, Any]:
+    row = result.row
+    assert result.status == "completed", result.reason
+    assert result.folder is not None
+    for name in ("faults.json", "timeline.csv", "invariants.json", "manifest.json", "metrics.json"):
+        assert result.folder.has(name), name
+    assert row["server_5xx"] == 0, f"{result.impl} answered 5xx other than 503: {row}"
+    assert row["survived"], f"{result.impl} did not survive {result.scenario}: {row}"
+    assert row["invariants_ok"], row["invariants"]
+    assert row["orphans"] == 0
+    assert row["ok"] > 0
+    manifest = result.folder.read_json("manifest.json")
+    assert manifest["faults"]["scenario"] == result.scenario
+    assert any(
+        e["run_id"] == result.folder.run_id and e["regime"] == "faults" for e in read_index(results_dir)
+    )
+    faults = result.folder.read_json("faults.json")
+    assert all(not e["error"] for e in faults["events"]), faults["events"]
+    assert result.passed
+    return faults

@@ -1,0 +1,48 @@
+"""slow-db, overload and kill-instance, short and bounded, on the shared test database (none of them stops
+it). node runs every scenario; BIDBENCH_FAULT_IMPLS widens slow-db to other apps (default: all three)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from harness.faults.runner import run_scenario
+from harness.faults.scenarios import kill_instance, overload, slow_db
+from faults_helpers import TEST_RATE, assert_sound, instance_processes
+
+pytestmark = pytest.mark.slow
+IMPLS = os.environ.get("BIDBENCH_FAULT_IMPLS", "node,php,java").split(",")
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_slow_db(impl: str, database_url: str, tmp_path: Path) -> None:
+    result = run_scenario(impl, slow_db(quick=True), TEST_RATE, cpus=0.5, results_dir=tmp_path)
+    faults = assert_sound(result, tmp_path)
+    windows = faults["windows"]
+    # 100 ms on every database reply: the successes' p99 follows it up.
+    assert windows["latency"]["p99_ok_ms"] is not None and windows["latency"]["p99_ok_ms"] >= 100
+    # Every connection reset: the contract's 503, no 500.
+    assert windows["reset"]["unavailable_503"] > 0 and windows["reset"]["server_5xx"] == 0
+    assert result.row["first_success_s"] is not None
+    assert (result.folder.logs / "toxiproxy.log").exists()  # type: ignore[union-attr]
+
+
+def test_overload_node(database_url: str, tmp_path: Path) -> None:
+    result = run_scenario("node", overload(quick=True), TEST_RATE, cpus=0.5, results_dir=tmp_path)
+    assert_sound(result, tmp_path)
+    assert result.row["peak_rate"] == 160
+    assert result.row["peak_rss_mb"] and result.row["rss_bounded"]
+
+
+def test_kill_instance_node(database_url: str, tmp_path: Path) -> None:
+    before = instance_processes()
+    result = run_scenario("node", kill_instance(quick=True), TEST_RATE, cpus=0.5, results_dir=tmp_path)
+    faults = assert_sound(result, tmp_path)
+    assert faults["instances"]["node-1"]["killed_on_purpose"]
+    assert faults["instances"]["node-0"]["ready_after"]
+    assert result.row["connection_to_killed"] > 0  # the killed one refuses, as expected
+    assert result.row["errors_to_survivors"] == 0  # the other keeps serving
+    assert [e["action"] for e in faults["events"]] == ["kill"] and faults["events"][0]["detail"]["pids"]
+    assert instance_processes() <= before
