@@ -9,11 +9,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from faults_helpers import TEST_RATE, assert_sound, instance_processes
 
 from harness.db.cluster import EmbeddedCluster
 from harness.faults.runner import run_scenario
 from harness.faults.scenarios import db_outage
-from faults_helpers import TEST_RATE, assert_sound, instance_processes
 
 pytestmark = pytest.mark.slow
 IMPLS = os.environ.get("BIDBENCH_FAULT_IMPLS", "node,php,java").split(",")

@@ -7,10 +7,10 @@ import os
 from pathlib import Path
 
 import pytest
+from faults_helpers import TEST_RATE, assert_sound, instance_processes
 
 from harness.faults.runner import run_scenario
 from harness.faults.scenarios import kill_instance, overload, slow_db
-from faults_helpers import TEST_RATE, assert_sound, instance_processes
 
 pytestmark = pytest.mark.slow
 IMPLS = os.environ.get("BIDBENCH_FAULT_IMPLS", "node,php,java").split(",")
