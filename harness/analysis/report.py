@@ -17,6 +17,7 @@ from harness.analysis.manifest import manifest_tables
 from harness.analysis.metrics import ALL_METRICS
 from harness.analysis.plots import all_figures
 from harness.analysis.report_template import TEMPLATE
+from harness.analysis.resilience import resilience_section
 from harness.analysis.tables import (
     anova_table,
     details_table,
@@ -50,7 +51,7 @@ SECTIONS: tuple[tuple[str, str], ...] = (
 )
 
 # Sections that appear only when the compared runs have something for them, placed before "manifest".
-OPTIONAL_SECTIONS: tuple[tuple[str, str], ...] = (("claims", "Claims"),)
+OPTIONAL_SECTIONS: tuple[tuple[str, str], ...] = (("claims", "Claims"), ("resilience", "Resilience"))
 
 
 def sections_for(present: set[str]) -> list[tuple[str, str]]:
@@ -114,6 +115,9 @@ def render_html(comparison: Comparison) -> str:
     tables = {t.id: t for t in source_tables(comparison)}
     claims = claim_tables(comparison)
     present = {"claims"} if claims else set()
+    resilience = resilience_section(comparison)  # fault runs (./bidbench faults), or None
+    if resilience:
+        present.add("resilience")
     return template.render(
         subtitle=(
             f"{len(comparison.runs)} runs of {', '.join(comparison.labels) or 'nothing'}; "
@@ -121,6 +125,7 @@ def render_html(comparison: Comparison) -> str:
         ),
         sections=sections_for(present),
         claim_tables=claims,
+        resilience=resilience,
         banner_invalid=banner_invalid,
         banner_excluded=banner_excluded,
         n_runs=len(comparison.runs),

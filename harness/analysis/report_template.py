@@ -190,6 +190,18 @@ TEMPLATE = r"""<!DOCTYPE html>
 </section>
 {% endif %}
 
+{% if resilience %}
+<section id="resilience">
+  <h2>Resilience</h2>
+  <p class="explain">Fault scenarios (<code>./bidbench faults</code>): the database stopped, slowed or resetting
+  connections behind Toxiproxy, twice the measured capacity, an instance killed with SIGKILL, each under a fixed
+  arrival rate. The contract asks for 503 while the database is unreachable, never a 500, a hang or a crash, and
+  no lost or duplicated bids afterwards.</p>
+  {{ render_table(resilience.table) }}
+  {% for f in resilience.figures %}{{ render_figure(f) }}{% endfor %}
+</section>
+{% endif %}
+
 <section id="manifest">
   <h2>What was run, where</h2>
   <p class="explain">Every run's manifest records the host, the versions of every runtime and the knobs each app
