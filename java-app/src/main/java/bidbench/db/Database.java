@@ -27,11 +27,19 @@ public final class Database implements AutoCloseable {
         return queries;
     }
 
-    /** Borrows a connection; the checkout time counts as database time. */
+    /**
+     * Borrows a connection; the checkout time counts as database time. Whatever keeps a connection from
+     * being had is 503 database unavailable (contract rule 8), with every JAVA_POOL choice alike.
+     */
     public DbSession open(RequestTiming timing) throws SQLException {
         long mark = timing.mark();
         try {
-            Connection connection = dataSource.getConnection();
+            Connection connection;
+            try {
+                connection = dataSource.getConnection();
+            } catch (SQLException e) {
+                throw SqlErrors.checkoutFailure(e);
+            }
             return new DbSession(connection, timing);
         } finally {
             timing.addDb(mark);

@@ -43,6 +43,20 @@ public final class SqlErrors {
         return false;
     }
 
+    /**
+     * A failure to obtain a connection, as an "unavailable" exception. HikariCP reports every such failure
+     * as its checkout timeout (an SQLTransientConnectionException whose cause is the last connect error),
+     * but dbcp2 and the unpooled driver pass a connect error through as it is, and some of those carry an
+     * SQLSTATE outside class 08: 3D000 while the database is dropped and re-created by a reset, 28P01 for
+     * a rejected password. For the client each of them is the same: no connection, 503.
+     */
+    public static SQLException checkoutFailure(SQLException e) {
+        if (isUnavailable(e)) {
+            return e;
+        }
+        return new SQLTransientConnectionException("no connection: " + e.getMessage(), e.getSQLState(), e);
+    }
+
     public static boolean is(SQLException e, String sqlState) {
         return sqlState.equals(e.getSQLState());
     }

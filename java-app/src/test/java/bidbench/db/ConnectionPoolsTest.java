@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import bidbench.config.Config;
 import bidbench.config.JavaPool;
 import bidbench.it.TestDatabase;
+import bidbench.timing.RequestTiming;
 import java.net.ServerSocket;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -77,6 +78,19 @@ class ConnectionPoolsTest {
             } else {
                 assertEquals(first, second, "the pool's one connection, reused");
             }
+        }
+    }
+
+    /** A reset drops and re-creates the database: a connect then fails with 3D000, which is still 503. */
+    @ParameterizedTest
+    @EnumSource(JavaPool.class)
+    void aMissingDatabaseIsUnavailableWithEveryPool(JavaPool kind) throws Exception {
+        var db = TestDatabase.target();
+        String missing = "postgresql://" + db.user() + ":" + (db.password() == null ? "" : db.password())
+                + "@" + db.host() + ":" + db.port() + "/bidbench_no_such_database";
+        try (Database database = Database.start(config(kind, 1, missing))) {
+            SQLException e = assertThrows(SQLException.class, () -> database.open(RequestTiming.start(false)));
+            assertTrue(SqlErrors.isUnavailable(e), e.toString());
         }
     }
 

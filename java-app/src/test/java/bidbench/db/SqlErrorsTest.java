@@ -1,6 +1,8 @@
 package bidbench.db;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.ConnectException;
@@ -39,6 +41,19 @@ class SqlErrorsTest {
         // commons-dbcp2 rethrowing a connect failure of a new pooled connection, wrapped once more.
         assertTrue(SqlErrors.isUnavailable(new SQLException("Cannot create PoolableConnectionFactory",
                 new PSQLException("Connection refused", PSQLState.CONNECTION_UNABLE_TO_CONNECT))));
+    }
+
+    @Test
+    void anyFailureToObtainAConnectionIsUnavailable() {
+        // The database dropped and re-created under the app (a reset): the driver's connect error is 3D000.
+        SQLException missing = new SQLException("FATAL: database \"bidbench\" does not exist", "3D000");
+        assertFalse(SqlErrors.isUnavailable(missing), "after a connection was had, 3D000 would be a bug");
+        SQLException checkout = SqlErrors.checkoutFailure(missing);
+        assertTrue(SqlErrors.isUnavailable(checkout));
+        assertEquals("3D000", checkout.getSQLState());
+        assertSame(missing, checkout.getCause());
+        SQLException timeout = new SQLTransientConnectionException("timed out");
+        assertSame(timeout, SqlErrors.checkoutFailure(timeout), "already unavailable: passed through");
     }
 
     @Test
