@@ -70,12 +70,39 @@ def max_bid_id(url: str) -> int:
         return int(row[0]) if row else 0
 
 
-def check(url: str, requests: Sequence[Request], since_bid_id: int) -> InvariantReport:
-    """The invariants over the working database `url`; since_bid_id is max(bids.id) before the run."""
+OID_SQL = "SELECT oid FROM pg_database WHERE datname = current_database()"
+
+
+def database_oid(url: str) -> int:
+    """The working database's identity: a reset (DROP + CREATE from the template) gives it a new oid."""
+    with psycopg.connect(url, connect_timeout=10) as conn:
+        row = conn.execute(OID_SQL).fetchone()
+        return int(row[0]) if row else 0
+
+
+def check(
+    url: str, requests: Sequence[Request], since_bid_id: int, database_oid_before: int | None = None
+) -> InvariantReport:
+    """The invariants over the working database `url`; since_bid_id is max(bids.id) before the run.
+    With database_oid_before, a database re-created during the run (another run on this machine reset it)
+    is reported as not checkable instead of as lost bids."""
     acknowledged = sorted({r.bid_id for r in requests if r.bid_id is not None and r.status == 201})
     try:
         with psycopg.connect(url, connect_timeout=10) as conn:
             conn.execute("SET statement_timeout = '60s'")
+            row = conn.execute(OID_SQL).fetchone()
+            if database_oid_before is not None and row and int(row[0]) != database_oid_before:
+                return InvariantReport(
+                    False,
+                    0,
+                    len(acknowledged),
+                    0,
+                    0,
+                    0,
+                    0,
+                    error="the working database was re-created during the run (another run on this machine "
+                    "reset it), so its bids cannot be checked; run the scenario again",
+                )
             mismatched = conn.execute(ITEMS_MISMATCH_SQL).fetchall()
             found = {
                 int(row[0])

@@ -197,6 +197,7 @@ def run_scenario(
     outcome = None
     survivors: dict[str, dict[str, Any]] = {}
     since = 0
+    oid: int | None = None
     run_root: Path | None = None
     try:
         if scenario.name == "slow-db":
@@ -231,6 +232,7 @@ def run_scenario(
             run_root = getattr(session, "run_root", None)
             if session.started_ok:
                 since = invariants.max_bid_id(server.url())
+                oid = invariants.database_oid(server.url())
             outcome = session.measure(plan, hooks)  # type: ignore[arg-type]
             survivors = _survivors(session, hooks)
     finally:
@@ -241,7 +243,7 @@ def run_scenario(
     if proxy is not None and proxy_log.exists():
         shutil.move(str(proxy_log), outcome.folder.logs / "toxiproxy.log")
     left = orphans(run_root) if run_root else []
-    row, details = analyse(outcome.folder, scenario, hooks, survivors, left, server.url(), since)
+    row, details = analyse(outcome.folder, scenario, hooks, survivors, left, server.url(), since, oid)
     row.update(impl=impl, scenario=scenario.name, rate=rate.rate, status=outcome.status)
     if scenario.overload_factor:
         row["peak_rate"] = round(scenario.overload_factor * rate.capacity)
@@ -286,6 +288,7 @@ def analyse(
     left: list[dict[str, Any]],
     db_url: str,
     since_bid_id: int,
+    database_oid: int | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The headline row (report.py, the analysis) and the details for faults.json."""
     log = folder.logs / "k6.log"
@@ -293,7 +296,7 @@ def analyse(
     t0 = hooks.measure_start_unix or (requests[0].start_ms / 1000 if requests else 0.0)
     measured = [r for r in requests if r.phase == "m"]
     timeline.write_csv(timeline.per_second(requests, t0), folder.path / "timeline.csv")
-    report = invariants.check(db_url, requests, since_bid_id)
+    report = invariants.check(db_url, requests, since_bid_id, database_oid)
     folder.write_json("invariants.json", report.to_json())
 
     metrics = folder.read_json("metrics.json") if folder.has("metrics.json") else {}

@@ -76,3 +76,13 @@ def test_unacknowledged_rows_are_reported_not_failed(scratch_db: str) -> None:
         conn.execute("UPDATE items SET max_bid_cents = 123456, bid_count = 1 WHERE id = %s", (item,))
     report = invariants.check(scratch_db, [], since)
     assert report.ok and report.unacknowledged_rows == 1
+
+
+def test_a_database_recreated_during_the_run_is_not_checkable(scratch_db: str) -> None:
+    report = invariants.check(
+        scratch_db, [ack(10**9)], 0, database_oid_before=invariants.database_oid(scratch_db) + 1
+    )
+    assert not report.ok and "re-created" in report.error
+    assert invariants.check(
+        scratch_db, [], invariants.max_bid_id(scratch_db), invariants.database_oid(scratch_db)
+    ).ok
