@@ -16,8 +16,7 @@ SCENARIO_HELP = (
     "[bold]db-outage[/] stop PostgreSQL for --outage seconds mid-run, then start it again. Measures "
     "the answers during the outage (the contract's 503; never a 500 or a hang), the time from the "
     "database's return to the first success, the time until p99 is back to the pre-fault baseline, "
-    "and whether the app survived. Needs the embedded database (it is stopped for everyone on this "
-    "machine for that time).\n\n"
+    "and whether the app survived.\n\n"
     "[bold]slow-db[/] Toxiproxy between the app and PostgreSQL: --latency ms on every database "
     "reply, then every connection reset. Shows pool exhaustion (503 after the 5 s checkout timeout),"
     " errors and recovery.\n\n"
@@ -30,7 +29,10 @@ SCENARIO_HELP = (
     "bids; every 201 has its row). The rate is --share of the newest stored capacity of the "
     "implementation at --cpus (regime `capacity`), or --rate. Exit status 1 when an app answered "
     "500, crashed, left an orphan or broke an invariant. `python compare.py results/` shows the "
-    "resilience section with a timeline plot per run."
+    "resilience section with a timeline plot per run.\n\n"
+    "The scenarios run on their own embedded PostgreSQL (.bidbench/pg-faults, seeded on first use, "
+    "stopped at the end), so they neither stop nor disturb the database other runs use. With "
+    "BIDBENCH_DATABASE_URL set they use that server instead, except db-outage, which refuses."
 )
 
 
@@ -62,6 +64,7 @@ def register(app: typer.Typer) -> None:
         ] = False,
     ) -> None:
         from harness.cli_regimes import _impls
+        from harness.db.target import external_url
         from harness.faults import report, runner, scenarios
 
         names = list(scenarios.NAMES) if scenario == "all" else [scenario]
@@ -90,6 +93,8 @@ def register(app: typer.Typer) -> None:
                 if not result.passed:
                     failed.append(f"{name}/{impl_name}")
             report.print_table(name, plan.description, rows)
+        if not external_url():
+            runner.fault_cluster().down()
         if failed:
             console.print(f"[bold red]failed (500, crash, orphan or invariant): {', '.join(failed)}[/]")
             raise typer.Exit(1)

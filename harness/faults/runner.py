@@ -16,10 +16,13 @@ fault runs without reading the trace.
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,6 +48,31 @@ MIX = "mixed"
 # A request that takes longer than the contract's 5 s pool checkout timeout (plus slack) is a hang.
 HANG_MS = 6000.0
 RSS_BOUND_MB = 1024.0
+
+
+def fault_cluster() -> EmbeddedCluster:
+    """The fault scenarios' own embedded PostgreSQL (same settings, its own data directory and port).
+
+    Fault runs stop their database and need their bids undisturbed; on a machine where other runs reset the
+    shared working database or use it at the same time, a private cluster keeps both sides honest."""
+    return EmbeddedCluster(base_dir=paths.world_reachable_state() / "pg-faults")
+
+
+@contextmanager
+def _database(url: str | None) -> Iterator[None]:
+    """Point the run machinery (harness.db.target.current_server) at url for the duration, if given."""
+    if url is None:
+        yield
+        return
+    before = os.environ.get("BIDBENCH_DATABASE_URL")
+    os.environ["BIDBENCH_DATABASE_URL"] = url
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("BIDBENCH_DATABASE_URL", None)
+        else:
+            os.environ["BIDBENCH_DATABASE_URL"] = before
 
 
 @dataclass(frozen=True)
@@ -175,19 +203,43 @@ def run_scenario(
     results_dir: Path | None = None,
     knobs: dict[str, str] | None = None,
 ) -> FaultResult:
-    """Run one scenario; the result folder is written whatever happens, and the faults are always undone."""
+    """Run one scenario; the result folder is written whatever happens, and the faults are always undone.
+
+    The database: `cluster` when given (the caller has pointed BIDBENCH_DATABASE_URL at it); else the
+    server BIDBENCH_DATABASE_URL names (not for db-outage: bidbench does not stop servers it does not own);
+    else the fault scenarios' own embedded cluster (fault_cluster), started and seeded on first use."""
+    from harness.db.target import external_url
+
+    toolchain.ensure(["db", "load", impl] + (["faults"] if scenario.name == "slow-db" else []))
+    override: str | None = None
+    if cluster is None:
+        if external_url():
+            if scenario.name == "db-outage":
+                raise UserError(
+                    "db-outage stops and starts PostgreSQL, and BIDBENCH_DATABASE_URL points to a server "
+                    "bidbench does not control; unset it to use bidbench's own cluster (slow-db works with either)"
+                )
+        else:
+            cluster = fault_cluster()
+            cluster.up()
+            override = cluster.url()
+    with _database(override):
+        return _run(impl, scenario, rate, cpus, cluster, results_dir, knobs)
+
+
+def _run(
+    impl: str,
+    scenario: Scenario,
+    rate: RateChoice,
+    cpus: float | None,
+    cluster: EmbeddedCluster | None,
+    results_dir: Path | None,
+    knobs: dict[str, str] | None,
+) -> FaultResult:
     from harness.cli import ensure_db_up
-    from harness.db.target import current_server, external_url
+    from harness.db.target import current_server
     from harness.run import RunPlan, Session
 
-    if scenario.name == "db-outage" and cluster is None:
-        if external_url():
-            raise UserError(
-                "db-outage stops and starts PostgreSQL, and BIDBENCH_DATABASE_URL points to a server bidbench "
-                "does not control; unset it to use the embedded cluster (slow-db works with either)"
-            )
-        cluster = EmbeddedCluster()
-    toolchain.ensure(["db", "load", impl] + (["faults"] if scenario.name == "slow-db" else []))
     ensure_db_up()
     server = current_server()
     proxy: Toxiproxy | None = None
