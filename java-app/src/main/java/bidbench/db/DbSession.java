@@ -11,7 +11,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One pooled connection for the length of one request. Every statement runs as a prepared statement
+ * One connection (pooled, or with JAVA_POOL=driver a new one) for the length of one request. Every statement runs as a prepared statement
  * (pgjdbc caches them per connection), is timed into the request's {@link RequestTiming}, and at
  * LOG_LEVEL=debug is logged with its name and duration.
  */
@@ -112,7 +112,7 @@ public final class DbSession implements AutoCloseable {
         }
     }
 
-    /** Returns the connection to the pool, rolling back a transaction an exception left open. */
+    /** Returns the connection to the pool (closes it, unpooled), rolling back a transaction an exception left open. */
     @Override
     public void close() throws SQLException {
         long mark = timing.mark();
@@ -129,7 +129,7 @@ public final class DbSession implements AutoCloseable {
         try {
             rollback();
         } catch (SQLException e) {
-            // The connection is probably gone; HikariCP evicts it, and the original failure is reported.
+            // The connection is probably gone; the pool evicts it (or it is closed), and the original failure is reported.
             LOG.debug("rollback after failure failed: {}", e.getMessage());
         }
     }
