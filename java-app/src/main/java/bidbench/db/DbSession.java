@@ -11,7 +11,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One connection (pooled, or with JAVA_POOL=driver a new one) for the length of one request. Every statement runs as a prepared statement
+ * One connection (pooled, or with JAVA_POOL=driver a new one) for the length of one request. Every
+ * statement runs as a prepared statement
  * (pgjdbc caches them per connection), is timed into the request's {@link RequestTiming}, and at
  * LOG_LEVEL=debug is logged with its name and duration.
  */
@@ -129,7 +130,8 @@ public final class DbSession implements AutoCloseable {
         try {
             rollback();
         } catch (SQLException e) {
-            // The connection is probably gone; the pool evicts it (or it is closed), and the original failure is reported.
+            // The connection is probably gone; the pool evicts it (or it is closed), and the original
+            // failure is reported.
             LOG.debug("rollback after failure failed: {}", e.getMessage());
         }
     }
