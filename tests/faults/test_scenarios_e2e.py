@@ -1,19 +1,29 @@
-"""slow-db, overload and kill-instance, short and bounded, on the shared test database (none of them stops
-it). node runs every scenario; BIDBENCH_FAULT_IMPLS widens slow-db to other apps (default: all three)."""
+"""slow-db, overload and kill-instance, short and bounded, on the fault scenarios' own cluster. node runs every scenario; BIDBENCH_FAULT_IMPLS widens slow-db to other apps (default: all three)."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from faults_helpers import TEST_RATE, assert_sound, instance_processes
 
-from harness.faults.runner import run_scenario
+from harness.faults.runner import fault_cluster, run_scenario
 from harness.faults.scenarios import kill_instance, overload, slow_db
 
 pytestmark = pytest.mark.slow
 IMPLS = os.environ.get("BIDBENCH_FAULT_IMPLS", "node,php,java").split(",")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def stop_fault_cluster_afterwards() -> Iterator[None]:
+    """The scenarios run on the faults' own cluster; stop it again if this module started it."""
+    cluster = fault_cluster()
+    was_running = cluster.initialized() and cluster.is_running()
+    yield
+    if not was_running:
+        cluster.down()
 
 
 @pytest.mark.parametrize("impl", IMPLS)
