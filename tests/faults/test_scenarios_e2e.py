@@ -1,4 +1,5 @@
-"""slow-db, overload and kill-instance, short and bounded, on the fault scenarios' own cluster. node runs every scenario; BIDBENCH_FAULT_IMPLS widens slow-db to other apps (default: all three)."""
+"""slow-db, overload and kill-instance, short and bounded, on the fault scenarios' own cluster. node runs
+every scenario; slow-db runs for every app in BIDBENCH_FAULT_IMPLS (default: all three)."""
 
 from __future__ import annotations
 
