@@ -45,7 +45,9 @@ final class App
         $timing = new ServerTiming($config->serverTiming, $startNanos);
         $request = Request::fromServer($server);
         $input = fopen('php://input', 'rb');
-        $response = (new self($config, $log, new Db($config, $log, $timing)))->handle($request, $input === false ? null : $input);
+        $queuedAt = is_numeric($server['BIDBENCH_QUEUED_AT'] ?? null) ? (float) $server['BIDBENCH_QUEUED_AT'] : null;
+        $db = new Db($config, $log, $timing, $queuedAt);
+        $response = (new self($config, $log, $db))->handle($request, $input === false ? null : $input);
         $response->send($timing);
         if ($log->debugEnabled()) {
             $log->debug(sprintf('%s %s %d %.3F ms', $request->method, $request->path, $response->status, $timing->elapsedMillis()));

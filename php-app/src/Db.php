@@ -33,6 +33,14 @@ final class Db
 {
     private const PDO_STATUS_OK = 'Connection OK; waiting to send.';
 
+    /**
+     * The contract's pool checkout timeout (rule 8). In PHP a connection belongs to an FPM child, so
+     * waiting for a connection is waiting in the FPM backlog for a free child: a request that waited
+     * longer than this before a child took it is answered 503 when it first needs the database, as a
+     * pool checkout timeout is in Java and Node (found by `./bidbench faults slow-db`).
+     */
+    public const CHECKOUT_TIMEOUT_S = 5.0;
+
     private ?PDO $pdo = null;
 
     /** @var array<string, PDOStatement> this request's statements, by name */
@@ -49,10 +57,15 @@ final class Db
 
     private readonly bool $timed;
 
+    /**
+     * @param float|null $queuedAt when nginx handed the request to FPM (unix seconds, fastcgi_param
+     *                             BIDBENCH_QUEUED_AT); null when unknown (no bound on the backlog wait)
+     */
     public function __construct(
         private readonly Config $config,
         private readonly Logger $log,
         private readonly ServerTiming $timing,
+        private readonly ?float $queuedAt = null,
     ) {
         $this->timed = $timing->enabled || $log->debugEnabled();
     }
@@ -234,6 +247,14 @@ final class Db
     {
         if ($this->pdo !== null) {
             return $this->pdo;
+        }
+        if ($this->queuedAt !== null && microtime(true) - $this->queuedAt > self::CHECKOUT_TIMEOUT_S) {
+            $this->log->warn(sprintf(
+                'database unavailable: waited %.1F s for a free FPM child (its connection), more than the %.0F s checkout timeout',
+                microtime(true) - $this->queuedAt,
+                self::CHECKOUT_TIMEOUT_S,
+            ));
+            throw ApiError::dbUnavailable();
         }
         try {
             $this->pdo = $this->connect();
