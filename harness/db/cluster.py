@@ -60,6 +60,9 @@ def free_port(preferred: int | None = None) -> int:
 
 def port_is_free(port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        # As PostgreSQL itself binds: a port whose old connections sit in TIME_WAIT (a server just stopped)
+        # is free, so a restarted server keeps the port its clients know. A listening port stays taken.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind(("127.0.0.1", port))
         except OSError:

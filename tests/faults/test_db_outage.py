@@ -43,11 +43,4 @@ def test_db_outage(impl: str, outage_cluster: EmbeddedCluster, tmp_path: Path) -
     assert row["first_success_s"] is not None, "no success after the database came back"
     assert faults["windows"]["after"]["ok"] > 0
     assert instance_processes() <= before
-    if impl == "java" and (row["fault_hangs"] or row["timeout"]):
-        # Known: every request waits HikariCP's full 5 s checkout while the database refuses connections,
-        # and with 32 Jetty threads the queue in front of the pool grows past the 5 s bound. The fix belongs
-        # in java-app Database.open (fail fast while the database is known down); see harness/faults/FINDINGS.md.
-        pytest.xfail(
-            f"java waits past the 5 s checkout bound during an outage: {row['fault_hangs']} responses > 6 s"
-        )
     assert row["fault_hangs"] == 0 and row["timeout"] == 0, "responses slower than the 5 s checkout bound"

@@ -12,6 +12,7 @@ public final class Database implements AutoCloseable {
     private final ConnectionPool pool;
     private final DataSource dataSource;
     private final Queries queries;
+    private final AvailabilityGate gate = new AvailabilityGate();
 
     private Database(ConnectionPool pool, Queries queries) {
         this.pool = pool;
@@ -29,19 +30,25 @@ public final class Database implements AutoCloseable {
 
     /**
      * Borrows a connection; the checkout time counts as database time. Whatever keeps a connection from
-     * being had is 503 database unavailable (contract rule 8), with every JAVA_POOL choice alike.
+     * being had is 503 database unavailable (contract rule 8), with every JAVA_POOL choice alike; while the
+     * database is known to be down, that 503 comes at once (see {@link AvailabilityGate}).
      */
     public DbSession open(RequestTiming timing) throws SQLException {
         long mark = timing.mark();
+        boolean probe = false;
         try {
+            probe = gate.enter();
             Connection connection;
             try {
                 connection = dataSource.getConnection();
             } catch (SQLException e) {
+                gate.observe(e);
                 throw SqlErrors.checkoutFailure(e);
             }
-            return new DbSession(connection, timing);
+            gate.connected();
+            return new DbSession(connection, timing, gate::observe);
         } finally {
+            gate.leave(probe);
             timing.addDb(mark);
         }
     }

@@ -34,13 +34,21 @@ public final class DbSession implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger("bidbench.sql");
 
+    /** Told of every failed statement, so a lost connection shuts the {@link AvailabilityGate}. */
+    @FunctionalInterface
+    interface FailureObserver {
+        void observe(SQLException failure);
+    }
+
     private final Connection connection;
     private final RequestTiming timing;
+    private final FailureObserver failures;
     private boolean inTransaction;
 
-    DbSession(Connection connection, RequestTiming timing) {
+    DbSession(Connection connection, RequestTiming timing, FailureObserver failures) {
         this.connection = connection;
         this.timing = timing;
+        this.failures = failures;
     }
 
     public <T> List<T> list(Sql sql, Binder binder, RowMapper<T> mapper) throws SQLException {
@@ -54,6 +62,8 @@ public final class DbSession implements AutoCloseable {
                 }
                 return result;
             }
+        } catch (SQLException e) {
+            throw observed(e);
         } finally {
             done(sql.name(), mark);
         }
@@ -67,6 +77,8 @@ public final class DbSession implements AutoCloseable {
             try (ResultSet rows = statement.executeQuery()) {
                 return rows.next() ? mapper.map(rows) : null;
             }
+        } catch (SQLException e) {
+            throw observed(e);
         } finally {
             done(sql.name(), mark);
         }
@@ -82,6 +94,8 @@ public final class DbSession implements AutoCloseable {
         try (PreparedStatement statement = connection.prepareStatement(sql.text())) {
             binder.bind(statement);
             return statement.executeUpdate();
+        } catch (SQLException e) {
+            throw observed(e);
         } finally {
             done(sql.name(), mark);
         }
@@ -98,6 +112,8 @@ public final class DbSession implements AutoCloseable {
         try {
             connection.commit();
             inTransaction = false;
+        } catch (SQLException e) {
+            throw observed(e);
         } finally {
             done("COMMIT", mark);
         }
@@ -134,6 +150,11 @@ public final class DbSession implements AutoCloseable {
             // failure is reported.
             LOG.debug("rollback after failure failed: {}", e.getMessage());
         }
+    }
+
+    private SQLException observed(SQLException failure) {
+        failures.observe(failure);
+        return failure;
     }
 
     private void done(String name, long mark) {

@@ -15,6 +15,7 @@ public final class SqlErrors {
     // 57P01 admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now, 53300 too_many_connections:
     // the server is going away or not taking us, which is "database unavailable" for a client.
     private static final Set<String> UNAVAILABLE_STATES = Set.of("57P01", "57P02", "57P03", "53300");
+    private static final Set<String> SERVER_GONE_STATES = Set.of("57P01", "57P02", "57P03");
 
     private SqlErrors() {}
 
@@ -36,6 +37,23 @@ public final class SqlErrors {
             if (t instanceof SQLException sql) {
                 String state = sql.getSQLState();
                 if (state != null && (state.startsWith("08") || UNAVAILABLE_STATES.contains(state))) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    /**
+     * True when the server is gone or refusing us (SQLSTATE class 08, or 57P01-57P03 anywhere in the cause
+     * chain), as opposed to a pool that is only exhausted: HikariCP's checkout timeout carries the last
+     * connect failure as its cause while the database is down, and none while it is merely busy.
+     */
+    public static boolean isConnectionLost(SQLException e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof SQLException sql) {
+                String state = sql.getSQLState();
+                if (state != null && (state.startsWith("08") || SERVER_GONE_STATES.contains(state))) {
                     return true;
                 }
             }
