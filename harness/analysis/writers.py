@@ -13,8 +13,10 @@ from rich.panel import Panel
 from rich.table import Table as RichTable
 
 from harness.analysis import format as fmt
+from harness.analysis.claims_section import claim_tables
 from harness.analysis.manifest import manifest_tables
 from harness.analysis.metrics import ALL_METRICS
+from harness.analysis.resilience import fault_runs, latest, resilience_table
 from harness.analysis.tables import (
     Table,
     anova_table,
@@ -153,6 +155,11 @@ def render_terminal(comparison: Comparison, console: Console | None = None, *, f
                 console.print(f"  [dim]{_escape(note)}[/]")
     if full:
         console.print(_rich_table(ratio_table(comparison)))
+    faults = latest(fault_runs(comparison))
+    if faults:
+        console.print(_rich_table(resilience_table(faults)))
+    for table in claim_tables(comparison):
+        console.print(_rich_table(table))
     if comparison.warnings:
         console.print("[yellow]warnings:[/]")
         for warning in condense_warnings(comparison.warnings):

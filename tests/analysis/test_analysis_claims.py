@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
+from rich.console import Console
 from synthetic import Writer, make_metrics
 
 from harness.analysis import compare
 from harness.analysis.report import SECTIONS, render_html, sections_for
+from harness.analysis.writers import render_terminal
 from harness.claims import runner
 from harness.claims.model import find
 from harness.claims.store import latest_per_claim, load_verdicts, save_verdict, verdict_record
@@ -63,6 +66,9 @@ def test_report_shows_claims_section_for_its_runs(tmp_path: Path) -> None:
     assert '<section id="claims">' in html and 'href="#claims"' in html
     assert "thesis-table-7.2: REPLICATED" in html
     assert "1365" in html  # the java mean of the four stored values
+    out = io.StringIO()
+    render_terminal(compare([results], n_resamples=999), Console(file=out, width=250))
+    assert "thesis-table-7.2: REPLICATED" in out.getvalue()
 
 
 def test_report_without_verdicts_has_no_claims_section(tmp_path: Path) -> None:

@@ -3,12 +3,16 @@ figure per scenario when fault runs are among the compared folders, absent other
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
+
+from rich.console import Console
 
 from harness.analysis.comparison import compare
 from harness.analysis.report import render_html
 from harness.analysis.resilience import fault_runs, resilience_section
+from harness.analysis.writers import render_terminal
 from harness.faults.timeline import CLASSES
 
 
@@ -79,6 +83,9 @@ def test_section_lists_fault_runs_even_when_they_are_excluded_as_invalid(tmp_pat
     assert all(f.png for f in section["figures"])
     html = render_html(comparison)
     assert 'id="resilience"' in html and "fig-fault-db-outage" in html
+    out = io.StringIO()
+    render_terminal(comparison, Console(file=out, width=250))
+    assert table.title in out.getvalue() and "kill-instance" in out.getvalue()
 
 
 def test_no_section_without_fault_runs(tmp_path: Path) -> None:
