@@ -62,8 +62,8 @@ def sizing() -> DemoPlan:
         duration_s=6.0,
         scaling_impls=("node",),
         scaling_repetitions=1,
-        # A fixed-rate check like `./bidbench run --rate X --duration 15s`; at most 3 runs per implementation.
-        confirm=ConfirmSettings(duration_s=15.0, warmup_s=10.0, max_runs=3),
+        # A fixed-rate check like `./bidbench run --rate X --duration 10s`; at most 4 runs per implementation.
+        confirm=ConfirmSettings(duration_s=10.0, warmup_s=10.0, max_down=2, max_up=1),
     )
 
 

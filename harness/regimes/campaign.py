@@ -22,7 +22,7 @@ from harness.run import RunPlan, Session, execute
 SESSION_REWARM_S = 2.0
 # Before a search's first probe, every instance gets the same unmeasured warm-up at a gentle rate, so a
 # JIT runtime under a small CPU limit is not judged while it is still compiling (the thesis warmed up too).
-PREWARM_S = 15.0
+PREWARM_S = 10.0
 PREWARM_RATE = 40.0
 
 

@@ -2,10 +2,12 @@
 
 The search's probes are short windows on warm instances; a user's check is a fresh start with the usual
 warm-up and window. So after the searches, each implementation's capacity is re-run that way:
-- at the search's capacity: if the run is not valid or misses the SLO, step down 10 % and try again;
+- at the search's capacity: if the run is not valid or misses the SLO, step down 10 % and try again
+  (at most `max_down` times);
 - then at 1.2x the confirmed rate, which must break the SLO. If it does not, the short probes were too
-  pessimistic: the higher rate becomes the confirmed one and 1.2x of it is tried next.
-Every confirmation run is an ordinary stored run (regime `capacity-confirm`); the number of runs is bounded.
+  pessimistic: the higher rate becomes the confirmed one and 1.2x of it is tried next (at most `max_up`
+  runs above).
+Every confirmation run is an ordinary stored run (regime `capacity-confirm`).
 Implementations are interleaved (A B C A B C) like the searches.
 """
 
@@ -42,8 +44,13 @@ class ConfirmSettings:
     warmup_s: float = 10.0
     above: float = 1.2
     step_down: float = 0.9
-    max_runs: int = 4
+    max_down: int = 2  # step-downs after the first run at the search's capacity
+    max_up: int = 2  # runs above a confirmed rate (the 1.2x check, and one step up if that still holds)
     granularity: float = 10.0
+
+    @property
+    def max_runs(self) -> int:
+        return 1 + self.max_down + self.max_up
 
 
 @dataclass
@@ -66,10 +73,12 @@ class Confirmation:
             return (
                 f"no fixed-rate run from {self.start:g} req/s down met the SLO within {len(self.runs)} runs"
             )
+        if self.above_rate is None:
+            return f"{self.capacity:g} req/s holds; no higher rate was run"
         if self.above_broke is None:
-            return f"{self.capacity:g} req/s holds; whether {self.above_rate or 0:g} breaks it is unknown"
+            return f"{self.capacity:g} req/s holds; whether {self.above_rate:g} breaks it is unknown"
         if not self.above_broke:
-            return f"{self.capacity:g} req/s holds, and so did every higher rate tried (run limit reached)"
+            return f"{self.capacity:g} req/s holds, and so did every higher rate tried (step limit reached)"
         return f"{self.capacity:g} req/s holds; {self.above_rate:g} req/s breaks the SLO"
 
 
@@ -93,7 +102,7 @@ def confirm_steps(state: Confirmation, settings: ConfirmSettings) -> Generator[f
         return ok
 
     rate = round_rate(state.start, settings.granularity)
-    while len(state.runs) < settings.max_runs:
+    for _ in range(1 + settings.max_down):
         result = yield rate
         if record(rate, "at capacity", result):
             state.capacity = rate
@@ -104,7 +113,7 @@ def confirm_steps(state: Confirmation, settings: ConfirmSettings) -> Generator[f
             return
     if state.capacity is None:
         return
-    while len(state.runs) < settings.max_runs:
+    for _ in range(settings.max_up):
         above = round_rate(state.capacity * settings.above, settings.granularity)
         if above <= state.capacity:
             above = state.capacity + settings.granularity

@@ -125,10 +125,10 @@ def test_confirmation_steps_up_when_the_probes_were_pessimistic() -> None:
 
 
 def test_confirmation_is_bounded_and_says_so() -> None:
-    state = confirm_drive(400, holds_up_to=10, settings=ConfirmSettings(max_runs=3))
+    state = confirm_drive(400, holds_up_to=10, settings=ConfirmSettings(max_down=2, max_up=2))
     assert len(state.runs) == 3 and state.capacity is None and not state.consistent
     assert "no fixed-rate run" in state.summary()
-    rising = confirm_drive(100, holds_up_to=10_000, settings=ConfirmSettings(max_runs=3))
+    rising = confirm_drive(100, holds_up_to=10_000, settings=ConfirmSettings(max_down=2, max_up=2))
     assert rising.capacity == 140 and rising.above_broke is False and not rising.consistent
 
 
@@ -160,7 +160,7 @@ def test_confirmation_table_shows_every_run_and_the_verdict(
 
     held = confirm_drive(400, holds_up_to=330)
     held.capacity_metrics = {"latency_ms": {"mean": 3.2, "p99": 41.0}, "cpu_pct_total": 21.5}
-    missed = confirm_drive(400, holds_up_to=10, settings=ConfirmSettings(max_runs=3))
+    missed = confirm_drive(400, holds_up_to=10, settings=ConfirmSettings(max_down=2, max_up=2))
     print_confirmation_table({"node": held, "php": missed}, ConfirmSettings())
     out = capsys.readouterr().out
     assert "400✗" in out and "320✓" in out and "consistent" in out
