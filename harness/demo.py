@@ -59,7 +59,7 @@ def sizing() -> DemoPlan:
         cpus=cpus,
         repetitions=3,
         warmup_s=4.0,
-        duration_s=6.0,
+        duration_s=5.0,
         scaling_impls=("node",),
         scaling_repetitions=1,
         # A fixed-rate check like `./bidbench run --rate X --duration 10s`; at most 4 runs per implementation.
