@@ -33,6 +33,8 @@ def mean_ci(values: list[float]) -> tuple[float, float, float]:
     mean = statistics.fmean(clean)
     if len(clean) < 2:
         return mean, float("nan"), float("nan")
+    if len(set(clean)) == 1:  # no spread: the interval is the value itself (scipy would give nan)
+        return mean, mean, mean
     low, high = stats.t.interval(0.95, len(clean) - 1, loc=mean, scale=stats.sem(clean))
     return mean, float(low), float(high)
 

@@ -166,3 +166,12 @@ def test_confirmation_table_shows_every_run_and_the_verdict(
     assert "400✗" in out and "320✓" in out and "consistent" in out
     assert "3.2 / 41.0" in out and "21.5" in out
     assert "no fixed-rate run" in out
+
+
+def test_capacity_table_interval_of_equal_searches_is_the_value() -> None:
+    from harness.cli_regimes import mean_ci
+
+    assert mean_ci([300.0, 300.0, 300.0]) == (300.0, 300.0, 300.0)
+    mean, low, high = mean_ci([280.0, 300.0, 320.0])
+    assert low < mean == 300.0 < high
+    assert mean_ci([300.0])[1] != mean_ci([300.0])[1]  # one search: no interval (nan)
