@@ -27,7 +27,7 @@ final class BidEndpoints {
     Reply list(Call call) throws SQLException {
         Paging paging = call.paging();
         List<Bid> bids;
-        try (DbSession db = database.open(call.timing())) {
+        try (DbSession db = database.open(call.timing(), call.arrivedNanos())) {
             bids = db.list(database.queries().listItemBids(), statement -> {
                 statement.setInt(1, call.id());
                 statement.setInt(2, paging.limit());
@@ -50,7 +50,7 @@ final class BidEndpoints {
         int bidderId = call.body().integer("bidder_id");
         long amount = call.body().cents("amount_cents");
         Bid bid;
-        try (DbSession db = database.open(call.timing())) {
+        try (DbSession db = database.open(call.timing(), call.arrivedNanos())) {
             db.begin();
             BidTarget item = db.one(Queries.LOCK_ITEM_FOR_BID, statement -> statement.setInt(1, itemId), Rows::bidTarget);
             if (item == null) {

@@ -21,7 +21,7 @@ final class CatalogEndpoints {
 
     Reply regions(Call call) throws SQLException {
         List<Region> regions;
-        try (DbSession db = database.open(call.timing())) {
+        try (DbSession db = database.open(call.timing(), call.arrivedNanos())) {
             regions = db.list(database.queries().listRegions(), DbSession.NO_PARAMETERS, Rows::region);
         }
         return Reply.ok(JsonViews.regions(regions));
@@ -29,7 +29,7 @@ final class CatalogEndpoints {
 
     Reply categories(Call call) throws SQLException {
         List<Category> categories;
-        try (DbSession db = database.open(call.timing())) {
+        try (DbSession db = database.open(call.timing(), call.arrivedNanos())) {
             categories = db.list(database.queries().listCategories(), DbSession.NO_PARAMETERS, Rows::category);
         }
         return Reply.ok(JsonViews.categories(categories));

@@ -21,7 +21,7 @@ final class HealthEndpoints {
     }
 
     Reply ready(Call call) throws SQLException {
-        try (DbSession db = database.open(call.timing())) {
+        try (DbSession db = database.open(call.timing(), call.arrivedNanos())) {
             db.exists(Queries.READY, DbSession.NO_PARAMETERS);
         }
         return Reply.ok(JsonViews.ready());

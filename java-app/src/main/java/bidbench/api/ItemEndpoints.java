@@ -30,7 +30,7 @@ final class ItemEndpoints {
     Reply listCategoryItems(Call call) throws SQLException {
         Paging paging = call.paging();
         List<ItemSummary> items;
-        try (DbSession db = database.open(call.timing())) {
+        try (DbSession db = database.open(call.timing(), call.arrivedNanos())) {
             items = db.list(database.queries().listCategoryItems(), statement -> {
                 statement.setInt(1, call.id());
                 statement.setInt(2, paging.limit());
@@ -46,7 +46,7 @@ final class ItemEndpoints {
     /** GET /items/{id}: top_bids runs only when get_item found the item. */
     Reply get(Call call) throws SQLException {
         ItemDetail item;
-        try (DbSession db = database.open(call.timing())) {
+        try (DbSession db = database.open(call.timing(), call.arrivedNanos())) {
             item = db.one(Queries.GET_ITEM, statement -> statement.setInt(1, call.id()), Rows::itemDetail);
             if (item == null) {
                 throw Errors.notFound("item not found");
@@ -61,7 +61,7 @@ final class ItemEndpoints {
     Reply create(Call call) throws SQLException {
         Body body = call.body();
         ItemRecord item;
-        try (DbSession db = database.open(call.timing())) {
+        try (DbSession db = database.open(call.timing(), call.arrivedNanos())) {
             item = db.one(Queries.CREATE_ITEM, statement -> {
                 statement.setInt(1, body.integer("seller_id"));
                 statement.setInt(2, body.integer("category_id"));
@@ -83,7 +83,7 @@ final class ItemEndpoints {
     Reply update(Call call) throws SQLException {
         Body body = call.body();
         ItemRecord item;
-        try (DbSession db = database.open(call.timing())) {
+        try (DbSession db = database.open(call.timing(), call.arrivedNanos())) {
             item = db.one(Queries.UPDATE_ITEM, statement -> {
                 statement.setString(1, body.text("title"));
                 statement.setString(2, body.text("description"));
@@ -99,7 +99,7 @@ final class ItemEndpoints {
     /** DELETE /items/{id}: the item's bids go by ON DELETE CASCADE. */
     Reply delete(Call call) throws SQLException {
         Integer id;
-        try (DbSession db = database.open(call.timing())) {
+        try (DbSession db = database.open(call.timing(), call.arrivedNanos())) {
             id = db.one(Queries.DELETE_ITEM, statement -> statement.setInt(1, call.id()), Rows::id);
         }
         if (id == null) {

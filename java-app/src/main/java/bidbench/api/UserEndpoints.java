@@ -23,7 +23,7 @@ final class UserEndpoints {
 
     Reply get(Call call) throws SQLException {
         User user;
-        try (DbSession db = database.open(call.timing())) {
+        try (DbSession db = database.open(call.timing(), call.arrivedNanos())) {
             user = db.one(Queries.GET_USER, statement -> statement.setInt(1, call.id()), Rows::user);
         }
         if (user == null) {
@@ -35,7 +35,7 @@ final class UserEndpoints {
     Reply create(Call call) throws SQLException {
         Body body = call.body();
         User user;
-        try (DbSession db = database.open(call.timing())) {
+        try (DbSession db = database.open(call.timing(), call.arrivedNanos())) {
             user = db.one(Queries.CREATE_USER, statement -> {
                 statement.setString(1, body.text("nickname"));
                 statement.setInt(2, body.integer("region_id"));

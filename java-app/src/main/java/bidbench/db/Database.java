@@ -13,31 +13,43 @@ public final class Database implements AutoCloseable {
     private final DataSource dataSource;
     private final Queries queries;
     private final AvailabilityGate gate = new AvailabilityGate();
+    private final CheckoutBudget checkouts;
 
-    private Database(ConnectionPool pool, Queries queries) {
+    private Database(ConnectionPool pool, Queries queries, int poolSize) {
         this.pool = pool;
         this.dataSource = pool.dataSource();
         this.queries = queries;
+        this.checkouts = new CheckoutBudget(poolSize, ConnectionPools.CHECKOUT_TIMEOUT_MS);
     }
 
     public static Database start(Config config) {
-        return new Database(ConnectionPools.open(config), config.unfairUnsorted() ? Queries.unsorted() : Queries.contract());
+        return new Database(ConnectionPools.open(config),
+                config.unfairUnsorted() ? Queries.unsorted() : Queries.contract(), config.dbPoolSize());
     }
 
     public Queries queries() {
         return queries;
     }
 
+    /** Borrows a connection for a request that arrives now (tests, probes); see {@link #open(RequestTiming, long)}. */
+    public DbSession open(RequestTiming timing) throws SQLException {
+        return open(timing, System.nanoTime());
+    }
+
     /**
      * Borrows a connection; the checkout time counts as database time. Whatever keeps a connection from
-     * being had is 503 database unavailable (contract rule 8), with every JAVA_POOL choice alike; while the
-     * database is known to be down, that 503 comes at once (see {@link AvailabilityGate}).
+     * being had is 503 database unavailable (contract rule 8), with every JAVA_POOL choice alike. The 5 s
+     * checkout timeout is counted from the request's arrival, so time spent queued for a Jetty thread
+     * counts too (as the time queued for an FPM child does in PHP); while the database is known to be
+     * down, the 503 comes at once (see {@link AvailabilityGate}).
      */
-    public DbSession open(RequestTiming timing) throws SQLException {
+    public DbSession open(RequestTiming timing, long arrivedNanos) throws SQLException {
         long mark = timing.mark();
         boolean probe = false;
+        boolean permitted = false;
         try {
             probe = gate.enter();
+            permitted = checkouts.acquire(arrivedNanos);
             Connection connection;
             try {
                 connection = dataSource.getConnection();
@@ -46,8 +58,13 @@ public final class Database implements AutoCloseable {
                 throw SqlErrors.checkoutFailure(e);
             }
             gate.connected();
-            return new DbSession(connection, timing, gate::observe);
+            DbSession session = new DbSession(connection, timing, gate::observe, checkouts::release);
+            permitted = false; // the session gives it back when it closes
+            return session;
         } finally {
+            if (permitted) {
+                checkouts.release();
+            }
             gate.leave(probe);
             timing.addDb(mark);
         }

@@ -43,12 +43,14 @@ public final class DbSession implements AutoCloseable {
     private final Connection connection;
     private final RequestTiming timing;
     private final FailureObserver failures;
+    private final Runnable onClose;
     private boolean inTransaction;
 
-    DbSession(Connection connection, RequestTiming timing, FailureObserver failures) {
+    DbSession(Connection connection, RequestTiming timing, FailureObserver failures, Runnable onClose) {
         this.connection = connection;
         this.timing = timing;
         this.failures = failures;
+        this.onClose = onClose;
     }
 
     public <T> List<T> list(Sql sql, Binder binder, RowMapper<T> mapper) throws SQLException {
@@ -138,6 +140,7 @@ public final class DbSession implements AutoCloseable {
                 rollbackQuietly();
             }
         } finally {
+            onClose.run();
             timing.addDb(mark);
         }
     }

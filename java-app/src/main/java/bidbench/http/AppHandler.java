@@ -95,7 +95,7 @@ public final class AppHandler extends Handler.Abstract {
             ContentType.requireJson(request.getHeaders().get(HttpHeader.CONTENT_TYPE)); // 6. content type
             body = endpoint.schema().validate(StrictJson.parseObject(bytes));        // 7. body
         }
-        return endpoint.action().run(new Call(id, paging, body, timing));            // 8. database work
+        return endpoint.action().run(new Call(id, paging, body, timing, request.getBeginNanoTime())); // 8. database work
     }
 
     private ApiException databaseFailure(SQLException e) {
