@@ -25,6 +25,7 @@ import psycopg
 from psycopg import sql
 
 from harness.db import seed as seeding
+from harness.db.checks import ITEMS_MISMATCH_SQL
 from harness.db.target import TEMPLATE_DB, DatabaseServer
 
 CONFORMANCE_DB_PREFIX = "bidbench_conf_"
@@ -108,16 +109,8 @@ class ConformanceDb:
 
     def invariant_violations(self, limit: int = 10) -> list[str]:
         """Items whose max_bid_cents / bid_count disagree with their bids (SPEC §2.3: no lost updates)."""
-        query = """
-            SELECT i.id, i.max_bid_cents, i.bid_count, coalesce(b.max_amount, 0), coalesce(b.n, 0)
-              FROM items i
-              LEFT JOIN (SELECT item_id, max(amount_cents) AS max_amount, count(*) AS n FROM bids GROUP BY item_id) b
-                ON b.item_id = i.id
-             WHERE i.max_bid_cents <> coalesce(b.max_amount, 0) OR i.bid_count <> coalesce(b.n, 0)
-             ORDER BY i.id
-        """
         with self.connect() as conn:
-            rows = conn.execute(query).fetchall()
+            rows = conn.execute(ITEMS_MISMATCH_SQL).fetchall()
         return [
             f"item {r[0]}: max_bid_cents={r[1]} bid_count={r[2]} but max(bids.amount_cents)={r[3]} count(bids)={r[4]}"
             for r in rows[:limit]

@@ -18,16 +18,9 @@ from typing import Any
 
 import psycopg
 
+from harness.db.checks import ITEMS_MISMATCH_SQL
 from harness.faults.timeline import Request
 
-ITEMS_MISMATCH_SQL = """
-SELECT i.id, i.max_bid_cents, i.bid_count, coalesce(b.max_amount, 0), coalesce(b.n, 0)
-FROM items i
-LEFT JOIN (SELECT item_id, max(amount_cents) AS max_amount, count(*) AS n FROM bids GROUP BY item_id) b
-       ON b.item_id = i.id
-WHERE i.max_bid_cents <> coalesce(b.max_amount, 0) OR i.bid_count <> coalesce(b.n, 0)
-ORDER BY i.id
-"""
 DUPLICATES_SQL = """
 SELECT item_id, bidder_id, amount_cents, count(*) FROM bids WHERE id > %s
 GROUP BY item_id, bidder_id, amount_cents HAVING count(*) > 1

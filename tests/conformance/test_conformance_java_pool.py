@@ -5,36 +5,17 @@ what every other conformance run checks. Also: `./bidbench conformance --knob` r
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
-from harness.conformance.cases import Session, load_sessions
+from harness.conformance.cases import Session
 from harness.conformance.dbstate import ConformanceDb
 from harness.conformance.results import failed
 from harness.conformance.runner import run_targets, target_label
 from harness.conformance.targets import AppTarget
-
-
-@pytest.fixture(scope="module")
-def db() -> Iterator[ConformanceDb]:
-    from harness.cli import _server, ensure_db_up
-    from harness.conformance.dbstate import prepare
-
-    ensure_db_up()
-    database = prepare(_server())
-    try:
-        yield database
-    finally:
-        database.drop()
-
-
-@pytest.fixture(scope="module")
-def sessions() -> list[Session]:
-    return load_sessions()
 
 
 @pytest.mark.slow

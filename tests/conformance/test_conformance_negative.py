@@ -12,7 +12,6 @@ Controls, next to two honest node instances (`node-a`, `node-b`, so that a major
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,31 +20,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from conformance_fixtures import CachingTarget, SkippingTarget  # noqa: E402
 
-from harness.conformance.cases import Session, load_sessions  # noqa: E402
+from harness.conformance.cases import Session  # noqa: E402
 from harness.conformance.dbstate import ConformanceDb  # noqa: E402
 from harness.conformance.results import CheckResult, failed  # noqa: E402
 from harness.conformance.runner import run_targets  # noqa: E402
 from harness.conformance.targets import AppTarget, Target  # noqa: E402
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def db() -> Iterator[ConformanceDb]:
-    from harness.cli import _server, ensure_db_up
-    from harness.conformance.dbstate import prepare
-
-    ensure_db_up()
-    database = prepare(_server())
-    try:
-        yield database
-    finally:
-        database.drop()
-
-
-@pytest.fixture(scope="module")
-def sessions() -> list[Session]:
-    return load_sessions()
 
 
 def _honest() -> list[Target]:
