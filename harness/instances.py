@@ -13,7 +13,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -119,7 +119,6 @@ def stop(instance: RunningInstance) -> list[int]:
             proc.wait(timeout=max(0.1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             pass
-    killed: list[int] = []
     leftovers = set(instance.group.pids())
     for proc in instance.processes:
         try:
@@ -133,18 +132,25 @@ def stop(instance: RunningInstance) -> list[int]:
             os.killpg(proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-    for pid in leftovers:
-        try:
-            os.kill(pid, signal.SIGKILL)
-            killed.append(pid)
-        except ProcessLookupError:
-            pass
+    killed = sigkill(leftovers)
     for proc in instance.processes:
         try:
             proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             pass
     instance.group.close()
+    return killed
+
+
+def sigkill(pids: Iterable[int]) -> list[int]:
+    """SIGKILL each pid; returns those that were still there to signal."""
+    killed: list[int] = []
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+        except ProcessLookupError:
+            pass
     return killed
 
 

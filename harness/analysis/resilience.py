@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.analysis.plots import Figure, _colors, _encode, plt
 from harness.analysis.tables import Table
+from harness.faults.report import cell
 
 if TYPE_CHECKING:
     from harness.analysis.comparison import Comparison
@@ -98,16 +99,6 @@ def latest(runs: Sequence[FaultRun]) -> list[FaultRun]:
     return sorted(newest.values(), key=lambda r: (rank.get(r.scenario, 99), r.scenario, r.impl))
 
 
-def _num(value: Any, digits: int = 0) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, bool):
-        return "yes" if value else "NO"
-    if isinstance(value, float):
-        return f"{value:,.{digits}f}"
-    return str(value)
-
-
 def resilience_table(runs: Sequence[FaultRun]) -> Table:
     rows, styles, records = [], [], []
     for run in latest(runs):
@@ -115,16 +106,16 @@ def resilience_table(runs: Sequence[FaultRun]) -> Table:
         row = [
             run.scenario,
             run.impl,
-            _num(s.get("rate"), 0) + (f" -> {s['peak_rate']}" if s.get("peak_rate") else ""),
-            _num(s.get("unavailable_503")),
-            _num(s.get("server_5xx")),
-            _num(s.get("connection")),
-            _num(s.get("timeout")),
-            _num(s.get("fault_hangs")),
-            _num(s.get("first_success_s"), 2),
-            _num(s.get("p99_back_s"), 0),
-            _num(s.get("peak_rss_mb"), 0),
-            _num(s.get("survived")),
+            cell(s.get("rate"), 0) + (f" -> {s['peak_rate']}" if s.get("peak_rate") else ""),
+            cell(s.get("unavailable_503")),
+            cell(s.get("server_5xx")),
+            cell(s.get("connection")),
+            cell(s.get("timeout")),
+            cell(s.get("fault_hangs")),
+            cell(s.get("first_success_s"), 2),
+            cell(s.get("p99_back_s"), 0),
+            cell(s.get("peak_rss_mb"), 0),
+            cell(s.get("survived")),
             "ok" if s.get("invariants_ok") else str(s.get("invariants") or "NO"),
             run.run_id,
         ]

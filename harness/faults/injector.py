@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from harness.faults.scenarios import Scenario, Step
+from harness.instances import sigkill
 
 if TYPE_CHECKING:
     from harness.db.cluster import EmbeddedCluster
@@ -54,12 +55,7 @@ def kill_instance(instance: RunningInstance) -> list[int]:
             killed.append(proc.pid)
         except (ProcessLookupError, PermissionError):
             pass
-    for pid in instance.group.pids():
-        try:
-            os.kill(pid, signal.SIGKILL)
-            killed.append(pid)
-        except ProcessLookupError:
-            pass
+    killed += sigkill(instance.group.pids())
     for proc in instance.processes:
         try:
             proc.wait(timeout=10)

@@ -10,7 +10,8 @@ from rich.table import Table
 from harness.console import console
 
 
-def _num(value: Any, digits: int = 0, unit: str = "") -> str:
+def cell(value: Any, digits: int = 0, unit: str = "") -> str:
+    """A table cell: - for unknown, yes/NO for flags, floats rounded, with an optional unit."""
     if value is None:
         return "-"
     if isinstance(value, bool):
@@ -56,7 +57,7 @@ def print_table(scenario: str, description: str, rows: Sequence[dict[str, Any]])
         cells = []
         for row in rows:
             value = row.get(key)
-            text = _num(value, digits, unit)
+            text = cell(value, digits, unit)
             bad = (key == "server_5xx" and value) or (key in ("survived", "invariants_ok") and value is False)
             bad = bad or (key == "orphans" and value)
             cells.append(f"[red]{text}[/]" if bad else text)

@@ -8,7 +8,6 @@ import bidbench.config.Config;
 import bidbench.config.JavaPool;
 import bidbench.it.TestDatabase;
 import bidbench.timing.RequestTiming;
-import java.net.ServerSocket;
 import java.sql.SQLException;
 import java.sql.SQLTransientConnectionException;
 import java.util.ArrayList;
@@ -65,12 +64,7 @@ class AvailabilityGateTest {
 
     @Test
     void withTheDatabaseDownOnlyOneRequestWaitsForThePool() throws Exception {
-        int closedPort;
-        try (ServerSocket probe = new ServerSocket(0)) {
-            closedPort = probe.getLocalPort();
-        }
-        var db = TestDatabase.target();
-        String nowhere = "postgresql://" + db.user() + "@127.0.0.1:" + closedPort + "/" + db.database();
+        String nowhere = TestDatabase.unreachableUrl();
         Config config = Config.fromEnv(Map.of("DATABASE_URL", nowhere, "PORT", "0", "DB_POOL_SIZE", "2",
                 "JAVA_POOL", JavaPool.HIKARI.value()));
         try (Database database = Database.start(config)) {

@@ -11,7 +11,6 @@ import bidbench.config.Config;
 import bidbench.config.JavaPool;
 import bidbench.it.TestDatabase;
 import bidbench.timing.RequestTiming;
-import java.net.ServerSocket;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -119,12 +118,7 @@ class ConnectionPoolsTest {
 
     @Test
     void driverGivesThePermitBackWhenConnectingFails() throws Exception {
-        int closedPort;
-        try (ServerSocket probe = new ServerSocket(0)) {
-            closedPort = probe.getLocalPort();
-        }
-        var db = TestDatabase.target();
-        String nowhere = "postgresql://" + db.user() + "@127.0.0.1:" + closedPort + "/" + db.database();
+        String nowhere = TestDatabase.unreachableUrl();
         BoundedDataSource source = new BoundedDataSource(
                 DriverPool.driverDataSource(config(JavaPool.DRIVER, 1, nowhere)), 1, SHORT_TIMEOUT_MS);
         for (int i = 0; i < 3; i++) {
@@ -152,12 +146,7 @@ class ConnectionPoolsTest {
 
     @Test
     void dbcp2WithoutADatabaseStartsAndFailsAs503() throws Exception {
-        int closedPort;
-        try (ServerSocket probe = new ServerSocket(0)) {
-            closedPort = probe.getLocalPort();
-        }
-        var db = TestDatabase.target();
-        String nowhere = "postgresql://" + db.user() + "@127.0.0.1:" + closedPort + "/" + db.database();
+        String nowhere = TestDatabase.unreachableUrl();
         try (ConnectionPool pool = ConnectionPools.open(config(JavaPool.DBCP2, 2, nowhere))) {
             SQLException refused = assertThrows(SQLException.class, () -> pool.dataSource().getConnection());
             assertTrue(SqlErrors.isUnavailable(refused), refused.toString());

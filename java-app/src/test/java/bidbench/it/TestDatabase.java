@@ -3,6 +3,8 @@ package bidbench.it;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import bidbench.config.DbTarget;
+import java.io.IOException;
+import java.net.ServerSocket;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
@@ -31,6 +33,16 @@ public final class TestDatabase {
 
     public static DbTarget target() {
         return DbTarget.fromEnv(Map.of("DATABASE_URL", url()));
+    }
+
+    /** A DATABASE_URL like the real one but on a local port nothing listens on: the database is "down". */
+    public static String unreachableUrl() throws IOException {
+        int closedPort;
+        try (ServerSocket probe = new ServerSocket(0)) {
+            closedPort = probe.getLocalPort();
+        }
+        DbTarget db = target();
+        return "postgresql://" + db.user() + "@127.0.0.1:" + closedPort + "/" + db.database();
     }
 
     static Connection connect() throws SQLException {
