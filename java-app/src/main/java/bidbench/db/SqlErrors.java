@@ -5,6 +5,7 @@ import java.sql.SQLNonTransientConnectionException;
 import java.sql.SQLTransientConnectionException;
 import java.util.NoSuchElementException;
 import java.util.Set;
+import java.util.function.Predicate;
 
 /** Sorts SQLExceptions into the cases the contract distinguishes. */
 public final class SqlErrors {
@@ -27,21 +28,10 @@ public final class SqlErrors {
      * new connection fails validation) in a plain SQLException without an SQLSTATE.
      */
     public static boolean isUnavailable(SQLException e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof SQLTransientConnectionException || t instanceof SQLNonTransientConnectionException) {
-                return true;
-            }
-            if (t instanceof NoSuchElementException) {
-                return true;
-            }
-            if (t instanceof SQLException sql) {
-                String state = sql.getSQLState();
-                if (state != null && (state.startsWith("08") || UNAVAILABLE_STATES.contains(state))) {
-                    return true;
-                }
-            }
-        }
-        return false;
+        return anyCause(e, t -> t instanceof SQLTransientConnectionException
+                || t instanceof SQLNonTransientConnectionException
+                || t instanceof NoSuchElementException
+                || hasState(t, UNAVAILABLE_STATES));
     }
 
     /**
@@ -50,15 +40,22 @@ public final class SqlErrors {
      * connect failure as its cause while the database is down, and none while it is merely busy.
      */
     public static boolean isConnectionLost(SQLException e) {
+        return anyCause(e, t -> hasState(t, SERVER_GONE_STATES));
+    }
+
+    private static boolean anyCause(Throwable e, Predicate<Throwable> test) {
         for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof SQLException sql) {
-                String state = sql.getSQLState();
-                if (state != null && (state.startsWith("08") || SERVER_GONE_STATES.contains(state))) {
-                    return true;
-                }
+            if (test.test(t)) {
+                return true;
             }
         }
         return false;
+    }
+
+    /** An SQLException whose SQLSTATE is of class 08 (connection exception) or one of {@code states}. */
+    private static boolean hasState(Throwable t, Set<String> states) {
+        String state = t instanceof SQLException sql ? sql.getSQLState() : null;
+        return state != null && (state.startsWith("08") || states.contains(state));
     }
 
     /**
