@@ -291,6 +291,13 @@ def run(
     warmup: Annotated[
         str, typer.Option(help="Warm-up before the window (excluded from figures), e.g. 10s.")
     ] = "10s",
+    prewarm: Annotated[
+        bool,
+        typer.Option(
+            help="Open model: before the warm-up, ramped load at half the rate until the instances' CPU "
+            "settles (at most 60 s; recorded in the manifest). Off: only the warm-up."
+        ),
+    ] = True,
     instances: Annotated[int, typer.Option(min=1, help="App instances, each in its own resource group.")] = 1,
     cpus: Annotated[float, typer.Option(help="CPU limit per instance in cores (0 = no limit).")] = 1.0,
     invalid_share: Annotated[
@@ -359,6 +366,7 @@ def run(
         scale=scale,
         seed=seed,
         slo=Slo(p99_ms=slo_p99, mean_ms=slo_mean),
+        prewarm=prewarm,
     )
     if target_url:
         urls = tuple(u.strip().rstrip("/") for u in target_url.split(",") if u.strip())

@@ -20,6 +20,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
 from harness import knobs as knob_defaults
 from harness import paths, toolchain
+from harness import prewarm as prewarming
 from harness.apps import driver as app_driver
 from harness.apps.base import InstanceSpec
 from harness.console import IN_CI, UserError, console
@@ -60,6 +61,8 @@ class RunPlan:
     resource_options: dict[str, str] = field(default_factory=dict)
     database_url: str | None = None
     """Where the instances connect instead of the server's working database (e.g. a fault-injection proxy)."""
+    prewarm: bool = True
+    """Open model, fresh start: ramped load until the instances' CPU settles before the run (harness/prewarm.py)."""
 
     def group_key(self) -> str:
         return self.group or f"{self.impl}/{self.variant}/{self.regime}/{_point_key(self.point)}"
@@ -285,27 +288,41 @@ class Session:
             for i in self.instances
         ]
 
-    def prewarm(self, seconds: float, rate: float) -> None:
-        """Unmeasured load before the first window (same for every implementation); nothing is stored."""
-        if not self.started_ok or seconds <= 0:
-            return
+    def prewarm(self, rate: float, max_s: float = prewarming.MAX_S) -> prewarming.PrewarmRecord | None:
+        """Unmeasured, ramped load until the instances' CPU settles (harness/prewarm.py); the same rule for
+        every implementation. What it did goes into every later run's manifest."""
+        if not self.started_ok or self.remote or not self.instances or rate <= 0:
+            return None
         import tempfile
 
-        load = replace(
-            self.plan.load, targets=self.targets(), rate=rate, model="open", warmup_s=0, duration_s=seconds
-        )
-        with tempfile.TemporaryDirectory(prefix="bidbench-prewarm-") as scratch:
+        def start_load(start_rate: float, stages: str, seconds: float, scratch: Path) -> K6Process:
+            load = replace(
+                self.plan.load,
+                targets=self.targets(),
+                rate=start_rate,
+                stages=stages,
+                model="open",
+                warmup_s=0,
+                duration_s=seconds,
+            )
             k6 = K6Process(
-                load,
-                Path(scratch) / "summary.json",
-                Path(scratch) / "k6.log",
-                ProcessTreeGroup("k6", Limits()),
+                load, scratch / "summary.json", scratch / "k6.log", ProcessTreeGroup("k6", Limits())
             )
             k6.start()
-            try:
-                k6.wait(seconds + 60)
-            finally:
-                k6.kill()
+            return k6
+
+        limit_pct = 100.0 * self.plan.cpus * len(self.instances) if self.plan.cpus else None
+        with tempfile.TemporaryDirectory(prefix="bidbench-prewarm-") as scratch:
+            record = prewarming.prewarm_until_steady(
+                start_load,
+                lambda: sum(i.group.cpu_seconds() for i in self.instances),
+                rate,
+                Path(scratch),
+                limit_pct,
+                max_s,
+            )
+        self.common["prewarm"] = record.as_manifest()
+        return record
 
     def alive(self) -> bool:
         return self.started_ok and not any(i.exited() for i in self.instances)
@@ -463,6 +480,8 @@ def new_session_id() -> str:
 def execute(plan: RunPlan, quiet: bool = False) -> RunOutcome:
     """A plain run: one fresh start, one measurement window, everything stopped afterwards."""
     with Session(plan, quiet) as session:
+        if plan.prewarm and plan.load.model == "open":
+            session.prewarm(plan.load.rate * prewarming.RATE_SHARE)
         return session.measure(plan)
 
 

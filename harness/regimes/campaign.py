@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from harness import prewarm
 from harness.console import console
 from harness.results import RunFolder, read_index
 from harness.run import RunPlan, Session, execute
@@ -22,8 +23,6 @@ from harness.run import RunPlan, Session, execute
 SESSION_REWARM_S = 2.0
 # Before a search's first probe, every instance gets the same unmeasured warm-up at a gentle rate, so a
 # JIT runtime under a small CPU limit is not judged while it is still compiling (the thesis warmed up too).
-PREWARM_S = 10.0
-PREWARM_RATE = 40.0
 
 
 class LazySession:
@@ -34,11 +33,12 @@ class LazySession:
         self.plan = plan
         self.session: Session | None = None
 
-    def get(self) -> Session:
+    def get(self, first_rate: float) -> Session:
+        """The live session; a new one is pre-warmed below the rate of the window about to run."""
         if self.session is None or not self.session.alive():
             self.close()
             self.session = Session(self.plan, quiet=True).__enter__()
-            self.session.prewarm(PREWARM_S, PREWARM_RATE)
+            self.session.prewarm(first_rate * prewarm.RATE_SHARE)
         return self.session
 
     def close(self) -> None:
@@ -129,7 +129,7 @@ class Campaign:
             if session is None:
                 outcome = execute(plan, quiet=True)
             else:
-                live = session.get()
+                live = session.get(plan.load.rate)
                 if live.windows > 0:  # the instances are warm already; a short settle is enough
                     plan = replace(
                         plan, load=replace(plan.load, warmup_s=min(plan.load.warmup_s, SESSION_REWARM_S))
