@@ -294,7 +294,7 @@ def run(
     prewarm: Annotated[
         bool,
         typer.Option(
-            help="Open model: before the warm-up, ramped load at half the rate until the instances' CPU "
+            help="Open model: before the warm-up, ramped load at 0.8 of the rate until the instances' CPU "
             "settles (at most 60 s; recorded in the manifest). Off: only the warm-up."
         ),
     ] = True,

@@ -40,6 +40,8 @@ class LoadSettings:
     timeout_s: float = 10.0
     stages: str = ""
     """Open model: an arrival-rate profile for the measurement, "10s:100,1s:400,60s:400" (BB_STAGES)."""
+    warmup_from_rate: float | None = None
+    """Open model: where the warm-up's ramp starts (BB_WARMUP_FROM); None: a tenth of the rate."""
     trace: bool = False
     """One log line per request in k6.log (BB_TRACE), for the per-second series of fault runs."""
 
@@ -66,6 +68,8 @@ class LoadSettings:
             env["BB_PAYLOAD_BYTES"] = str(self.payload_bytes)
         if self.stages:
             env["BB_STAGES"] = self.stages
+        if self.model == "open" and self.warmup_from_rate is not None:
+            env["BB_WARMUP_FROM"] = repr(float(self.warmup_from_rate))
         if self.trace:
             env["BB_TRACE"] = "1"
             env["K6_LOG_FORMAT"] = "raw"  # the trace lines as written, without logrus decoration

@@ -21,7 +21,7 @@ from typing import Any
 RAMP_S = 4
 BLOCK_S = 4
 MAX_S = 60.0
-RATE_SHARE = 0.5  # of the first window's rate: comfortably below a capacity the window may be probing
+RATE_SHARE = 0.8  # of the first window's rate: near it, so a JIT compiles what that load runs, yet below a capacity being probed
 MAX_DRIFT = 0.15
 ABS_SLACK_PCT = 1.0  # points of CPU %: below this, a difference between blocks is sampling noise
 SATURATED_SHARE = 0.9  # of the CPU limit: a group held at its quota reads flat whatever it is doing

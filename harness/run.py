@@ -187,6 +187,7 @@ class Session:
         self.backend = "none"
         self.common: dict[str, Any] = {}
         self.windows = 0
+        self.last_rate: float | None = None  # open-model rate of the last load, for the next ramp
         self.resources: dict[str, Any] = {}
         self.started_ok = False
         self.start_error = ""
@@ -322,6 +323,7 @@ class Session:
                 max_s,
             )
         self.common["prewarm"] = record.as_manifest()
+        self.last_rate = rate
         return record
 
     def alive(self) -> bool:
@@ -361,6 +363,7 @@ class Session:
             **self.common,
         )
         self.windows += 1
+        self.last_rate = plan.load.rate if plan.load.model == "open" else None
         folder.write_json("manifest.json", manifest)
         status, reason = "failed", ""
         metrics: dict[str, Any] | None = None
@@ -481,7 +484,9 @@ def execute(plan: RunPlan, quiet: bool = False) -> RunOutcome:
     """A plain run: one fresh start, one measurement window, everything stopped afterwards."""
     with Session(plan, quiet) as session:
         if plan.prewarm and plan.load.model == "open":
-            session.prewarm(plan.load.rate * prewarming.RATE_SHARE)
+            record = session.prewarm(plan.load.rate * prewarming.RATE_SHARE)
+            if record is not None:  # the warm-up ramps on from the pre-warm's rate
+                plan = replace(plan, load=replace(plan.load, warmup_from_rate=record.rate))
         return session.measure(plan)
 
 

@@ -98,6 +98,9 @@ const LATENCY_BOUND_MS = envNumber('BB_LATENCY_BOUND_MS', 200, 1, 600000, false)
 // 300 req/s, p99 above 2 s for the first 9 s), so the open-model warm-up ramps the arrival rate from a tenth
 // of BB_RATE to BB_RATE over this share of the warm-up and holds BB_RATE for the rest. 0: constant.
 const WARMUP_RAMP = envNumber('BB_WARMUP_RAMP', 0.5, 0, 1, false);
+// Where that ramp starts, req/s (default: a tenth of BB_RATE). A warm instance moved to a new rate (the next
+// probe of a capacity search) ramps from the rate it was running at.
+const WARMUP_FROM = envNumber('BB_WARMUP_FROM', RATE / 10, 0, 1e7, false);
 const SETUP_PAGES = envNumber('BB_SETUP_PAGES', 3, 0, 100, true);
 const PLAN = envNumber('BB_PLAN', 0, 0, 1e6, true);
 // Fault runs (harness/faults/): one log line per request, and an arrival-rate profile for the measurement.
@@ -392,7 +395,7 @@ function scenario(execName, startTime, duration, gracefulStop) {
     const stages = [{ duration: `${rampS}s`, target: RATE_PER_UNIT }];
     if (WARMUP_S > rampS) stages.push({ duration: `${Math.round((WARMUP_S - rampS) * 1000)}ms`, target: RATE_PER_UNIT });
     return Object.assign(common, {
-      executor: 'ramping-arrival-rate', startRate: Math.max(1, Math.round(RATE_PER_UNIT / 10)), timeUnit: RATE_UNIT,
+      executor: 'ramping-arrival-rate', startRate: Math.max(1, Math.round((WARMUP_FROM * RATE_PER_UNIT) / RATE)), timeUnit: RATE_UNIT,
       stages, preAllocatedVUs: PRE_VUS, maxVUs: MAX_VUS,
     });
   }
@@ -615,6 +618,7 @@ export function handleSummary(data) {
     think_ms: MODEL === 'closed' ? THINK_MS : null, think_dist: MODEL === 'closed' ? THINK_DIST : null,
     warmup: WARMUP, duration: DURATION, warmup_s: WARMUP_S, duration_s: DURATION_S,
     warmup_ramp: MODEL === 'open' && WARMUP_S > 0 ? WARMUP_RAMP : null,
+    warmup_from: MODEL === 'open' && WARMUP_S > 0 && WARMUP_RAMP > 0 ? WARMUP_FROM : null,
     invalid_share: INVALID_SHARE, invalid_mix: INVALID_SHARE > 0 ? INVALID_MIX : null,
     scale: SCALE, seed: SEED, timeout: TIMEOUT,
     payload_bytes: MIX === 'payload' ? PAYLOAD_BYTES : null,

@@ -20,7 +20,7 @@ from harness.console import console
 from harness.results import RunFolder, read_index
 from harness.run import RunPlan, Session, execute
 
-SESSION_REWARM_S = 2.0
+SESSION_REWARM_S = 4.0  # half of it ramps from the previous probe's rate (loadgen-k6 BB_WARMUP_FROM)
 # Before a search's first probe, every instance gets the same unmeasured warm-up at a gentle rate, so a
 # JIT runtime under a small CPU limit is not judged while it is still compiling (the thesis warmed up too).
 
@@ -130,9 +130,14 @@ class Campaign:
                 outcome = execute(plan, quiet=True)
             else:
                 live = session.get(plan.load.rate)
-                if live.windows > 0:  # the instances are warm already; a short settle is enough
+                if live.last_rate is not None:  # warm instances: ramp from where they were, then settle
                     plan = replace(
-                        plan, load=replace(plan.load, warmup_s=min(plan.load.warmup_s, SESSION_REWARM_S))
+                        plan,
+                        load=replace(
+                            plan.load,
+                            warmup_s=min(plan.load.warmup_s, SESSION_REWARM_S),
+                            warmup_from_rate=min(live.last_rate, plan.load.rate),
+                        ),
                     )
                 outcome = live.measure(plan)
             self.run_seconds.append(time.monotonic() - began)

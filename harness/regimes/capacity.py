@@ -31,6 +31,12 @@ class SearchSettings:
     boundary_trials: int = 3
     granularity: float = 10.0
     hint_growth: float = 1.15
+    min_window_requests: int = 1000
+    """A probe's window lasts at least this many requests: p99 over 300 requests is the 3rd-worst request,
+    so at low rates one pause decides it. Equal sample counts give every implementation an equally precise p99."""
+
+    def window_s(self, rate: float, duration_s: float) -> float:
+        return window_for(rate, duration_s, self.min_window_requests)
 
 
 @dataclass
@@ -39,6 +45,13 @@ class SearchState:
     capacity: float | None = None
     bound_by_measurement: bool = False
     best: PointResult | None = None
+
+
+def window_for(rate: float, duration_s: float, min_requests: int) -> float:
+    """The measurement window: duration_s, stretched (to whole seconds) to hold min_requests at this rate."""
+    if min_requests <= 0 or rate <= 0:
+        return duration_s
+    return max(duration_s, float(math.ceil(min_requests / rate)))
 
 
 def round_rate(rate: float, granularity: float) -> float:
@@ -172,7 +185,12 @@ def run_capacity(
                         probe_plan = replace(
                             plan.base,
                             impl=impl,
-                            load=replace(plan.base.load, rate=rate, model="open"),
+                            load=replace(
+                                plan.base.load,
+                                rate=rate,
+                                model="open",
+                                duration_s=plan.settings.window_s(rate, plan.base.load.duration_s),
+                            ),
                             regime=f"{plan.regime}-probe",
                             group=campaign.key(
                                 plan.regime,

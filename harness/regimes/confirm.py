@@ -19,7 +19,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from harness.regimes.campaign import Campaign, PointResult
-from harness.regimes.capacity import MEASUREMENT_LIMITS, CapacityPlan, point_text, round_rate
+from harness.regimes.capacity import (
+    MEASUREMENT_LIMITS,
+    CapacityPlan,
+    point_text,
+    round_rate,
+    window_for,
+)
 
 REGIME = "capacity-confirm"
 
@@ -47,6 +53,7 @@ class ConfirmSettings:
     max_down: int = 2  # step-downs after the first run at the search's capacity
     max_up: int = 2  # runs above a confirmed rate (the 1.2x check, and one step up if that still holds)
     granularity: float = 10.0
+    min_window_requests: int = 0  # as in SearchSettings: the window holds at least this many requests
 
     @property
     def max_runs(self) -> int:
@@ -140,7 +147,9 @@ def confirm_capacity(
     settings: ConfirmSettings | None = None,
 ) -> dict[str, Confirmation]:
     """Fixed-rate confirmation runs for every implementation with a capacity, interleaved A B C A B C."""
-    settings = settings or ConfirmSettings(granularity=plan.settings.granularity)
+    settings = settings or ConfirmSettings(
+        granularity=plan.settings.granularity, min_window_requests=plan.settings.min_window_requests
+    )
     states: dict[str, Confirmation] = {}
     steps: dict[str, Generator[float, ProbeOutcome, None]] = {}
     pending: dict[str, float] = {}
@@ -162,7 +171,7 @@ def confirm_capacity(
                     plan.base.load,
                     rate=rate,
                     model="open",
-                    duration_s=settings.duration_s,
+                    duration_s=window_for(rate, settings.duration_s, settings.min_window_requests),
                     warmup_s=settings.warmup_s,
                 ),
                 regime=REGIME,

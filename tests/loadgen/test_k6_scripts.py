@@ -114,10 +114,11 @@ def test_mixed_open_model_with_invalid_requests_over_two_targets(
         )
         served = (service.server.total(), second.server.total())
     check_shape(summary)
-    # Measurement window only: 300/s for 2 s, the 1 s warm-up excluded (but served).
+    # Measurement window only: 300/s for 2 s, the 1 s warm-up excluded (but served). The warm-up ramps
+    # from 30/s to 300/s over its 1 s: about 165 requests.
     # Counts depend on k6's scheduling, which a busy machine delays a little: 10 % tolerance.
     assert summary["requests"] == pytest.approx(600, rel=0.1)
-    assert summary["warmup"]["requests"] == pytest.approx(300, rel=0.1)
+    assert summary["warmup"]["requests"] == pytest.approx(165, rel=0.1)
     assert summary["dropped_iterations"] == 0
     assert summary["offered_rps"] == 300
     assert summary["settings"]["mix"] == "mixed" and summary["settings"]["invalid_share"] == 0.125
@@ -269,3 +270,27 @@ def test_bare_loop(service: FakeService, tmp_path: Path) -> None:
     summary = run_k6("bare.js", {"BB_TARGETS": service.url, "BB_RATE": "50", "BB_DURATION": "1s"}, tmp_path)
     assert summary["requests"] + summary["dropped_iterations"] == pytest.approx(50, rel=0.1)
     assert summary["requests"] > 40 and summary["failed"] == 0
+
+
+def test_open_model_warm_up_ramps_to_the_rate(service: FakeService, tmp_path: Path) -> None:
+    common = {
+        "BB_TARGETS": service.url,
+        "BB_MIX": "browse",
+        "BB_RATE": "200",
+        "BB_WARMUP": "4s",
+        "BB_DURATION": "1s",
+    }
+    ramped = run_k6("bidbench.js", {**common, "BB_WARMUP_RAMP": "0.5"}, tmp_path)
+    constant = run_k6("bidbench.js", {**common, "BB_WARMUP_RAMP": "0"}, tmp_path)
+    # Ramping from 100/s (a warm instance's previous rate): 300 over the ramp, then 400.
+    from_previous = run_k6("bidbench.js", {**common, "BB_WARMUP_FROM": "100"}, tmp_path)
+    assert from_previous["settings"]["warmup_from"] == 100
+    assert from_previous["warmup"]["requests"] == pytest.approx(700, abs=30)
+    assert ramped["settings"]["warmup_ramp"] == 0.5 and constant["settings"]["warmup_ramp"] == 0
+    # Constant: 200/s for 4 s = 800. Ramped: 20 -> 200/s over 2 s (220), then 200/s for 2 s (400) = 620.
+    assert constant["warmup"]["requests"] == pytest.approx(800, abs=20)
+    assert ramped["warmup"]["requests"] == pytest.approx(620, abs=30)
+    # The measurement is unaffected.
+    assert ramped["requests"] == pytest.approx(200, abs=5) and constant["requests"] == pytest.approx(
+        200, abs=5
+    )

@@ -175,3 +175,12 @@ def test_capacity_table_interval_of_equal_searches_is_the_value() -> None:
     mean, low, high = mean_ci([280.0, 300.0, 320.0])
     assert low < mean == 300.0 < high
     assert mean_ci([300.0])[1] != mean_ci([300.0])[1]  # one search: no interval (nan)
+
+
+def test_probe_windows_hold_a_minimum_number_of_requests() -> None:
+    from harness.regimes.capacity import SearchSettings, window_for
+
+    assert window_for(500, 5.0, 1000) == 5.0  # 2500 requests already
+    assert window_for(60, 5.0, 1000) == 17.0  # stretched to whole seconds: 1020 requests
+    assert window_for(60, 5.0, 0) == 5.0
+    assert SearchSettings().window_s(100, 5.0) == 10.0

@@ -1,0 +1,106 @@
+"""The pre-warm's stopping rule and loop (harness/prewarm.py), with a scripted clock, CPU counter and load."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness import prewarm
+
+
+class ScriptedLoad:
+    def __init__(self, ends_after_polls: int | None = None) -> None:
+        self.polls = 0
+        self.ends_after_polls = ends_after_polls
+        self.killed = False
+
+    def poll(self) -> int | None:
+        self.polls += 1
+        return 0 if self.ends_after_polls is not None and self.polls >= self.ends_after_polls else None
+
+    def kill(self) -> None:
+        self.killed = True
+
+
+def run_scripted(
+    cpu_pct: list[float], limit_pct: float | None = None, **kwargs: object
+) -> tuple[prewarm.PrewarmRecord, ScriptedLoad, list[tuple[float, str]]]:
+    """Each second the instances use the next CPU % of the script (the last one repeats)."""
+    now = [0.0]
+    used = [0.0]
+    second = [0]
+    started: list[tuple[float, str]] = []
+    load = ScriptedLoad(kwargs.pop("ends_after_polls", None))  # type: ignore[arg-type]
+
+    def sleep(seconds: float) -> None:
+        pct = cpu_pct[min(second[0], len(cpu_pct) - 1)]
+        second[0] += 1
+        now[0] += seconds
+        used[0] += pct / 100 * seconds
+
+    def start_load(rate: float, stages: str, seconds: float, scratch: Path) -> ScriptedLoad:
+        started.append((rate, stages))
+        return load
+
+    record = prewarm.prewarm_until_steady(
+        start_load,
+        lambda: used[0],
+        100.0,
+        Path("/nonexistent"),
+        limit_pct,
+        clock=lambda: now[0],
+        sleep=sleep,
+        **kwargs,  # type: ignore[arg-type]
+    )
+    return record, load, started
+
+
+def test_ramp_starts_at_a_tenth_of_the_rate_and_holds_it() -> None:
+    assert prewarm.ramp_stages(300, 60) == (30, "4s:300,56s:300")
+    assert prewarm.ramp_stages(5, 60)[0] == 1  # k6 needs a start rate of at least 1
+
+
+@pytest.mark.parametrize(
+    ("series", "limit", "expected"),
+    [
+        ([10.0] * 8, None, True),
+        ([20.0] * 4 + [10.0] * 4, None, False),  # halved: still warming (JIT)
+        ([10.0] * 4 + [11.0] * 4, None, True),  # within 15 %
+        ([0.5] * 4 + [1.2] * 4, None, True),  # under a point apart: noise at low load
+        ([24.5] * 8, 25.0, False),  # flat because pinned at the quota
+        ([15.0] * 8, 25.0, True),
+        ([10.0] * 7, None, False),  # too few samples for two blocks
+    ],
+)
+def test_settled(series: list[float], limit: float | None, expected: bool) -> None:
+    assert prewarm.settled(series, limit) is expected
+
+
+def test_stops_once_cpu_settles_after_the_ramp() -> None:
+    # A JIT-like tail: busy at first, then flat at 10 % from second 12 on.
+    script = [25.0] * 6 + [20.0, 18.0, 15.0, 13.0, 12.0, 11.0] + [10.0] * 40
+    record, load, started = run_scripted(script, limit_pct=25.0)
+    assert started == [(10.0, "4s:100,56s:100")]
+    assert record.steady and record.reason == "CPU per second settled"
+    assert load.killed
+    assert 16 <= record.seconds <= 20  # once the last two 4-s blocks agree within 15 % (11.5 vs 10)
+    assert record.cpu_pct_per_s[:3] == pytest.approx([25.0, 25.0, 25.0])
+
+
+def test_gives_up_at_the_time_limit_and_says_so() -> None:
+    record, load, _ = run_scripted([25.0], limit_pct=25.0, max_s=20.0)
+    assert not record.steady and "still changing after 20 s" in record.reason
+    assert load.killed and record.seconds == pytest.approx(20.0)
+
+
+def test_stops_when_the_load_generator_ends() -> None:
+    record, load, _ = run_scripted([5.0, 30.0], ends_after_polls=3)
+    assert not record.steady and "load generator ended" in record.reason and load.killed
+
+
+def test_manifest_record_rounds_the_series() -> None:
+    record = prewarm.PrewarmRecord(
+        rate=50.0, seconds=12.0, steady=True, reason="x", cpu_pct_per_s=[1.234, 5.678]
+    )
+    assert record.as_manifest()["cpu_pct_per_s"] == [1.2, 5.7]
