@@ -40,6 +40,7 @@ class DemoPlan:
     scaling_impls: tuple[str, ...]
     scaling_repetitions: int
     confirm: ConfirmSettings
+    search: SearchSettings
 
 
 def sizing() -> DemoPlan:
@@ -66,10 +67,11 @@ def sizing() -> DemoPlan:
         scaling_impls=("java",),
         scaling_repetitions=1,
         # A fixed-rate check like `./bidbench run --rate X --warmup 5s --duration 10s` (pre-warm included),
-        # each window holding at least 2000 requests; at most 3 runs per implementation.
+        # each window holding at least 2000 requests; at most 4 runs per implementation.
         confirm=ConfirmSettings(
-            duration_s=10.0, warmup_s=5.0, max_down=1, max_up=1, min_window_requests=2000
+            duration_s=10.0, warmup_s=5.0, max_down=1, max_up=2, min_window_requests=2000
         ),
+        search=SearchSettings(start_rate=400.0 * cpus, boundary_trials=2),
     )
 
 
@@ -104,7 +106,7 @@ def run_demo(results_dir: Path | None = None) -> int:
     )
     campaign = Campaign(campaign_name("demo", {"stamp": stamp}), results_dir)
     console.rule("4/6 capacity")
-    capacity_plan = CapacityPlan(list(IMPLS), base, plan.repetitions, SearchSettings())
+    capacity_plan = CapacityPlan(list(IMPLS), base, plan.repetitions, plan.search)
     capacity = run_capacity(campaign, capacity_plan)
     from harness.cli_regimes import print_capacity_table, print_confirmation_table
 
@@ -120,8 +122,10 @@ def run_demo(results_dir: Path | None = None) -> int:
         base,
         2,
         plan.scaling_repetitions,
-        SearchSettings(),
+        plan.search,
         one_instance,
+        # Same plan, same CPU limit: the capacity searches above are the 1-instance point.
+        searched_one={impl: capacity[impl] for impl in plan.scaling_impls},
     )
 
     run_dirs = [

@@ -326,6 +326,16 @@ class Session:
         self.last_rate = rate
         return record
 
+    def wait_idle(self, max_s: float = prewarming.IDLE_MAX_S) -> float:
+        """After an overloaded window the instances still work off its backlog (k6 has gone, the requests it
+        queued have not): wait until they are idle, so the next window starts clean. Returns the wait."""
+        if not self.started_ok or self.remote or not self.instances:
+            return 0.0
+        limit_pct = 100.0 * (self.plan.cpus or 1.0) * len(self.instances)
+        return prewarming.wait_until_idle(
+            lambda: sum(i.group.cpu_seconds() for i in self.instances), limit_pct, max_s
+        )
+
     def alive(self) -> bool:
         return self.started_ok and not any(i.exited() for i in self.instances)
 

@@ -81,7 +81,7 @@ def test_stops_once_cpu_settles_after_the_ramp() -> None:
     # A JIT-like tail: busy at first, then flat at 10 % from second 12 on.
     script = [25.0] * 6 + [20.0, 18.0, 15.0, 13.0, 12.0, 11.0] + [10.0] * 40
     record, load, started = run_scripted(script, limit_pct=25.0)
-    assert started == [(10.0, "4s:100,56s:100")]
+    assert started == [(10.0, "4s:100,41s:100")]
     assert record.steady and record.reason == "CPU per second settled"
     assert load.killed
     assert 16 <= record.seconds <= 20  # once the last two 4-s blocks agree within 15 % (11.5 vs 10)
@@ -104,3 +104,28 @@ def test_manifest_record_rounds_the_series() -> None:
         rate=50.0, seconds=12.0, steady=True, reason="x", cpu_pct_per_s=[1.234, 5.678]
     )
     assert record.as_manifest()["cpu_pct_per_s"] == [1.2, 5.7]
+
+
+def scripted_cpu(cpu_pct_per_step: list[float], step_s: float = 0.5) -> tuple[object, object, object]:
+    now = [0.0]
+    used = [0.0]
+    step = [0]
+
+    def sleep(seconds: float) -> None:
+        pct = cpu_pct_per_step[min(step[0], len(cpu_pct_per_step) - 1)]
+        step[0] += 1
+        now[0] += seconds
+        used[0] += pct / 100 * seconds
+
+    return (lambda: used[0]), (lambda: now[0]), sleep
+
+
+def test_waits_until_a_backlog_is_worked_off() -> None:
+    cpu, clock, sleep = scripted_cpu([50.0, 50.0, 48.0, 20.0, 3.0, 1.0])
+    waited = prewarm.wait_until_idle(cpu, 50.0, clock=clock, sleep=sleep)  # type: ignore[arg-type]
+    assert waited == pytest.approx(2.5)  # the fifth half-second is under 10 % of the 50 % limit
+
+
+def test_idle_wait_is_bounded() -> None:
+    cpu, clock, sleep = scripted_cpu([50.0])
+    assert prewarm.wait_until_idle(cpu, 50.0, max_s=3.0, clock=clock, sleep=sleep) == pytest.approx(3.0)  # type: ignore[arg-type]

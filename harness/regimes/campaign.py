@@ -140,6 +140,8 @@ class Campaign:
                         ),
                     )
                 outcome = live.measure(plan)
+                if not (outcome.verdict and outcome.verdict.slo.get("met")):
+                    live.wait_idle()
             self.run_seconds.append(time.monotonic() - began)
             result = PointResult(
                 outcome.folder,

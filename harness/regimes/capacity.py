@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.regimes.campaign import Campaign, LazySession, PointResult
-from harness.results import RunFolder, append_index, base_manifest, new_run_folder
+from harness.results import RunFolder, append_index, base_manifest, new_run_folder, read_index
 from harness.run import RunPlan
 
 # A probe that fails only because the load generator or host ran out of CPU says nothing about the app.
@@ -305,3 +305,48 @@ def _store_capacity(
         "metrics": metrics,
         "bound_by_measurement": state.bound_by_measurement,
     }
+
+
+def refile_capacity(
+    campaign: Campaign, plan: CapacityPlan, impl: str, repetition: int, record: dict[str, Any]
+) -> dict[str, Any]:
+    """The same search filed under another regime point (e.g. scaling at 1 instance, when the capacity
+    comparison already searched one instance with the same CPU limit): a new folder whose metrics, verdict
+    and probe history are the stored search's, naming it in `refiled_from`. Nothing is measured again."""
+    group = campaign.key(plan.regime, impl, point_text(plan.point))
+    stored = campaign.completed(group, repetition)
+    if stored is not None:
+        done = RunFolder(Path(stored["path"]))
+        return {**record, "run_id": done.run_id, "metrics": done.read_json("metrics.json")}
+    source = RunFolder(
+        Path(next(e["path"] for e in read_index(campaign.results_dir) if e.get("run_id") == record["run_id"]))
+    )
+    folder = new_run_folder(impl, plan.regime, campaign.results_dir)
+    manifest = {
+        **source.read_json("manifest.json"),
+        "run_id": folder.run_id,
+        "regime": {"name": plan.regime, "group": group, "point": plan.point, "repetition": repetition},
+        "refiled_from": record["run_id"],
+    }
+    folder.write_json("manifest.json", manifest)
+    folder.write_json("metrics.json", source.read_json("metrics.json"))
+    verdict = source.read_json("verdict.json")
+    folder.write_json("verdict.json", verdict)
+    append_index(
+        {
+            "run_id": folder.run_id,
+            "path": str(folder.path),
+            "created_utc": manifest["created_utc"],
+            "impl": impl,
+            "variant": plan.base.variant,
+            "regime": plan.regime,
+            "group": group,
+            "point": plan.point,
+            "repetition": repetition,
+            "status": "completed",
+            "valid": bool(verdict.get("valid")),
+            "slo_met": bool(record.get("capacity_rps")),
+        },
+        campaign.results_dir,
+    )
+    return {**record, "run_id": folder.run_id}

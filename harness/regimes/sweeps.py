@@ -13,7 +13,7 @@ import psutil
 
 from harness.console import UserError, console
 from harness.regimes.campaign import Campaign, PointResult
-from harness.regimes.capacity import CapacityPlan, SearchSettings, run_capacity
+from harness.regimes.capacity import CapacityPlan, SearchSettings, refile_capacity, run_capacity
 from harness.run import RunPlan
 
 CONTRACT_BODY_LIMIT = 65536
@@ -48,9 +48,11 @@ def run_scaling(
     repetitions: int,
     settings: SearchSettings,
     one_instance: dict[str, float] | None = None,
+    searched_one: dict[str, list[dict[str, Any]]] | None = None,
 ) -> dict[int, dict[str, list[dict[str, Any]]]]:
     """Capacity searches at 1..N instances. `one_instance` (impl -> req/s), when known, is where the
-    searches start."""
+    searches start. `searched_one` (impl -> capacity records of one instance under the same plan, e.g.
+    the demo's capacity comparison) is filed as the 1-instance point instead of searching it again."""
     per_instance: dict[str, float] = dict(one_instance or {})
     top, warnings = scaling_sizing(max_instances, base.cpus or 1.0)
     for warning in warnings:
@@ -67,7 +69,16 @@ def run_scaling(
             regime="scaling",
             point={"instances": count},
         )
-        out[count] = run_capacity(campaign, plan, hints)
+        if count == 1 and searched_one and all(impl in searched_one for impl in impls):
+            out[count] = {
+                impl: [
+                    refile_capacity(campaign, plan, impl, rep, record)
+                    for rep, record in enumerate(searched_one[impl])
+                ]
+                for impl in impls
+            }
+        else:
+            out[count] = run_capacity(campaign, plan, hints)
         for impl, rows in out[count].items():
             found = [r["capacity_rps"] / count for r in rows if r.get("capacity_rps")]
             if found:
