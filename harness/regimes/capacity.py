@@ -1,7 +1,8 @@
 """Capacity under an SLO (SPEC §6, thesis 7.2) and scaling over instances (thesis 7.3, Tables 7.1/7.2).
 
 Capacity is the highest arrival rate whose run is valid and meets the SLO. The search doubles until
-the SLO breaks, bisects the bracket, then re-tries the capacity edge and keeps the majority verdict. Implementations are interleaved fairly (A B C A B C), so slow drift of a noisy machine hits
+the SLO breaks, bisects the bracket, then re-tries the capacity edge and keeps the majority verdict,
+and re-probes the failing edge once (a rate that failed while a runtime was still warming may hold later). Implementations are interleaved fairly (A B C A B C), so slow drift of a noisy machine hits
 all of them alike. Each search is one repetition; a search's result is stored as its own folder
 (regime `capacity`) holding the probe it stands on, plus `capacity_rps` and the probe history.
 """
@@ -31,6 +32,8 @@ class SearchSettings:
     boundary_trials: int = 3
     granularity: float = 10.0
     hint_growth: float = 1.15
+    recheck_failing_edge: bool = True
+    """Re-probe the lowest failing rate once after the edge trials; if it holds, search on upward."""
     min_window_requests: int = 1000
     """A probe's window lasts at least this many requests: p99 over 300 requests is the 3rd-worst request,
     so at low rates one pause decides it. Equal sample counts give every implementation an equally precise p99."""
@@ -94,43 +97,53 @@ def search(
             state.bound_by_measurement = True
         return ok
 
-    # Expand: double up (or halve down) until the SLO boundary is bracketed.
+    recheck_failing_edge = settings.recheck_failing_edge
     while True:
-        ok = record(rate, (yield rate))
-        if ok:
-            good = rate
-            if bad is not None or rate * growth > settings.max_rate or state.bound_by_measurement:
+        # Expand: double up (or halve down) until the SLO boundary is bracketed.
+        while True:
+            ok = record(rate, (yield rate))
+            if ok:
+                good = rate
+                if bad is not None or rate * growth > settings.max_rate or state.bound_by_measurement:
+                    break
+                rate = round_rate(rate * growth, settings.granularity)
+            else:
+                bad = rate
+                if good is not None:
+                    break
+                if rate / growth < settings.min_rate:
+                    break
+                rate = round_rate(rate / growth, settings.granularity)
+        if good is None:
+            state.capacity = 0.0
+            return
+        if bad is None:
+            state.capacity = good
+            return
+        # Bisect the bracket.
+        while bad / good > 1 + settings.tolerance:
+            mid = round_rate((good + bad) / 2, settings.granularity)
+            if mid in (good, bad):
                 break
-            rate = round_rate(rate * growth, settings.granularity)
-        else:
-            bad = rate
-            if good is not None:
-                break
-            if rate / growth < settings.min_rate:
-                break
-            rate = round_rate(rate / growth, settings.granularity)
-    if good is None:
-        state.capacity = 0.0
-        return
-    if bad is None:
-        state.capacity = good
-        return
-    # Bisect the bracket.
-    while bad / good > 1 + settings.tolerance:
-        mid = round_rate((good + bad) / 2, settings.granularity)
-        if mid in (good, bad):
-            break
-        if record(mid, (yield mid)):
-            good = mid
-        else:
-            bad = mid
-    # More trials at the capacity edge: the majority over `boundary_trials` decides whether it holds. (The
-    # failing edge is not re-tried: a fluke there only makes the answer conservative, and the fixed-rate
-    # check afterwards steps up when 1.2x of the capacity still meets the SLO.)
-    while len(results[good]) < settings.boundary_trials and _undecided(
-        results[good], settings.boundary_trials
-    ):
-        record(good, (yield good))
+            if record(mid, (yield mid)):
+                good = mid
+            else:
+                bad = mid
+        # More trials at the capacity edge: the majority over `boundary_trials` decides whether it holds.
+        while len(results[good]) < settings.boundary_trials and _undecided(
+            results[good], settings.boundary_trials
+        ):
+            record(good, (yield good))
+        # The failing edge once more, late in the session: a probe that failed early may have met a runtime
+        # still compiling (a JVM under a CPU limit warms for minutes) or a backlog. If it holds now, the
+        # search goes on upward from there in small steps.
+        if recheck_failing_edge and _majority(results[good]) and not state.bound_by_measurement:
+            recheck_failing_edge = False
+            if record(bad, (yield bad)):
+                good, bad, growth = bad, None, settings.hint_growth
+                rate = round_rate(good * growth, settings.granularity)
+                continue
+        break
     if _majority(results[good]):
         state.capacity = good
     else:

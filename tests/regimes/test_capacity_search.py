@@ -184,3 +184,32 @@ def test_probe_windows_hold_a_minimum_number_of_requests() -> None:
     assert window_for(60, 5.0, 1000) == 17.0  # stretched to whole seconds: 1020 requests
     assert window_for(60, 5.0, 0) == 5.0
     assert SearchSettings().window_s(100, 5.0) == 10.0
+
+
+def test_a_failing_edge_that_holds_later_lets_the_search_go_on_upward() -> None:
+    """A JVM still compiling fails 400 early in the session; warm, it carries 600."""
+    settings = SearchSettings(start_rate=200, tolerance=0.10, granularity=10, boundary_trials=2)
+    state = SearchState()
+    generator = search(settings, state)
+    probes: list[float] = []
+    rate = next(generator)
+    try:
+        while True:
+            probes.append(rate)
+            warm = len(probes) > 3
+            rate = generator.send(FakeResult(ok=rate <= (600 if warm else 350)))
+    except StopIteration:
+        pass
+    assert probes[:2] == [200, 400] and 400 in probes[3:]  # re-checked late, and it held
+    assert state.capacity is not None and 540 <= state.capacity <= 600
+
+
+def test_the_failing_edge_is_rechecked_once_at_most() -> None:
+    settings = SearchSettings(start_rate=100, tolerance=0.10, granularity=10)
+    state, probes = drive(260, settings)
+    failing = [p for p in probes if p > 260]
+    assert len(failing) == len(set(failing)) + 1  # exactly one failing rate probed twice
+    settings = SearchSettings(start_rate=100, tolerance=0.10, granularity=10, recheck_failing_edge=False)
+    state, probes = drive(260, settings)
+    failing = [p for p in probes if p > 260]
+    assert len(failing) == len(set(failing))
