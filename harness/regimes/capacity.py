@@ -136,11 +136,12 @@ def search(
             record(good, (yield good))
         # The failing edge once more, late in the session: a probe that failed early may have met a runtime
         # still compiling (a JVM under a CPU limit warms for minutes) or a backlog. If it holds now, the
-        # search goes on upward from there in small steps.
+        # search goes on upward from there.
         if recheck_failing_edge and _majority(results[good]) and not state.bound_by_measurement:
             recheck_failing_edge = False
             if record(bad, (yield bad)):
-                good, bad, growth = bad, None, settings.hint_growth
+                # How far up the capacity now lies is unknown: double again, as at the start.
+                good, bad, growth = bad, None, 2.0
                 rate = round_rate(good * growth, settings.granularity)
                 continue
         break
