@@ -295,7 +295,7 @@ def run(
         bool,
         typer.Option(
             help="Open model: before the warm-up, ramped load at half the rate until the instances' CPU "
-            "settles (at most 45 s; recorded in the manifest). Off: only the warm-up."
+            "settles (at most 60 s; recorded in the manifest). Off: only the warm-up."
         ),
     ] = True,
     instances: Annotated[int, typer.Option(min=1, help="App instances, each in its own resource group.")] = 1,

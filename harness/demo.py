@@ -61,8 +61,8 @@ def sizing() -> DemoPlan:
     return DemoPlan(
         cpus=cpus,
         repetitions=3,
-        warmup_s=4.0,
-        duration_s=5.0,
+        warmup_s=3.0,
+        duration_s=3.0,
         # Java has the lowest capacity per instance, so two of its instances still leave k6 room.
         scaling_impls=("java",),
         scaling_repetitions=1,
@@ -71,7 +71,10 @@ def sizing() -> DemoPlan:
         confirm=ConfirmSettings(
             duration_s=10.0, warmup_s=5.0, max_down=1, max_up=2, min_window_requests=2000
         ),
-        search=SearchSettings(start_rate=400.0 * cpus, boundary_trials=2),
+        # Compact searches: 15 % brackets, no extra trial at the edge (the fixed-rate check below is the
+        # stronger test), the failing edge re-checked once; 3 s re-warm (warmup_s caps it) and 3 s windows of
+        # >= 1000 requests.
+        search=SearchSettings(start_rate=400.0 * cpus, tolerance=0.15, boundary_trials=1),
     )
 
 
