@@ -77,9 +77,7 @@ class Confirmation:
 
     def summary(self) -> str:
         if self.capacity is None:
-            return (
-                f"no fixed-rate run from {self.start:g} req/s down met the SLO within {len(self.runs)} runs"
-            )
+            return f"no fixed-rate run from {round(self.start):g} req/s down met the SLO within {len(self.runs)} runs"
         if self.above_rate is None:
             return f"{self.capacity:g} req/s holds; no higher rate was run"
         if self.above_broke is None:
