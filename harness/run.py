@@ -323,7 +323,6 @@ class Session:
                 max_s,
             )
         self.common["prewarm"] = record.as_manifest()
-        self.last_rate = rate
         return record
 
     def wait_idle(self, max_s: float = prewarming.IDLE_MAX_S) -> float:
@@ -346,8 +345,12 @@ class Session:
         self.instances = []
         return killed
 
-    def measure(self, plan: RunPlan, hooks: WindowHooks | None = None) -> RunOutcome:
-        """One measurement window (warm-up + measure) with the given load; writes one result folder."""
+    def measure(
+        self, plan: RunPlan, hooks: WindowHooks | None = None, prewarm_rate: float | None = None
+    ) -> RunOutcome:
+        """One measurement window (warm-up + measure) with the given load; writes one result folder.
+        With `prewarm_rate`, the instances are pre-warmed first (harness/prewarm.py) and the warm-up ramps
+        on from that rate; the folder exists from the start, so an interrupted pre-warm is stored too."""
         folder = new_run_folder(plan.impl, plan.regime, plan.results_dir)
         manifest: dict[str, Any] = base_manifest()
         manifest.update(
@@ -385,6 +388,15 @@ class Session:
                 raise RuntimeError(
                     f"an instance had died before this window: {[d for i in self.instances for d in i.exited()]}"
                 )
+            if prewarm_rate:
+                record = self.prewarm(prewarm_rate)
+                if record is not None:
+                    plan = replace(plan, load=replace(plan.load, warmup_from_rate=record.rate))
+                    manifest.update(prewarm=record.as_manifest(), load=asdict(plan.load))
+                if not self.alive():
+                    raise RuntimeError(
+                        f"an instance died during the pre-warm: {[d for i in self.instances for d in i.exited()]}"
+                    )
             metrics, run_verdict = self._window(plan, folder, hooks or WindowHooks())
             status = "completed"
         except KeyboardInterrupt:
@@ -493,11 +505,8 @@ def new_session_id() -> str:
 def execute(plan: RunPlan, quiet: bool = False) -> RunOutcome:
     """A plain run: one fresh start, one measurement window, everything stopped afterwards."""
     with Session(plan, quiet) as session:
-        if plan.prewarm and plan.load.model == "open":
-            record = session.prewarm(plan.load.rate * prewarming.RATE_SHARE)
-            if record is not None:  # the warm-up ramps on from the pre-warm's rate
-                plan = replace(plan, load=replace(plan.load, warmup_from_rate=record.rate))
-        return session.measure(plan)
+        prewarm = plan.prewarm and plan.load.model == "open"
+        return session.measure(plan, prewarm_rate=plan.load.rate * prewarming.RATE_SHARE if prewarm else None)
 
 
 def _copy_logs(instance: RunningInstance, folder: RunFolder) -> None:

@@ -33,12 +33,11 @@ class LazySession:
         self.plan = plan
         self.session: Session | None = None
 
-    def get(self, first_rate: float) -> Session:
-        """The live session; a new one is pre-warmed below the rate of the window about to run."""
+    def get(self) -> Session:
+        """The live session (its first window pre-warms it: Session.measure's prewarm_rate)."""
         if self.session is None or not self.session.alive():
             self.close()
             self.session = Session(self.plan, quiet=True).__enter__()
-            self.session.prewarm(first_rate * prewarm.RATE_SHARE)
         return self.session
 
     def close(self) -> None:
@@ -129,8 +128,11 @@ class Campaign:
             if session is None:
                 outcome = execute(plan, quiet=True)
             else:
-                live = session.get(plan.load.rate)
-                if live.last_rate is not None:  # warm instances: ramp from where they were, then settle
+                live = session.get()
+                fresh = live.windows == 0
+                if (
+                    not fresh and live.last_rate is not None
+                ):  # warm instances: ramp from where they were, then settle
                     plan = replace(
                         plan,
                         load=replace(
@@ -139,7 +141,9 @@ class Campaign:
                             warmup_from_rate=min(live.last_rate, plan.load.rate),
                         ),
                     )
-                outcome = live.measure(plan)
+                outcome = live.measure(
+                    plan, prewarm_rate=plan.load.rate * prewarm.RATE_SHARE if fresh else None
+                )
                 if not (outcome.verdict and outcome.verdict.slo.get("met")):
                     live.wait_idle()
             self.run_seconds.append(time.monotonic() - began)
