@@ -294,22 +294,8 @@ def _store_capacity(
     folder.write_json("manifest.json", manifest)
     folder.write_json("metrics.json", metrics)
     folder.write_json("verdict.json", verdict)
-    append_index(
-        {
-            "run_id": folder.run_id,
-            "path": str(folder.path),
-            "created_utc": manifest["created_utc"],
-            "impl": impl,
-            "variant": plan.base.variant,
-            "regime": plan.regime,
-            "group": manifest["regime"]["group"],
-            "point": plan.point,
-            "repetition": repetition,
-            "status": "completed",
-            "valid": bool(verdict.get("valid")),
-            "slo_met": bool(state.capacity),
-        },
-        campaign.results_dir,
+    _index_search(
+        campaign, plan, impl, repetition, folder, manifest, bool(verdict.get("valid")), bool(state.capacity)
     )
     return {
         "impl": impl,
@@ -346,6 +332,30 @@ def refile_capacity(
     folder.write_json("metrics.json", source.read_json("metrics.json"))
     verdict = source.read_json("verdict.json")
     folder.write_json("verdict.json", verdict)
+    _index_search(
+        campaign,
+        plan,
+        impl,
+        repetition,
+        folder,
+        manifest,
+        bool(verdict.get("valid")),
+        bool(record.get("capacity_rps")),
+    )
+    return {**record, "run_id": folder.run_id}
+
+
+def _index_search(
+    campaign: Campaign,
+    plan: CapacityPlan,
+    impl: str,
+    repetition: int,
+    folder: RunFolder,
+    manifest: dict[str, Any],
+    valid: bool,
+    slo_met: bool,
+) -> None:
+    """The index line of a search result folder (stored or refiled)."""
     append_index(
         {
             "run_id": folder.run_id,
@@ -354,13 +364,12 @@ def refile_capacity(
             "impl": impl,
             "variant": plan.base.variant,
             "regime": plan.regime,
-            "group": group,
+            "group": manifest["regime"]["group"],
             "point": plan.point,
             "repetition": repetition,
             "status": "completed",
-            "valid": bool(verdict.get("valid")),
-            "slo_met": bool(record.get("capacity_rps")),
+            "valid": valid,
+            "slo_met": slo_met,
         },
         campaign.results_dir,
     )
-    return {**record, "run_id": folder.run_id}

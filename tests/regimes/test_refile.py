@@ -41,3 +41,17 @@ def test_refiled_search_is_a_new_folder_that_names_its_source(tmp_path: Path) ->
     # A resumed campaign finds the refiled folder instead of filing it twice.
     again = refile_capacity(campaign, plan, "java", 0, record)
     assert again["run_id"] == refiled["run_id"] and len(read_index(tmp_path)) == 2
+
+
+def test_a_search_that_found_nothing_is_stored_and_indexed_as_invalid(tmp_path: Path) -> None:
+    from harness.regimes.capacity import SearchState, _store_capacity
+
+    campaign = Campaign("capacity-test", tmp_path)
+    plan = CapacityPlan(["php"], RunPlan(impl="php"), 1, SearchSettings())
+    record = _store_capacity(campaign, plan, "php", 0, SearchState(capacity=0.0))
+    entry = read_index(tmp_path)[-1]
+    assert entry["run_id"] == record["run_id"] and entry["regime"] == "capacity"
+    assert (
+        entry["group"] == "capacity-test/capacity/php/default" and not entry["valid"] and not entry["slo_met"]
+    )
+    assert RunFolder(Path(entry["path"])).read_json("verdict.json")["reasons"] == ["no rate met the SLO"]
