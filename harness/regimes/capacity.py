@@ -140,8 +140,12 @@ def search(
         if recheck_failing_edge and _majority(results[good]) and not state.bound_by_measurement:
             recheck_failing_edge = False
             if record(bad, (yield bad)):
-                # How far up the capacity now lies is unknown: double again, as at the start.
-                good, bad, growth = bad, None, 2.0
+                # Without a hint this may be a runtime that has finished warming, so the capacity can lie far
+                # above: double again, as at the start. A search that started from an earlier search's answer
+                # is near the boundary already; there a held re-check is most likely noise at the edge, and
+                # doubling would only buy overloaded probes (each with a backlog to drain).
+                good, bad = bad, None
+                growth = settings.hint_growth if hint else 2.0
                 rate = round_rate(good * growth, settings.granularity)
                 continue
         break

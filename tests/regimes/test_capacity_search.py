@@ -213,3 +213,24 @@ def test_the_failing_edge_is_rechecked_once_at_most() -> None:
     state, probes = drive(260, settings)
     failing = [p for p in probes if p > 260]
     assert len(failing) == len(set(failing))
+
+
+def test_a_held_recheck_in_a_hinted_search_steps_up_gently() -> None:
+    """Near the edge a re-check can pass by chance; a search started from a hint then steps by hint_growth
+    instead of doubling into overload."""
+    settings = SearchSettings(tolerance=0.15, granularity=10, boundary_trials=1, hint_growth=1.15)
+    state = SearchState()
+    generator = search(settings, state, hint=1000)
+    outcomes = iter([True, False, True])  # 1000 holds, 1150 fails, the re-check of 1150 holds
+    probes: list[float] = []
+    rate = next(generator)
+    try:
+        while True:
+            probes.append(rate)
+            rate = generator.send(FakeResult(ok=next(outcomes, False)))
+    except StopIteration:
+        pass
+    assert probes[:3] == [1000, 1150, 1150]
+    assert probes[3] == 1320  # 1150 x 1.15, not 2300
+    assert max(probes) < 1500
+    assert state.capacity == 1000  # 1150 passed one of two trials: no majority, so the rate below stands
