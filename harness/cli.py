@@ -294,8 +294,9 @@ def run(
     prewarm: Annotated[
         bool,
         typer.Option(
-            help="Open model: before the warm-up, ramped load at half the rate until the instances' CPU "
-            "settles (at most 60 s; recorded in the manifest). Off: only the warm-up."
+            help="Before the warm-up, ramped load until the instances' CPU settles (at most 60 s; recorded "
+            "in the manifest): half the rate (open model), or 800 req/s per CPU of the instances (closed "
+            "model). Off: only the warm-up."
         ),
     ] = True,
     instances: Annotated[int, typer.Option(min=1, help="App instances, each in its own resource group.")] = 1,

@@ -25,6 +25,9 @@ MAX_S = 60.0
 # instance pinned at the limit is still compiling (a fresh JVM at 0.5 CPU and 80 % of its capacity was
 # pinned at 46-50 % for 12 s, then used 10 % at the full rate once warm).
 RATE_SHARE = 0.5
+# A closed-model run has no rate to take half of. Every app here carried at least 1800 req/s per CPU within
+# the SLO (php at 0.5 CPU: 900-1040 req/s), so 800 per CPU is under half of every capacity.
+CLOSED_RATE_PER_CPU = 800.0
 MAX_DRIFT = 0.15
 ABS_SLACK_PCT = 1.0  # points of CPU %: below this, a difference between blocks is sampling noise
 IDLE_SHARE = 0.1  # of the CPU limit: below this the instances have worked off a backlog
@@ -63,6 +66,14 @@ def settled(
         return False
     difference = abs(previous - last)
     return difference <= ABS_SLACK_PCT or difference / max(previous, last) <= MAX_DRIFT
+
+
+def prewarm_rate(model: str, rate: float, cpus: float | None, instances: int) -> float:
+    """The pre-warm's rate: half the measured rate (open model), or CLOSED_RATE_PER_CPU for every CPU the
+    instances may use (closed model; an instance without a limit counts as one CPU)."""
+    if model == "open":
+        return rate * RATE_SHARE
+    return CLOSED_RATE_PER_CPU * (cpus or 1.0) * instances
 
 
 def ramp_stages(rate: float, max_s: float, ramp_s: int = RAMP_S) -> tuple[float, str]:

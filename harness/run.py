@@ -390,8 +390,9 @@ class Session:
                 )
             if prewarm_rate:
                 record = self.prewarm(prewarm_rate)
-                if record is not None:
+                if record is not None and plan.load.model == "open":
                     plan = replace(plan, load=replace(plan.load, warmup_from_rate=record.rate))
+                if record is not None:
                     manifest.update(prewarm=record.as_manifest(), load=asdict(plan.load))
                 if not self.alive():
                     raise RuntimeError(
@@ -505,8 +506,8 @@ def new_session_id() -> str:
 def execute(plan: RunPlan, quiet: bool = False) -> RunOutcome:
     """A plain run: one fresh start, one measurement window, everything stopped afterwards."""
     with Session(plan, quiet) as session:
-        prewarm = plan.prewarm and plan.load.model == "open"
-        return session.measure(plan, prewarm_rate=plan.load.rate * prewarming.RATE_SHARE if prewarm else None)
+        rate = prewarming.prewarm_rate(plan.load.model, plan.load.rate, plan.cpus, plan.instances)
+        return session.measure(plan, prewarm_rate=rate if plan.prewarm else None)
 
 
 def _copy_logs(instance: RunningInstance, folder: RunFolder) -> None:

@@ -130,3 +130,11 @@ def test_waits_until_a_backlog_is_worked_off() -> None:
 def test_idle_wait_is_bounded() -> None:
     cpu, clock, sleep = scripted_cpu([50.0])
     assert prewarm.wait_until_idle(cpu, 50.0, max_s=3.0, clock=clock, sleep=sleep) == pytest.approx(3.0)  # type: ignore[arg-type]
+
+
+def test_prewarm_rate_is_half_the_rate_or_a_share_of_the_cpus_for_a_closed_model() -> None:
+    assert prewarm.prewarm_rate("open", 1200.0, 0.5, 1) == 600.0
+    # A closed-model run has no rate: 800 req/s for every CPU its instances may use.
+    assert prewarm.prewarm_rate("closed", 200.0, 0.5, 1) == 400.0
+    assert prewarm.prewarm_rate("closed", 200.0, 0.5, 2) == 800.0
+    assert prewarm.prewarm_rate("closed", 200.0, None, 1) == prewarm.CLOSED_RATE_PER_CPU

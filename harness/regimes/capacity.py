@@ -48,6 +48,7 @@ class SearchState:
     capacity: float | None = None
     bound_by_measurement: bool = False
     best: PointResult | None = None
+    """The last passing probe at the capacity: the run the capacity's figures (CPU, memory, latency) come from."""
 
 
 def window_for(rate: float, duration_s: float, min_requests: int) -> float:
@@ -75,6 +76,7 @@ def search(
     # With a hint from an earlier search the boundary is near: step in small factors instead of doubling.
     growth = settings.hint_growth if hint else 2.0
     results: dict[float, list[bool]] = {}
+    passing: dict[float, PointResult] = {}
 
     def record(rate_: float, result: PointResult) -> bool:
         ok = passed(result)
@@ -87,8 +89,8 @@ def search(
                 "failed_checks": sorted(result.failure_kinds()),
             }
         )
-        if ok and (state.best is None or rate_ >= _best_rate(state)):
-            state.best = result
+        if ok:
+            passing[rate_] = result
         if (
             not ok
             and result.failure_kinds() & MEASUREMENT_LIMITS
@@ -118,22 +120,33 @@ def search(
             state.capacity = 0.0
             return
         if bad is None:
-            state.capacity = good
+            state.capacity, state.best = good, passing.get(good)
             return
-        # Bisect the bracket.
-        while bad / good > 1 + settings.tolerance:
-            mid = round_rate((good + bad) / 2, settings.granularity)
-            if mid in (good, bad):
+        while True:
+            # Bisect the bracket.
+            while bad / good > 1 + settings.tolerance:
+                mid = round_rate((good + bad) / 2, settings.granularity)
+                if mid in (good, bad):
+                    break
+                if record(mid, (yield mid)):
+                    good = mid
+                else:
+                    bad = mid
+            # More trials at the capacity edge: the majority over `boundary_trials` decides whether it holds.
+            while len(results[good]) < settings.boundary_trials and _undecided(
+                results[good], settings.boundary_trials
+            ):
+                record(good, (yield good))
+            if _majority(results[good]):
                 break
-            if record(mid, (yield mid)):
-                good = mid
-            else:
-                bad = mid
-        # More trials at the capacity edge: the majority over `boundary_trials` decides whether it holds.
-        while len(results[good]) < settings.boundary_trials and _undecided(
-            results[good], settings.boundary_trials
-        ):
-            record(good, (yield good))
+            # The edge passed by luck: it is the new failing rate, and the bracket below it is bisected on
+            # (falling back to the last doubling step would throw away half the range).
+            bad = good
+            lower = [r for r, oks in results.items() if r < bad and _majority(oks)]
+            if not lower:
+                state.capacity = 0.0
+                return
+            good = max(lower)
         # The failing edge once more, late in the session: a probe that failed early may have met a runtime
         # still compiling (a JVM under a CPU limit warms for minutes) or a backlog. If it holds now, the
         # search goes on upward from there.
@@ -149,15 +162,8 @@ def search(
                 rate = round_rate(good * growth, settings.granularity)
                 continue
         break
-    if _majority(results[good]):
-        state.capacity = good
-    else:
-        lower = [r for r, oks in results.items() if r < good and _majority(oks)]
-        state.capacity = max(lower) if lower else 0.0
-
-
-def _best_rate(state: SearchState) -> float:
-    return max((p["rate"] for p in state.probes if p["ok"]), default=-math.inf)
+    state.capacity = good
+    state.best = passing.get(good)
 
 
 def _undecided(oks: list[bool], trials: int) -> bool:

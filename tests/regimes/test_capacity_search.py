@@ -234,3 +234,25 @@ def test_a_held_recheck_in_a_hinted_search_steps_up_gently() -> None:
     assert probes[3] == 1320  # 1150 x 1.15, not 2300
     assert max(probes) < 1500
     assert state.capacity == 1000  # 1150 passed one of two trials: no majority, so the rate below stands
+
+
+def test_an_edge_that_passed_by_luck_is_bisected_below_and_the_figures_come_from_the_capacity() -> None:
+    """1600 passes once by chance and fails its second trial: the search bisects between 800 and 1600
+    instead of falling back to 800, and the capacity's figures come from a probe at the capacity."""
+    settings = SearchSettings(start_rate=400, tolerance=0.15, granularity=10, boundary_trials=2)
+    state = SearchState()
+    generator = search(settings, state)
+    probes: list[float] = []
+    rate = next(generator)
+    try:
+        while True:
+            probes.append(rate)
+            lucky = rate == 1600 and probes.count(1600) == 1
+            result = FakeResult(ok=rate <= 1300 or lucky, folder=FakeFolder(f"probe{len(probes)}-{rate:g}"))
+            rate = generator.send(result)
+    except StopIteration:
+        pass
+    assert probes.count(1600) == 2
+    assert state.capacity == 1300
+    assert probes.count(1300) == 2  # the new edge held twice
+    assert state.best is not None and state.best.folder.run_id.endswith("-1300")
