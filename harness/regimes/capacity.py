@@ -1,8 +1,8 @@
 """Capacity under an SLO (SPEC §6, thesis 7.2) and scaling over instances (thesis 7.3, Tables 7.1/7.2).
 
 Capacity is the highest arrival rate whose run is valid and meets the SLO. The search doubles until
-the SLO breaks, bisects the bracket, then re-tries the capacity edge and keeps the majority verdict,
-and re-probes the failing edge once (a rate that failed while a runtime was still warming may hold later). Implementations are interleaved fairly (A B C A B C), so slow drift of a noisy machine hits
+the SLO breaks, bisects the bracket, then re-tries the capacity edge and keeps the majority verdict (an
+edge that loses it becomes the failing rate, and the bisection goes on below it), and re-probes the failing edge once (a rate that failed while a runtime was still warming may hold later). Implementations are interleaved fairly (A B C A B C), so slow drift of a noisy machine hits
 all of them alike. Each search is one repetition; a search's result is stored as its own folder
 (regime `capacity`) holding the probe it stands on, plus `capacity_rps` and the probe history.
 """
@@ -144,9 +144,15 @@ def search(
             bad = good
             lower = [r for r, oks in results.items() if r < bad and _majority(oks)]
             if not lower:
+                break
+            good = max(lower)
+        if not _majority(results[good]):
+            # Nothing below the lost edge has been probed (a search that started there): step down from it.
+            good, rate = None, round_rate(bad / growth, settings.granularity)
+            if rate >= bad or rate < settings.min_rate:
                 state.capacity = 0.0
                 return
-            good = max(lower)
+            continue
         # The failing edge once more, late in the session: a probe that failed early may have met a runtime
         # still compiling (a JVM under a CPU limit warms for minutes) or a backlog. If it holds now, the
         # search goes on upward from there.

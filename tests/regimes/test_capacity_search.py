@@ -256,3 +256,23 @@ def test_an_edge_that_passed_by_luck_is_bisected_below_and_the_figures_come_from
     assert state.capacity == 1300
     assert probes.count(1300) == 2  # the new edge held twice
     assert state.best is not None and state.best.folder.run_id.endswith("-1300")
+
+
+def test_a_hinted_search_whose_first_edge_was_luck_steps_down_instead_of_finding_nothing() -> None:
+    """Started at 700 (the previous answer): 700 passes once by chance, 800 fails, 700's second trial
+    fails. Nothing below 700 was probed yet, so the search steps down from it and still finds the edge."""
+    settings = SearchSettings(tolerance=0.15, granularity=10, boundary_trials=2, recheck_failing_edge=False)
+    state = SearchState()
+    generator = search(settings, state, hint=700)
+    probes: list[float] = []
+    rate = next(generator)
+    try:
+        while True:
+            probes.append(rate)
+            lucky = rate == 700 and probes.count(700) == 1
+            rate = generator.send(FakeResult(ok=rate <= 650 or lucky))
+    except StopIteration:
+        pass
+    assert probes[:3] == [700, 800, 700]
+    assert state.capacity is not None and 560 <= state.capacity <= 650
+    assert probes.count(state.capacity) == 2
