@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pytest
@@ -48,6 +49,23 @@ def drive(
             probes.append(rate)
             wobble = rng.uniform(-noise, noise) * true_capacity
             rate = generator.send(FakeResult(ok=rate <= true_capacity + wobble))
+    except StopIteration:
+        pass
+    return state, probes
+
+
+def drive_scripted(
+    settings: SearchSettings, outcome: Callable[[float, list[float]], FakeResult], hint: float | None = None
+) -> tuple[SearchState, list[float]]:
+    """Runs a search where `outcome(rate, probes so far incl. this one)` decides each probe."""
+    state = SearchState()
+    generator = search(settings, state, hint)
+    probes: list[float] = []
+    rate = next(generator)
+    try:
+        while True:
+            probes.append(rate)
+            rate = generator.send(outcome(rate, probes))
     except StopIteration:
         pass
     return state, probes
@@ -189,17 +207,9 @@ def test_probe_windows_hold_a_minimum_number_of_requests() -> None:
 def test_a_failing_edge_that_holds_later_lets_the_search_go_on_upward() -> None:
     """A JVM still compiling fails 400 early in the session; warm, it carries 600."""
     settings = SearchSettings(start_rate=200, tolerance=0.10, granularity=10, boundary_trials=2)
-    state = SearchState()
-    generator = search(settings, state)
-    probes: list[float] = []
-    rate = next(generator)
-    try:
-        while True:
-            probes.append(rate)
-            warm = len(probes) > 3
-            rate = generator.send(FakeResult(ok=rate <= (600 if warm else 350)))
-    except StopIteration:
-        pass
+    state, probes = drive_scripted(
+        settings, lambda rate, probes: FakeResult(ok=rate <= (600 if len(probes) > 3 else 350))
+    )
     assert probes[:2] == [200, 400] and 400 in probes[3:]  # re-checked late, and it held
     assert state.capacity is not None and 540 <= state.capacity <= 600
 
@@ -219,17 +229,10 @@ def test_a_held_recheck_in_a_hinted_search_steps_up_gently() -> None:
     """Near the edge a re-check can pass by chance; a search started from a hint then steps by hint_growth
     instead of doubling into overload."""
     settings = SearchSettings(tolerance=0.15, granularity=10, boundary_trials=1, hint_growth=1.15)
-    state = SearchState()
-    generator = search(settings, state, hint=1000)
     outcomes = iter([True, False, True])  # 1000 holds, 1150 fails, the re-check of 1150 holds
-    probes: list[float] = []
-    rate = next(generator)
-    try:
-        while True:
-            probes.append(rate)
-            rate = generator.send(FakeResult(ok=next(outcomes, False)))
-    except StopIteration:
-        pass
+    state, probes = drive_scripted(
+        settings, lambda rate, probes: FakeResult(ok=next(outcomes, False)), hint=1000
+    )
     assert probes[:3] == [1000, 1150, 1150]
     assert probes[3] == 1320  # 1150 x 1.15, not 2300
     assert max(probes) < 1500
@@ -240,18 +243,12 @@ def test_an_edge_that_passed_by_luck_is_bisected_below_and_the_figures_come_from
     """1600 passes once by chance and fails its second trial: the search bisects between 800 and 1600
     instead of falling back to 800, and the capacity's figures come from a probe at the capacity."""
     settings = SearchSettings(start_rate=400, tolerance=0.15, granularity=10, boundary_trials=2)
-    state = SearchState()
-    generator = search(settings, state)
-    probes: list[float] = []
-    rate = next(generator)
-    try:
-        while True:
-            probes.append(rate)
-            lucky = rate == 1600 and probes.count(1600) == 1
-            result = FakeResult(ok=rate <= 1300 or lucky, folder=FakeFolder(f"probe{len(probes)}-{rate:g}"))
-            rate = generator.send(result)
-    except StopIteration:
-        pass
+
+    def outcome(rate: float, probes: list[float]) -> FakeResult:
+        lucky = rate == 1600 and probes.count(1600) == 1
+        return FakeResult(ok=rate <= 1300 or lucky, folder=FakeFolder(f"probe{len(probes)}-{rate:g}"))
+
+    state, probes = drive_scripted(settings, outcome)
     assert probes.count(1600) == 2
     assert state.capacity == 1300
     assert probes.count(1300) == 2  # the new edge held twice
@@ -262,17 +259,11 @@ def test_a_hinted_search_whose_first_edge_was_luck_steps_down_instead_of_finding
     """Started at 700 (the previous answer): 700 passes once by chance, 800 fails, 700's second trial
     fails. Nothing below 700 was probed yet, so the search steps down from it and still finds the edge."""
     settings = SearchSettings(tolerance=0.15, granularity=10, boundary_trials=2, recheck_failing_edge=False)
-    state = SearchState()
-    generator = search(settings, state, hint=700)
-    probes: list[float] = []
-    rate = next(generator)
-    try:
-        while True:
-            probes.append(rate)
-            lucky = rate == 700 and probes.count(700) == 1
-            rate = generator.send(FakeResult(ok=rate <= 650 or lucky))
-    except StopIteration:
-        pass
+    state, probes = drive_scripted(
+        settings,
+        lambda rate, probes: FakeResult(ok=rate <= 650 or (rate == 700 and probes.count(700) == 1)),
+        hint=700,
+    )
     assert probes[:3] == [700, 800, 700]
     assert state.capacity is not None and 560 <= state.capacity <= 650
     assert probes.count(state.capacity) == 2
