@@ -45,10 +45,14 @@ class PrewarmRecord:
     steady: bool = False
     reason: str = ""
     cpu_pct_per_s: list[float] = field(default_factory=list)
+    # After the load stops: an instance the pre-warm overloaded still works off its backlog, which would
+    # otherwise land in the first window (and can starve k6's setup request).
+    idle_wait_s: float = 0.0
 
     def as_manifest(self) -> dict[str, Any]:
         record = asdict(self)
         record["cpu_pct_per_s"] = [round(v, 1) for v in self.cpu_pct_per_s]
+        record["idle_wait_s"] = round(self.idle_wait_s, 1)
         return record
 
 

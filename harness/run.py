@@ -322,6 +322,7 @@ class Session:
                 limit_pct,
                 max_s,
             )
+        record.idle_wait_s = self.wait_idle()
         self.common["prewarm"] = record.as_manifest()
         return record
 

@@ -14,6 +14,7 @@ import argparse
 import json
 import re
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -143,6 +144,12 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def _handle(self) -> None:
+        server = self.server
+        assert isinstance(server, Server)
+        if self.headers.get("X-Bidbench-Phase") == "setup" and server.take_setup_stall():
+            time.sleep(server.stall_s)  # like an instance still working off a backlog: the client times out
+            self.close_connection = True
+            return
         length = int(self.headers.get("Content-Length") or 0)
         if length > BODY_LIMIT:
             self.close_connection = True
@@ -250,9 +257,13 @@ class Server(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self, port: int, error_every: int) -> None:
+    def __init__(
+        self, port: int, error_every: int, stalled_setup_requests: int = 0, stall_s: float = 0.0
+    ) -> None:
         super().__init__(("127.0.0.1", port), Handler)
         self.error_every = error_every
+        self.stalls_left = stalled_setup_requests
+        self.stall_s = stall_s
         self.lock = threading.Lock()
         self.served = 0
         self.classes: dict[str, int] = {"2xx": 0, "4xx": 0, "5xx": 0}
@@ -269,6 +280,13 @@ class Server(ThreadingHTTPServer):
             if handler.command in ("POST", "PUT"):
                 self.body_lengths.add(int(handler.headers.get("Content-Length") or 0))
 
+    def take_setup_stall(self) -> bool:
+        with self.lock:
+            if self.stalls_left <= 0:
+                return False
+            self.stalls_left -= 1
+            return True
+
     def total(self) -> int:
         with self.lock:
             return sum(self.classes.values())
@@ -278,10 +296,13 @@ class FakeService:
     """The fake service on 127.0.0.1, in a background thread; `port=0` picks a free port.
 
     `error_every=N` answers every Nth request (outside setup) with 503 instead, to produce system errors.
+    `stalled_setup_requests=N` leaves the first N setup requests unanswered for `stall_s` seconds.
     """
 
-    def __init__(self, port: int = 0, error_every: int = 0) -> None:
-        self.server = Server(port, error_every)
+    def __init__(
+        self, port: int = 0, error_every: int = 0, stalled_setup_requests: int = 0, stall_s: float = 0.0
+    ) -> None:
+        self.server = Server(port, error_every, stalled_setup_requests, stall_s)
         self.thread = threading.Thread(
             target=self.server.serve_forever,
             kwargs={"poll_interval": 0.05},

@@ -294,3 +294,35 @@ def test_open_model_warm_up_ramps_to_the_rate(service: FakeService, tmp_path: Pa
     assert ramped["requests"] == pytest.approx(200, abs=5) and constant["requests"] == pytest.approx(
         200, abs=5
     )
+
+
+def test_setup_retries_a_probe_that_timed_out(tmp_path: Path) -> None:
+    """An instance still working off a backlog answers setup late: k6 waits for it instead of failing."""
+    with FakeService(stalled_setup_requests=2, stall_s=2.5) as fake:
+        summary = run_k6(
+            "bidbench.js",
+            {
+                "BB_TARGETS": fake.url,
+                "BB_MIX": "browse",
+                "BB_RATE": "20",
+                "BB_WARMUP": "0s",
+                "BB_DURATION": "1s",
+                "BB_TIMEOUT": "1s",
+            },  # fmt: skip
+            tmp_path,
+        )
+        setup_requests = fake.server.setup_requests
+    check_shape(summary)
+    assert summary["sys_errors"] == 0 and summary["ok"] > 0
+    assert setup_requests >= 1  # only answered setup requests are counted: the two stalled ones are not
+
+
+def test_setup_fails_at_once_when_nothing_listens(tmp_path: Path) -> None:
+    with FakeService() as fake:
+        url = fake.url  # a port that was free a moment ago and is closed now
+    binary = toolchain.k6_path()
+    argv = [str(binary), "run", "-q", "--address=", "--no-usage-report", str(SCRIPTS / "bidbench.js")]
+    env = {**os.environ, "BB_TARGETS": url, "BB_DURATION": "1s", "BB_SUMMARY": str(tmp_path / "s.json")}
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 107
+    assert "is the target up?" in proc.stderr
