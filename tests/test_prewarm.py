@@ -64,14 +64,17 @@ def test_ramp_starts_at_a_tenth_of_the_rate_and_holds_it() -> None:
 @pytest.mark.parametrize(
     ("series", "limit", "expected"),
     [
-        ([10.0] * 8, None, True),
-        ([20.0] * 4 + [10.0] * 4, None, False),  # halved: still warming (JIT)
-        ([10.0] * 4 + [11.0] * 4, None, True),  # within 15 %
-        ([0.5] * 4 + [1.2] * 4, None, True),  # under a point apart: noise at low load
-        ([24.5] * 8, 25.0, False),  # flat because pinned at the quota
-        ([17.0] * 8, 25.0, False),  # flat at 68 % of the limit: still compiling at half the rate
-        ([15.0] * 8, 25.0, True),  # 60 % of the limit
-        ([10.0] * 7, None, False),  # too few samples for two blocks
+        ([10.0] * 12, None, True),
+        ([20.0] * 8 + [10.0] * 4, None, False),  # halved: still warming (JIT)
+        ([10.0] * 8 + [11.0] * 4, None, True),  # within 15 %
+        ([0.5] * 8 + [1.2] * 4, None, True),  # under a point apart: noise at low load
+        ([24.5] * 12, 25.0, False),  # flat because pinned at the quota
+        ([17.0] * 12, 25.0, False),  # flat at 68 % of the limit: still compiling at half the rate
+        ([15.0] * 12, 25.0, True),  # 60 % of the limit
+        ([10.0] * 11, None, False),  # too few samples for three blocks
+        # A fresh JVM at 0.5 CPU (measured): on its way down from the quota, two blocks agree (35.3 and
+        # 32.4 %), three do not.
+        ([46.4, 47.0, 46.9, 38.6, 37.1, 43.1, 31.3, 29.7, 33.2, 34.8, 41.7, 19.7], 50.0, False),
     ],
 )
 def test_settled(series: list[float], limit: float | None, expected: bool) -> None:
@@ -85,7 +88,7 @@ def test_stops_once_cpu_settles_after_the_ramp() -> None:
     assert started == [(10.0, "4s:100,56s:100")]
     assert record.steady and record.reason == "CPU per second settled"
     assert load.killed
-    assert 16 <= record.seconds <= 20  # once the last two 4-s blocks agree within 15 % (11.5 vs 10)
+    assert 20 <= record.seconds <= 24  # once the last three 4-s blocks agree within 15 % (11.5, 10, 10)
     assert record.cpu_pct_per_s[:3] == pytest.approx([25.0, 25.0, 25.0])
 
 
