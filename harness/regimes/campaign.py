@@ -17,12 +17,32 @@ from typing import Any
 
 from harness import prewarm
 from harness.console import console
+from harness.loadrun import LoadSettings
 from harness.results import RunFolder, read_index
 from harness.run import RunPlan, Session, execute
 
 SESSION_REWARM_S = 4.0  # half of it ramps from the previous probe's rate (loadgen-k6 BB_WARMUP_FROM)
 # Before a search's first probe, every instance gets the same unmeasured warm-up at a gentle rate, so a
 # JIT runtime under a small CPU limit is not judged while it is still compiling (the thesis warmed up too).
+# The pre-warm runs at half the rate; the first window's warm-up then lasts at least this long at the rate
+# itself. A JVM at 0.5 CPU needed 10-12 s at the doubled rate before its CPU settled: with a 3 s warm-up,
+# java's first probe at the previous search's capacity failed in all of a demo's later searches (p99
+# 500-880 ms, dropped iterations), and 20-30 s after it the same instance held that rate with p99 under
+# 40 ms. Node and php settle within a few seconds; the rule is the same for all.
+FRESH_WARMUP_S = 15.0
+
+
+def session_window_load(load: LoadSettings, fresh: bool, last_rate: float | None) -> LoadSettings:
+    """A window's warm-up within a session: a fresh start's first window (after its pre-warm) warms up at
+    least FRESH_WARMUP_S at its rate; later windows on warm instances ramp from the previous rate and
+    settle, within SESSION_REWARM_S."""
+    if fresh:
+        return replace(load, warmup_s=max(load.warmup_s, FRESH_WARMUP_S))
+    if last_rate is None:
+        return load
+    return replace(
+        load, warmup_s=min(load.warmup_s, SESSION_REWARM_S), warmup_from_rate=min(last_rate, load.rate)
+    )
 
 
 class LazySession:
@@ -130,17 +150,7 @@ class Campaign:
             else:
                 live = session.get()
                 fresh = live.windows == 0
-                if (
-                    not fresh and live.last_rate is not None
-                ):  # warm instances: ramp from where they were, then settle
-                    plan = replace(
-                        plan,
-                        load=replace(
-                            plan.load,
-                            warmup_s=min(plan.load.warmup_s, SESSION_REWARM_S),
-                            warmup_from_rate=min(live.last_rate, plan.load.rate),
-                        ),
-                    )
+                plan = replace(plan, load=session_window_load(plan.load, fresh, live.last_rate))
                 outcome = live.measure(
                     plan, prewarm_rate=plan.load.rate * prewarm.RATE_SHARE if fresh else None
                 )

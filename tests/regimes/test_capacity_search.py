@@ -267,3 +267,11 @@ def test_a_hinted_search_whose_first_edge_was_luck_steps_down_instead_of_finding
     assert probes[:3] == [700, 800, 700]
     assert state.capacity is not None and 560 <= state.capacity <= 650
     assert probes.count(state.capacity) == 2
+
+
+def test_time_left_counts_the_searches_to_come_at_the_mean_so_far() -> None:
+    from harness.regimes.capacity import PROBES_PER_SEARCH_GUESS, expected_probes
+
+    assert expected_probes([], 9) == 9 * PROBES_PER_SEARCH_GUESS
+    assert expected_probes([13, 15, 17], 9) == 45 + 6 * 15
+    assert expected_probes([8] * 9, 9) == 72
