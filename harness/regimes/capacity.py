@@ -32,6 +32,9 @@ class SearchSettings:
     tolerance: float = 0.10
     boundary_trials: int = 3
     granularity: float = 10.0
+    growth: float = 2.0
+    """The expanding factor of a search with no hint (doubling). A smaller factor overshoots the edge less:
+    a probe at twice an app's capacity leaves a backlog that the next probes can still feel."""
     hint_growth: float = 1.15
     recheck_failing_edge: bool = True
     """Re-probe the lowest failing rate once after the edge trials; if it holds, search on upward."""
@@ -77,8 +80,8 @@ def search(
     good: float | None = None
     bad: float | None = None
     rate = round_rate(hint or settings.start_rate, settings.granularity)
-    # With a hint from an earlier search the boundary is near: step in small factors instead of doubling.
-    growth = settings.hint_growth if hint else 2.0
+    # With a hint from an earlier search the boundary is near: step in small factors instead of `growth`.
+    growth = settings.hint_growth if hint else settings.growth
     results: dict[float, list[bool]] = {}
     passing: dict[float, PointResult] = {}
 
@@ -168,7 +171,7 @@ def search(
                 # is near the boundary already; there a held re-check is most likely noise at the edge, and
                 # doubling would only buy overloaded probes (each with a backlog to drain).
                 good, bad = bad, None
-                growth = settings.hint_growth if hint else 2.0
+                growth = settings.hint_growth if hint else settings.growth
                 rate = round_rate(good * growth, settings.granularity)
                 continue
         break

@@ -275,3 +275,13 @@ def test_time_left_counts_the_searches_to_come_at_the_mean_so_far() -> None:
     assert expected_probes([], 9) == 9 * PROBES_PER_SEARCH_GUESS
     assert expected_probes([13, 15, 17], 9) == 45 + 6 * 15
     assert expected_probes([8] * 9, 9) == 72
+
+
+def test_a_gentler_growth_overshoots_the_edge_less() -> None:
+    settings = SearchSettings(start_rate=400, tolerance=0.15, boundary_trials=2, recheck_failing_edge=False)
+    doubling, doubling_probes = drive(1300, settings)
+    gentle, gentle_probes = drive(1300, SearchSettings(**{**vars(settings), "growth": 1.5}))
+    assert doubling_probes[:3] == [400, 800, 1600] and gentle_probes[:4] == [400, 600, 900, 1350]
+    assert max(gentle_probes) < max(doubling_probes)
+    for state in (doubling, gentle):
+        assert state.capacity is not None and 1300 / 1.15 <= state.capacity <= 1300
