@@ -109,7 +109,7 @@ def search(
     recheck_failing_edge = settings.recheck_failing_edge
     while True:
         # Expand: double up (or halve down) until the SLO boundary is bracketed.
-        while True:
+        while good is None or bad is None:
             ok = record(rate, (yield rate))
             if ok:
                 good = rate
@@ -166,13 +166,19 @@ def search(
         if recheck_failing_edge and _majority(results[good]) and not state.bound_by_measurement:
             recheck_failing_edge = False
             if record(bad, (yield bad)):
-                # Without a hint this may be a runtime that has finished warming, so the capacity can lie far
-                # above: double again, as at the start. A search that started from an earlier search's answer
-                # is near the boundary already; there a held re-check is most likely noise at the edge, and
-                # doubling would only buy overloaded probes (each with a backlog to drain).
-                good, bad = bad, None
-                growth = settings.hint_growth if hint else settings.growth
-                rate = round_rate(good * growth, settings.granularity)
+                # A rate that failed above the held one bounds the search: it is bisected on, not jumped
+                # past (node, re-checked at 1520 req/s with 1680 and 2020 failed before, went on to 2280,
+                # 1900 and 1710, all overloaded, each leaving a backlog for the next probe).
+                good = bad
+                failed_above = [r for r, oks in results.items() if r > good and not _majority(oks)]
+                bad = min(failed_above, default=None)
+                if bad is None:
+                    # Nothing failed above. Without a hint this may be a runtime that has finished warming,
+                    # so the capacity can lie far above: grow as at the start. A search that started from
+                    # an earlier search's answer is near the boundary already; there a held re-check is
+                    # most likely noise at the edge, so it steps in hint_growth.
+                    growth = settings.hint_growth if hint else settings.growth
+                    rate = round_rate(good * growth, settings.granularity)
                 continue
         break
     state.capacity = good

@@ -285,3 +285,22 @@ def test_a_gentler_growth_overshoots_the_edge_less() -> None:
     assert max(gentle_probes) < max(doubling_probes)
     for state in (doubling, gentle):
         assert state.capacity is not None and 1300 / 1.15 <= state.capacity <= 1300
+
+
+def test_a_held_recheck_is_bounded_by_a_rate_that_failed_above_it() -> None:
+    """Node in a demo: 2020, 1680 and 1520 fail, 1350 holds, the re-check of 1520 holds. 1680 failed
+    above it, so the search stays below 1680 instead of growing into overload again."""
+    settings = SearchSettings(start_rate=400, tolerance=0.15, boundary_trials=2, growth=1.5)
+    script = {400: [True], 600: [True], 900: [True], 1350: [True, True], 2020: [False], 1680: [False]}
+    script[1520] = [False, True, True]
+
+    def outcome(rate: float, probes: list[float]) -> FakeResult:
+        answers = script.get(rate, [False])
+        return FakeResult(ok=answers.pop(0) if len(answers) > 1 else answers[0])
+
+    state, probes = drive_scripted(settings, outcome)
+    assert probes[:7] == [400, 600, 900, 1350, 2020, 1680, 1520]
+    # The edge's second trial, then the re-check. 1520 now stands one pass against one failure: no
+    # majority, so the search ends at 1350 without probing above 1520 (it went on to 2280 before).
+    assert probes[7:] == [1350, 1520]
+    assert state.capacity == 1350
