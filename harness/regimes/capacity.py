@@ -107,6 +107,7 @@ def search(
         return ok
 
     recheck_failing_edge = settings.recheck_failing_edge
+    rechecked: set[float] = set()
     while True:
         # Expand: double up (or halve down) until the SLO boundary is bracketed.
         while good is None or bad is None:
@@ -163,16 +164,27 @@ def search(
         # The failing edge once more, late in the session: a probe that failed early may have met a runtime
         # still compiling (a JVM under a CPU limit warms for minutes) or a backlog. If it holds now, the
         # search goes on upward from there.
-        if recheck_failing_edge and _majority(results[good]) and not state.bound_by_measurement:
-            recheck_failing_edge = False
+        if (
+            recheck_failing_edge
+            and bad not in rechecked
+            and _majority(results[good])
+            and not state.bound_by_measurement
+        ):
+            rechecked.add(bad)
             if record(bad, (yield bad)):
+                # The early failure is taken for stale: the rate's history restarts from this pass.
+                results[bad] = [True]
                 # A rate that failed above the held one bounds the search: it is bisected on, not jumped
                 # past (node, re-checked at 1520 req/s with 1680 and 2020 failed before, went on to 2280,
-                # 1900 and 1710, all overloaded, each leaving a backlog for the next probe).
+                # 1900 and 1710, all overloaded, each leaving a backlog for the next probe). That rate is
+                # re-checked in its turn, since it may be as stale (a JVM failed 600 req/s cold, then the
+                # bound kept its search at 550 while it carried 1000 warm); each rate at most once.
                 good = bad
                 failed_above = [r for r, oks in results.items() if r > good and not _majority(oks)]
                 bad = min(failed_above, default=None)
                 if bad is None:
+                    # The next failure will be a fresh one.
+                    recheck_failing_edge = False
                     # Nothing failed above. Without a hint this may be a runtime that has finished warming,
                     # so the capacity can lie far above: grow as at the start. A search that started from
                     # an earlier search's answer is near the boundary already; there a held re-check is

@@ -236,7 +236,8 @@ def test_a_held_recheck_in_a_hinted_search_steps_up_gently() -> None:
     assert probes[:3] == [1000, 1150, 1150]
     assert probes[3] == 1320  # 1150 x 1.15, not 2300
     assert max(probes) < 1500
-    assert state.capacity == 1000  # 1150 passed one of two trials: no majority, so the rate below stands
+    # The re-check's pass replaces 1150's early failure; 1320 failed fresh, so it is not re-checked.
+    assert probes[4:] == [] and state.capacity == 1150
 
 
 def test_an_edge_that_passed_by_luck_is_bisected_below_and_the_figures_come_from_the_capacity() -> None:
@@ -300,7 +301,20 @@ def test_a_held_recheck_is_bounded_by_a_rate_that_failed_above_it() -> None:
 
     state, probes = drive_scripted(settings, outcome)
     assert probes[:7] == [400, 600, 900, 1350, 2020, 1680, 1520]
-    # The edge's second trial, then the re-check. 1520 now stands one pass against one failure: no
-    # majority, so the search ends at 1350 without probing above 1520 (it went on to 2280 before).
-    assert probes[7:] == [1350, 1520]
-    assert state.capacity == 1350
+    # The edge's second trial and the re-check of 1520, which holds: its early failure counts as stale, and
+    # it must hold once more as the new edge. Then 1680, the bound, gets its own late re-check and fails
+    # again. Nothing above 1680 is probed (the search went on to 2280 before).
+    assert probes[7:] == [1350, 1520, 1520, 1680]
+    assert state.capacity == 1520
+
+
+def test_a_stale_bound_is_rechecked_in_its_turn() -> None:
+    """A cold JVM fails 600 and 500 early; warm, it carries 1100. The re-check of 500 holds and 600 bounds
+    the search; 600 is re-checked too, holds, and the search grows on from there instead of ending at 550."""
+    settings = SearchSettings(start_rate=400, tolerance=0.15, boundary_trials=2, growth=1.5)
+    state, probes = drive_scripted(
+        settings, lambda rate, probes: FakeResult(ok=rate <= (1100 if len(probes) > 3 else 450))
+    )
+    assert probes[:3] == [400, 600, 500]
+    assert probes.count(600) == 2 and probes.count(500) >= 2  # each failed rate re-checked once
+    assert state.capacity is not None and 1100 / 1.15 <= state.capacity <= 1100
