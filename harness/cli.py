@@ -17,7 +17,7 @@ from harness.console import UserError, console, err_console
 app = typer.Typer(
     help=(
         "bidbench: compare Java, Node.js and PHP implementations of one auction service, fairly.\n\n"
-        "Start with `./bidbench demo` (everything, about 18 minutes) or `./bidbench test` (the test suites). "
+        "Start with `./bidbench demo` (everything, about 25 minutes) or `./bidbench test` (the test suites). "
         "Both install what they need. Results go to results/."
     ),
     no_args_is_help=True,

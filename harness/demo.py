@@ -91,7 +91,7 @@ def run_demo(results_dir: Path | None = None) -> int:
     console.print(
         f"This compares the Java, Node.js and PHP apps on this machine: capacity under the SLO "
         f"(p99 <= 50 ms, mean <= 8 ms), {plan.repetitions} independent searches each, every instance capped at "
-        f"{plan.cpus:g} CPU, then a short scaling sweep. Expect about 18 minutes."
+        f"{plan.cpus:g} CPU, then a short scaling sweep. Expect about 25 minutes."
     )
     console.rule("1/6 tools")
     toolchain.ensure(toolchain.all_tool_names(), quiet=False)
