@@ -37,7 +37,8 @@ class SearchSettings:
     a probe at twice an app's capacity leaves a backlog that the next probes can still feel."""
     hint_growth: float = 1.15
     recheck_failing_edge: bool = True
-    """Re-probe the lowest failing rate once after the edge trials; if it holds, search on upward."""
+    """Re-probe the failing edge late, after the edge trials; if it holds, bisect up to the next rate that
+    failed above it (re-checked in its turn) or, if none did, search on upward. Each rate at most once."""
     min_window_requests: int = 1000
     """A probe's window lasts at least this many requests: p99 over 300 requests is the 3rd-worst request,
     so at low rates one pause decides it. Equal sample counts give every implementation an equally precise p99."""
@@ -163,7 +164,7 @@ def search(
             continue
         # The failing edge once more, late in the session: a probe that failed early may have met a runtime
         # still compiling (a JVM under a CPU limit warms for minutes) or a backlog. If it holds now, the
-        # search goes on upward from there.
+        # search goes on above it.
         if (
             recheck_failing_edge
             and bad not in rechecked
