@@ -5,15 +5,16 @@ import java.sql.SQLTransientConnectionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * Answers 503 at once while the database is known to be down, instead of letting every request wait the
- * pool's 5 s checkout timeout. Without it, during an outage all Jetty threads sit in that wait and new
- * arrivals queue behind them for longer than the contract's 5 s bound, while Node's pool and PHP's PDO are
- * refused at once and answer 503 in milliseconds (found by {@code ./bidbench faults db-outage}).
+ * Answers 503 at once while the database is known to be down, instead of sending every request to the
+ * pool. Without it, during an outage all Jetty threads sit in checkout attempts and new arrivals queue
+ * behind them for longer than the contract's 5 s bound, while Node's pool and PHP's PDO are refused at
+ * once and answer 503 in milliseconds (found by {@code ./bidbench faults db-outage}).
  *
  * <p>A lost or refused connection shuts the gate. While it is shut, one request at a time (the probe)
- * still goes to the pool; the first probe that gets a connection opens the gate again, so the database's
- * return is noticed at once. A pool that is merely exhausted (the database is up but slow) does not shut
- * it: those requests keep their full 5 s checkout wait, as in the other two apps.
+ * still goes to the pool for one attempt; the first probe that gets a connection opens the gate again,
+ * so the database's return is noticed as soon as the pool has reconnected. A pool that is merely
+ * exhausted (the database is up but slow) does not shut it: those requests keep their full 5 s checkout
+ * wait, as in the other two apps.
  */
 final class AvailabilityGate {
 

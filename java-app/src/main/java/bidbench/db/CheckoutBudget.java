@@ -35,6 +35,11 @@ final class CheckoutBudget {
                 "no connection within the 5 s checkout timeout, counted from the request's arrival");
     }
 
+    /** True when a request that arrived at {@code arrivedNanos} has at least {@code millis} of its budget left. */
+    boolean hasLeft(long arrivedNanos, long millis) {
+        return timeoutNanos - (System.nanoTime() - arrivedNanos) >= TimeUnit.MILLISECONDS.toNanos(millis);
+    }
+
     void release() {
         permits.release();
     }

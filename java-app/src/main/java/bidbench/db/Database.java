@@ -4,6 +4,7 @@ import bidbench.config.Config;
 import bidbench.timing.RequestTiming;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.sql.SQLTransientConnectionException;
 import javax.sql.DataSource;
 
 /** The connection pool that {@code JAVA_POOL} chose, and the one way to borrow from it: {@link #open}. */
@@ -50,13 +51,7 @@ public final class Database implements AutoCloseable {
         try {
             probe = gate.enter();
             permitted = checkouts.acquire(arrivedNanos);
-            Connection connection;
-            try {
-                connection = dataSource.getConnection();
-            } catch (SQLException e) {
-                gate.observe(e);
-                throw SqlErrors.checkoutFailure(e);
-            }
+            Connection connection = borrow(arrivedNanos);
             gate.connected();
             DbSession session = new DbSession(connection, timing, gate::observe, checkouts::release);
             permitted = false; // the session gives it back when it closes
@@ -67,6 +62,30 @@ public final class Database implements AutoCloseable {
             }
             gate.leave(probe);
             timing.addDb(mark);
+        }
+    }
+
+    /**
+     * Asks the pool until it hands out a connection, the failure says the database is gone, or the
+     * request's checkout budget has no room for another attempt. HikariCP's attempt is short
+     * ({@link ConnectionPools#ATTEMPT_TIMEOUT_MS}) and is repeated only while it merely timed out with the
+     * database up (a connection being replaced). A refused or lost connection is 503 at once, as in Node's
+     * pg.Pool and PHP's PDO, and shuts the gate. The budget bounds the total, so a request that queued
+     * for a permit does not add a full pool wait on top (CI's db-outage test saw two 6 s responses).
+     */
+    private Connection borrow(long arrivedNanos) throws SQLException {
+        while (true) {
+            try {
+                return dataSource.getConnection();
+            } catch (SQLException e) {
+                gate.observe(e);
+                boolean retry = gate.isOpen()
+                        && e instanceof SQLTransientConnectionException
+                        && checkouts.hasLeft(arrivedNanos, ConnectionPools.ATTEMPT_TIMEOUT_MS);
+                if (!retry) {
+                    throw SqlErrors.checkoutFailure(e);
+                }
+            }
         }
     }
 

@@ -5,7 +5,10 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import javax.sql.DataSource;
 
-/** {@code JAVA_POOL=hikari} (the default): HikariCP, a fixed pool of DB_POOL_SIZE connections opened at start. */
+/**
+ * {@code JAVA_POOL=hikari} (the default): HikariCP, a fixed pool of DB_POOL_SIZE connections opened at start.
+ * Its connectionTimeout is one checkout attempt; {@link Database#open} repeats attempts within the 5 s budget.
+ */
 final class HikariPool implements ConnectionPool {
 
     private final HikariDataSource pool;
@@ -24,7 +27,7 @@ final class HikariPool implements ConnectionPool {
         // A fixed pool (SPEC §3.3: knobs explicit): DB_POOL_SIZE connections, opened at start.
         hikari.setMaximumPoolSize(config.dbPoolSize());
         hikari.setMinimumIdle(config.dbPoolSize());
-        hikari.setConnectionTimeout(ConnectionPools.CHECKOUT_TIMEOUT_MS);
+        hikari.setConnectionTimeout(ConnectionPools.ATTEMPT_TIMEOUT_MS);
         // Start even when the database is down: /health answers, /ready says 503, and the pool keeps
         // trying in the background, so the app recovers without a restart.
         hikari.setInitializationFailTimeout(-1);

@@ -41,8 +41,13 @@ public final class TestDatabase {
         try (ServerSocket probe = new ServerSocket(0)) {
             closedPort = probe.getLocalPort();
         }
+        return urlAt(closedPort);
+    }
+
+    /** A DATABASE_URL like the real one but on {@code port} of 127.0.0.1, whatever listens there. */
+    public static String urlAt(int port) {
         DbTarget db = target();
-        return "postgresql://" + db.user() + "@127.0.0.1:" + closedPort + "/" + db.database();
+        return "postgresql://" + db.user() + "@127.0.0.1:" + port + "/" + db.database();
     }
 
     static Connection connect() throws SQLException {
