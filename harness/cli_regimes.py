@@ -121,9 +121,14 @@ def print_capacity_table(title: str, records: dict[str, list[dict[str, Any]]]) -
 
 def print_confirmation_table(confirmations: dict[str, Any], settings: Any) -> None:
     """The fixed-rate check of each capacity: does it hold in a fresh run, and does 1.2x of it break the SLO?"""
+    starts = (
+        f"one fresh start per implementation: the first window warms up {settings.warmup_s:g} s, the next "
+        "re-warm from the previous rate"
+        if getattr(settings, "one_session", False)
+        else f"a fresh start each, {settings.warmup_s:g} s warm-up"
+    )
     table = Table(
-        title=f"capacity checked with fixed-rate runs (fresh start, {settings.warmup_s:g} s warm-up, "
-        f"{settings.duration_s:g} s window)"
+        title=f"capacity checked with fixed-rate runs ({starts}; {settings.duration_s:g} s windows)"
     )
     for column in (
         "impl",
