@@ -32,17 +32,17 @@ SESSION_REWARM_S = 4.0  # half of it ramps from the previous probe's rate (loadg
 FRESH_WARMUP_S = 15.0
 
 
-def session_window_load(load: LoadSettings, fresh: bool, last_rate: float | None) -> LoadSettings:
+def session_window_load(
+    load: LoadSettings, fresh: bool, last_rate: float | None, rewarm_s: float = SESSION_REWARM_S
+) -> LoadSettings:
     """A window's warm-up within a session: a fresh start's first window (after its pre-warm) warms up at
     least FRESH_WARMUP_S at its rate; later windows on warm instances ramp from the previous rate and
-    settle, within SESSION_REWARM_S."""
+    settle, within `rewarm_s` (a search's probes: SESSION_REWARM_S)."""
     if fresh:
         return replace(load, warmup_s=max(load.warmup_s, FRESH_WARMUP_S))
     if last_rate is None:
         return load
-    return replace(
-        load, warmup_s=min(load.warmup_s, SESSION_REWARM_S), warmup_from_rate=min(last_rate, load.rate)
-    )
+    return replace(load, warmup_s=min(load.warmup_s, rewarm_s), warmup_from_rate=min(last_rate, load.rate))
 
 
 class LazySession:
@@ -130,7 +130,13 @@ class Campaign:
         seconds = int(remaining * per_run)
         return f"{seconds // 60}m{seconds % 60:02d}s"
 
-    def run_point(self, plan: RunPlan, label: str, session: LazySession | None = None) -> PointResult:
+    def run_point(
+        self,
+        plan: RunPlan,
+        label: str,
+        session: LazySession | None = None,
+        rewarm_s: float = SESSION_REWARM_S,
+    ) -> PointResult:
         group = plan.group_key()
         stored = self.completed(group, plan.repetition)
         if stored is not None:
@@ -150,7 +156,7 @@ class Campaign:
             else:
                 live = session.get()
                 fresh = live.windows == 0
-                plan = replace(plan, load=session_window_load(plan.load, fresh, live.last_rate))
+                plan = replace(plan, load=session_window_load(plan.load, fresh, live.last_rate, rewarm_s))
                 outcome = live.measure(
                     plan, prewarm_rate=plan.load.rate * prewarm.RATE_SHARE if fresh else None
                 )

@@ -63,10 +63,12 @@ class RecordingCampaign(Campaign):
     def __init__(self) -> None:
         super().__init__("confirm-test", Path("/nonexistent"))
         self.calls: list[tuple[str, float, FakeSession | None]] = []
+        self.rewarms: list[float] = []
 
-    def run_point(self, plan: RunPlan, label: str, session: Any = None) -> Any:  # type: ignore[override]
+    def run_point(self, plan: RunPlan, label: str, session: Any = None, rewarm_s: float = 0.0) -> Any:  # type: ignore[override]
         rate = float(plan.load.rate or 0)
         self.calls.append((plan.impl, rate, session))
+        self.rewarms.append(rewarm_s)
         return Outcome(ok=rate <= HOLDS_UP_TO[plan.impl], folder=Folder(f"{plan.impl}-{rate:g}"))
 
 
@@ -105,3 +107,5 @@ def test_one_session_per_implementation(monkeypatch: pytest.MonkeyPatch) -> None
     assert len({id(s) for _, s in java}) == 1 and len({id(s) for _, s in node}) == 1
     assert java[0][1] is not node[0][1]
     assert [impl for impl, _, _ in campaign.calls] == ["java"] * 2 + ["node"] * 4
+    # Each window warms up as long as a fresh start's run would, not the search's short re-warm.
+    assert set(campaign.rewarms) == {ConfirmSettings().warmup_s}

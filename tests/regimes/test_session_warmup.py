@@ -29,3 +29,11 @@ def test_warm_instances_ramp_from_the_previous_rate_within_the_rewarm_limit() ->
 def test_a_warm_session_without_an_open_model_rate_keeps_the_plan() -> None:
     load = probe()
     assert session_window_load(load, fresh=False, last_rate=None) == load
+
+
+def test_a_fixed_rate_check_keeps_its_own_warm_up_on_warm_instances() -> None:
+    # The confirmation's windows of one session (ConfirmSettings.one_session) pass their warm-up as rewarm_s.
+    check = session_window_load(
+        probe(rate=800.0, warmup_s=15.0), fresh=False, last_rate=1000.0, rewarm_s=15.0
+    )
+    assert check.warmup_s == 15.0 and check.warmup_from_rate == 800.0
