@@ -464,8 +464,9 @@ def compare(ctx: typer.Context) -> None:
 @app.command()
 def demo() -> None:
     """The main job, from a fresh clone: install the tools, seed the embedded PostgreSQL, build the three
-    apps, find each one's capacity under the SLO (3 searches each), run a short scaling sweep, then print
-    the comparison and write an HTML report under results/. About 15 minutes on 2 cores."""
+    apps, find each one's capacity under the SLO (3 searches each), check each capacity with fixed-rate runs
+    (it must hold, and 1.2x of it must break the SLO), run a short scaling sweep, then print the comparison
+    and write an HTML report under results/. About 25 minutes on 2 cores; every run is kept in results/."""
     from harness.demo import run_demo
 
     raise typer.Exit(run_demo())
