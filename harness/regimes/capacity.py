@@ -241,15 +241,11 @@ def run_capacity(
                     rate = next(generator)
                     while True:
                         probe += 1
-                        probe_plan = replace(
+                        probe_plan = rate_plan(
                             plan.base,
-                            impl=impl,
-                            load=replace(
-                                plan.base.load,
-                                rate=rate,
-                                model="open",
-                                duration_s=plan.settings.window_s(rate, plan.base.load.duration_s),
-                            ),
+                            impl,
+                            rate,
+                            plan.settings.window_s(rate, plan.base.load.duration_s),
                             regime=f"{plan.regime}-probe",
                             group=campaign.key(
                                 plan.regime,
@@ -280,6 +276,17 @@ def expected_probes(probes_per_search: list[int], searches: int) -> int:
     done = sum(probes_per_search)
     mean = statistics.fmean(probes_per_search) if probes_per_search else PROBES_PER_SEARCH_GUESS
     return done + round(mean * (searches - len(probes_per_search)))
+
+
+def rate_plan(
+    base: RunPlan, impl: str, rate: float, duration_s: float, warmup_s: float | None = None, **changes: Any
+) -> RunPlan:
+    """`base` for one implementation at a fixed open-model rate, with a window of `duration_s` (and a warm-up
+    of `warmup_s`, when given)."""
+    load = replace(base.load, rate=rate, model="open", duration_s=duration_s)
+    if warmup_s is not None:
+        load = replace(load, warmup_s=warmup_s)
+    return replace(base, impl=impl, load=load, **changes)
 
 
 def point_text(point: dict[str, Any]) -> str:

@@ -28,6 +28,7 @@ from harness.regimes.capacity import (
     MEASUREMENT_LIMITS,
     CapacityPlan,
     point_text,
+    rate_plan,
     round_rate,
     window_for,
 )
@@ -170,16 +171,12 @@ def confirm_capacity(
     def run_next(impl: str, session: LazySession | None) -> None:
         rate = pending[impl]
         attempt = len(states[impl].runs) + 1
-        run_plan = replace(
+        run_plan = rate_plan(
             plan.base,
-            impl=impl,
-            load=replace(
-                plan.base.load,
-                rate=rate,
-                model="open",
-                duration_s=window_for(rate, settings.duration_s, settings.min_window_requests),
-                warmup_s=settings.warmup_s,
-            ),
+            impl,
+            rate,
+            window_for(rate, settings.duration_s, settings.min_window_requests),
+            settings.warmup_s,
             regime=REGIME,
             group=campaign.key(REGIME, impl, point_text(plan.point), f"run{attempt}", f"rate={rate:g}"),
             point={**plan.point, "rate": rate},

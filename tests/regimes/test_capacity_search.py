@@ -318,3 +318,24 @@ def test_a_stale_bound_is_rechecked_in_its_turn() -> None:
     assert probes[:3] == [400, 600, 500]
     assert probes.count(600) == 2 and probes.count(500) >= 2  # each failed rate re-checked once
     assert state.capacity is not None and 1100 / 1.15 <= state.capacity <= 1100
+
+
+def test_a_rate_plan_is_the_base_at_one_open_model_rate() -> None:
+    from harness.loadrun import LoadSettings
+    from harness.regimes.capacity import rate_plan
+    from harness.run import RunPlan
+
+    base = RunPlan(
+        impl="java", load=LoadSettings(targets=[], mix="browse", duration_s=3.0, warmup_s=3.0), cpus=0.5
+    )
+    probe = rate_plan(base, "php", 640.0, 4.0, regime="capacity-probe")
+    assert (probe.impl, probe.regime, probe.cpus) == ("php", "capacity-probe", 0.5)
+    assert (probe.load.rate, probe.load.model, probe.load.duration_s, probe.load.warmup_s) == (
+        640.0,
+        "open",
+        4.0,
+        3.0,
+    )
+    assert probe.load.mix == "browse" and base.load.rate != 640.0  # the base is left as it was
+    check = rate_plan(base, "node", 1000.0, 10.0, 15.0)
+    assert (check.load.duration_s, check.load.warmup_s) == (10.0, 15.0)
