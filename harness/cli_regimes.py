@@ -122,9 +122,8 @@ def print_capacity_table(title: str, records: dict[str, list[dict[str, Any]]]) -
 def print_confirmation_table(confirmations: dict[str, Any], settings: Any) -> None:
     """The fixed-rate check of each capacity: does it hold in a fresh run, and does 1.2x of it break the SLO?"""
     starts = (
-        f"one fresh start per implementation: the first window warms up {settings.warmup_s:g} s, the next "
-        "re-warm from the previous rate"
-        if getattr(settings, "one_session", False)
+        f"windows continuing each implementation's last search, each warmed up {settings.warmup_s:g} s at its rate"
+        if getattr(settings, "after_search", False)
         else f"a fresh start each, {settings.warmup_s:g} s warm-up"
     )
     table = Table(

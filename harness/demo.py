@@ -1,8 +1,10 @@
 """`./bidbench demo`: the README's main command, from a fresh clone to a comparison and an HTML report.
 
 set up the tools → seed the embedded database → build the three apps → a compact capacity comparison of
-java, node and php (3 searches each, interleaved) → each capacity checked with fixed-rate runs (it must
-hold, and 1.2x of it must break the SLO) → a short scaling sweep → the comparison table and the HTML report. If this machine cannot give valid runs, the demo says so instead of printing numbers.
+java, node and php (3 time-boxed searches each, interleaved; after an app's last search, its capacity is
+checked with fixed-rate windows in the same session: it must hold, and 1.2x of it must break the SLO) → a
+short scaling sweep → the comparison table and the HTML report. If this machine cannot give valid runs,
+the demo says so instead of printing numbers.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -20,9 +23,9 @@ from harness import paths, toolchain
 from harness.apps import IMPLS, driver
 from harness.console import UserError, console
 from harness.loadrun import LoadSettings
-from harness.regimes.campaign import Campaign, campaign_name
+from harness.regimes.campaign import Campaign, LazySession, campaign_name
 from harness.regimes.capacity import CapacityPlan, SearchSettings, run_capacity
-from harness.regimes.confirm import ConfirmSettings, confirm_capacity, start_rate
+from harness.regimes.confirm import Confirmation, ConfirmSettings, confirm_in_session, start_rate
 from harness.regimes.sweeps import run_scaling
 from harness.results import read_index
 from harness.run import RunPlan
@@ -66,15 +69,14 @@ def sizing() -> DemoPlan:
         # Java has the lowest capacity per instance, so two of its instances still leave k6 room.
         scaling_impls=("java",),
         scaling_repetitions=1,
-        # Fixed-rate checks: 10 s windows of at least 2000 requests, at most 5 per implementation, all of
-        # them windows of one fresh start per implementation (a fresh start with its pre-warm took 16-51 s
-        # here, and the nine checks of a demo took 8.7 min as fresh starts each). Each window warms up 15 s
-        # at its rate, not 5: a JVM pre-warmed at half the rate needs 10-12 s at the full rate before its
-        # CPU settles (measured at 0.5 CPU, 1100 req/s: warm-up 5 s p99 93-356 ms in three runs, 20 s p99
-        # 14.8 ms). Two steps down: in a demo here the searches' means for java and node were 10 % above
-        # what a 10 s window held, and one step down missed too.
+        # Fixed-rate checks: 10 s windows of at least 2000 requests, at most 5 per implementation, that
+        # continue the session of its last search (a fresh start with its pre-warm took 16-60 s here). Each
+        # window warms up 15 s at its rate, not 5: a JVM pre-warmed at half the rate needs 10-12 s at the
+        # full rate before its CPU settles (measured at 0.5 CPU, 1100 req/s: warm-up 5 s p99 93-356 ms in
+        # three runs, 20 s p99 14.8 ms). Two steps down: in a demo here the searches' means for java and
+        # node were 10 % above what a 10 s window held, and one step down missed too.
         confirm=ConfirmSettings(
-            duration_s=10.0, warmup_s=15.0, max_down=2, max_up=2, min_window_requests=2000, one_session=True
+            duration_s=10.0, warmup_s=15.0, max_down=2, max_up=2, min_window_requests=2000, after_search=True
         ),
         # Compact searches: 15 % brackets, the failing edge re-checked once; 3 s re-warm (warmup_s caps it)
         # and 3 s windows of >= 1000 requests. The capacity edge must hold twice: one pass of a 3 s window
@@ -83,7 +85,18 @@ def sizing() -> DemoPlan:
         # there; the first pre-warm then runs at half that, which lets a JVM compile before its first probe.
         # They grow by 1.5, not 2: in a demo here php's first search doubled to 1600 req/s (twice its
         # capacity), and rates it had held before failed for the next four probes; that search took 17.
-        search=SearchSettings(start_rate=800.0 * cpus, tolerance=0.15, boundary_trials=2, growth=1.5),
+        # At most 8 probes for a first search and 5 for one that starts from the previous answer: near the
+        # edge this machine's noise made searches walk for 9-20 probes (a demo's 9 searches took 90-107
+        # probes, 16-18 min), and the demo must fit its time. A search cut short answers with the highest
+        # rate its probes held, and says so in its result.
+        search=SearchSettings(
+            start_rate=800.0 * cpus,
+            tolerance=0.15,
+            boundary_trials=2,
+            growth=1.5,
+            max_probes=8,
+            max_hinted_probes=5,
+        ),
     )
 
 
@@ -96,13 +109,13 @@ def run_demo(results_dir: Path | None = None) -> int:
         f"(p99 <= 50 ms, mean <= 8 ms), {plan.repetitions} independent searches each, every instance capped at "
         f"{plan.cpus:g} CPU, then a short scaling sweep. Expect about 25 minutes."
     )
-    console.rule("1/6 tools")
+    console.rule("1/5 tools")
     toolchain.ensure(toolchain.all_tool_names(), quiet=False)
-    console.rule("2/6 database")
+    console.rule("2/5 database")
     from harness.cli import ensure_seeded
 
     ensure_seeded(1, 42)
-    console.rule("3/6 build")
+    console.rule("3/5 build")
     for impl in IMPLS:
         console.print(f"building {impl} ...")
         driver(impl).ensure_built()
@@ -117,16 +130,21 @@ def run_demo(results_dir: Path | None = None) -> int:
         results_dir=results_dir,
     )
     campaign = Campaign(campaign_name("demo", {"stamp": stamp}), results_dir)
-    console.rule("4/6 capacity")
+    console.rule("4/5 capacity, each app's searches then its fixed-rate check")
     capacity_plan = CapacityPlan(list(IMPLS), base, plan.repetitions, plan.search)
-    capacity = run_capacity(campaign, capacity_plan)
+    confirmations: dict[str, Confirmation] = {}
+
+    def check(impl: str, session: LazySession, records: list[dict[str, Any]]) -> None:
+        confirmations[impl] = confirm_in_session(
+            campaign, capacity_plan, impl, records, plan.confirm, session
+        )
+
+    capacity = run_capacity(campaign, capacity_plan, after_searches=check)
     from harness.cli_regimes import print_capacity_table, print_confirmation_table
 
     print_capacity_table(f"capacity under the SLO, {plan.cpus:g} CPU per instance", capacity)
-    console.rule("5/6 the capacities checked with fixed-rate runs")
-    confirmations = confirm_capacity(campaign, capacity_plan, capacity, plan.confirm)
     print_confirmation_table(confirmations, plan.confirm)
-    console.rule("6/6 scaling")
+    console.rule("5/5 scaling")
     one_instance = {impl: rate for impl in plan.scaling_impls if (rate := start_rate(capacity[impl]))}
     run_scaling(
         campaign,

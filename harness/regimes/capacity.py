@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -42,6 +42,14 @@ class SearchSettings:
     min_window_requests: int = 1000
     """A probe's window lasts at least this many requests: p99 over 300 requests is the 3rd-worst request,
     so at low rates one pause decides it. Equal sample counts give every implementation an equally precise p99."""
+    max_probes: int | None = None
+    """A search with no hint stops after this many probes (None: when it converges). Near the edge a noisy
+    machine makes a search walk (up to 20 probes here), so a time-boxed run needs a bound."""
+    max_hinted_probes: int | None = None
+    """The same bound for a search that starts from an earlier search's answer, whose edge is near."""
+
+    def budget(self, hint: float | None) -> int | None:
+        return self.max_hinted_probes if hint else self.max_probes
 
     def window_s(self, rate: float, duration_s: float) -> float:
         return window_for(rate, duration_s, self.min_window_requests)
@@ -52,6 +60,8 @@ class SearchState:
     probes: list[dict[str, Any]] = field(default_factory=list)
     capacity: float | None = None
     bound_by_measurement: bool = False
+    budget_spent: bool = False
+    """The search ran out of probes before it converged: its capacity is the highest rate held so far."""
     best: PointResult | None = None
     """The last passing probe at the capacity: the run the capacity's figures (CPU, memory, latency) come from."""
 
@@ -73,8 +83,41 @@ def round_rate(rate: float, granularity: float) -> float:
 def search(
     settings: SearchSettings, state: SearchState, hint: float | None = None
 ) -> Generator[float, PointResult, None]:
-    """Yields rates to probe; receives each probe's result. Leaves the answer in `state`."""
+    """Yields rates to probe; receives each probe's result. Leaves the answer in `state`. A search whose
+    probe budget runs out answers with the highest rate a majority of its probes held, below every rate
+    that failed more often than it held."""
+    results: dict[float, list[bool]] = {}
+    passing: dict[float, PointResult] = {}
+    budget = settings.budget(hint)
+    steps = _search(settings, state, hint, results, passing)
+    try:
+        rate = next(steps)
+        while budget is None or len(state.probes) < budget:
+            rate = steps.send((yield rate))
+    except StopIteration:
+        return
+    steps.close()
+    # Below every rate that failed more often than it held; failing a rate held by a majority, one held as
+    # often as it failed (the search ran out while re-trying its edge).
+    bound = min(
+        (rate for rate, oks in results.items() if oks.count(False) > oks.count(True)), default=math.inf
+    )
+    below = {rate: oks for rate, oks in results.items() if rate < bound}
+    held = [rate for rate, oks in below.items() if _majority(oks)] or [
+        rate for rate, oks in below.items() if oks.count(True) >= oks.count(False)
+    ]
+    state.budget_spent = True
+    state.capacity = max(held, default=0.0)
+    state.best = passing.get(state.capacity)
 
+
+def _search(
+    settings: SearchSettings,
+    state: SearchState,
+    hint: float | None,
+    results: dict[float, list[bool]],
+    passing: dict[float, PointResult],
+) -> Generator[float, PointResult, None]:
     def passed(result: PointResult) -> bool:
         return result.status == "completed" and result.valid and result.slo_met
 
@@ -83,8 +126,6 @@ def search(
     rate = round_rate(hint or settings.start_rate, settings.granularity)
     # With a hint from an earlier search the boundary is near: step in small factors instead of `growth`.
     growth = settings.hint_growth if hint else settings.growth
-    results: dict[float, list[bool]] = {}
-    passing: dict[float, PointResult] = {}
 
     def record(rate_: float, result: PointResult) -> bool:
         ok = passed(result)
@@ -122,9 +163,13 @@ def search(
                 bad = rate
                 if good is not None:
                     break
-                if rate / growth < settings.min_rate:
+                # Nothing has held yet. A hint that fails was a poor guess (two instances on a machine too
+                # small to carry twice one instance's load), so the search steps down in `growth`, not in
+                # the hint's small steps: from twice one instance's capacity, five steps of 1.15 here all
+                # failed before one held.
+                if rate / settings.growth < settings.min_rate:
                     break
-                rate = round_rate(rate / growth, settings.granularity)
+                rate = round_rate(rate / settings.growth, settings.granularity)
         if good is None:
             state.capacity = 0.0
             return
@@ -217,19 +262,29 @@ class CapacityPlan:
     point: dict[str, Any] = field(default_factory=dict)
 
 
+AfterSearches = Callable[[str, LazySession, list[dict[str, Any]]], None]
+
+
 def run_capacity(
-    campaign: Campaign, plan: CapacityPlan, hints: dict[str, float] | None = None
+    campaign: Campaign,
+    plan: CapacityPlan,
+    hints: dict[str, float] | None = None,
+    after_searches: AfterSearches | None = None,
 ) -> dict[str, list[dict[str, Any]]]:
     """R searches per implementation, interleaved A B C A B C. Returns the capacity records per impl.
 
     `hints` are where the first search of an implementation starts (e.g. a capacity already measured for
-    a neighbouring point); later searches start from the previous search's answer."""
+    a neighbouring point); later searches start from the previous search's answer. `after_searches(impl,
+    session, records)` runs when an implementation's last search has ended, in that search's session
+    (the demo's fixed-rate check)."""
     records: dict[str, list[dict[str, Any]]] = {impl: [] for impl in plan.impls}
     start: dict[str, float | None] = {impl: (hints or {}).get(impl) for impl in plan.impls}
     searches = len(plan.impls) * plan.repetitions
     stage_base = campaign.planned_runs
     probes_per_search: list[int] = []
-    campaign.planned_runs += searches * PROBES_PER_SEARCH_GUESS
+    campaign.planned_runs += searches * min(
+        PROBES_PER_SEARCH_GUESS, plan.settings.max_probes or PROBES_PER_SEARCH_GUESS
+    )
     for repetition in range(plan.repetitions):
         for impl in plan.impls:
             state = SearchState()
@@ -263,10 +318,15 @@ def run_capacity(
                         rate = generator.send(campaign.run_point(probe_plan, label, session))
                 except StopIteration:
                     pass
-            start[impl] = state.capacity or None
-            records[impl].append(_store_capacity(campaign, plan, impl, repetition, state))
-            probes_per_search.append(len(state.probes))
-            campaign.planned_runs = stage_base + expected_probes(probes_per_search, searches)
+                start[impl] = state.capacity or None
+                records[impl].append(_store_capacity(campaign, plan, impl, repetition, state))
+                probes_per_search.append(len(state.probes))
+                campaign.planned_runs = stage_base + expected_probes(probes_per_search, searches)
+                if after_searches is not None and repetition == plan.repetitions - 1:
+                    done_before = campaign.done_runs
+                    after_searches(impl, session, records[impl])
+                    stage_base += campaign.done_runs - done_before
+                    campaign.planned_runs = stage_base + expected_probes(probes_per_search, searches)
     return records
 
 
@@ -314,7 +374,9 @@ def _store_capacity(
     best = state.best
     metrics = dict(best.metrics or {}) if best and state.capacity else {}
     metrics.update(
-        capacity_rps=state.capacity or 0.0, capacity_bound_by_measurement=state.bound_by_measurement
+        capacity_rps=state.capacity or 0.0,
+        capacity_bound_by_measurement=state.bound_by_measurement,
+        capacity_budget_spent=state.budget_spent,
     )
     verdict: dict[str, Any] = (
         dict(best.verdict or {})
@@ -324,6 +386,11 @@ def _store_capacity(
     if state.bound_by_measurement:
         verdict.setdefault("notes", []).append(
             "the search stopped because the load generator or host ran out of CPU: the capacity is a lower bound"
+        )
+    if state.budget_spent:
+        verdict.setdefault("notes", []).append(
+            f"the search used its {len(state.probes)} probes before it converged: the capacity is the highest "
+            "rate its probes held"
         )
     manifest = base_manifest()
     source = best.folder.read_json("manifest.json") if best else {}

@@ -9,18 +9,20 @@ warm-up and window. So after the searches, each implementation's capacity is re-
   runs above).
 Every confirmation run is an ordinary stored run (regime `capacity-confirm`).
 By default each run is a fresh start, and implementations are interleaved (A B C A B C) like the searches.
-With `one_session`, an implementation's runs are consecutive windows of one fresh start: the demo's way to
-afford the check. Every window warms up `warmup_s` at its rate (ramping from the previous rate), after the
-instances have worked off any backlog, as a fresh start's run would; not the search's short re-warm. After
-an overloaded window an app can stay slower for a few seconds: php at 600 req/s had a mean of 2.0 and 3.0 ms
-before a 3 s window at 900, and 4.7, 7.8, 3.7, 3.2, 1.8 ms in the 7 s probes after it.
+With `after_search`, an implementation's runs are consecutive windows that continue the session of its
+last search (`confirm_in_session`, called by `run_capacity` when that search ends): the demo's way to
+afford the check, since a fresh start with its pre-warm costs 20-60 s here. Every window warms up
+`warmup_s` at its rate (ramping from the previous rate), after the instances have worked off any backlog,
+as a fresh start's run would; not the search's short re-warm. After an overloaded window an app can stay
+slower for a few seconds: php at 600 req/s had a mean of 2.0 and 3.0 ms before a 3 s window at 900, and
+4.7, 7.8, 3.7, 3.2, 1.8 ms in the 7 s probes after it.
 """
 
 from __future__ import annotations
 
 import statistics
 from collections.abc import Generator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from harness.regimes.campaign import Campaign, LazySession, PointResult
@@ -60,9 +62,9 @@ class ConfirmSettings:
     max_up: int = 2  # runs above a confirmed rate (the 1.2x check, and one step up if that still holds)
     granularity: float = 10.0
     min_window_requests: int = 0  # as in SearchSettings: the window holds at least this many requests
-    one_session: bool = False
-    """An implementation's runs as windows of one fresh start instead of a fresh start each: a fresh start
-    with its pre-warm costs 20-60 s here, more than the window itself."""
+    after_search: bool = False
+    """An implementation's runs as windows that continue its last search's session (see the module's doc)
+    instead of a fresh start each."""
 
     @property
     def max_runs(self) -> int:
@@ -147,61 +149,92 @@ def start_rate(records: list[dict[str, Any]]) -> float | None:
     return statistics.fmean(found) if found else None
 
 
+@dataclass
+class _Check:
+    """One implementation's fixed-rate check: its steps, and the run of each step."""
+
+    campaign: Campaign
+    plan: CapacityPlan
+    settings: ConfirmSettings
+    state: Confirmation
+    steps: Generator[float, ProbeOutcome, None]
+    pending: float | None = None
+
+    @classmethod
+    def start(
+        cls,
+        campaign: Campaign,
+        plan: CapacityPlan,
+        impl: str,
+        rows: list[dict[str, Any]],
+        settings: ConfirmSettings,
+    ) -> _Check:
+        begin = start_rate(rows)
+        state = Confirmation(impl, begin or 0.0)
+        check = cls(campaign, plan, settings, state, confirm_steps(state, settings))
+        if begin:
+            check.pending = next(check.steps)
+            campaign.planned_runs += 2
+        return check
+
+    def run_next(self, session: LazySession | None) -> None:
+        assert self.pending is not None
+        impl, rate, settings, campaign = self.state.impl, self.pending, self.settings, self.campaign
+        attempt = len(self.state.runs) + 1
+        run_plan = rate_plan(
+            self.plan.base,
+            impl,
+            rate,
+            window_for(rate, settings.duration_s, settings.min_window_requests),
+            settings.warmup_s,
+            regime=REGIME,
+            group=campaign.key(REGIME, impl, point_text(self.plan.point), f"run{attempt}", f"rate={rate:g}"),
+            point={**self.plan.point, "rate": rate},
+            repetition=0,
+            expect_below_capacity=False,
+        )
+        how = "fresh start" if session is None else "window after its last search"
+        label = f"{impl} confirm {rate:g} req/s (fixed rate, {how}) run {attempt}"
+        result: PointResult = campaign.run_point(run_plan, label, session, rewarm_s=settings.warmup_s)
+        try:
+            self.pending = self.steps.send(result)
+        except StopIteration:
+            self.pending = None
+        last = self.state.runs[-1]
+        last["run_id"] = result.folder.run_id
+        if last["ok"] and last["rate"] == self.state.capacity:
+            self.state.capacity_metrics = dict(result.metrics or {})
+
+
 def confirm_capacity(
     campaign: Campaign,
     plan: CapacityPlan,
     records: dict[str, list[dict[str, Any]]],
     settings: ConfirmSettings | None = None,
 ) -> dict[str, Confirmation]:
-    """Fixed-rate confirmation runs for every implementation with a capacity, interleaved A B C A B C."""
+    """Fixed-rate confirmation runs for every implementation with a capacity, each a fresh start,
+    interleaved A B C A B C."""
     settings = settings or ConfirmSettings(
         granularity=plan.settings.granularity, min_window_requests=plan.settings.min_window_requests
     )
-    states: dict[str, Confirmation] = {}
-    steps: dict[str, Generator[float, ProbeOutcome, None]] = {}
-    pending: dict[str, float] = {}
-    for impl, rows in records.items():
-        begin = start_rate(rows)
-        states[impl] = Confirmation(impl, begin or 0.0)
-        if begin:
-            steps[impl] = confirm_steps(states[impl], settings)
-            pending[impl] = next(steps[impl])
-    campaign.planned_runs += 2 * len(pending)
+    checks = [_Check.start(campaign, plan, impl, rows, settings) for impl, rows in records.items()]
+    while any(check.pending is not None for check in checks):
+        for check in checks:
+            if check.pending is not None:
+                check.run_next(None)
+    return {check.state.impl: check.state for check in checks}
 
-    def run_next(impl: str, session: LazySession | None) -> None:
-        rate = pending[impl]
-        attempt = len(states[impl].runs) + 1
-        run_plan = rate_plan(
-            plan.base,
-            impl,
-            rate,
-            window_for(rate, settings.duration_s, settings.min_window_requests),
-            settings.warmup_s,
-            regime=REGIME,
-            group=campaign.key(REGIME, impl, point_text(plan.point), f"run{attempt}", f"rate={rate:g}"),
-            point={**plan.point, "rate": rate},
-            repetition=0,
-            expect_below_capacity=False,
-        )
-        how = "fresh start" if session is None else f"window {attempt} of one fresh start"
-        label = f"{impl} confirm {rate:g} req/s (fixed rate, {how}) run {attempt}"
-        result: PointResult = campaign.run_point(run_plan, label, session, rewarm_s=settings.warmup_s)
-        try:
-            pending[impl] = steps[impl].send(result)
-        except StopIteration:
-            del pending[impl]
-        last = states[impl].runs[-1]
-        last["run_id"] = result.folder.run_id
-        if last["ok"] and last["rate"] == states[impl].capacity:
-            states[impl].capacity_metrics = dict(result.metrics or {})
 
-    if settings.one_session:
-        for impl in list(pending):
-            with LazySession(replace(plan.base, impl=impl)) as session:
-                while impl in pending:
-                    run_next(impl, session)
-        return states
-    while pending:
-        for impl in list(pending):
-            run_next(impl, None)
-    return states
+def confirm_in_session(
+    campaign: Campaign,
+    plan: CapacityPlan,
+    impl: str,
+    rows: list[dict[str, Any]],
+    settings: ConfirmSettings,
+    session: LazySession,
+) -> Confirmation:
+    """One implementation's check as windows of `session`, the one its last search ran in."""
+    check = _Check.start(campaign, plan, impl, rows, settings)
+    while check.pending is not None:
+        check.run_next(session)
+    return check.state

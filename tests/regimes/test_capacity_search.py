@@ -339,3 +339,38 @@ def test_a_rate_plan_is_the_base_at_one_open_model_rate() -> None:
     assert probe.load.mix == "browse" and base.load.rate != 640.0  # the base is left as it was
     check = rate_plan(base, "node", 1000.0, 10.0, 15.0)
     assert (check.load.duration_s, check.load.warmup_s) == (10.0, 15.0)
+
+
+def test_a_search_stops_at_its_probe_budget_with_the_highest_rate_held() -> None:
+    # Noise at the edge: 680 holds, then fails, then holds; a converging search would keep going.
+    script = iter([True, True, False, False, True, False, True, True, False])
+    settings = SearchSettings(start_rate=400, tolerance=0.15, boundary_trials=2, growth=1.5, max_probes=5)
+    state, probes = drive_scripted(settings, lambda rate, _: FakeResult(ok=next(script)))
+    assert probes == [400, 600, 900, 750, 680]
+    assert state.budget_spent
+    # 400 and 600 held, 680 once: each held by a majority of its probes; 680 is the highest.
+    assert state.capacity == 680
+
+
+def test_a_budget_spent_on_an_edge_tie_answers_the_tied_rate_below_every_failure() -> None:
+    # Hinted: 1350 and 1170 each hold once and fail once; 1260, between them, failed.
+    outcomes = {1: True, 2: False, 3: False, 4: True, 5: False, 6: False}
+    settings = SearchSettings(tolerance=0.15, boundary_trials=2, growth=1.5, max_hinted_probes=6)
+    state, probes = drive_scripted(settings, lambda rate, done: FakeResult(ok=outcomes[len(done)]), hint=1350)
+    assert probes == [1350, 1550, 1350, 1170, 1260, 1170] and state.budget_spent
+    assert state.capacity == 1170
+
+
+def test_a_search_that_converges_within_its_budget_is_not_marked() -> None:
+    settings = SearchSettings(start_rate=100, tolerance=0.10, granularity=10, max_probes=30)
+    state, probes = drive(260, settings)
+    assert not state.budget_spent and len(probes) < 30
+    assert state.capacity is not None and 260 / 1.12 <= state.capacity <= 260
+
+
+def test_a_hint_that_fails_at_once_steps_down_in_the_search_s_growth() -> None:
+    # Two instances on a machine too small for twice one instance's load: the hint (2 x 1130) is far off.
+    settings = SearchSettings(tolerance=0.15, boundary_trials=2, growth=1.5, max_hinted_probes=5)
+    state, probes = drive_scripted(settings, lambda rate, _: FakeResult(ok=rate <= 1220), hint=2270)
+    assert probes[:3] == [2270, 1510, 1010]
+    assert state.capacity is not None and 1010 <= state.capacity <= 1220

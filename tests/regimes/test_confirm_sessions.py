@@ -1,5 +1,5 @@
-"""How the fixed-rate check spends fresh starts: one each (interleaved A B C A B C), or, with `one_session`,
-one per implementation whose windows are its consecutive runs."""
+"""How the fixed-rate check spends fresh starts: one each (interleaved A B C A B C), or none, its runs being
+windows that continue the session of the implementation's last search (the demo)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from harness.loadrun import LoadSettings
-from harness.regimes import confirm
+from harness.regimes import capacity, confirm
 from harness.regimes.campaign import Campaign
-from harness.regimes.capacity import CapacityPlan, SearchSettings
-from harness.regimes.confirm import ConfirmSettings, confirm_capacity
+from harness.regimes.capacity import CapacityPlan, SearchSettings, run_capacity
+from harness.regimes.confirm import ConfirmSettings, confirm_capacity, confirm_in_session
 from harness.run import RunPlan
 
 HOLDS_UP_TO = {"java": 450.0, "node": 330.0}
@@ -72,21 +72,21 @@ class RecordingCampaign(Campaign):
         return Outcome(ok=rate <= HOLDS_UP_TO[plan.impl], folder=Folder(f"{plan.impl}-{rate:g}"))
 
 
-def check(one_session: bool, monkeypatch: pytest.MonkeyPatch) -> RecordingCampaign:
-    FakeSession.started = []
-    monkeypatch.setattr(confirm, "LazySession", FakeSession)
+def plan_for(impls: list[str], repetitions: int) -> CapacityPlan:
     base = RunPlan(impl="java", load=LoadSettings(targets=[], duration_s=3.0, warmup_s=3.0), cpus=0.5)
-    plan = CapacityPlan(["java", "node"], base, 3, SearchSettings())
-    records = {"java": [{"capacity_rps": 400.0}], "node": [{"capacity_rps": 400.0}]}
-    campaign = RecordingCampaign()
-    states = confirm_capacity(campaign, plan, records, ConfirmSettings(one_session=one_session))
-    assert states["java"].capacity == 400 and states["java"].consistent
-    assert states["node"].capacity == 320 and states["node"].consistent
-    return campaign
+    return CapacityPlan(
+        impls, base, repetitions, SearchSettings(start_rate=400, max_probes=3, max_hinted_probes=2)
+    )
 
 
 def test_each_run_a_fresh_start_interleaved(monkeypatch: pytest.MonkeyPatch) -> None:
-    campaign = check(one_session=False, monkeypatch=monkeypatch)
+    FakeSession.started = []
+    monkeypatch.setattr(confirm, "LazySession", FakeSession)
+    records = {"java": [{"capacity_rps": 400.0}], "node": [{"capacity_rps": 400.0}]}
+    campaign = RecordingCampaign()
+    states = confirm_capacity(campaign, plan_for(["java", "node"], 3), records, ConfirmSettings())
+    assert states["java"].capacity == 400 and states["java"].consistent
+    assert states["node"].capacity == 320 and states["node"].consistent
     assert [(impl, rate) for impl, rate, _ in campaign.calls][:4] == [
         ("java", 400),
         ("node", 400),
@@ -97,15 +97,44 @@ def test_each_run_a_fresh_start_interleaved(monkeypatch: pytest.MonkeyPatch) -> 
     assert FakeSession.started == []
 
 
-def test_one_session_per_implementation(monkeypatch: pytest.MonkeyPatch) -> None:
-    campaign = check(one_session=True, monkeypatch=monkeypatch)
-    assert FakeSession.started == ["java", "node"]
-    java = [(rate, session) for impl, rate, session in campaign.calls if impl == "java"]
-    node = [(rate, session) for impl, rate, session in campaign.calls if impl == "node"]
-    assert [rate for rate, _ in java] == [400, 480] and [rate for rate, _ in node] == [400, 360, 320, 380]
-    # Every run of an implementation is a window of its one session, and the implementations follow each other.
-    assert len({id(s) for _, s in java}) == 1 and len({id(s) for _, s in node}) == 1
-    assert java[0][1] is not node[0][1]
-    assert [impl for impl, _, _ in campaign.calls] == ["java"] * 2 + ["node"] * 4
-    # Each window warms up as long as a fresh start's run would, not the search's short re-warm.
-    assert set(campaign.rewarms) == {ConfirmSettings().warmup_s}
+def test_the_check_continues_the_session_of_each_implementations_last_search(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    FakeSession.started = []
+    monkeypatch.setattr(capacity, "LazySession", FakeSession)
+    monkeypatch.setattr(
+        capacity,
+        "_store_capacity",
+        lambda campaign, plan, impl, repetition, state: {"capacity_rps": state.capacity},
+    )
+    plan = plan_for(["java", "node"], 2)
+    settings = ConfirmSettings(after_search=True)
+    campaign = RecordingCampaign()
+    checks: dict[str, Any] = {}
+
+    def check(impl: str, session: Any, rows: list[dict[str, Any]]) -> None:
+        assert len(rows) == plan.repetitions  # every search of this implementation has ended
+        checks[impl] = confirm_in_session(campaign, plan, impl, rows, settings, session)
+
+    run_capacity(campaign, plan, after_searches=check)
+    # Two searches each, interleaved; no fresh start beyond the searches' own.
+    assert FakeSession.started == ["java", "node", "java", "node"]
+    sessions = [session for _, _, session in campaign.calls]
+    kinds = ["check" if rewarm == settings.warmup_s else "probe" for rewarm in campaign.rewarms]
+    order = [(impl, kind) for (impl, _, _), kind in zip(campaign.calls, kinds, strict=True)]
+    # java's check runs right after java's last search, before node's last search.
+    last_java_search = max(i for i, (impl, kind) in enumerate(order) if impl == "java" and kind == "probe")
+    java_checks = [i for i, (impl, kind) in enumerate(order) if impl == "java" and kind == "check"]
+    node_last_search = [
+        i
+        for i, (impl, kind) in enumerate(order)
+        if impl == "node" and kind == "probe" and i > last_java_search
+    ]
+    assert java_checks == list(range(last_java_search + 1, last_java_search + 1 + len(java_checks)))
+    assert node_last_search and node_last_search[0] > java_checks[-1]
+    # Every check window is a window of the session its implementation's last search ran in.
+    for impl in ("java", "node"):
+        windows = {id(sessions[i]) for i, (who, kind) in enumerate(order) if who == impl and kind == "check"}
+        assert windows == {id(sessions[last_java_search if impl == "java" else node_last_search[-1]])}
+    for impl in ("java", "node"):
+        assert checks[impl].consistent and checks[impl].capacity <= HOLDS_UP_TO[impl]

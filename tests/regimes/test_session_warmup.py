@@ -32,7 +32,7 @@ def test_a_warm_session_without_an_open_model_rate_keeps_the_plan() -> None:
 
 
 def test_a_fixed_rate_check_keeps_its_own_warm_up_on_warm_instances() -> None:
-    # The confirmation's windows of one session (ConfirmSettings.one_session) pass their warm-up as rewarm_s.
+    # The confirmation's windows of one session (ConfirmSettings.after_search) pass their warm-up as rewarm_s.
     check = session_window_load(
         probe(rate=800.0, warmup_s=15.0), fresh=False, last_rate=1000.0, rewarm_s=15.0
     )
