@@ -103,9 +103,13 @@ def print_capacity_table(title: str, records: dict[str, list[dict[str, Any]]]) -
             for r in rows
             if r["metrics"].get("memory_per_instance_mb")
         ]
-        note = (
-            "lower bound: load generator/host limit" if any(r["bound_by_measurement"] for r in rows) else ""
-        )
+        notes = []
+        if any(r["bound_by_measurement"] for r in rows):
+            notes.append("lower bound: load generator/host limit")
+        cut_short = sum(1 for r in rows if r["metrics"].get("capacity_budget_spent"))
+        if cut_short:
+            notes.append(f"{cut_short} of {len(rows)} searches used their probe budget")
+        note = "; ".join(notes)
         table.add_row(
             impl,
             _fmt_ci(capacities),

@@ -69,14 +69,15 @@ def sizing() -> DemoPlan:
         # Java has the lowest capacity per instance, so two of its instances still leave k6 room.
         scaling_impls=("java",),
         scaling_repetitions=1,
-        # Fixed-rate checks: 10 s windows of at least 2000 requests, at most 5 per implementation, that
+        # Fixed-rate checks: 10 s windows of at least 2000 requests, at most 6 per implementation, that
         # continue the session of its last search (a fresh start with its pre-warm took 16-60 s here). Each
         # window warms up 15 s at its rate, not 5: a JVM pre-warmed at half the rate needs 10-12 s at the
         # full rate before its CPU settles (measured at 0.5 CPU, 1100 req/s: warm-up 5 s p99 93-356 ms in
         # three runs, 20 s p99 14.8 ms). Two steps down: in a demo here the searches' means for java and
-        # node were 10 % above what a 10 s window held, and one step down missed too.
+        # node were 10 % above what a 10 s window held, and one step down missed too. Three steps up: in a
+        # demo here java's searches averaged 660 req/s, and 660, 790 and 950 all held in the check.
         confirm=ConfirmSettings(
-            duration_s=10.0, warmup_s=15.0, max_down=2, max_up=2, min_window_requests=2000, after_search=True
+            duration_s=10.0, warmup_s=15.0, max_down=2, max_up=3, min_window_requests=2000, after_search=True
         ),
         # Compact searches: 15 % brackets, the failing edge re-checked once; 3 s re-warm (warmup_s caps it)
         # and 3 s windows of >= 1000 requests. The capacity edge must hold twice: one pass of a 3 s window

@@ -163,13 +163,14 @@ def _search(
                 bad = rate
                 if good is not None:
                     break
-                # Nothing has held yet. A hint that fails was a poor guess (two instances on a machine too
-                # small to carry twice one instance's load), so the search steps down in `growth`, not in
-                # the hint's small steps: from twice one instance's capacity, five steps of 1.15 here all
-                # failed before one held.
-                if rate / settings.growth < settings.min_rate:
+                # Nothing has held yet. After a hint has failed twice it was a poor guess (two instances on
+                # a machine too small to carry twice one instance's load), so the search steps down in
+                # `growth`, not in the hint's small steps: from twice one instance's capacity, five steps of
+                # 1.15 here all failed before one held. One failure is often noise: the hint's step first.
+                step = growth if len(results) < 2 else settings.growth
+                if rate / step < settings.min_rate:
                     break
-                rate = round_rate(rate / settings.growth, settings.granularity)
+                rate = round_rate(rate / step, settings.granularity)
         if good is None:
             state.capacity = 0.0
             return
