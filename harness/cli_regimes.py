@@ -108,7 +108,7 @@ def print_capacity_table(title: str, records: dict[str, list[dict[str, Any]]]) -
             notes.append("lower bound: load generator/host limit")
         cut_short = sum(1 for r in rows if r["metrics"].get("capacity_budget_spent"))
         if cut_short:
-            notes.append(f"{cut_short} of {len(rows)} searches used their probe budget")
+            notes.append(f"cut short: {cut_short} of {len(rows)} (probe budget)")
         note = "; ".join(notes)
         table.add_row(
             impl,

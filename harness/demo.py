@@ -66,7 +66,8 @@ def sizing() -> DemoPlan:
         repetitions=3,
         warmup_s=3.0,
         duration_s=3.0,
-        # Java has the lowest capacity per instance, so two of its instances still leave k6 room.
+        # Java uses the least CPU at its capacity (15-28 % of 0.5 CPU in the demos here, node and php 35-43 %),
+        # so two of its instances still leave k6 and PostgreSQL room.
         scaling_impls=("java",),
         scaling_repetitions=1,
         # Fixed-rate checks: 10 s windows of at least 2000 requests, at most 6 per implementation, that
@@ -108,7 +109,7 @@ def run_demo(results_dir: Path | None = None) -> int:
     console.print(
         f"This compares the Java, Node.js and PHP apps on this machine: capacity under the SLO "
         f"(p99 <= 50 ms, mean <= 8 ms), {plan.repetitions} independent searches each, every instance capped at "
-        f"{plan.cpus:g} CPU, then a short scaling sweep. Expect about 25 minutes."
+        f"{plan.cpus:g} CPU, then a short scaling sweep. Expect about 17 minutes."
     )
     console.rule("1/5 tools")
     toolchain.ensure(toolchain.all_tool_names(), quiet=False)

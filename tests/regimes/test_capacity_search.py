@@ -397,5 +397,5 @@ def test_capacity_table_says_how_many_searches_used_their_budget(
     ]
     print_capacity_table("capacity", {"php": rows, "node": [{**rows[1]}]})
     lines = capsys.readouterr().out.splitlines()
-    assert any("php" in line and "2 of 3 searches used their probe budget" in line for line in lines)
+    assert any("php" in line and "cut short: 2 of 3 (probe budget)" in line for line in lines)
     assert not any("node" in line and "budget" in line for line in lines)
