@@ -168,6 +168,10 @@ def print_confirmation_table(confirmations: dict[str, Any], settings: Any) -> No
             verdict,
         )
     console.print(table)
+    for impl, c in confirmations.items():
+        # The table's verdict column is cut short in a narrow terminal; this line is whole.
+        word = "[green]consistent[/]" if c.consistent else "[yellow]not confirmed[/]"
+        console.print(f"{impl}: {word}: {c.summary()}")
     console.print(
         "✓ = valid and within the SLO; every run is stored (regime capacity-confirm). The confirmed figure is the "
         "capacity a fixed-rate run reproduces: `./bidbench run --rate <it> --cpus <limit>` should meet the SLO."

@@ -184,6 +184,9 @@ def test_confirmation_table_shows_every_run_and_the_verdict(
     assert "400✗" in out and "320✓" in out and "consistent" in out
     assert "3.2 / 41.0" in out and "21.5" in out
     assert "no fixed-rate run" in out
+    # Whole verdict lines under the table, which a narrow terminal cuts short.
+    assert "node: consistent: 320 req/s holds; 380 req/s breaks the SLO" in out
+    assert "php: not confirmed: no fixed-rate run" in out
 
 
 def test_capacity_table_interval_of_equal_searches_is_the_value() -> None:
