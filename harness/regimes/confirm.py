@@ -86,6 +86,11 @@ class Confirmation:
         """The capacity holds under a fixed-rate run, and 1.2x of it breaks the SLO."""
         return self.capacity is not None and self.above_broke is True
 
+    @property
+    def moved(self) -> bool:
+        """Consistent, but at another rate than the searches' figure: the check had to step to get there."""
+        return self.consistent and bool(self.runs) and self.capacity != self.runs[0]["rate"]
+
     def summary(self) -> str:
         if self.capacity is None:
             return f"no fixed-rate run from {round(self.start):g} req/s down met the SLO within {len(self.runs)} runs"

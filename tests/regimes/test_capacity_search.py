@@ -402,3 +402,13 @@ def test_capacity_table_says_how_many_searches_used_their_budget(
     lines = capsys.readouterr().out.splitlines()
     assert any("php" in line and "cut short: 2 of 3 (probe budget)" in line for line in lines)
     assert not any("node" in line and "budget" in line for line in lines)
+
+
+def test_a_check_that_had_to_step_says_it_moved_the_capacity() -> None:
+    at_the_search = confirm_drive(400, holds_up_to=450)
+    stepped_up = confirm_drive(400, holds_up_to=500, settings=ConfirmSettings(max_up=3))
+    stepped_down = confirm_drive(400, holds_up_to=370)
+    assert at_the_search.consistent and not at_the_search.moved
+    assert stepped_up.consistent and stepped_up.capacity == 480 and stepped_up.moved
+    assert stepped_down.consistent and stepped_down.capacity == 360 and stepped_down.moved
+    assert not confirm_drive(400, holds_up_to=10).moved  # not confirmed at all: nothing moved
