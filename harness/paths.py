@@ -20,6 +20,8 @@ RESULTS = Path(os.environ.get("BIDBENCH_RESULTS", ROOT / "results"))
 STATE = Path(os.environ.get("BIDBENCH_STATE", ROOT / ".bidbench"))
 BIN = STATE / "bin"
 CACHE = STATE / "cache"
+# Per-user, shared by checkouts: tools we build (k6, toxiproxy) by version, so a fresh clone copies them.
+USER_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "bidbench"
 
 
 def traversable_by_others(path: Path) -> bool:
