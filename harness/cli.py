@@ -17,7 +17,7 @@ from harness.console import UserError, console, err_console
 app = typer.Typer(
     help=(
         "bidbench: compare Java, Node.js and PHP implementations of one auction service, fairly.\n\n"
-        "Start with `./bidbench demo` (everything, about 17 minutes) or `./bidbench test` (the test suites). "
+        "Start with `./bidbench demo` (everything, about 15 minutes) or `./bidbench test` (the test suites). "
         "Both install what they need. Results go to results/."
     ),
     no_args_is_help=True,
@@ -466,7 +466,7 @@ def demo() -> None:
     """The main job, from a fresh clone: install the tools, seed the embedded PostgreSQL, build the three
     apps, find each one's capacity under the SLO (3 time-boxed searches each), check each capacity with
     fixed-rate runs (it must hold, and 1.2x of it must break the SLO), run a short scaling sweep, then print
-    the comparison and write an HTML report under results/. About 17 minutes on 2 cores once the tools are
+    the comparison and write an HTML report under results/. About 15 minutes on 2 cores once the tools are
     installed; every run is kept in results/."""
     from harness.demo import run_demo
 

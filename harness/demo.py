@@ -114,7 +114,7 @@ def run_demo(results_dir: Path | None = None) -> int:
     console.print(
         f"This compares the Java, Node.js and PHP apps on this machine: capacity under the SLO "
         f"(p99 <= 50 ms, mean <= 8 ms), {plan.repetitions} independent searches each, every instance capped at "
-        f"{plan.cpus:g} CPU, then a short scaling sweep. Expect about 17 minutes."
+        f"{plan.cpus:g} CPU, then a short scaling sweep. Expect about 15 minutes."
     )
     console.rule("1/5 tools")
     toolchain.ensure(DEMO_TOOLS, quiet=False)
