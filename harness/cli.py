@@ -406,7 +406,9 @@ def _interrupt_on_signal(signum: int, _frame: object) -> None:
 
 
 def main() -> None:
-    for signum in (signal.SIGTERM, signal.SIGHUP):
+    # SIGINT too: a process started as a background job of a non-interactive shell (a script's `cmd &`, some
+    # CI runners) inherits SIGINT as ignored, and Python then installs no Ctrl-C handler of its own.
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, _interrupt_on_signal)
     try:
         app(prog_name="bidbench")

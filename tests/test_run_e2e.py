@@ -200,6 +200,9 @@ def test_ctrl_c_stops_everything_and_keeps_the_run_marked_interrupted(
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        # Started as a background job of a non-interactive shell would start it (`./bidbench run ... &` in a
+        # script, some CI runners): with SIGINT ignored on entry. It must stop on SIGINT all the same.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
     )
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline and not [p for p in _app_processes() if "node" in p.name()]:
