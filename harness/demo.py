@@ -77,10 +77,10 @@ def sizing() -> DemoPlan:
         # Fixed-rate checks: 5 s windows of at least 2000 requests after a 5 s warm-up at their rate, at most
         # 6 per implementation, that continue the session of its last search (a fresh start with its
         # pre-warm took 16-80 s here), so the instances are warm. 5 s, not 10 or 20: a search decides on
-        # 3 s windows, and a longer window is a different measurement. Of the 4 demos here with 10 s check
-        # windows, java's 10 s windows held 1.2x the searches' figure in 3 (one GC stall fails p99 in 3 s
-        # and not in 10), and node's and php's 10 s windows failed it in 3 of 8 (a backlog builds for
-        # longer). Two steps down, three up: the searches' mean can be off by more than one step.
+        # 3 s windows, a much longer window is a different measurement, and 10 s windows cost a demo here
+        # 100 s more. Two steps down, three up: the searches' mean can be off by more than one step (java's
+        # check, later in its session than its searches' edges, held 1.2x their figure in 6 of 7 demos:
+        # the JVM was still speeding up, see the README's "What the demo's figures understate").
         confirm=ConfirmSettings(
             duration_s=5.0, warmup_s=5.0, max_down=2, max_up=3, min_window_requests=2000, after_search=True
         ),
