@@ -79,7 +79,7 @@ def sizing() -> DemoPlan:
         # pre-warm took 16-80 s here), so the instances are warm. 5 s, not 10 or 20: a search decides on
         # 3 s windows, a much longer window is a different measurement, and 10 s windows cost a demo here
         # 100 s more. Two steps down, three up: the searches' mean can be off by more than one step (java's
-        # check, later in its session than its searches' edges, held 1.2x their figure in 6 of 7 demos:
+        # check, later in its session than its searches' edges, held 1.2x their figure in 7 of 8 demos:
         # the JVM was still speeding up, see the README's "What the demo's figures understate").
         confirm=ConfirmSettings(
             duration_s=5.0, warmup_s=5.0, max_down=2, max_up=3, min_window_requests=2000, after_search=True
