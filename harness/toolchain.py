@@ -192,7 +192,7 @@ def _cached_binary(name: str, version: str) -> Path:
     return paths.USER_CACHE / "bin" / f"{name}-{version}"
 
 
-def _go_install(package: str, version: str, dest: Path, probe: Callable[[], Probe], minutes: str) -> None:
+def _go_install(package: str, version: str, dest: Path, probe: Callable[[], Probe], takes: str) -> None:
     """`go install package@version` into dest, through a per-user copy of the binary: a clean clone on a
     machine that built it before copies it in a second (linking k6 took ~40 s even with Go's build cache)."""
     name = dest.name
@@ -210,7 +210,7 @@ def _go_install(package: str, version: str, dest: Path, probe: Callable[[], Prob
             f"building {name} needs Go. Install it (https://go.dev/dl/ or apt-get install golang) and retry."
         )
     proxy = _run([go, "env", "GOPROXY"]).split(",")[0] or "https://proxy.golang.org"
-    console.print(f"building {name} {version} with Go into {paths.BIN} ({minutes}, once)...")
+    console.print(f"building {name} {version} with Go into {paths.BIN} ({takes}, once)...")
     with tempfile.TemporaryDirectory(prefix=f"bidbench-{name}-", dir=paths.BIN) as gobin:
         env = dict(os.environ, GOBIN=gobin, GOPROXY=proxy, GOFLAGS="-mod=mod")
         target = f"{package}@{version}"
@@ -221,7 +221,10 @@ def _go_install(package: str, version: str, dest: Path, probe: Callable[[], Prob
         os.replace(Path(gobin) / package.rsplit("/", 1)[-1], dest)
     try:
         cached.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(dest, cached)
+        # Through a temporary name: another checkout may be copying the cached binary at the same time.
+        partial = cached.with_name(f"{cached.name}.{os.getpid()}.partial")
+        shutil.copy2(dest, partial)
+        os.replace(partial, cached)
     except OSError as exc:  # the cache only saves time; a read-only home must not fail the build
         console.print(f"[yellow]could not cache {name} in {cached.parent}: {exc}[/]")
 

@@ -53,7 +53,7 @@ def test_first_build_fills_the_user_cache_and_a_fresh_clone_copies_it(fake_go: P
     assert _installs(fake_go) == [f"go.k6.io/k6@{toolchain.K6_VERSION}"]
     assert toolchain._probe_k6().found
     cached = paths.USER_CACHE / "bin" / f"k6-{toolchain.K6_VERSION}"
-    assert cached.is_file()
+    assert [p.name for p in cached.parent.iterdir()] == [cached.name]  # no partial copy left behind
 
     toolchain.k6_path().unlink()  # a fresh clone: no project-local binary
     toolchain.TOOLS["k6"].build()
