@@ -80,6 +80,9 @@ class Confirmation:
     above_broke: bool | None = None  # None: not run, or only the load generator / host gave out
     runs: list[dict[str, Any]] = field(default_factory=list)
     capacity_metrics: dict[str, Any] = field(default_factory=dict)
+    resolution: float = 0.10
+    """The search's tolerance: it stops bisecting once the failing rate is within this share above the
+    held one, so its figure is not defined more closely than that."""
 
     @property
     def consistent(self) -> bool:
@@ -90,6 +93,16 @@ class Confirmation:
     def moved(self) -> bool:
         """Consistent, but at another rate than the searches' figure: the check had to step to get there."""
         return self.consistent and bool(self.runs) and self.capacity != self.runs[0]["rate"]
+
+    @property
+    def moved_beyond_resolution(self) -> bool:
+        """Moved further from the searches' figure than the search's own resolution: there the searches'
+        figure is off, not just rounded differently by a check whose steps (10 %, 1.2x) are as coarse."""
+        return (
+            self.moved
+            and self.capacity is not None
+            and abs(self.capacity - self.start) > self.resolution * self.start
+        )
 
     def summary(self) -> str:
         if self.capacity is None:
@@ -175,7 +188,7 @@ class _Check:
         settings: ConfirmSettings,
     ) -> _Check:
         begin = start_rate(rows)
-        state = Confirmation(impl, begin or 0.0)
+        state = Confirmation(impl, begin or 0.0, resolution=plan.settings.tolerance)
         check = cls(campaign, plan, settings, state, confirm_steps(state, settings))
         if begin:
             check.pending = next(check.steps)

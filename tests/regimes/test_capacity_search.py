@@ -412,3 +412,14 @@ def test_a_check_that_had_to_step_says_it_moved_the_capacity() -> None:
     assert stepped_up.consistent and stepped_up.capacity == 480 and stepped_up.moved
     assert stepped_down.consistent and stepped_down.capacity == 360 and stepped_down.moved
     assert not confirm_drive(400, holds_up_to=10).moved  # not confirmed at all: nothing moved
+
+
+def test_a_move_within_the_search_resolution_is_told_apart_from_one_beyond_it() -> None:
+    # The default resolution is the search's 10 %: one step down (360 of 400) is within it, 1.2x is not.
+    one_down = confirm_drive(400, holds_up_to=370)
+    two_down = confirm_drive(400, holds_up_to=330)
+    stepped_up = confirm_drive(400, holds_up_to=500, settings=ConfirmSettings(max_up=3))
+    assert one_down.moved and not one_down.moved_beyond_resolution
+    assert two_down.capacity == 320 and two_down.moved_beyond_resolution
+    assert stepped_up.moved_beyond_resolution
+    assert not confirm_drive(400, holds_up_to=450).moved_beyond_resolution
