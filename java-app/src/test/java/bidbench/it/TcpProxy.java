@@ -56,14 +56,33 @@ final class TcpProxy implements AutoCloseable {
             server = null;
         }
         for (Socket socket : sockets) {
-            try {
-                socket.setSoLinger(true, 0);
-                socket.close();
-            } catch (IOException e) {
-                // already gone
-            }
+            reset(socket);
         }
         sockets.clear();
+    }
+
+    /**
+     * Keeps a connection accepted by {@code listener} only while that listener is still the open one: a
+     * connection accepted just before {@link #down()} and registered after it would otherwise outlive
+     * "the database" (the pool's second connection, opened as the test took the database down, once
+     * answered a query that had to fail).
+     */
+    private synchronized boolean register(ServerSocket listener, Socket client, Socket upstream) {
+        if (server != listener) {
+            return false;
+        }
+        sockets.add(client);
+        sockets.add(upstream);
+        return true;
+    }
+
+    private static void reset(Socket socket) {
+        try {
+            socket.setSoLinger(true, 0);
+            socket.close();
+        } catch (IOException e) {
+            // already gone
+        }
     }
 
     private void accept(ServerSocket listener) {
@@ -71,8 +90,11 @@ final class TcpProxy implements AutoCloseable {
             try {
                 Socket client = listener.accept();
                 Socket upstream = new Socket(targetHost, targetPort);
-                sockets.add(client);
-                sockets.add(upstream);
+                if (!register(listener, client, upstream)) {
+                    reset(client);
+                    reset(upstream);
+                    continue;
+                }
                 pump(client, upstream, false);
                 pump(upstream, client, true);
             } catch (IOException e) {
