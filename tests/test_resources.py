@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 import pytest
 
@@ -48,6 +49,11 @@ def process_in(group: ResourceGroup, code: str) -> Iterator[subprocess.Popen[str
     try:
         yield proc
     finally:
+        # Every process of the group, not only the one started here: a child it forked would outlive it
+        # and keep burning a CPU for the rest of the test session.
+        for pid in group.pids():
+            with suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
         proc.kill()
         proc.wait()
         group.close()
@@ -169,6 +175,7 @@ def test_lifted_limit_lets_the_group_past_its_quota_and_is_restored(backend: str
     assert capped_before == pytest.approx(0.5, abs=0.05)
     assert uncapped > 0.8
     assert capped_after == pytest.approx(0.5, abs=0.05)
+    assert group.pids() == []  # the burners forked by the one started here are gone too
 
 
 class _Refusing(ProcessTreeGroup):
