@@ -4,18 +4,9 @@ steady state), before the first measured window.
 A fixed warm-up is too short for some runtimes and wasted on others. Measured at 0.5 CPU and 200 req/s,
 a fresh JVM still spent 29 % CPU in the first third of a 30 s window and 11 % in the last (JIT compiling);
 node and php settle within about 10 s. So the load ramps from a tenth of the rate to the rate (a cold
-instance hit at full rate builds a backlog it takes many seconds to drain), then holds it until
+instance hit at full rate builds a backlog it takes many seconds to drain), then holds it until two
 consecutive blocks of per-second CPU agree, or the time limit is reached. Nothing here is stored as a
 run; the session records what the pre-warm did in every run's manifest.
-
-Where the resource backend can, the instances' CPU limit is lifted for the pre-warm and restored before
-the first window (the same for every implementation), and the pre-warm runs at the first window's full
-rate. Under its limit a JIT compiles on the app's own quota: a fresh JVM at 0.5 CPU pre-warmed at half
-of 1150 req/s (56 s) missed the SLO in 6 of its first 7 windows at 1150 and used 35 % CPU there, falling
-to 30 % over two minutes. Pre-warmed at the full rate with its limit lifted (25 s), it used 26 % from the
-first window, and its p99 passed in 14 of 16 windows. Limits are startup-time facts for the runtimes
-(the JVM sizes its GC and compiler threads from the quota it sees at start), so the instances start
-under their limit and only the pre-warm runs without it.
 """
 
 from __future__ import annotations
@@ -49,10 +40,6 @@ IDLE_MAX_S = 15.0
 # 50 %, php 24 %, a warm JVM 8 %); a JVM still compiling used 66-100 % for tens of seconds, and its CPU
 # falls slowly enough that two 4 s blocks agree within 15 % on the way down.
 WARM_MAX_SHARE = 0.65
-# The same test with the limit lifted, at the first window's full rate: a warm app at its capacity used at
-# most 84 % of its limit here (node 42 of 50 %), and a search's first probe is at most 1.5x an earlier
-# answer; a JVM compiling on the whole machine used 90-120 % of one core (180-240 % of a 0.5 CPU limit).
-LIFTED_MAX_SHARE = 1.5
 
 
 @dataclass
@@ -65,7 +52,6 @@ class PrewarmRecord:
     # After the load stops: an instance the pre-warm overloaded still works off its backlog, which would
     # otherwise land in the first window (and can starve k6's setup request).
     idle_wait_s: float = 0.0
-    cpu_limit_lifted: bool = False
 
     def as_manifest(self) -> dict[str, Any]:
         record = asdict(self)
@@ -79,29 +65,25 @@ def settled(
     limit_pct: float | None = None,
     block_s: int = BLOCK_S,
     blocks: int = SETTLE_BLOCKS,
-    max_share: float = WARM_MAX_SHARE,
 ) -> bool:
     """The last `blocks` blocks of per-second CPU % agree within MAX_DRIFT (or ABS_SLACK_PCT points), and
-    the last is under `max_share` of the CPU limit (`limit_pct`, None for none): a JIT compiler busy near
-    the quota, or on a whole core when the limit is lifted, reads as flat as a steady state."""
+    the last is under WARM_MAX_SHARE of the CPU limit (`limit_pct`, None for none): the load is half the
+    rate being measured, and a JIT compiler busy near the quota reads as flat as a steady state."""
     if len(cpu_pct_after_ramp) < blocks * block_s:
         return False
     tail = cpu_pct_after_ramp[len(cpu_pct_after_ramp) - blocks * block_s :]
     means = [statistics.fmean(tail[i * block_s : (i + 1) * block_s]) for i in range(blocks)]
-    if limit_pct and means[-1] >= max_share * limit_pct:
+    if limit_pct and means[-1] >= WARM_MAX_SHARE * limit_pct:
         return False
     spread = max(means) - min(means)
     return spread <= ABS_SLACK_PCT or spread / max(means) <= MAX_DRIFT
 
 
-def prewarm_rate(
-    model: str, rate: float, cpus: float | None, instances: int, limit_lifted: bool = False
-) -> float:
-    """The pre-warm's rate: the measured rate with the CPU limit lifted, half of it under the limit (open
-    model), or CLOSED_RATE_PER_CPU for every CPU the instances may use (closed model; an instance without a
-    limit counts as one CPU)."""
+def prewarm_rate(model: str, rate: float, cpus: float | None, instances: int) -> float:
+    """The pre-warm's rate: half the measured rate (open model), or CLOSED_RATE_PER_CPU for every CPU the
+    instances may use (closed model; an instance without a limit counts as one CPU)."""
     if model == "open":
-        return rate if limit_lifted else rate * RATE_SHARE
+        return rate * RATE_SHARE
     return CLOSED_RATE_PER_CPU * (cpus or 1.0) * instances
 
 
@@ -119,13 +101,11 @@ def prewarm_until_steady(
     max_s: float = MAX_S,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
-    limit_lifted: bool = False,
 ) -> PrewarmRecord:
     """Runs the ramped load (start_load returns a handle with poll() and kill()) and samples the instances'
     cumulative CPU seconds once a second until `settled`, k6 ends, or max_s. `limit_pct` is the instances'
-    summed CPU limit in CPU % (None: no limit), `limit_lifted` whether it is lifted meanwhile."""
-    record = PrewarmRecord(rate=rate, cpu_limit_lifted=limit_lifted)
-    max_share = LIFTED_MAX_SHARE if limit_lifted else WARM_MAX_SHARE
+    summed CPU limit in CPU % (None: no limit)."""
+    record = PrewarmRecord(rate=rate)
     start_rate, stages = ramp_stages(rate, max_s)
     load = start_load(start_rate, stages, max_s, scratch)
     began = clock()
@@ -138,7 +118,7 @@ def prewarm_until_steady(
                 record.cpu_pct_per_s.append(100.0 * (cpu - last_cpu) / (now - last_t))
             last_t, last_cpu = now, cpu
             record.seconds = now - began
-            if settled(record.cpu_pct_per_s[RAMP_S:], limit_pct, max_share=max_share):
+            if settled(record.cpu_pct_per_s[RAMP_S:], limit_pct):
                 record.steady, record.reason = True, "CPU per second settled"
                 break
             if load.poll() is not None:

@@ -13,8 +13,6 @@ import subprocess
 import time
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -127,11 +125,6 @@ class ResourceGroup(ABC):
     def adopt(self, pid: int) -> None:  # noqa: B027 - kernel-tracked groups need nothing
         """Track a process started in the group (only process-tree sampling needs to be told)."""
 
-    def set_cpu_limit(self, cpus: float | None) -> bool:
-        """Change the CPU limit of the running group (None: no limit). False where the backend cannot, or
-        the kernel refused; the limit is then unchanged."""
-        return False
-
     def spawn(
         self, argv: list[str], cwd: Path, env: dict[str, str], log_path: Path
     ) -> subprocess.Popen[bytes]:
@@ -190,10 +183,6 @@ class CgroupV2Group(ResourceGroup):
     def preexec(self) -> None:
         (self.path / "cgroup.procs").write_text(str(os.getpid()))
 
-    def set_cpu_limit(self, cpus: float | None) -> bool:
-        quota, period = cfs_quota(cpus) if cpus else ("max", CFS_PERIOD_US)
-        return _try_write(self.path / "cpu.max", f"{quota} {period}")
-
     def pids(self) -> list[int]:
         return _read_pids(self.path / "cgroup.procs")
 
@@ -245,14 +234,6 @@ class CgroupV1Group(ResourceGroup):
         pid = str(os.getpid())
         for path in self.paths.values():
             (path / "cgroup.procs").write_text(pid)
-
-    def set_cpu_limit(self, cpus: float | None) -> bool:
-        if not cpus:
-            return _try_write(self.paths["cpu"] / "cpu.cfs_quota_us", "-1")
-        quota, period = cfs_quota(cpus)
-        return _try_write(self.paths["cpu"] / "cpu.cfs_period_us", str(period)) and _try_write(
-            self.paths["cpu"] / "cpu.cfs_quota_us", str(quota)
-        )
 
     def pids(self) -> list[int]:
         return _read_pids(self.paths["cpuacct"] / "cgroup.procs")
@@ -316,12 +297,6 @@ class SystemdScopeGroup(ResourceGroup):
 
     def preexec(self) -> None:
         pass
-
-    def set_cpu_limit(self, cpus: float | None) -> bool:
-        quota = f"CPUQuota={int(cpus * 100)}%" if cpus else "CPUQuota="
-        user = [] if os.geteuid() == 0 else ["--user"]
-        argv = ["systemctl", *user, "set-property", "--runtime", self.unit, quota]
-        return subprocess.run(argv, capture_output=True).returncode == 0
 
     def pids(self) -> list[int]:
         path = self._cgroup()
@@ -394,14 +369,6 @@ def _write(path: Path, value: str, tolerate: bool = False) -> None:
             raise
 
 
-def _try_write(path: Path, value: str) -> bool:
-    try:
-        path.write_text(value)
-    except OSError:
-        return False
-    return True
-
-
 def _read_pids(path: Path) -> list[int]:
     try:
         return [int(line) for line in path.read_text().split()]
@@ -419,32 +386,6 @@ def _rmdir_when_empty(path: Path, timeout_s: float = 5.0) -> None:
             if time.monotonic() > deadline:
                 return
             time.sleep(0.05)
-
-
-@contextmanager
-def cpu_limits_lifted(groups: Sequence[ResourceGroup]) -> Iterator[bool]:
-    """Lifts the CPU limit of every limited group for the duration, and restores each limit afterwards.
-    Yields True only if every limit was lifted; where one could not be, none is (the groups must stay
-    alike), and the body runs under the limits."""
-    limited = [g for g in groups if g.limits.cpus]
-    lifted: list[ResourceGroup] = []
-    for group in limited:
-        if not group.set_cpu_limit(None):
-            break
-        lifted.append(group)
-    try:
-        if len(lifted) < len(limited):
-            _restore_cpu_limits(lifted)
-            lifted = []
-        yield bool(limited) and len(lifted) == len(limited)
-    finally:
-        _restore_cpu_limits(lifted)
-
-
-def _restore_cpu_limits(groups: Sequence[ResourceGroup]) -> None:
-    failed = [g.name for g in groups if not g.set_cpu_limit(g.limits.cpus)]
-    if failed:
-        raise RuntimeError(f"could not restore the CPU limit of {', '.join(failed)}")
 
 
 def _v1_mount(controller: str) -> Path:

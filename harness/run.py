@@ -30,14 +30,7 @@ from harness.db.target import DatabaseServer, current_server, mask_password
 from harness.instances import RunningInstance, start, stop
 from harness.k6summary import digest_summary
 from harness.loadrun import K6Process, LoadSettings
-from harness.resources import (
-    Limits,
-    ProcessTreeGroup,
-    cpu_limits_lifted,
-    describe_backend,
-    detect_backend,
-    new_group,
-)
+from harness.resources import Limits, ProcessTreeGroup, describe_backend, detect_backend, new_group
 from harness.results import RunFolder, append_index, base_manifest, new_run_folder, utc_now
 from harness.sampler import Sampler
 from harness.validity import RunFigures, Slo, Verdict, verdict
@@ -296,11 +289,10 @@ class Session:
             for i in self.instances
         ]
 
-    def prewarm(self, plan: RunPlan, max_s: float = prewarming.MAX_S) -> prewarming.PrewarmRecord | None:
-        """Unmeasured, ramped load until the instances' CPU settles (harness/prewarm.py), with their CPU
-        limit lifted where the backend can; the same rule for every implementation. What it did goes into
-        every later run's manifest."""
-        if not self.started_ok or self.remote or not self.instances:
+    def prewarm(self, rate: float, max_s: float = prewarming.MAX_S) -> prewarming.PrewarmRecord | None:
+        """Unmeasured, ramped load until the instances' CPU settles (harness/prewarm.py); the same rule for
+        every implementation. What it did goes into every later run's manifest."""
+        if not self.started_ok or self.remote or not self.instances or rate <= 0:
             return None
         import tempfile
 
@@ -321,13 +313,7 @@ class Session:
             return k6
 
         limit_pct = 100.0 * self.plan.cpus * len(self.instances) if self.plan.cpus else None
-        with (
-            cpu_limits_lifted([i.group for i in self.instances]) as lifted,
-            tempfile.TemporaryDirectory(prefix="bidbench-prewarm-") as scratch,
-        ):
-            rate = prewarming.prewarm_rate(plan.load.model, plan.load.rate, plan.cpus, plan.instances, lifted)
-            if rate <= 0:
-                return None
+        with tempfile.TemporaryDirectory(prefix="bidbench-prewarm-") as scratch:
             record = prewarming.prewarm_until_steady(
                 start_load,
                 lambda: sum(i.group.cpu_seconds() for i in self.instances),
@@ -335,7 +321,6 @@ class Session:
                 Path(scratch),
                 limit_pct,
                 max_s,
-                limit_lifted=lifted,
             )
         record.idle_wait_s = self.wait_idle()
         self.common["prewarm"] = record.as_manifest()
@@ -361,10 +346,12 @@ class Session:
         self.instances = []
         return killed
 
-    def measure(self, plan: RunPlan, hooks: WindowHooks | None = None, prewarm: bool = False) -> RunOutcome:
+    def measure(
+        self, plan: RunPlan, hooks: WindowHooks | None = None, prewarm_rate: float | None = None
+    ) -> RunOutcome:
         """One measurement window (warm-up + measure) with the given load; writes one result folder.
-        With `prewarm`, the instances are pre-warmed first (harness/prewarm.py) and the warm-up ramps on
-        from the pre-warm's rate; the folder exists from the start, so an interrupted pre-warm is stored too."""
+        With `prewarm_rate`, the instances are pre-warmed first (harness/prewarm.py) and the warm-up ramps
+        on from that rate; the folder exists from the start, so an interrupted pre-warm is stored too."""
         folder = new_run_folder(plan.impl, plan.regime, plan.results_dir)
         manifest: dict[str, Any] = base_manifest()
         manifest.update(
@@ -402,8 +389,8 @@ class Session:
                 raise RuntimeError(
                     f"an instance had died before this window: {[d for i in self.instances for d in i.exited()]}"
                 )
-            if prewarm:
-                record = self.prewarm(plan)
+            if prewarm_rate:
+                record = self.prewarm(prewarm_rate)
                 if record is not None and plan.load.model == "open":
                     plan = replace(plan, load=replace(plan.load, warmup_from_rate=record.rate))
                 if record is not None:
@@ -520,7 +507,8 @@ def new_session_id() -> str:
 def execute(plan: RunPlan, quiet: bool = False) -> RunOutcome:
     """A plain run: one fresh start, one measurement window, everything stopped afterwards."""
     with Session(plan, quiet) as session:
-        return session.measure(plan, prewarm=plan.prewarm)
+        rate = prewarming.prewarm_rate(plan.load.model, plan.load.rate, plan.cpus, plan.instances)
+        return session.measure(plan, prewarm_rate=rate if plan.prewarm else None)
 
 
 def _copy_logs(instance: RunningInstance, folder: RunFolder) -> None:

@@ -81,21 +81,6 @@ def test_settled(series: list[float], limit: float | None, expected: bool) -> No
     assert prewarm.settled(series, limit) is expected
 
 
-# A fresh JVM at 0.5 CPU with its limit lifted, at 1150 req/s after the 4 s ramp (measured, per second).
-LIFTED_JVM = [92.0, 116, 108, 87, 65, 39, 41, 33, 48, 40, 30, 34, 30, 28, 33, 31, 41, 46, 34, 33, 32]
-
-
-def test_settled_with_the_limit_lifted() -> None:
-    lifted = {"max_share": prewarm.LIFTED_MAX_SHARE}
-    assert prewarm.settled(LIFTED_JVM, 50.0, **lifted)
-    assert not prewarm.settled(LIFTED_JVM[:12], 50.0, **lifted)  # still falling from a whole core
-    # A compiler busy on a whole core reads flat, above any warm app's share of its limit.
-    assert not prewarm.settled([100.0] * 12, 50.0, **lifted)
-    # At the full rate a warm app may use most of its limit, which the half-rate test would refuse.
-    assert prewarm.settled([42.0] * 12, 50.0, **lifted)
-    assert not prewarm.settled([42.0] * 12, 50.0)
-
-
 def test_stops_once_cpu_settles_after_the_ramp() -> None:
     # A JIT-like tail: busy at first, then flat at 10 % from second 12 on.
     script = [25.0] * 6 + [20.0, 18.0, 15.0, 13.0, 12.0, 11.0] + [10.0] * 40
@@ -152,9 +137,6 @@ def test_idle_wait_is_bounded() -> None:
 
 def test_prewarm_rate_is_half_the_rate_or_a_share_of_the_cpus_for_a_closed_model() -> None:
     assert prewarm.prewarm_rate("open", 1200.0, 0.5, 1) == 600.0
-    # With the CPU limit lifted a cold instance has the whole machine: the first window's own rate.
-    assert prewarm.prewarm_rate("open", 1200.0, 0.5, 1, limit_lifted=True) == 1200.0
-    assert prewarm.prewarm_rate("closed", 200.0, 0.5, 1, limit_lifted=True) == 400.0
     # A closed-model run has no rate: 800 req/s for every CPU its instances may use.
     assert prewarm.prewarm_rate("closed", 200.0, 0.5, 1) == 400.0
     assert prewarm.prewarm_rate("closed", 200.0, 0.5, 2) == 800.0

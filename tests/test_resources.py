@@ -12,14 +12,7 @@ from contextlib import contextmanager, suppress
 
 import pytest
 
-from harness.resources import (
-    Limits,
-    ProcessTreeGroup,
-    ResourceGroup,
-    cpu_limits_lifted,
-    detect_backend,
-    new_group,
-)
+from harness.resources import Limits, ProcessTreeGroup, ResourceGroup, detect_backend, new_group
 
 BURNER = "while True: pass"
 # The machine is shared and noisy; a heavy weight (with nice -20 inside the group) lets the process under
@@ -154,58 +147,3 @@ def test_forced_backend_is_honoured(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BIDBENCH_RESOURCE_BACKEND", "bogus")
     with pytest.raises(Exception, match="not one of"):
         detect_backend()
-
-
-TWO_BURNERS = (
-    "import subprocess, sys; ps = [subprocess.Popen([sys.executable, '-c', 'while True: pass']) for _ in range(2)]; "
-    "[p.wait() for p in ps]"
-)
-
-
-def test_lifted_limit_lets_the_group_past_its_quota_and_is_restored(backend: str) -> None:
-    """Two burners in a group capped at 0.5 CPU: lifted, they use more than the quota (the machine has 2
-    CPUs, shared); afterwards they are back under it."""
-    group = new_group(backend, "test-lift", Limits(cpus=0.5, cpu_weight=WEIGHT))
-    with process_in(group, TWO_BURNERS):
-        capped_before = _cpu_share(group, 2.0)
-        with cpu_limits_lifted([group]) as lifted:
-            assert lifted
-            uncapped = _cpu_share(group, 2.0)
-        capped_after = _cpu_share(group, 2.0)
-    assert capped_before == pytest.approx(0.5, abs=0.05)
-    assert uncapped > 0.8
-    assert capped_after == pytest.approx(0.5, abs=0.05)
-    assert group.pids() == []  # the burners forked by the one started here are gone too
-
-
-class _Refusing(ProcessTreeGroup):
-    """A limited group whose backend cannot change its limit, and a record of what was asked."""
-
-    def __init__(self, name: str, accepts: bool) -> None:
-        super().__init__(name, Limits(cpus=0.5))
-        self.accepts = accepts
-        self.calls: list[float | None] = []
-
-    def set_cpu_limit(self, cpus: float | None) -> bool:
-        self.calls.append(cpus)
-        return self.accepts
-
-
-def test_limits_stay_when_one_group_cannot_lift_them() -> None:
-    """The instances of a run must stay alike: one that cannot be lifted keeps every limit in place."""
-    first, second = _Refusing("first", accepts=True), _Refusing("second", accepts=False)
-    with cpu_limits_lifted([first, second]) as lifted:
-        assert not lifted
-        assert first.calls == [None, 0.5]  # lifted, then restored at once
-    assert first.calls == [None, 0.5]
-    assert second.calls == [None]
-
-
-def test_fallback_backend_cannot_lift_and_unlimited_groups_are_left_alone() -> None:
-    with cpu_limits_lifted([ProcessTreeGroup("tree", Limits(cpus=0.5))]) as lifted:
-        assert not lifted
-    unlimited = _Refusing("unlimited", accepts=True)
-    unlimited.limits = Limits()
-    with cpu_limits_lifted([unlimited]) as lifted:
-        assert not lifted
-    assert unlimited.calls == []

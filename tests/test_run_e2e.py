@@ -115,10 +115,8 @@ def test_far_past_capacity_is_invalid_or_over_slo_for_the_right_reason(
     )
     outcome = execute(plan, quiet=True)
     assert outcome.status == "completed", outcome.reason
-    # The pre-warm ran at the full rate with the CPU limit lifted, and the limit was back for the window.
-    record = outcome.folder.read_json("manifest.json")["prewarm"]
-    assert record["cpu_limit_lifted"] and record["rate"] == 800
-    assert outcome.folder.read_json("metrics.json")["cpu_pct_total"] <= 5.0 * 1.15
+    # The pre-warm (half the rate) overloads the instance as well; the harness waits for its backlog.
+    assert outcome.folder.read_json("manifest.json")["prewarm"]["idle_wait_s"] > 0
     verdict = outcome.folder.read_json("verdict.json")
     assert not verdict["slo"]["met"]
     failed = {name for name, check in verdict["checks"].items() if not check["ok"]}

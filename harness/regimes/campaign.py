@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from harness import prewarm
 from harness.console import console
 from harness.loadrun import LoadSettings
 from harness.results import RunFolder, read_index
@@ -53,7 +54,7 @@ class LazySession:
         self.session: Session | None = None
 
     def get(self) -> Session:
-        """The live session (its first window pre-warms it: Session.measure's prewarm)."""
+        """The live session (its first window pre-warms it: Session.measure's prewarm_rate)."""
         if self.session is None or not self.session.alive():
             self.close()
             self.session = Session(self.plan, quiet=True).__enter__()
@@ -156,7 +157,9 @@ class Campaign:
                 live = session.get()
                 fresh = live.windows == 0
                 plan = replace(plan, load=session_window_load(plan.load, fresh, live.last_rate, rewarm_s))
-                outcome = live.measure(plan, prewarm=fresh)
+                outcome = live.measure(
+                    plan, prewarm_rate=plan.load.rate * prewarm.RATE_SHARE if fresh else None
+                )
                 if not (outcome.verdict and outcome.verdict.slo.get("met")):
                     live.wait_idle()
             self.run_seconds.append(time.monotonic() - began)
