@@ -54,6 +54,19 @@ def _app_processes() -> list[psutil.Process]:
     return found
 
 
+def _own_app_instance(deadline_s: float) -> psutil.Process | None:
+    """The app instance this test's run started: a descendant of this process carrying the harness's
+    instance marker. Matching on the name alone once picked a short-lived `node --version` probe."""
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        ours = {p.pid for p in psutil.Process().children(recursive=True)}
+        instances = [p for p in _app_processes() if p.pid in ours]
+        if instances:
+            return instances[0]
+        time.sleep(0.5)
+    return None
+
+
 @pytest.fixture(autouse=True)
 def no_leftovers() -> None:
     before = {p.pid for p in _app_processes()}
@@ -139,17 +152,14 @@ def test_crashed_app_is_stored_as_failed_and_nothing_is_left(tmp_path: Path, dat
     result: dict[str, object] = {}
     runner = threading.Thread(target=lambda: result.update(outcome=execute(plan, quiet=True)))
     runner.start()
-    deadline = time.monotonic() + 60
-    victim = None
-    while victim is None and time.monotonic() < deadline:
-        # Our own instance: a node process started by this test process, not anyone else's.
-        candidates = [p for p in psutil.Process().children(recursive=True) if p.name() == "node"]
-        victim = candidates[0] if candidates else None
-        time.sleep(0.5)
-    assert victim is not None
-    time.sleep(4)
-    victim.send_signal(signal.SIGKILL)
-    runner.join(timeout=120)
+    try:
+        victim = _own_app_instance(deadline_s=60)
+        assert victim is not None, "the run started no app instance within 60 s"
+        time.sleep(4)
+        victim.send_signal(signal.SIGKILL)
+    finally:
+        # Whatever happened above, the run must end before the leftover check looks for orphans.
+        runner.join(timeout=120)
     outcome = result["outcome"]
     assert outcome.status == "failed"  # type: ignore[attr-defined]
     assert "died" in outcome.reason  # type: ignore[attr-defined]
