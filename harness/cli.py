@@ -295,8 +295,9 @@ def run(
         bool,
         typer.Option(
             help="Before the warm-up, ramped load until the instances' CPU settles (at most 60 s; recorded "
-            "in the manifest): half the rate (open model), or 800 req/s per CPU of the instances (closed "
-            "model). Off: only the warm-up."
+            "in the manifest): half the rate but at least 800 req/s per CPU of the instances, never above "
+            "the rate (open model; a JIT stays cold at lower rates), or 800 req/s per CPU (closed model). "
+            "Off: only the warm-up."
         ),
     ] = True,
     instances: Annotated[int, typer.Option(min=1, help="App instances, each in its own resource group.")] = 1,

@@ -29,9 +29,17 @@ MAX_S = 60.0
 # instance pinned at the limit is still compiling (a fresh JVM at 0.5 CPU and 80 % of its capacity was
 # pinned at 46-50 % for 12 s, then used 10 % at the full rate once warm).
 RATE_SHARE = 0.5
-# A closed-model run has no rate to take half of. Every app here carried at least 1800 req/s per CPU within
-# the SLO (php at 0.5 CPU: 900-1040 req/s), so 800 per CPU is under half of every capacity.
-CLOSED_RATE_PER_CPU = 800.0
+# The pre-warm's least rate, per CPU of the instances (never above the window's own rate), and a closed
+# model's rate (it has no rate to take half of). A JIT compiles a method after thousands of calls, so a
+# low rate leaves a fresh JVM cold while its CPU already reads as settled. Measured at 0.5 CPU, java
+# pre-warmed at 200 req/s "settled" after 19-40 s while its CPU still swung between 12 and 40 %, and in
+# both sessions all of its next five windows (400-1200 req/s, one after another) missed the SLO; at 300
+# req/s, 9 of 10 did; at 400 req/s (800 per CPU) the JVM was pinned at its limit for 22-25 s, then settled
+# at 11-16 % after 52-57 s, and 8 of the next 10 windows held (as did 8 of 10 after 45 s at 600 req/s).
+# Every app here carries at least 1000 req/s per CPU (php at 0.5 CPU: 500-800 req/s), so 800 per CPU
+# stays under its capacity: php settled at 400 req/s after 42 s at 31-36 % of its 50 % limit.
+MIN_RATE_PER_CPU = 800.0
+CLOSED_RATE_PER_CPU = MIN_RATE_PER_CPU
 MAX_DRIFT = 0.15
 ABS_SLACK_PCT = 1.0  # points of CPU %: below this, a difference between blocks is sampling noise
 IDLE_SHARE = 0.1  # of the CPU limit: below this the instances have worked off a backlog
@@ -80,11 +88,13 @@ def settled(
 
 
 def prewarm_rate(model: str, rate: float, cpus: float | None, instances: int) -> float:
-    """The pre-warm's rate: half the measured rate (open model), or CLOSED_RATE_PER_CPU for every CPU the
-    instances may use (closed model; an instance without a limit counts as one CPU)."""
+    """The pre-warm's rate. Open model: half the first window's rate, but at least MIN_RATE_PER_CPU for
+    every CPU the instances may use (an instance without a limit counts as one CPU), unless the window's
+    own rate is lower. Closed model: CLOSED_RATE_PER_CPU for every such CPU."""
+    per_cpus = (cpus or 1.0) * instances
     if model == "open":
-        return rate * RATE_SHARE
-    return CLOSED_RATE_PER_CPU * (cpus or 1.0) * instances
+        return max(rate * RATE_SHARE, min(rate, MIN_RATE_PER_CPU * per_cpus))
+    return CLOSED_RATE_PER_CPU * per_cpus
 
 
 def ramp_stages(rate: float, max_s: float, ramp_s: int = RAMP_S) -> tuple[float, str]:

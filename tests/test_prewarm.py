@@ -137,6 +137,13 @@ def test_idle_wait_is_bounded() -> None:
 
 def test_prewarm_rate_is_half_the_rate_or_a_share_of_the_cpus_for_a_closed_model() -> None:
     assert prewarm.prewarm_rate("open", 1200.0, 0.5, 1) == 600.0
+    # Half of 400 would leave a JVM cold: at least 800 req/s per CPU (400 at 0.5 CPU, 800 for two instances).
+    assert prewarm.prewarm_rate("open", 400.0, 0.5, 1) == 400.0
+    assert prewarm.prewarm_rate("open", 600.0, 0.5, 1) == 400.0
+    assert prewarm.prewarm_rate("open", 1000.0, 0.5, 2) == 800.0
+    assert prewarm.prewarm_rate("open", 1000.0, None, 1) == 800.0
+    # ...but never above the window's own rate.
+    assert prewarm.prewarm_rate("open", 50.0, 0.5, 1) == 50.0
     # A closed-model run has no rate: 800 req/s for every CPU its instances may use.
     assert prewarm.prewarm_rate("closed", 200.0, 0.5, 1) == 400.0
     assert prewarm.prewarm_rate("closed", 200.0, 0.5, 2) == 800.0

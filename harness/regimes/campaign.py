@@ -24,7 +24,7 @@ from harness.run import RunPlan, Session, execute
 SESSION_REWARM_S = 4.0  # half of it ramps from the previous probe's rate (loadgen-k6 BB_WARMUP_FROM)
 # Before a search's first probe, every instance gets the same unmeasured warm-up at a gentle rate, so a
 # JIT runtime under a small CPU limit is not judged while it is still compiling (the thesis warmed up too).
-# The pre-warm runs at half the rate; the first window's warm-up then lasts at least this long at the rate
+# The pre-warm runs at half the rate (at least 800 req/s per CPU: harness/prewarm.py); the first window's warm-up then lasts at least this long at the rate
 # itself. A JVM at 0.5 CPU needed 10-12 s at the doubled rate before its CPU settled: with a 3 s warm-up,
 # java's first probe at the previous search's capacity failed in all of a demo's later searches (p99
 # 500-880 ms, dropped iterations), and 20-30 s after it the same instance held that rate with p99 under
@@ -157,9 +157,8 @@ class Campaign:
                 live = session.get()
                 fresh = live.windows == 0
                 plan = replace(plan, load=session_window_load(plan.load, fresh, live.last_rate, rewarm_s))
-                outcome = live.measure(
-                    plan, prewarm_rate=plan.load.rate * prewarm.RATE_SHARE if fresh else None
-                )
+                rate = prewarm.prewarm_rate(plan.load.model, plan.load.rate, plan.cpus, plan.instances)
+                outcome = live.measure(plan, prewarm_rate=rate if fresh else None)
                 if not (outcome.verdict and outcome.verdict.slo.get("met")):
                     live.wait_idle()
             self.run_seconds.append(time.monotonic() - began)
