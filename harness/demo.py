@@ -88,7 +88,8 @@ def sizing() -> DemoPlan:
         # and 3 s windows of >= 1000 requests. The capacity edge must hold twice: one pass of a 3 s window
         # near the edge is often luck, and the fixed-rate check below (5 s windows) would then miss the SLO
         # at the searched capacity. Every app here carries at least 800 req/s per CPU, so the searches start
-        # there; the first pre-warm then runs at half that, which lets a JVM compile before its first probe.
+        # there; the first pre-warm runs at that rate too (the pre-warm's floor, harness/prewarm.py: at half
+        # of it a fresh JVM read as settled while cold, and its next five probes failed).
         # They grow by 1.5, not 2: in a demo here php's first search doubled to 1600 req/s (twice its
         # capacity), and rates it had held before failed for the next four probes; that search took 17.
         # At most 7 probes for a first search and 4 for one that starts from the previous answer (4 is what
