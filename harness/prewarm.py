@@ -35,7 +35,7 @@ RATE_SHARE = 0.5
 # pre-warmed at 200 req/s "settled" after 19-40 s while its CPU still swung between 12 and 40 %, and in
 # both sessions all of its next five windows (400-1200 req/s, one after another) missed the SLO; at 300
 # req/s, 8 of 10 did; at 400 req/s (800 per CPU) the JVM was pinned at its limit for 22-25 s, then settled
-# at 12-18 % after 53-56 s, and 12 of the next 15 windows held in three sessions (8 of 10 after 45 s at
+# at 10-18 % after 53-56 s, and 12 of the next 15 windows held in three sessions (8 of 10 after 45 s at
 # 600 req/s).
 # Every app here carries at least 1000 req/s per CPU (php at 0.5 CPU: 500-800 req/s), so 800 per CPU
 # stays under its capacity: php settled at 400 req/s after 42 s at 31-36 % of its 50 % limit.
