@@ -45,6 +45,11 @@ public final class App implements AutoCloseable {
             // Routing works on the raw path (contract: no decoding, no normalization), so Jetty must not
             // reject %2F, %2e or ';' on its own with a differently shaped 400.
             http.setUriCompliance(UriCompliance.UNSAFE);
+            // No per-connection header cache: from a connection's second request on, Jetty keeps a 1024-entry
+            // trie of its header fields (~40 KB of heap) for as long as it stays open. An overloaded instance
+            // holds thousands of open keep-alive connections (k6 opens up to 5000 when requests queue), and
+            // their caches filled the 256 MB heap: the JVM died of OutOfMemoryError in a capacity search.
+            http.setHeaderCacheSize(0);
 
             ServerConnector connector = new ServerConnector(server, new HttpConnectionFactory(http));
             connector.setHost(config.host());
