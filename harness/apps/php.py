@@ -51,6 +51,8 @@ DRIVER_KNOBS: dict[str, str] = {
 # Fixed instance settings, recorded in the manifest with the knobs (SPEC §3.3: nothing tuned silently).
 NGINX_KEEPALIVE_TIMEOUT = "65s"
 NGINX_KEEPALIVE_REQUESTS = "1000000"
+# Why this many: see conf/nginx.conf.tmpl (k6's 5000 connections plus FPM's backlog of 4096).
+NGINX_WORKER_CONNECTIONS = "10240"
 FPM_MAX_REQUESTS = "0"
 JIT_MODE = "tracing"
 JIT_BUFFER_SIZE = "64M"
@@ -271,6 +273,7 @@ class PhpDriver(AppDriver):
                     "optional_temp_paths": optional_temp,
                     "keepalive_timeout": NGINX_KEEPALIVE_TIMEOUT,
                     "keepalive_requests": NGINX_KEEPALIVE_REQUESTS,
+                    "worker_connections": NGINX_WORKER_CONNECTIONS,
                     "body_limit": str(BODY_LIMIT_BYTES),
                     "listen": listen,
                     "error_headers": error_headers,
@@ -339,6 +342,7 @@ class PhpDriver(AppDriver):
             "nginx_worker_processes": int(values["NGINX_WORKER_PROCESSES"]),
             "nginx_keepalive_timeout": NGINX_KEEPALIVE_TIMEOUT,
             "nginx_keepalive_requests": int(NGINX_KEEPALIVE_REQUESTS),
+            "nginx_worker_connections": int(NGINX_WORKER_CONNECTIONS),
             "nginx_client_max_body_size": BODY_LIMIT_BYTES,
             "php_fpm_pm": "static",
             "php_fpm_max_children": int(values["PHP_FPM_CHILDREN"]),
@@ -398,6 +402,7 @@ class PhpDriver(AppDriver):
                 "nginx.worker_processes": values["NGINX_WORKER_PROCESSES"],
                 "nginx.keepalive_timeout": NGINX_KEEPALIVE_TIMEOUT,
                 "nginx.keepalive_requests": NGINX_KEEPALIVE_REQUESTS,
+                "nginx.worker_connections": NGINX_WORKER_CONNECTIONS,
                 "nginx.client_max_body_size": str(BODY_LIMIT_BYTES),
                 "opcache.enable": "1",
                 "opcache.validate_timestamps": "0",
