@@ -300,12 +300,15 @@ def test_startup_line_and_manifest_knobs(instance: RunningInstance, driver: PhpD
         fields["opcache_jit"] == "off"
         and fields["nginx_worker_processes"] == 1
         and fields["php_fpm_pm"] == "static"
+        and fields["nginx_worker_connections"] == 10240
     )
+    assert "worker_connections 10240;" in (instance.spec.run_dir / "nginx.conf").read_text()
     log = (instance.spec.run_dir / "php-fpm.log").read_text()
     assert log.count("bidbench-start ") == 1
     knobs = driver.effective_knobs(instance.spec)
     assert knobs["PHP_FPM_CHILDREN"] == "4" and knobs["php_fpm.pm"] == "static"
     assert knobs["nginx.worker_processes"] == "1" and knobs["opcache.jit"] == "off"
+    assert knobs["nginx.worker_connections"] == "10240"
     versions = driver.runtime_versions()
     assert versions["php"].startswith("8.") and versions["nginx"][0].isdigit()
 
