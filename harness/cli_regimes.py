@@ -11,8 +11,17 @@ from rich.table import Table
 from scipy import stats
 
 from harness.console import UserError, console
+from harness.sizing import default_instance_cpus
 
 IMPLS_HELP = "Comma-separated implementations: java,node,php."
+SIZED_CPUS_HELP = (
+    "CPU limit per instance. Default: the sizing rule, a quarter of this machine's cores and at most 1 "
+    f"(here {default_instance_cpus():g}), so k6 and PostgreSQL keep enough CPU for valid runs. 0: no limit."
+)
+
+
+def _sized_cpus(cpus: float | None) -> float:
+    return default_instance_cpus() if cpus is None else cpus
 
 
 def _impls(text: str) -> list[str]:
@@ -194,8 +203,14 @@ def register(app: typer.Typer) -> None:  # noqa: C901 - one place that declares 
     def capacity(
         impl: Annotated[str, typer.Option(help=IMPLS_HELP)] = "java,node,php",
         repetitions: Annotated[
-            int, typer.Option("--repetitions", "-r", min=1, help="Independent searches per implementation.")
-        ] = 5,
+            int | None,
+            typer.Option(
+                "--repetitions",
+                "-r",
+                min=1,
+                help="Independent searches per implementation (default 5; --quick: 3).",
+            ),
+        ] = None,
         quick: Annotated[
             bool, typer.Option(help="3 repetitions and short probes (5 s warm-up, 8 s window).")
         ] = False,
@@ -255,7 +270,7 @@ def register(app: typer.Typer) -> None:  # noqa: C901 - one place that declares 
         instances: Annotated[
             int | None, typer.Option(help="Largest instance count (default: what fits this machine).")
         ] = None,
-        cpus: Annotated[float, typer.Option(help="CPU limit per instance.")] = 1.0,
+        cpus: Annotated[float | None, typer.Option(help=SIZED_CPUS_HELP)] = None,
         repetitions: Annotated[
             int | None,
             typer.Option("--repetitions", "-r", min=1, help="Repetitions per point (default 5; --quick: 3)."),
@@ -269,13 +284,15 @@ def register(app: typer.Typer) -> None:  # noqa: C901 - one place that declares 
         ] = None,
     ) -> None:
         """Capacity, CPU %, utilized CPU, normalized throughput and memory per instance for 1..N instances
-        (thesis Tables 7.1 and 7.2). Sizing rule: instances x cpus must leave 1 core (2 on machines with more
-        than 4) for k6 and PostgreSQL; larger sweeps are cut with a warning. `python compare.py` fits the USL."""
+        (thesis Tables 7.1 and 7.2). Sizing rule: each instance gets a quarter of the cores (at most 1) unless
+        --cpus says otherwise, and instances x cpus must leave 1 core (2 on machines with more than 4) for k6 and
+        PostgreSQL; larger sweeps are cut with a warning. `python compare.py` fits the USL."""
         from harness.regimes.campaign import Campaign, campaign_name
         from harness.regimes.capacity import SearchSettings
         from harness.regimes.sweeps import run_scaling
 
         impls = _impls(impl)
+        cpus = _sized_cpus(cpus)
         reps = repetitions or (3 if quick else 5)
         dur, warm = (8.0, 5.0) if quick else (15.0, 10.0)
         base = _base_plan(mix, dur, warm, cpus, _parse_knobs(knob), variant, 1, 42, 50.0, 8.0)
@@ -300,7 +317,7 @@ def register(app: typer.Typer) -> None:  # noqa: C901 - one place that declares 
         ] = None,
         quick: Annotated[bool, typer.Option(help="3 repetitions, 8 s windows.")] = False,
         mix: Annotated[str, typer.Option()] = "browse",
-        cpus: Annotated[float, typer.Option()] = 1.0,
+        cpus: Annotated[float | None, typer.Option(help=SIZED_CPUS_HELP)] = None,
         invalid_share: Annotated[float, typer.Option(help="Share of invalid requests (STEP: 0.125).")] = 0.0,
         campaign: Annotated[
             str | None, typer.Option(help="Campaign name; rerun with the same name to resume.")
@@ -312,6 +329,7 @@ def register(app: typer.Typer) -> None:  # noqa: C901 - one place that declares 
         from harness.regimes.sweeps import run_users
 
         impls = _impls(impl)
+        cpus = _sized_cpus(cpus)
         counts = [int(u) for u in users_list.split(",") if u.strip()]
         reps = repetitions or (3 if quick else 5)
         dur, warm = (8.0, 4.0) if quick else (15.0, 5.0)
@@ -371,7 +389,7 @@ def register(app: typer.Typer) -> None:  # noqa: C901 - one place that declares 
             typer.Option("--repetitions", "-r", min=1, help="Repetitions per size (default 5; --quick: 3)."),
         ] = None,
         quick: Annotated[bool, typer.Option(help="3 repetitions, 4 s windows.")] = False,
-        cpus: Annotated[float, typer.Option(help="CPU limit per instance.")] = 1.0,
+        cpus: Annotated[float | None, typer.Option(help=SIZED_CPUS_HELP)] = None,
         campaign: Annotated[
             str | None, typer.Option(help="Campaign name; rerun with the same name to resume.")
         ] = None,
@@ -383,6 +401,7 @@ def register(app: typer.Typer) -> None:  # noqa: C901 - one place that declares 
         from harness.regimes.sweeps import payload_outcome, run_payload
 
         impls = _impls(impl)
+        cpus = _sized_cpus(cpus)
         size_list = [int(s) for s in sizes.split(",") if s.strip()]
         reps = repetitions or (3 if quick else 5)
         dur, warm = (4.0, 2.0) if quick else (6.0, 3.0)

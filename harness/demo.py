@@ -17,8 +17,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-import psutil
-
 from harness import paths, toolchain
 from harness.apps import IMPLS, driver
 from harness.console import UserError, console
@@ -29,6 +27,7 @@ from harness.regimes.confirm import Confirmation, ConfirmSettings, confirm_in_se
 from harness.regimes.sweeps import run_scaling
 from harness.results import read_index
 from harness.run import RunPlan
+from harness.sizing import default_instance_cpus, machine_cores
 from harness.validity import Slo
 
 MIN_CORES = 2
@@ -51,12 +50,11 @@ DEMO_TOOLS = ("db", "java", "node", "php", "load")
 
 
 def sizing() -> DemoPlan:
-    """The demo's sizing rule: a quarter of the machine's cores per instance, at most the thesis's one core
-    (0.5 on 2 cores), so k6 and PostgreSQL, sharing the rest, can drive the app past its capacity with valid
-    runs. Measured here at 0.5 CPU: node at 1450 req/s (above its capacity) used 46 % CPU, k6 50 %,
-    PostgreSQL 24 %, and the run was valid. At 0.25 core the quota's stalls (GC, JIT) decided p99 more than
-    the load did, and the capacity could not be reproduced by fixed-rate runs."""
-    cores = psutil.cpu_count(logical=True) or 1
+    """The demo at the machine sizing rule (harness/sizing.py: 0.5 CPU per instance on 2 cores), so k6 and
+    PostgreSQL, sharing the rest, can drive the app past its capacity with valid runs. At 0.25 core the
+    quota's stalls (GC, JIT) decided p99 more than the load did, and the capacity could not be reproduced
+    by fixed-rate runs."""
+    cores = machine_cores()
     if cores < MIN_CORES:
         raise UserError(
             f"this machine has {cores} core; the demo needs at least {MIN_CORES} (one for the app under test, one "
@@ -64,7 +62,7 @@ def sizing() -> DemoPlan:
         )
     # k6 must be able to push an instance past its capacity with the CPU left over, or every search ends
     # at the load generator's limit. Measured here: k6 needs ~0.35 ms of CPU per request, an app ~0.3-1.5 ms.
-    cpus = min(1.0, cores / 4)
+    cpus = default_instance_cpus(cores)
     return DemoPlan(
         cpus=cpus,
         repetitions=3,

@@ -1,0 +1,78 @@
+"""The machine sizing rule: every regime's default CPU limit per instance follows the machine's cores."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from harness import demo, sizing
+from harness.cli import app
+from harness.regimes import capacity, sweeps
+
+
+@pytest.mark.parametrize(("cores", "cpus"), [(1, 0.25), (2, 0.5), (3, 0.75), (4, 1.0), (64, 1.0)])
+def test_an_instance_gets_a_quarter_of_the_cores_and_at_most_one(cores: int, cpus: float) -> None:
+    assert sizing.default_instance_cpus(cores) == cpus
+
+
+@pytest.mark.parametrize(("cores", "cpus"), [(2, 0.5), (8, 1.0)])
+def test_the_demo_sizes_its_instances_by_the_rule(
+    monkeypatch: pytest.MonkeyPatch, cores: int, cpus: float
+) -> None:
+    monkeypatch.setattr(sizing.psutil, "cpu_count", lambda logical=True: cores)
+    assert demo.sizing().cpus == cpus
+
+
+def test_the_demo_refuses_one_core(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sizing.psutil, "cpu_count", lambda logical=True: 1)
+    with pytest.raises(Exception, match="needs at least 2"):
+        demo.sizing()
+
+
+def _planned_cpus(monkeypatch: pytest.MonkeyPatch, cores: int, args: list[str]) -> list[Any]:
+    """Runs a regime command with its runner replaced by one that records the plan it was given."""
+    monkeypatch.setattr(sizing.psutil, "cpu_count", lambda logical=True: cores)
+    seen: list[Any] = []
+
+    def sweep(campaign: Any, impls: Any, base: Any, *rest: Any, **kwargs: Any) -> Any:
+        seen.append(base)
+        return {} if args[0] == "scaling" else []
+
+    def search(campaign: Any, plan: Any) -> dict[str, list[dict[str, Any]]]:
+        seen.append(plan)
+        return {}
+
+    monkeypatch.setattr(sweeps, "run_users", sweep)
+    monkeypatch.setattr(sweeps, "run_payload", sweep)
+    monkeypatch.setattr(sweeps, "run_scaling", sweep)
+    monkeypatch.setattr(capacity, "run_capacity", search)
+    result = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    return seen
+
+
+@pytest.mark.parametrize("regime", ["users", "scaling", "payload"])
+def test_the_sweeps_default_to_the_sizing_rule_and_take_an_explicit_limit(
+    monkeypatch: pytest.MonkeyPatch, regime: str
+) -> None:
+    (two_cores,) = _planned_cpus(monkeypatch, 2, [regime, "--impl", "node", "--quick"])
+    assert two_cores.cpus == 0.5
+    (eight_cores,) = _planned_cpus(monkeypatch, 8, [regime, "--impl", "node", "--quick"])
+    assert eight_cores.cpus == 1.0
+    (explicit,) = _planned_cpus(monkeypatch, 2, [regime, "--impl", "node", "--quick", "--cpus", "0.75"])
+    assert explicit.cpus == 0.75
+
+
+def test_capacity_keeps_the_thesis_core_and_quick_means_three_searches(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    (quick,) = _planned_cpus(monkeypatch, 2, ["capacity", "--impl", "node", "--quick", "--no-confirm"])
+    assert (quick.base.cpus, quick.repetitions) == (1.0, 3)
+    (full,) = _planned_cpus(monkeypatch, 2, ["capacity", "--impl", "node", "--no-confirm"])
+    assert full.repetitions == 5
+    (chosen,) = _planned_cpus(
+        monkeypatch, 2, ["capacity", "--impl", "node", "--quick", "-r", "2", "--no-confirm"]
+    )
+    assert chosen.repetitions == 2
