@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from harness import __version__, toolchain
-from harness.console import UserError, console, err_console
+from harness.console import UserError, console, err_console, widen_for_logs
 
 app = typer.Typer(
     help=(
@@ -411,6 +411,7 @@ def main() -> None:
     # CI runners) inherits SIGINT as ignored, and Python then installs no Ctrl-C handler of its own.
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, _interrupt_on_signal)
+    widen_for_logs()
     try:
         app(prog_name="bidbench")
     except UserError as exc:
