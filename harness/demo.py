@@ -22,10 +22,10 @@ from harness.apps import IMPLS, driver
 from harness.console import UserError, console
 from harness.loadrun import LoadSettings
 from harness.regimes.campaign import Campaign, LazySession, campaign_name
-from harness.regimes.capacity import CapacityPlan, SearchSettings, run_capacity
+from harness.regimes.capacity import NO_CAPACITY, CapacityPlan, SearchSettings, run_capacity
 from harness.regimes.confirm import Confirmation, ConfirmSettings, confirm_in_session, start_rate
 from harness.regimes.sweeps import run_scaling
-from harness.results import read_index
+from harness.results import RunFolder, read_index
 from harness.run import RunPlan
 from harness.sizing import default_instance_cpus, machine_cores
 from harness.validity import Slo
@@ -106,6 +106,18 @@ def sizing() -> DemoPlan:
     )
 
 
+def split_exclusions(entries: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Excluded capacity results: searches whose probes held no rate (the app missed the SLO), and those
+    that rest on an invalid run (the machine did not give a fair measurement)."""
+
+    def reasons(entry: dict[str, Any]) -> list[str]:
+        folder = RunFolder(Path(entry["path"]))
+        return folder.read_json("verdict.json").get("reasons") or [] if folder.has("verdict.json") else []
+
+    no_rate = [entry for entry in entries if NO_CAPACITY in reasons(entry)]
+    return no_rate, [entry for entry in entries if entry not in no_rate]
+
+
 def run_demo(results_dir: Path | None = None) -> int:
     began = time.monotonic()
     plan = sizing()
@@ -183,6 +195,12 @@ def run_demo(results_dir: Path | None = None) -> int:
     minutes = (time.monotonic() - began) / 60
     for line in check_verdicts(confirmations, plan.search.tolerance):
         console.print(line)
+    no_rate, invalid = split_exclusions(invalid)
+    if no_rate:
+        console.print(
+            f"[bold yellow]{len(no_rate)} of {len(run_dirs)} searches found no rate within the SLO[/] (see the "
+            "report's exclusions): they are left out of the means, which rest on the other searches."
+        )
     if invalid:
         console.print(
             f"[bold yellow]{len(invalid)} of {len(run_dirs)} capacity results rest on no valid run[/] (see the report's "

@@ -20,6 +20,9 @@ from harness.regimes.campaign import Campaign, LazySession, PointResult
 from harness.results import RunFolder, append_index, base_manifest, new_run_folder, read_index
 from harness.run import RunPlan
 
+NO_CAPACITY = "no rate met the SLO"
+"""The verdict of a search that found no capacity (it has no run to stand on)."""
+
 # A probe that fails only because the load generator or host ran out of CPU says nothing about the app.
 MEASUREMENT_LIMITS = {"loadgen_cpu", "database_host"}
 
@@ -47,6 +50,10 @@ class SearchSettings:
     machine makes a search walk (up to 20 probes here), so a time-boxed run needs a bound."""
     max_hinted_probes: int | None = None
     """The same bound for a search that starts from an earlier search's answer, whose edge is near."""
+    floor_probes: int = 3
+    """Probes a search may take past its budget while none of its rates has held: a budget is for refining
+    an edge, and a search with nothing held has no answer yet (php, overloaded early in a hinted search,
+    failed 1160, 1010 and 880 req/s in its 4 probes, and that search answered 0)."""
 
     def budget(self, hint: float | None) -> int | None:
         return self.max_hinted_probes if hint else self.max_probes
@@ -85,27 +92,23 @@ def search(
 ) -> Generator[float, PointResult, None]:
     """Yields rates to probe; receives each probe's result. Leaves the answer in `state`. A search whose
     probe budget runs out answers with the highest rate a majority of its probes held, below every rate
-    that failed more often than it held."""
+    that failed more often than it held; while no rate has held, it goes on for `floor_probes` more."""
     results: dict[float, list[bool]] = {}
     passing: dict[float, PointResult] = {}
     budget = settings.budget(hint)
     steps = _search(settings, state, hint, results, passing)
     try:
         rate = next(steps)
-        while budget is None or len(state.probes) < budget:
+        while (
+            budget is None
+            or len(state.probes) < budget
+            or (not _held_below_failures(results) and len(state.probes) < budget + settings.floor_probes)
+        ):
             rate = steps.send((yield rate))
     except StopIteration:
         return
     steps.close()
-    # Below every rate that failed more often than it held; failing a rate held by a majority, one held as
-    # often as it failed (the search ran out while re-trying its edge).
-    bound = min(
-        (rate for rate, oks in results.items() if oks.count(False) > oks.count(True)), default=math.inf
-    )
-    below = {rate: oks for rate, oks in results.items() if rate < bound}
-    held = [rate for rate, oks in below.items() if _majority(oks)] or [
-        rate for rate, oks in below.items() if oks.count(True) >= oks.count(False)
-    ]
+    held = _held_below_failures(results)
     state.budget_spent = True
     state.capacity = max(held, default=0.0)
     state.best = passing.get(state.capacity)
@@ -244,6 +247,19 @@ def _search(
     state.best = passing.get(good)
 
 
+def _held_below_failures(results: dict[float, list[bool]]) -> list[float]:
+    """The rates a search cut short can answer with: below every rate that failed more often than it held;
+    those held by a majority, or failing any, those held as often as they failed (the search ran out while
+    re-trying its edge)."""
+    bound = min(
+        (rate for rate, oks in results.items() if oks.count(False) > oks.count(True)), default=math.inf
+    )
+    below = {rate: oks for rate, oks in results.items() if rate < bound}
+    return [rate for rate, oks in below.items() if _majority(oks)] or [
+        rate for rate, oks in below.items() if oks.count(True) >= oks.count(False)
+    ]
+
+
 def _undecided(oks: list[bool], trials: int) -> bool:
     need = trials // 2 + 1
     return oks.count(True) < need and oks.count(False) < need
@@ -380,9 +396,7 @@ def _store_capacity(
         capacity_budget_spent=state.budget_spent,
     )
     verdict: dict[str, Any] = (
-        dict(best.verdict or {})
-        if best and state.capacity
-        else {"valid": False, "reasons": ["no rate met the SLO"]}
+        dict(best.verdict or {}) if best and state.capacity else {"valid": False, "reasons": [NO_CAPACITY]}
     )
     if state.bound_by_measurement:
         verdict.setdefault("notes", []).append(

@@ -364,6 +364,27 @@ def test_a_budget_spent_on_an_edge_tie_answers_the_tied_rate_below_every_failure
     assert state.capacity == 1170
 
 
+def test_a_search_with_nothing_held_when_its_budget_runs_out_goes_on_until_a_rate_holds() -> None:
+    # Demo here: php, hinted at 1010 req/s and slowed by its own overloaded probe, held 1010 once, then
+    # failed 1160, 1010 and 880; its 4-probe budget ended there and the search answered 0 req/s.
+    outcomes = {1010: [True, False], 1160: [False], 880: [False], 590: [True]}
+    settings = SearchSettings(tolerance=0.15, boundary_trials=2, growth=1.5, max_hinted_probes=4)
+    state, probes = drive_scripted(
+        settings, lambda rate, done: FakeResult(ok=outcomes[rate][done.count(rate) - 1]), hint=1010
+    )
+    assert probes == [1010, 1160, 1010, 880, 590]
+    assert state.budget_spent and state.capacity == 590
+
+
+def test_the_floor_probes_are_bounded_when_nothing_ever_holds() -> None:
+    settings = SearchSettings(
+        tolerance=0.15, boundary_trials=2, growth=1.5, max_hinted_probes=4, floor_probes=3
+    )
+    state, probes = drive_scripted(settings, lambda rate, _: FakeResult(ok=False), hint=1010)
+    assert len(probes) == 4 + 3
+    assert state.budget_spent and state.capacity == 0.0
+
+
 def test_a_search_that_converges_within_its_budget_is_not_marked() -> None:
     settings = SearchSettings(start_rate=100, tolerance=0.10, granularity=10, max_probes=30)
     state, probes = drive(260, settings)
@@ -402,6 +423,23 @@ def test_capacity_table_says_how_many_searches_used_their_budget(
     lines = capsys.readouterr().out.splitlines()
     assert any("php" in line and "cut short: 2 of 3 (probe budget)" in line for line in lines)
     assert not any("node" in line and "budget" in line for line in lines)
+
+
+def test_capacity_table_leaves_out_a_search_that_found_no_rate_and_says_so(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.cli_regimes import print_capacity_table
+    from harness.console import console
+
+    monkeypatch.setattr(console, "width", 250)
+    rows = [
+        {"capacity_rps": rate, "bound_by_measurement": False, "metrics": {}} for rate in (1010.0, 0.0, 1350.0)
+    ]
+    print_capacity_table("capacity", {"php": rows})
+    (line,) = [line for line in capsys.readouterr().out.splitlines() if "php" in line]
+    cells = [cell.strip() for cell in line.split("│") if cell.strip()]
+    assert cells[1].startswith("1,180 [")  # the mean of 1010 and 1350, as the report and the check take it
+    assert cells[5] == "2" and "1 of 3 found no rate within the SLO (left out)" in cells[6]
 
 
 def test_a_check_that_had_to_step_says_it_moved_the_capacity() -> None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from harness import demo, toolchain
 from harness.apps import IMPLS
 from harness.regimes.confirm import Confirmation
@@ -42,3 +45,17 @@ def test_the_closing_lines_tell_a_move_beyond_the_search_resolution_from_one_wit
     assert "held node at 1,000 req/s (searches 1,020)" in lines[1] and "php" not in "".join(lines)
     unconfirmed = Confirmation("php", 650, None, None, None, [{"rate": 650, "ok": False}])
     assert "capacity of php was not confirmed" in demo.check_verdicts({"php": unconfirmed}, 0.15)[0]
+
+
+def test_the_closing_lines_tell_a_search_that_found_no_rate_from_an_invalid_measurement(
+    tmp_path: Path,
+) -> None:
+    entries = []
+    for name, reasons in (("no-rate", ["no rate met the SLO"]), ("busy", ["database_host"])):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "verdict.json").write_text(json.dumps({"valid": False, "reasons": reasons}))
+        entries.append({"path": str(folder), "valid": False})
+    no_rate, invalid = demo.split_exclusions(entries)
+    assert [Path(e["path"]).name for e in no_rate] == ["no-rate"]
+    assert [Path(e["path"]).name for e in invalid] == ["busy"]
