@@ -118,6 +118,7 @@ def run_experiment(claim: Claim, size: Size) -> Observations:
     if claim.regime == "capacity":
         return _run_capacity(claim, size, campaign, todo, observations)
     campaign.planned_runs = len(todo) * size.repetitions
+    campaign.planned_starts = campaign.planned_runs
     for repetition in range(size.repetitions):
         for cell in todo:
             group = campaign.key("claim", cell.impl, cell.variant.name, f"rate={size.rate:g}")

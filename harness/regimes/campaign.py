@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import statistics
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -106,8 +107,15 @@ class Campaign:
     results_dir: Path | None = None
     planned_runs: int = 0
     done_runs: int = 0
+    planned_starts: int = 0
+    """Runs planned that start their instances: a search's session (its first window also pre-warms them,
+    which cost a JVM 74 s in a demo here, against 7 s for a later window), or a fresh-start run."""
+    done_starts: int = 0
     started: float = field(default_factory=time.monotonic)
     run_seconds: list[float] = field(default_factory=list)
+    """Durations of runs that started their instances (a fresh start, or a session's first window)."""
+    window_seconds: list[float] = field(default_factory=list)
+    """Durations of later windows of a session, on instances already running."""
 
     def key(self, *parts: Any) -> str:
         return "/".join([self.name, *(str(p) for p in parts)])
@@ -123,12 +131,16 @@ class Campaign:
         return None
 
     def eta(self) -> str:
+        """The time left: each planned run that starts its instances at the mean duration of such a run, and
+        each other planned run at the mean duration of a window on running instances. Until one of each
+        kind still to come has been timed, the estimate is not known."""
         remaining = max(self.planned_runs - self.done_runs, 0)
-        per_run = sum(self.run_seconds) / len(self.run_seconds) if self.run_seconds else None
-        if per_run is None:
-            return "?"
-        seconds = int(remaining * per_run)
-        return f"{seconds // 60}m{seconds % 60:02d}s"
+        starts_left = min(max(self.planned_starts - self.done_starts, 0), remaining)
+        windows_left = remaining - starts_left
+        if (starts_left and not self.run_seconds) or (windows_left and not self.window_seconds):
+            return "being estimated"
+        seconds = starts_left * _mean(self.run_seconds) + windows_left * _mean(self.window_seconds)
+        return "~" + format_duration(seconds)
 
     def run_point(
         self,
@@ -151,6 +163,7 @@ class Campaign:
         else:
             began = time.monotonic()
             plan = replace(plan, results_dir=self.results_dir)
+            fresh = True
             if session is None:
                 outcome = execute(plan, quiet=True)
             else:
@@ -161,7 +174,12 @@ class Campaign:
                 outcome = live.measure(plan, prewarm_rate=rate if fresh else None)
                 if not (outcome.verdict and outcome.verdict.slo.get("met")):
                     live.wait_idle()
-            self.run_seconds.append(time.monotonic() - began)
+            took = time.monotonic() - began
+            if fresh:
+                self.run_seconds.append(took)
+                self.done_starts += 1
+            else:
+                self.window_seconds.append(took)
             result = PointResult(
                 outcome.folder,
                 outcome.status,
@@ -171,9 +189,18 @@ class Campaign:
         self.done_runs += 1
         self.planned_runs = max(self.planned_runs, self.done_runs)
         console.print(
-            f"[{self.done_runs}/{self.planned_runs}] {label}: {describe(result)}   (time left ~{self.eta()})"
+            f"[{self.done_runs}/{self.planned_runs}] {label}: {describe(result)}   (time left {self.eta()})"
         )
         return result
+
+
+def _mean(values: list[float]) -> float:
+    return statistics.fmean(values) if values else 0.0
+
+
+def format_duration(seconds: float) -> str:
+    whole = int(seconds)
+    return f"{whole // 60}m{whole % 60:02d}s"
 
 
 def describe(result: PointResult) -> str:

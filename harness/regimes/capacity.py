@@ -302,6 +302,7 @@ def run_capacity(
     campaign.planned_runs += searches * min(
         PROBES_PER_SEARCH_GUESS, plan.settings.max_probes or PROBES_PER_SEARCH_GUESS
     )
+    campaign.planned_starts += searches
     for repetition in range(plan.repetitions):
         for impl in plan.impls:
             state = SearchState()

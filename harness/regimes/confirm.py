@@ -193,6 +193,8 @@ class _Check:
         if begin:
             check.pending = next(check.steps)
             campaign.planned_runs += 2
+            if not settings.after_search:
+                campaign.planned_starts += 2
         return check
 
     def run_next(self, session: LazySession | None) -> None:

@@ -90,6 +90,7 @@ def run_users(
     campaign: Campaign, impls: list[str], base: RunPlan, user_counts: list[int], repetitions: int
 ) -> list[PointResult]:
     campaign.planned_runs += len(impls) * len(user_counts) * repetitions
+    campaign.planned_starts += len(impls) * len(user_counts) * repetitions
     results = []
     for users in user_counts:
         for repetition in range(repetitions):
@@ -114,6 +115,7 @@ def run_payload(
     campaign: Campaign, impls: list[str], base: RunPlan, sizes: list[int], repetitions: int
 ) -> list[tuple[str, int, PointResult]]:
     campaign.planned_runs += len(impls) * len(sizes) * repetitions
+    campaign.planned_starts += len(impls) * len(sizes) * repetitions
     results = []
     for size in sizes:
         for repetition in range(repetitions):
