@@ -90,8 +90,9 @@ def sizing() -> DemoPlan:
         # of it a fresh JVM read as settled while cold, and its next five probes failed).
         # They grow by 1.5, not 2: in a demo here php's first search doubled to 1600 req/s (twice its
         # capacity), and rates it had held before failed for the next four probes; that search took 17.
-        # At most 7 probes for a first search and 4 for one that starts from the previous answer (4 is what
-        # one converges in when nothing is noisy: hint, 1.15x, the edge again, the failing edge again). Near the
+        # At most 7 probes for a first search and 4 for one that starts from the earlier answers (with
+        # nothing noisy: a step below the hint, the hint, 1.15x it, the hint again; its answer is then
+        # the hint, with the failing edge's late re-check left out). Near the
         # edge this machine's noise made searches walk for 9-20 probes (a demo's 9 searches took 90-107
         # probes, 16-18 min), and the demo must fit its time. A search cut short answers with the highest
         # rate its probes held, and says so in its result.

@@ -39,6 +39,12 @@ class SearchSettings:
     """The expanding factor of a search with no hint (doubling). A smaller factor overshoots the edge less:
     a probe at twice an app's capacity leaves a backlog that the next probes can still feel."""
     hint_growth: float = 1.15
+    start_below_hint: bool = True
+    """A search with a hint probes one hint_growth step below it first: its session's first window comes
+    right after a fresh start, and at the hint itself (a rate the previous search held twice) that window
+    failed in 5 of 11 later searches of two demos here, 4 of them overloaded, while the same rate held
+    later in the same sessions. An overloaded window also slows the next ones: node, overloaded at its
+    hint of 1850 req/s, then failed 1610 and 1070, and its search answered 710."""
     recheck_failing_edge: bool = True
     """Re-probe the failing edge late, after the edge trials; if it holds, bisect up to the next rate that
     failed above it (re-checked in its turn) or, if none did, search on upward. Each rate at most once."""
@@ -126,7 +132,10 @@ def _search(
 
     good: float | None = None
     bad: float | None = None
-    rate = round_rate(hint or settings.start_rate, settings.granularity)
+    if hint and settings.start_below_hint:
+        rate = round_rate(hint / settings.hint_growth, settings.granularity)
+    else:
+        rate = round_rate(hint or settings.start_rate, settings.granularity)
     # With a hint from an earlier search the boundary is near: step in small factors instead of `growth`.
     growth = settings.hint_growth if hint else settings.growth
 
@@ -291,11 +300,13 @@ def run_capacity(
     """R searches per implementation, interleaved A B C A B C. Returns the capacity records per impl.
 
     `hints` are where the first search of an implementation starts (e.g. a capacity already measured for
-    a neighbouring point); later searches start from the previous search's answer. `after_searches(impl,
+    a neighbouring point); later searches start from the mean of the answers found so far (a search that
+    found no rate leaves the start as it was). `after_searches(impl,
     session, records)` runs when an implementation's last search has ended, in that search's session
     (the demo's fixed-rate check)."""
     records: dict[str, list[dict[str, Any]]] = {impl: [] for impl in plan.impls}
     start: dict[str, float | None] = {impl: (hints or {}).get(impl) for impl in plan.impls}
+    found: dict[str, list[float]] = {impl: [] for impl in plan.impls}
     searches = len(plan.impls) * plan.repetitions
     stage_base = campaign.planned_runs
     probes_per_search: list[int] = []
@@ -336,7 +347,11 @@ def run_capacity(
                         rate = generator.send(campaign.run_point(probe_plan, label, session))
                 except StopIteration:
                     pass
-                start[impl] = state.capacity or None
+                if state.capacity:
+                    found[impl].append(state.capacity)
+                    # The mean of the answers so far, not the last one: one search thrown low by an
+                    # overloaded window (node: 1850, then 710) would otherwise pull every later one down.
+                    start[impl] = statistics.fmean(found[impl])
                 records[impl].append(_store_capacity(campaign, plan, impl, repetition, state))
                 probes_per_search.append(len(state.probes))
                 campaign.planned_runs = stage_base + expected_probes(probes_per_search, searches)

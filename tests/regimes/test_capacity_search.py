@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pytest
 
@@ -231,7 +231,9 @@ def test_the_failing_edge_is_rechecked_once_at_most() -> None:
 def test_a_held_recheck_in_a_hinted_search_steps_up_gently() -> None:
     """Near the edge a re-check can pass by chance; a search started from a hint then steps by hint_growth
     instead of doubling into overload."""
-    settings = SearchSettings(tolerance=0.15, granularity=10, boundary_trials=1, hint_growth=1.15)
+    settings = SearchSettings(
+        start_below_hint=False, tolerance=0.15, granularity=10, boundary_trials=1, hint_growth=1.15
+    )
     outcomes = iter([True, False, True])  # 1000 holds, 1150 fails, the re-check of 1150 holds
     state, probes = drive_scripted(
         settings, lambda rate, probes: FakeResult(ok=next(outcomes, False)), hint=1000
@@ -262,7 +264,9 @@ def test_an_edge_that_passed_by_luck_is_bisected_below_and_the_figures_come_from
 def test_a_hinted_search_whose_first_edge_was_luck_steps_down_instead_of_finding_nothing() -> None:
     """Started at 700 (the previous answer): 700 passes once by chance, 800 fails, 700's second trial
     fails. Nothing below 700 was probed yet, so the search steps down from it and still finds the edge."""
-    settings = SearchSettings(tolerance=0.15, granularity=10, boundary_trials=2, recheck_failing_edge=False)
+    settings = SearchSettings(
+        start_below_hint=False, tolerance=0.15, granularity=10, boundary_trials=2, recheck_failing_edge=False
+    )
     state, probes = drive_scripted(
         settings,
         lambda rate, probes: FakeResult(ok=rate <= 650 or (rate == 700 and probes.count(700) == 1)),
@@ -358,7 +362,9 @@ def test_a_search_stops_at_its_probe_budget_with_the_highest_rate_held() -> None
 def test_a_budget_spent_on_an_edge_tie_answers_the_tied_rate_below_every_failure() -> None:
     # Hinted: 1350 and 1170 each hold once and fail once; 1260, between them, failed.
     outcomes = {1: True, 2: False, 3: False, 4: True, 5: False, 6: False}
-    settings = SearchSettings(tolerance=0.15, boundary_trials=2, growth=1.5, max_hinted_probes=6)
+    settings = SearchSettings(
+        start_below_hint=False, tolerance=0.15, boundary_trials=2, growth=1.5, max_hinted_probes=6
+    )
     state, probes = drive_scripted(settings, lambda rate, done: FakeResult(ok=outcomes[len(done)]), hint=1350)
     assert probes == [1350, 1550, 1350, 1170, 1260, 1170] and state.budget_spent
     assert state.capacity == 1170
@@ -368,7 +374,9 @@ def test_a_search_with_nothing_held_when_its_budget_runs_out_goes_on_until_a_rat
     # Demo here: php, hinted at 1010 req/s and slowed by its own overloaded probe, held 1010 once, then
     # failed 1160, 1010 and 880; its 4-probe budget ended there and the search answered 0 req/s.
     outcomes = {1010: [True, False], 1160: [False], 880: [False], 590: [True]}
-    settings = SearchSettings(tolerance=0.15, boundary_trials=2, growth=1.5, max_hinted_probes=4)
+    settings = SearchSettings(
+        start_below_hint=False, tolerance=0.15, boundary_trials=2, growth=1.5, max_hinted_probes=4
+    )
     state, probes = drive_scripted(
         settings, lambda rate, done: FakeResult(ok=outcomes[rate][done.count(rate) - 1]), hint=1010
     )
@@ -378,7 +386,12 @@ def test_a_search_with_nothing_held_when_its_budget_runs_out_goes_on_until_a_rat
 
 def test_the_floor_probes_are_bounded_when_nothing_ever_holds() -> None:
     settings = SearchSettings(
-        tolerance=0.15, boundary_trials=2, growth=1.5, max_hinted_probes=4, floor_probes=3
+        start_below_hint=False,
+        tolerance=0.15,
+        boundary_trials=2,
+        growth=1.5,
+        max_hinted_probes=4,
+        floor_probes=3,
     )
     state, probes = drive_scripted(settings, lambda rate, _: FakeResult(ok=False), hint=1010)
     assert len(probes) == 4 + 3
@@ -394,7 +407,9 @@ def test_a_search_that_converges_within_its_budget_is_not_marked() -> None:
 
 def test_a_hint_that_fails_twice_steps_down_in_the_search_s_growth() -> None:
     # Two instances on a machine too small for twice one instance's load: the hint (2 x 1130) is far off.
-    settings = SearchSettings(tolerance=0.15, boundary_trials=2, growth=1.5, max_hinted_probes=5)
+    settings = SearchSettings(
+        start_below_hint=False, tolerance=0.15, boundary_trials=2, growth=1.5, max_hinted_probes=5
+    )
     state, probes = drive_scripted(settings, lambda rate, _: FakeResult(ok=rate <= 1220), hint=2270)
     assert probes[:3] == [2270, 1970, 1310]
     assert state.capacity is not None and 0 < state.capacity <= 1220
@@ -402,7 +417,9 @@ def test_a_hint_that_fails_twice_steps_down_in_the_search_s_growth() -> None:
 
 def test_a_hint_that_fails_once_steps_down_in_the_hint_s_small_steps() -> None:
     # The usual case: the previous search's answer, failed once by noise near the edge.
-    settings = SearchSettings(tolerance=0.15, boundary_trials=2, growth=1.5, max_hinted_probes=5)
+    settings = SearchSettings(
+        start_below_hint=False, tolerance=0.15, boundary_trials=2, growth=1.5, max_hinted_probes=5
+    )
     state, probes = drive_scripted(settings, lambda rate, _: FakeResult(ok=rate <= 640), hint=680)
     assert probes[:2] == [680, 590]
     assert state.capacity == 640
@@ -461,3 +478,31 @@ def test_a_move_within_the_search_resolution_is_told_apart_from_one_beyond_it() 
     assert two_down.capacity == 320 and two_down.moved_beyond_resolution
     assert stepped_up.moved_beyond_resolution
     assert not confirm_drive(400, holds_up_to=450).moved_beyond_resolution
+
+
+def test_a_hinted_search_probes_one_step_below_its_hint_first() -> None:
+    # Demo here: java's later searches, hinted at 1850 req/s (held twice before), overloaded in their
+    # session's first window at 1850 and held 1610 right after it.
+    settings = SearchSettings(tolerance=0.15, boundary_trials=2, growth=1.5, hint_growth=1.15)
+    state, probes = drive_scripted(settings, lambda rate, _: FakeResult(ok=rate <= 1900), hint=1850)
+    assert probes[:2] == [1610, 1850]
+    assert state.capacity == 1850
+
+
+def test_a_cold_first_window_at_the_hint_no_longer_throws_the_search_low() -> None:
+    # Demo here: node carries 1850 req/s once warm, but overloaded at that rate in its session's first
+    # window, and the probe after a failure finds it slower still (it failed 1610 and 1070 after it).
+    def app(rate: float, done: list[float]) -> FakeResult:
+        failed_before = len(done) > 1 and not app_results[-1]
+        limit = 1700 if len(done) == 1 else 1100 if failed_before else 1900
+        app_results.append(rate <= limit)
+        return FakeResult(ok=app_results[-1])
+
+    settings = SearchSettings(tolerance=0.15, boundary_trials=2, growth=1.5, max_hinted_probes=4)
+    app_results: list[bool] = []
+    at_hint, at_hint_probes = drive_scripted(replace(settings, start_below_hint=False), app, hint=1850)
+    app_results = []
+    below, below_probes = drive_scripted(settings, app, hint=1850)
+    assert at_hint_probes[:2] == [1850, 1610] and below_probes[:2] == [1610, 1850]
+    assert at_hint.capacity is not None and below.capacity is not None
+    assert below.capacity == 1850 > at_hint.capacity
