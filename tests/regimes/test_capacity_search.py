@@ -385,16 +385,10 @@ def test_a_search_with_nothing_held_when_its_budget_runs_out_goes_on_until_a_rat
 
 
 def test_the_floor_probes_are_bounded_when_nothing_ever_holds() -> None:
-    settings = SearchSettings(
-        start_below_hint=False,
-        tolerance=0.15,
-        boundary_trials=2,
-        growth=1.5,
-        max_hinted_probes=4,
-        floor_probes=3,
-    )
+    # The hinted search's replayed sequence starts at the hint; floor_probes is left at its default.
+    settings = SearchSettings(start_below_hint=False, tolerance=0.15, boundary_trials=2, max_hinted_probes=4)
     state, probes = drive_scripted(settings, lambda rate, _: FakeResult(ok=False), hint=1010)
-    assert len(probes) == 4 + 3
+    assert len(probes) == 4 + settings.floor_probes == 4 + 3
     assert state.budget_spent and state.capacity == 0.0
 
 
