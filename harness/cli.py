@@ -13,6 +13,7 @@ import typer
 
 from harness import __version__, toolchain
 from harness.console import UserError, console, err_console, widen_for_logs
+from harness.loadrun import FIXED_RATE_WARMUP_S
 
 app = typer.Typer(
     help=(
@@ -289,8 +290,12 @@ def run(
     ] = "0",
     duration: Annotated[str, typer.Option(help="Measurement window, e.g. 20s.")] = "20s",
     warmup: Annotated[
-        str, typer.Option(help="Warm-up before the window (excluded from figures), e.g. 10s.")
-    ] = "10s",
+        str,
+        typer.Option(
+            help="Warm-up at the rate before the window (excluded from figures), e.g. 10s. The default "
+            "is long enough for a fresh app under a CPU limit of 0.5 to reach its steady latency."
+        ),
+    ] = f"{FIXED_RATE_WARMUP_S:g}s",
     prewarm: Annotated[
         bool,
         typer.Option(

@@ -141,9 +141,15 @@ def check_fits(plan: RunPlan) -> None:
 
 
 class Progressor:
-    """The live display: phase, time left, live request rate and instance CPU."""
+    """The live display: phase, time left, live request rate and instance CPU.
 
-    def __init__(self, label: str) -> None:
+    Without a terminal (CI, a log file) a bar's frames would be printed as lines, so each phase is printed
+    once, when it begins, with the live figures of that moment."""
+
+    def __init__(self, label: str, plain: bool | None = None) -> None:
+        self.label = label
+        self.plain = (IN_CI or not console.is_terminal) if plain is None else plain
+        self.printed_phase = ""
         self.progress = Progress(
             TextColumn("[bold]{task.fields[label]}"),
             TextColumn("{task.description}"),
@@ -152,7 +158,7 @@ class Progressor:
             TextColumn("{task.fields[live]}"),
             console=console,
             transient=False,
-            disable=IN_CI,
+            disable=self.plain,
         )
         self.task = self.progress.add_task("starting", total=1.0, label=label, live="")
 
@@ -167,8 +173,9 @@ class Progressor:
         self, text: str, completed: float | None = None, total: float | None = None, live: str = ""
     ) -> None:
         self.progress.update(self.task, description=text, completed=completed, total=total, live=live)
-        if IN_CI:
-            console.print(f"  {text} {live}")
+        if self.plain and text != self.printed_phase:
+            self.printed_phase = text
+            console.print(f"  {self.label} {text} {live}".rstrip())
 
 
 class Session:

@@ -32,3 +32,31 @@ def test_with_no_terminal_the_output_is_wide_enough_for_a_table_with_intervals()
 
 def test_an_explicit_columns_setting_wins() -> None:
     assert _width({"COLUMNS": "100"}) == 100
+
+
+PHASES = """
+from harness.run import Progressor
+with Progressor("node x1") as progress:
+    for second in range(4):
+        progress.phase("warm-up", completed=second, total=8, live=f"{100 * second} req/s  CPU 30 %")
+    for second in range(4, 8):
+        progress.phase("measure", completed=second, total=8, live="400 req/s  CPU 41 %")
+"""
+
+
+def test_with_no_terminal_each_phase_is_one_line_and_no_bar_is_drawn() -> None:
+    env = {key: value for key, value in os.environ.items() if key != "CI"}
+    done = subprocess.run(
+        [sys.executable, "-c", PHASES],
+        cwd=paths.ROOT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert done.stdout.splitlines() == [
+        "  node x1 warm-up 0 req/s  CPU 30 %",
+        "  node x1 measure 400 req/s  CPU 41 %",
+    ]

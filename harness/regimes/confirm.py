@@ -25,6 +25,7 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from harness.loadrun import FIXED_RATE_WARMUP_S
 from harness.regimes.campaign import Campaign, LazySession, PointResult
 from harness.regimes.capacity import (
     MEASUREMENT_LIMITS,
@@ -52,10 +53,10 @@ class ProbeOutcome(Protocol):
 
 @dataclass(frozen=True)
 class ConfirmSettings:
-    """Defaults match `./bidbench run`: a fresh start, 10 s warm-up, 20 s window."""
+    """Defaults match `./bidbench run`: a fresh start, its warm-up (`FIXED_RATE_WARMUP_S`), 20 s window."""
 
     duration_s: float = 20.0
-    warmup_s: float = 10.0
+    warmup_s: float = FIXED_RATE_WARMUP_S
     above: float = 1.2
     step_down: float = 0.9
     max_down: int = 2  # step-downs after the first run at the search's capacity

@@ -1,0 +1,45 @@
+"""A capacity is checked with fixed-rate runs as a user makes them: `./bidbench run` and `./bidbench
+capacity`'s check warm up alike, long enough for a fresh app under a CPU limit to reach its steady latency."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from harness import run as run_module
+from harness.cli import app
+from harness.loadrun import FIXED_RATE_WARMUP_S
+from harness.regimes.confirm import ConfirmSettings
+
+
+class _Captured(Exception):
+    """Stops the command once it has built its plan: nothing is started."""
+
+
+def _default_run_plan(monkeypatch: pytest.MonkeyPatch, args: list[str]) -> Any:
+    seen: list[Any] = []
+
+    def capture(plan: Any, quiet: bool = False) -> Any:
+        seen.append(plan)
+        raise _Captured
+
+    monkeypatch.setattr(run_module, "execute", capture)
+    result = CliRunner().invoke(app, ["run", *args], env={"COLUMNS": "200"})
+    assert isinstance(result.exception, _Captured), result.output
+    (plan,) = seen
+    return plan
+
+
+def test_a_plain_run_and_the_capacity_check_warm_up_alike(monkeypatch: pytest.MonkeyPatch) -> None:
+    plan = _default_run_plan(monkeypatch, ["--impl", "php", "--rate", "1000", "--cpus", "0.5"])
+    assert plan.load.warmup_s == ConfirmSettings().warmup_s == FIXED_RATE_WARMUP_S
+    assert plan.load.duration_s == ConfirmSettings().duration_s
+    # 10 s left every app short of its steady latency at 0.5 CPU (see FIXED_RATE_WARMUP_S).
+    assert FIXED_RATE_WARMUP_S >= 60
+
+
+def test_an_explicit_warm_up_still_wins(monkeypatch: pytest.MonkeyPatch) -> None:
+    plan = _default_run_plan(monkeypatch, ["--impl", "node", "--warmup", "5s"])
+    assert plan.load.warmup_s == 5.0
