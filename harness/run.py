@@ -144,7 +144,7 @@ class Progressor:
     """The live display: phase, time left, live request rate and instance CPU.
 
     Without a terminal (CI, a log file) a bar's frames would be printed as lines, so each phase is printed
-    once, when it begins, with the live figures of that moment."""
+    once, when it begins, without live figures: at that moment they say nothing yet."""
 
     def __init__(self, label: str, plain: bool | None = None) -> None:
         self.label = label
@@ -175,7 +175,7 @@ class Progressor:
         self.progress.update(self.task, description=text, completed=completed, total=total, live=live)
         if self.plain and text != self.printed_phase:
             self.printed_phase = text
-            console.print(f"  {self.label} {text} {live}".rstrip())
+            console.print(f"  {self.label} {text}")
 
 
 class Session:
@@ -457,7 +457,9 @@ class Session:
             hooks.started(self, time.time() + (sampler.t0 + t_measure - time.monotonic()))
             pg_before: list[dict[str, Any]] | None = None
             with Progressor(f"{plan.impl} x{plan.instances}") as progress:
-                last_count, last_t = 0, time.monotonic()
+                # No rate before a second poll: k6's count at the first one spans an unknown time.
+                last_count: int | None = None
+                last_t = time.monotonic()
                 while k6.poll() is None:
                     now = time.monotonic() - sampler.t0
                     if pg_before is None and now >= t_measure and server is not None:
@@ -466,7 +468,8 @@ class Session:
                     rate = ""
                     if count is not None:
                         elapsed = time.monotonic() - last_t
-                        rate = f"{(count - last_count) / elapsed:.0f} req/s" if elapsed > 0 else ""
+                        if last_count is not None and elapsed > 0:
+                            rate = f"{(count - last_count) / elapsed:.0f} req/s"
                         last_count, last_t = count, time.monotonic()
                     cpu = sum(filter(None, (sampler.latest_cpu_pct(name) for name in self.resources)))
                     phase = "warm-up" if now < t_measure else "measure"
