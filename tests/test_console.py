@@ -1,4 +1,5 @@
-"""The CLI's output when nothing is a terminal (a CI log, `> file`): tables keep their confidence intervals."""
+"""The CLI's output when nothing is a terminal (a CI log, `> file`): tables keep their confidence intervals,
+and progress is one line per phase."""
 
 from __future__ import annotations
 
@@ -10,30 +11,6 @@ from harness import paths
 
 PROBE = "from harness.console import console, widen_for_logs; widen_for_logs(); print(console.width)"
 
-
-def _width(extra_env: dict[str, str]) -> int:
-    env = {key: value for key, value in os.environ.items() if key != "COLUMNS"} | extra_env
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE],
-        cwd=paths.ROOT,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    return int(done.stdout.strip())
-
-
-def test_with_no_terminal_the_output_is_wide_enough_for_a_table_with_intervals() -> None:
-    assert _width({}) == 160
-
-
-def test_an_explicit_columns_setting_wins() -> None:
-    assert _width({"COLUMNS": "100"}) == 100
-
-
 PHASES = """
 from harness.run import Progressor
 with Progressor("node x1") as progress:
@@ -44,10 +21,11 @@ with Progressor("node x1") as progress:
 """
 
 
-def test_with_no_terminal_each_phase_is_one_line_and_no_bar_is_drawn() -> None:
-    env = {key: value for key, value in os.environ.items() if key != "CI"}
+def _output_without_terminal(code: str, drop: str, extra_env: dict[str, str] | None = None) -> str:
+    """What `code` prints with stdin, stdout and stderr not terminals, `drop` unset from the environment."""
+    env = {key: value for key, value in os.environ.items() if key != drop} | (extra_env or {})
     done = subprocess.run(
-        [sys.executable, "-c", PHASES],
+        [sys.executable, "-c", code],
         cwd=paths.ROOT,
         env=env,
         stdin=subprocess.DEVNULL,
@@ -56,4 +34,22 @@ def test_with_no_terminal_each_phase_is_one_line_and_no_bar_is_drawn() -> None:
         timeout=60,
         check=True,
     )
-    assert done.stdout.splitlines() == ["  node x1 warm-up", "  node x1 measure"]
+    return done.stdout
+
+
+def _width(extra_env: dict[str, str]) -> int:
+    return int(_output_without_terminal(PROBE, "COLUMNS", extra_env).strip())
+
+
+def test_with_no_terminal_the_output_is_wide_enough_for_a_table_with_intervals() -> None:
+    assert _width({}) == 160
+
+
+def test_an_explicit_columns_setting_wins() -> None:
+    assert _width({"COLUMNS": "100"}) == 100
+
+
+def test_with_no_terminal_each_phase_is_one_line_and_no_bar_is_drawn() -> None:
+    # Without CI set: the plain lines must come from the missing terminal, not from the CI switch.
+    output = _output_without_terminal(PHASES, "CI")
+    assert output.splitlines() == ["  node x1 warm-up", "  node x1 measure"]
