@@ -406,6 +406,68 @@ def run(
         raise typer.Exit(1)
 
 
+@app.command()
+def serve(
+    impl: Annotated[
+        str, typer.Option(help="Comma-separated implementations: java,node,php.")
+    ] = "java,node,php",
+    cpus: Annotated[
+        float | None,
+        typer.Option(
+            help="CPU limit per app in cores, as measured runs set it (default: the sizing rule, a quarter "
+            "of the cores, at most 1). 0: no limit."
+        ),
+    ] = None,
+    reset: Annotated[
+        bool, typer.Option("--reset", help="Restore the working database from the seeded template first.")
+    ] = False,
+    json_out: Annotated[
+        bool,
+        typer.Option(
+            "--json", help='Print only {"java": "http://127.0.0.1:PORT", ...} on stdout (one line).'
+        ),
+    ] = False,
+    knob: Annotated[
+        list[str] | None,
+        typer.Option(help="App knob KEY=VALUE for every app, e.g. LOG_LEVEL=debug (repeatable)."),
+    ] = None,
+    port: Annotated[
+        int | None,
+        typer.Option(help="Fixed ports: java on PORT, node on PORT+1, php on PORT+2 (default: free ports)."),
+    ] = None,
+    scale: Annotated[int, typer.Option(min=1, help="Data scale, if the database must be seeded.")] = 1,
+    seed: Annotated[int, typer.Option(help="Data seed, if the database must be seeded.")] = 42,
+    ready_timeout: Annotated[
+        float, typer.Option(min=0.1, help="Seconds each app may take to answer GET /ready.")
+    ] = 180.0,
+) -> None:
+    """Start the apps exactly as measured runs do (same knobs, CPU limits, start-up line) on 127.0.0.1 and leave them running for curl, a browser or an outside test tool, until Ctrl-C or SIGTERM.
+
+    Brings the database up and seeded, builds what is missing, and once every app answers /ready prints one line per app: its URL, PIDs and configuration. An app that dies is reported; the others keep serving. On exit everything serve started is stopped (the database only if serve started it).
+
+    Example: ./bidbench serve --port 8080    (java on 8080, node on 8081, php on 8082)
+
+    Then: curl -s http://127.0.0.1:8081/categories
+
+    For scripts: ./bidbench serve --json prints {"java": "http://127.0.0.1:PORT", ...} on one line of stdout.
+    """
+    from harness.serve import ServeOptions, default_cpus, parse_impls
+    from harness.serve import serve as run_serve
+
+    options = ServeOptions(
+        impls=parse_impls(impl),
+        cpus=default_cpus(cpus),
+        knobs=_parse_knobs(knob),
+        reset=reset,
+        json=json_out,
+        scale=scale,
+        seed=seed,
+        port=port,
+        ready_timeout_s=ready_timeout,
+    )
+    raise typer.Exit(run_serve(options))
+
+
 def _interrupt_on_signal(signum: int, _frame: object) -> None:
     # SIGTERM/SIGHUP take the same path as Ctrl-C, so every `finally` stops its instances: no orphans.
     raise KeyboardInterrupt(f"signal {signum}")
