@@ -29,7 +29,7 @@ from harness.apps import driver as app_driver
 from harness.apps.base import InstanceSpec
 from harness.console import UserError, console
 from harness.db.cluster import free_port, port_is_free
-from harness.instances import RunningInstance, start, stop
+from harness.instances import INSTANCE_MARKER, RunningInstance, sigkill, start, stop
 from harness.resources import Limits, describe_backend, detect_backend
 from harness.sizing import default_instance_cpus
 
@@ -274,7 +274,7 @@ def start_apps(options: ServeOptions, ports: dict[str, int], backend: str, serve
     from harness.run import RunPlan, _instance_knobs
 
     database_url = _server().url()
-    run_root = paths.RUNTIME / f"serve-{os.getpid()}"
+    run_root = run_root_dir()
     for impl in options.impls:
         driver = app_driver(impl)
         knobs = _instance_knobs(RunPlan(impl=impl, knobs=options.knobs))
@@ -289,6 +289,25 @@ def start_apps(options: ServeOptions, ports: dict[str, int], backend: str, serve
         console.print(f"serve: starting {impl} on {spec.host}:{spec.port} ...")
         instance = start(driver, spec, backend, Limits(cpus=options.cpus), options.ready_timeout_s)
         served.append(Served(impl, instance, driver.effective_knobs(spec)))
+
+
+def run_root_dir() -> Path:
+    """Rendered configs, sockets and logs of this serve's apps; kept afterwards for their logs."""
+    return paths.RUNTIME / f"serve-{os.getpid()}"
+
+
+def leftovers(run_root: Path) -> list[psutil.Process]:
+    """Live processes of this serve's apps, found by the marker every process of an instance inherits
+    (its run directory), so a reused pid is never taken for one of ours."""
+    found = []
+    for proc in psutil.process_iter():
+        try:
+            marker = proc.environ().get(INSTANCE_MARKER, "")
+            if marker.startswith(str(run_root) + os.sep) and proc.status() != psutil.STATUS_ZOMBIE:
+                found.append(proc)
+        except (psutil.AccessDenied, psutil.NoSuchProcess, psutil.ZombieProcess):
+            continue
+    return found
 
 
 def describe(entry: Served, cpus: float | None, backend: str) -> str:
@@ -323,6 +342,7 @@ def watch(served: list[Served]) -> None:
                 f"Last lines of its log:\n{entry.instance.log_tail(LOG_TAIL_LINES)}",
                 markup=False,
                 highlight=False,
+                soft_wrap=True,
             )
             stop(entry.instance)  # the rest of its group (e.g. PHP-FPM when nginx died) goes too
     raise UserError("every app has died; nothing left to serve")
@@ -354,10 +374,9 @@ def serve(options: ServeOptions) -> int:
         try:
             db_started = start_database()
             seed_database(options)
+            slow = " (java's first build takes a minute or two)" if "java" in options.impls else ""
+            console.print(f"serve: building what changed of {', '.join(options.impls)}{slow} ...")
             for impl in options.impls:
-                console.print(
-                    f"serve: building {impl} if anything changed (java's first build takes minutes)"
-                )
                 app_driver(impl).ensure_built()
             backend = detect_backend()
             if backend == "none":
@@ -372,7 +391,8 @@ def serve(options: ServeOptions) -> int:
                 out.flush()
             first = next(iter(urls.values()))
             console.print(
-                f"serve: ready. Try: curl -s {first}/categories   Stop with Ctrl-C (or kill -TERM {os.getpid()}).",
+                f"serve: ready. Try: curl -s {first}/categories   Logs: {run_root_dir()}/   "
+                f"Stop: Ctrl-C or kill -TERM {os.getpid()}",
                 markup=False,
                 soft_wrap=True,
             )
@@ -386,6 +406,13 @@ def serve(options: ServeOptions) -> int:
                     console.print(f"serve: stopping {', '.join(e.impl for e in served)} ...")
                 for entry in reversed(served):
                     stop(entry.instance)
+                left = leftovers(run_root_dir())
+                if left:
+                    console.print(
+                        "serve: killed processes that outlived their app's stop: "
+                        + ", ".join(str(proc.pid) for proc in left)
+                    )
+                    sigkill(proc.pid for proc in left)
                 stop_database_if_ours(db_started)
         if interrupted and not ready:
             raise KeyboardInterrupt  # cut short while starting: the CLI reports it and exits 130
