@@ -1,0 +1,91 @@
+package pace
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+)
+
+// hitsBy counts how many requests a vegeta pacer releases by elapsed time t.
+func hitsBy(p vegeta.Pacer, t time.Duration) uint64 {
+	var hits uint64
+	var now time.Duration
+	for now <= t {
+		wait, stop := p.Pace(now, hits)
+		if stop {
+			break
+		}
+		if wait > 0 {
+			now += wait
+			if now > t {
+				break
+			}
+		}
+		hits++
+	}
+	return hits
+}
+
+func TestConstantMatchesVegeta(t *testing.T) {
+	ours := New(Segment{10 * time.Second, 250, 250})
+	theirs := vegeta.ConstantPacer{Freq: 250, Per: time.Second}
+	for _, at := range []time.Duration{time.Second, 3500 * time.Millisecond, 9 * time.Second} {
+		a, b := hitsBy(ours, at), hitsBy(theirs, at)
+		if diff := int64(a) - int64(b); diff < -1 || diff > 1 {
+			t.Errorf("by %v: ours %d, vegeta's %d", at, a, b)
+		}
+	}
+}
+
+func TestLinearRampMatchesVegeta(t *testing.T) {
+	// From 100 to 1100 req/s over 10 s: vegeta's LinearPacer with slope 100 req/s per s.
+	ours := New(Segment{10 * time.Second, 100, 1100})
+	theirs := vegeta.LinearPacer{StartAt: vegeta.ConstantPacer{Freq: 100, Per: time.Second}, Slope: 100}
+	for _, at := range []time.Duration{time.Second, 5 * time.Second, 9 * time.Second} {
+		a, b := hitsBy(ours, at), hitsBy(theirs, at)
+		if diff := int64(a) - int64(b); diff < -2 || diff > 2 {
+			t.Errorf("by %v: ours %d, vegeta's %d", at, a, b)
+		}
+	}
+}
+
+func TestDueInvertsArrivals(t *testing.T) {
+	s := New(Segment{2 * time.Second, 10, 400}, Segment{3 * time.Second, 400, 400}, Segment{time.Second, 400, 50})
+	total := s.Arrivals(s.Length())
+	if math.Abs(total-(2*205+3*400+225)) > 1e-6 {
+		t.Fatalf("total arrivals %v", total)
+	}
+	var last time.Duration
+	for n := uint64(0); n < uint64(total); n++ {
+		due, ok := s.Due(n)
+		if !ok {
+			t.Fatalf("request %d has no due time before %v", n, total)
+		}
+		if due < last {
+			t.Fatalf("request %d due at %v, before request %d at %v", n, due, n-1, last)
+		}
+		if got := s.Arrivals(due); math.Abs(got-float64(n)) > 1e-6 {
+			t.Fatalf("request %d due at %v where arrivals are %v", n, due, got)
+		}
+		last = due
+	}
+	if _, ok := s.Due(uint64(total) + 1); ok {
+		t.Fatal("a request past the schedule's end has a due time")
+	}
+}
+
+func TestRequestCountOverAWindow(t *testing.T) {
+	s := New(Segment{20 * time.Second, 300, 300})
+	n := uint64(0)
+	for {
+		if _, ok := s.Due(n); !ok {
+			break
+		}
+		n++
+	}
+	if n != 6000 {
+		t.Fatalf("20 s at 300 req/s scheduled %d requests, want 6000", n)
+	}
+}
