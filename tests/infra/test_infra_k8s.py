@@ -1,37 +1,42 @@
-"""The Kubernetes manifests of infra/k8s/, rendered offline (tests/infra/kustomize_lite.py, checked against
-`kubectl kustomize` where kubectl is installed) and validated against the Kubernetes JSON schemas shipped
-by the kubernetes-validate package. The k6-operator TestRun is not a core type: it is validated against
-the fields of its CRD that bidbench relies on (k6.io/v1alpha1, k6-operator v1.6.0)."""
+"""The Kubernetes manifests of infra/k8s/, rendered by kustomize itself and validated by kubeconform (strict)
+against the Kubernetes JSON schemas shipped by the kubernetes-validate package, offline (tests/infra/tools.py
+builds both tools with Go). Then what the manifests must say: references resolve, Services select their
+pods, Guaranteed CPU, and the load as an Indexed Job of bidbench-load shards."""
 
 from __future__ import annotations
 
-import copy
+import http.server
 import json
+import os
+import re
+import stat
 import subprocess
+import threading
+import time
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import jsonschema
-import kubernetes_validate
 import pytest
-import referencing
-import yaml
+import tools
 from infra_helpers import (
     ALL_OVERLAYS,
     IMPLS,
+    LOADGEN_IMAGE,
     OVERLAYS,
     ROOT,
+    Resource,
     cpu_cores,
     find,
-    kubectl,
     memory_bytes,
     parse_dockerfile,
     pod_spec,
     rendered,
+    rendered_yaml,
 )
-from kustomize_lite import Resource
 
-# The oldest and the newest Kubernetes minor the manifests are checked against.
+# The oldest and the newest Kubernetes minor the manifests are checked against (Indexed Jobs with
+# pod hostnames are GA since 1.24; kubectl 1.27 or newer applies them, infra/README.md).
 K8S_VERSIONS = ("1.28.0", "1.37.0")
 NAMESPACE = "bidbench"
 WORKLOADS = ("Deployment", "StatefulSet", "Job")
@@ -41,200 +46,86 @@ def _key(resource: Resource) -> tuple[str, str, str]:
     return (resource["kind"], resource["metadata"].get("namespace", ""), resource["metadata"]["name"])
 
 
-# ---- schema validation ---------------------------------------------------------------------------
+# ---- schema validation: kubeconform --------------------------------------------------------------
 
 
-@pytest.mark.parametrize("version", K8S_VERSIONS)
-@pytest.mark.parametrize("overlay", ALL_OVERLAYS)
-def test_every_core_object_validates_against_the_kubernetes_schema(overlay: str, version: str) -> None:
-    checked = 0
-    for resource in rendered(overlay):
-        if resource["kind"] == "TestRun":
-            continue
-        try:
-            kubernetes_validate.validate(resource, version, strict=True)
-        except kubernetes_validate.ValidationError as exc:
-            path = ".".join(str(p) for p in exc.path)
-            pytest.fail(
-                f"{overlay}: {resource['kind']}/{resource['metadata']['name']} at {path}: {exc.message}"
-            )
-        checked += 1
-    assert checked >= 8
-
-
-def test_the_validator_rejects_an_unknown_field() -> None:
-    """Negative control: strict validation catches a typo, so the test above is not vacuous."""
-    (deployment,) = find(rendered("java"), "Deployment", "java")
-    broken = copy.deepcopy(deployment)
-    broken["spec"]["template"]["spec"]["containers"][0]["resource"] = {"limits": {"cpu": "1"}}
-    with pytest.raises(kubernetes_validate.ValidationError):
-        kubernetes_validate.validate(broken, K8S_VERSIONS[-1], strict=True)
-
-
-def _definitions_registry() -> referencing.Registry[Any]:
-    import importlib.resources
-
-    version = K8S_VERSIONS[-1]
-    root = (
-        importlib.resources.files("kubernetes_validate")
-        / "kubernetes-json-schema"
-        / f"v{version}-local-strict"
-    )
-    definitions = json.loads((root / "_definitions.json").read_text(encoding="utf-8"))
-    resource = referencing.Resource.from_contents(definitions)
-    return resource @ referencing.Registry()
-
-
-def _def(name: str) -> dict[str, str]:
-    return {"$ref": f"/api/_definitions.json#/$defs/io.k8s.api.core.v1.{name}"}
-
-
-# From config/crd/bases/k6.io_testruns.yaml of k6-operator v1.6.0: every property the CRD knows (unknown
-# ones would be pruned silently by the API server, so a typo must fail here), with the types of the
-# ones bidbench sets. The core types embedded by the CRD are checked with the Kubernetes definitions.
-_TESTRUN_SPEC_FIELDS = [
-    "args", "arguments", "cleanup", "initializer", "parallelism", "paused", "ports", "quiet", "runner",
-    "script", "scuttle", "separate", "starter", "testRunId", "token",
-]  # fmt: skip
-_POD_FIELDS = [
-    "affinity", "automountServiceAccountToken", "containerSecurityContext", "disabled", "env", "envFrom",
-    "image", "imagePullPolicy", "imagePullSecrets", "initContainers", "livenessProbe", "metadata",
-    "nodeSelector", "priorityClassName", "readinessProbe", "resources", "schedulerName", "securityContext",
-    "serviceAccountName", "tolerations", "topologySpreadConstraints", "volumeMounts", "volumes",
-]  # fmt: skip
-_POD_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "properties": {
-        **{name: {} for name in _POD_FIELDS},
-        "image": {"type": "string", "pattern": r"^[^:@]+(:[^:@]+)?(@sha256:[0-9a-f]{64})?$"},
-        "metadata": {
-            "type": "object",
-            "additionalProperties": False,
-            "properties": {
-                "labels": {"type": "object", "additionalProperties": {"type": "string"}},
-                "annotations": {"type": "object", "additionalProperties": {"type": "string"}},
-            },
-        },
-        "env": {"type": "array", "items": _def("EnvVar")},
-        "envFrom": {"type": "array", "items": _def("EnvFromSource")},
-        "resources": _def("ResourceRequirements"),
-        "affinity": _def("Affinity"),
-        "securityContext": _def("PodSecurityContext"),
-        "containerSecurityContext": _def("SecurityContext"),
-        "initContainers": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["name", "image"],
-                "properties": {
-                    "name": {"type": "string"},
-                    "image": {"type": "string"},
-                    "command": {"type": "array", "items": {"type": "string"}},
-                    "args": {"type": "array", "items": {"type": "string"}},
-                    "workingDir": {"type": "string"},
-                    "env": {"type": "array", "items": _def("EnvVar")},
-                    "envFrom": {"type": "array", "items": _def("EnvFromSource")},
-                    "resources": _def("ResourceRequirements"),
-                    "volumeMounts": {"type": "array", "items": _def("VolumeMount")},
-                    "restartPolicy": {"type": "string"},
-                },
-            },
-        },
-    },
-}
-TESTRUN_SCHEMA: dict[str, Any] = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "$id": "https://kubernetes.io/api/k6.io-v1alpha1-testrun.json",
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["apiVersion", "kind", "metadata", "spec"],
-    "properties": {
-        "apiVersion": {"const": "k6.io/v1alpha1"},
-        "kind": {"const": "TestRun"},
-        "metadata": {"$ref": "/api/_definitions.json#/$defs/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"},
-        "spec": {
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["parallelism", "script"],
-            "properties": {
-                **{name: {} for name in _TESTRUN_SPEC_FIELDS},
-                "parallelism": {"type": "integer", "minimum": 1, "maximum": 2147483647},
-                "separate": {"type": "boolean"},
-                "arguments": {"type": "string"},
-                "quiet": {"type": "string", "enum": ["true", "false"]},
-                "paused": {"type": "string", "enum": ["true", "false"]},
-                "cleanup": {"enum": ["post"]},
-                "script": {
-                    "type": "object",
-                    "additionalProperties": False,
-                    "minProperties": 1,
-                    "maxProperties": 1,
-                    "properties": {
-                        "configMap": {
-                            "type": "object",
-                            "additionalProperties": False,
-                            "required": ["name", "file"],
-                            "properties": {"name": {"type": "string"}, "file": {"type": "string"}},
-                        },
-                        "volumeClaim": {"type": "object"},
-                        "localFile": {"type": "string"},
-                    },
-                },
-                "runner": _POD_SCHEMA,
-                "initializer": _POD_SCHEMA,
-                "starter": _POD_SCHEMA,
-            },
-        },
-    },
-}
-
-
-def _testrun_validator() -> jsonschema.Draft202012Validator:
-    return jsonschema.Draft202012Validator(TESTRUN_SCHEMA, registry=_definitions_registry())
-
-
-@pytest.mark.parametrize("overlay", ALL_OVERLAYS)
-def test_the_testrun_matches_the_k6_operator_crd(overlay: str) -> None:
-    (testrun,) = find(rendered(overlay), "TestRun")
-    errors = sorted(_testrun_validator().iter_errors(testrun), key=lambda e: list(e.path))
-    assert not errors, "\n".join(f"{'.'.join(map(str, e.path))}: {e.message}" for e in errors)
-
-
-def test_the_testrun_schema_rejects_a_typo() -> None:
-    (testrun,) = find(rendered("java"), "TestRun")
-    for mutate in (
-        lambda t: t["spec"].__setitem__("paralellism", 2),
-        lambda t: t["spec"]["runner"].__setitem__("envfrom", []),
-        lambda t: t["spec"]["script"]["configMap"].pop("file"),
-        lambda t: t["spec"]["runner"]["env"].append({"name": "X", "valu": "1"}),
-        lambda t: t["spec"].__setitem__("parallelism", "2"),
-    ):
-        broken = copy.deepcopy(testrun)
-        mutate(broken)
-        assert list(_testrun_validator().iter_errors(broken)), "a broken TestRun passed"
-
-
-# ---- the rendering itself ------------------------------------------------------------------------
-
-
-@pytest.mark.skipif(kubectl() is None, reason="kubectl is not installed")
-@pytest.mark.parametrize("overlay", ALL_OVERLAYS)
-def test_the_python_renderer_agrees_with_kubectl_kustomize(overlay: str) -> None:
+def kubeconform(manifests: str, version: str) -> dict[str, Any]:
+    """kubeconform -strict over a YAML stream; its JSON report (every resource, valid ones too)."""
+    schemas = tools.standalone_schemas(K8S_VERSIONS)
     done = subprocess.run(
-        [str(kubectl()), "kustomize", "--load-restrictor", "LoadRestrictionsNone", str(OVERLAYS / overlay)],
+        [
+            str(tools.kubeconform()),
+            "-strict",
+            "-summary",
+            "-verbose",
+            "-output", "json",
+            "-kubernetes-version", version,
+            "-schema-location", f"{schemas}/{tools.SCHEMA_TEMPLATE}",
+            "-",
+        ],
+        input=manifests,
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
+    )  # fmt: skip
+    assert done.stdout, f"kubeconform printed nothing (exit {done.returncode}):\n{done.stderr}"
+    report: dict[str, Any] = json.loads(done.stdout)
+    report["exit"] = done.returncode
+    return report
+
+
+@pytest.mark.parametrize("version", K8S_VERSIONS)
+@pytest.mark.parametrize("overlay", ALL_OVERLAYS)
+def test_every_object_validates_against_the_kubernetes_schema(overlay: str, version: str) -> None:
+    report = kubeconform(rendered_yaml(overlay), version)
+    problems = [
+        f"{r['kind']}/{r['name']}: {r['status']} {r.get('msg', '')}"
+        for r in report["resources"]
+        if r["status"] != "statusValid"
+    ]
+    assert not problems, f"{overlay} on Kubernetes {version}:\n" + "\n".join(problems)
+    # Every object was looked up and checked: none skipped for a missing schema.
+    assert report["summary"] == {"valid": len(rendered(overlay)), "invalid": 0, "errors": 0, "skipped": 0}
+    assert report["exit"] == 0
+
+
+def test_the_validator_rejects_an_unknown_field_and_a_wrong_type() -> None:
+    """Negative controls: strict validation catches a typo in a core and in a batch object, so the test
+    above is not vacuous."""
+    text = rendered_yaml("java")
+    for good, bad in (
+        ("subdomain: bidbench-load-java", "subdomian: bidbench-load-java"),
+        ("completions: 2", 'completions: "2"'),
+        ("readinessProbe:", "readynessProbe:"),
+    ):
+        assert good in text
+        report = kubeconform(text.replace(good, bad, 1), K8S_VERSIONS[-1])
+        assert report["summary"]["invalid"] == 1 and report["exit"] != 0, f"accepted {bad!r}"
+
+
+def test_the_schemas_are_the_packages_own() -> None:
+    """The standalone files kubeconform reads hold the kind's schema from kubernetes-validate unchanged,
+    with the definitions it reaches: compare one kind with the package's file."""
+    import importlib.resources
+
+    version = K8S_VERSIONS[-1]
+    ours = json.loads(
+        (tools.standalone_schemas(K8S_VERSIONS) / f"v{version}-standalone-strict" / "job-batch-v1.json").read_text()
     )
-    assert done.returncode == 0, done.stderr
-    theirs = {_key(r): r for r in yaml.safe_load_all(done.stdout) if r}
-    ours = {_key(r): r for r in rendered(overlay)}
-    assert sorted(ours) == sorted(theirs)
-    for key, resource in ours.items():
-        assert resource == theirs[key], f"{overlay}: {key} differs from kubectl kustomize"
+    package = importlib.resources.files("kubernetes_validate") / "kubernetes-json-schema"
+    theirs = json.loads((package / f"v{version}-local-strict" / "job-batch-v1.json").read_text())
+    definitions = json.loads((package / f"v{version}-local-strict" / "_definitions.json").read_text())["$defs"]
+    assert ours["properties"]["spec"]["$ref"] == "#/$defs/io.k8s.api.batch.v1.JobSpec"
+    assert theirs["properties"]["spec"]["$ref"] == "/api/_definitions.json#/$defs/io.k8s.api.batch.v1.JobSpec"
+    assert ours["additionalProperties"] is False
+    spec = definitions["io.k8s.api.batch.v1.JobSpec"]
+    assert json.dumps(ours["$defs"]["io.k8s.api.batch.v1.JobSpec"]) == json.dumps(spec).replace(
+        "/api/_definitions.json#", "#"
+    )
+
+
+# ---- the rendering itself ------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("overlay", ALL_OVERLAYS)
@@ -261,18 +152,29 @@ def _containers(spec: dict[str, Any]) -> list[dict[str, Any]]:
     return [*spec.get("initContainers", []), *spec.get("containers", [])]
 
 
+def _env(container: dict[str, Any]) -> dict[str, Any]:
+    return {e["name"]: e.get("value") for e in container.get("env", [])}
+
+
+def _load_job(resources: list[Resource]) -> Resource:
+    (job,) = [j for j in find(resources, "Job") if j["metadata"]["name"].startswith("bidbench-load-")]
+    return job
+
+
 @pytest.mark.parametrize("overlay", ALL_OVERLAYS)
 def test_every_reference_resolves(overlay: str) -> None:
     resources = rendered(overlay)
     configmaps, secrets = _configmaps(resources), _secrets(resources)
-    specs = [pod_spec(r) for kind in WORKLOADS for r in find(resources, kind)]
-    (testrun,) = find(resources, "TestRun")
-    runner = testrun["spec"]["runner"]
-    for spec in [*specs, {"containers": [runner], "initContainers": runner.get("initContainers", [])}]:
+    for workload in [r for kind in WORKLOADS for r in find(resources, kind)]:
+        spec = pod_spec(workload)
+        claims = workload["spec"].get("volumeClaimTemplates", [])
+        volumes = {v["name"] for v in [*spec.get("volumes", []), *(c["metadata"] for c in claims)]}
         for volume in spec.get("volumes", []):
             if "configMap" in volume:
                 assert volume["configMap"]["name"] in configmaps, volume
         for container in _containers(spec):
+            for mount in container.get("volumeMounts", []):
+                assert mount["name"] in volumes, mount
             for source in container.get("envFrom", []):
                 assert source["configMapRef"]["name"] in configmaps, source
             for env in container.get("env", []):
@@ -281,8 +183,6 @@ def test_every_reference_resolves(overlay: str) -> None:
                     assert ref["secretKeyRef"]["key"] in secrets[ref["secretKeyRef"]["name"]], env
                 if "configMapKeyRef" in ref:
                     assert ref["configMapKeyRef"]["key"] in configmaps[ref["configMapKeyRef"]["name"]], env
-    script = testrun["spec"]["script"]["configMap"]
-    assert script["file"] in configmaps[script["name"]], "the TestRun's script is not in its ConfigMap"
     for statefulset in find(resources, "StatefulSet"):
         assert find(resources, "Service", statefulset["spec"]["serviceName"])
 
@@ -292,11 +192,20 @@ def test_services_select_their_pods_and_ports(overlay: str) -> None:
     resources = rendered(overlay)
     for service in find(resources, "Service"):
         selector = service["spec"]["selector"]
+        name = service["metadata"]["name"]
+        if "batch.kubernetes.io/job-name" in selector:
+            # The load Job's headless Service: the Job controller labels its pods with the Job's name, and
+            # the pods' DNS names (<job>-<index>.<subdomain>) need subdomain = this Service.
+            (job,) = find(resources, "Job", selector["batch.kubernetes.io/job-name"])
+            assert pod_spec(job)["subdomain"] == name
+            assert service["spec"]["clusterIP"] == "None"
+            assert service["spec"]["publishNotReadyAddresses"] is True, "the gate runs before readiness"
+            continue
         pods = [
             r for kind in ("Deployment", "StatefulSet") for r in find(resources, kind)
             if selector.items() <= r["spec"]["template"]["metadata"]["labels"].items()
         ]  # fmt: skip
-        assert len(pods) == 1, f"Service {service['metadata']['name']} selects {len(pods)} workloads"
+        assert len(pods) == 1, f"Service {name} selects {len(pods)} workloads"
         ports = {p["name"] for c in pod_spec(pods[0])["containers"] for p in c.get("ports", [])}
         for port in service["spec"]["ports"]:
             assert port["targetPort"] in ports
@@ -330,21 +239,65 @@ def test_app_deployment_has_guaranteed_cpu_and_a_readiness_probe(impl: str) -> N
     assert probe["path"] == "/ready"
     assert probe["port"] in {p["name"] for p in app["ports"]} | {p["containerPort"] for p in app["ports"]}
     assert app["livenessProbe"]["httpGet"]["path"] == "/health", "liveness must not depend on the database"
-    env = {e["name"]: e.get("value") for e in app["env"]}
+    env = _env(app)
     assert env["HOST"] == "0.0.0.0" and env["PORT"] == "8080"
     assert urlsplit(env["DATABASE_URL"].replace("$(", "").replace(")", "")).hostname == "postgres"
     assert spec["securityContext"]["runAsNonRoot"] is True
 
 
 @pytest.mark.parametrize("overlay", ALL_OVERLAYS)
-def test_the_k6_runners_have_cpu_of_their_own(overlay: str) -> None:
-    (testrun,) = find(rendered(overlay), "TestRun")
-    runner = testrun["spec"]["runner"]
-    _requests_equal_limits(runner, "k6 runner")
-    assert runner["securityContext"]["runAsNonRoot"] is True
-    anti = runner["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
-    values = anti[0]["podAffinityTerm"]["labelSelector"]["matchExpressions"][0]["values"]
+def test_the_load_shards_have_cpu_of_their_own(overlay: str) -> None:
+    spec = pod_spec(_load_job(rendered(overlay)))
+    for container in _containers(spec):
+        _requests_equal_limits(container, f"load/{container['name']}")
+        assert container["securityContext"]["allowPrivilegeEscalation"] is False
+    assert spec["securityContext"]["runAsNonRoot"] is True
+    terms = spec["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
+    values = terms[0]["podAffinityTerm"]["labelSelector"]["matchExpressions"][0]["values"]
     assert {"app", "database"} <= set(values)
+    (load,) = spec["containers"]
+    assert load["image"] == LOADGEN_IMAGE
+    assert load["args"] == ["run"]
+
+
+@pytest.mark.parametrize("overlay", ALL_OVERLAYS)
+def test_the_load_is_an_indexed_job_with_one_shard_per_pod(overlay: str) -> None:
+    job = _load_job(rendered(overlay))
+    spec = job["spec"]
+    assert spec["completionMode"] == "Indexed", "the shard index comes from JOB_COMPLETION_INDEX"
+    assert spec["completions"] == spec["parallelism"], "every shard runs at the same time"
+    assert spec["backoffLimit"] == 0, "a retried shard would measure another window"
+    pod = pod_spec(job)
+    assert pod["restartPolicy"] == "Never"
+    (load,) = pod["containers"]
+    (gate,) = pod["initContainers"]
+    env = _env(load)
+    assert env["BB_SHARDS"] == str(spec["completions"])
+    assert _env(gate)["BB_SHARDS"] == env["BB_SHARDS"], "the gate waits for every shard"
+    assert "BB_SHARD_INDEX" not in env, "Kubernetes sets JOB_COMPLETION_INDEX per pod"
+    assert "BB_SUMMARY" not in env, "each shard prints its summary to its log (./bidbench collect reads it)"
+
+
+@pytest.mark.parametrize("overlay", ALL_OVERLAYS)
+def test_the_load_targets_the_overlays_service(overlay: str) -> None:
+    resources = rendered(overlay)
+    pod = pod_spec(_load_job(resources))
+    (load,) = pod["containers"]
+    (gate,) = pod["initContainers"]
+    env = _env(load)
+    for target in env["BB_TARGETS"].split(","):
+        url = urlsplit(target)
+        (service,) = find(resources, "Service", url.hostname)
+        assert url.port in {p["port"] for p in service["spec"]["ports"]}
+    assert _env(gate)["BB_TARGETS"] == env["BB_TARGETS"], "the gate waits for the target the shards load"
+    job_name = next(e for e in gate["env"] if e["name"] == "JOB_NAME")
+    assert job_name["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.labels['batch.kubernetes.io/job-name']"
+    assert gate["command"] == ["bash", "/gate/load-gate.sh"]
+    (mount,) = gate["volumeMounts"]
+    assert mount["mountPath"] == "/gate"
+    (volume,) = [v for v in pod["volumes"] if v["name"] == mount["name"]]
+    gate_script = _configmaps(resources)[volume["configMap"]["name"]]["load-gate.sh"]
+    assert gate_script == (ROOT / "infra/k8s/base/load-gate.sh").read_text(encoding="utf-8")
 
 
 def test_postgres_uses_the_one_settings_file_with_the_image_overrides() -> None:
@@ -379,48 +332,27 @@ def test_seed_job_runs_the_harness_generator_with_the_shared_scale_and_seed() ->
     assert set(data) == {"BB_SCALE", "BB_SEED"}
     env_names = [e["name"] for e in container["env"]]
     assert "BIDBENCH_DATABASE_URL" in env_names
-    (testrun,) = find(resources, "TestRun")
-    assert {"configMapRef": {"name": "bidbench-data"}} in testrun["spec"]["runner"]["envFrom"], (
-        "k6 must use the same scale and seed as the seed job"
+    (load,) = pod_spec(_load_job(resources))["containers"]
+    assert {"configMapRef": {"name": "bidbench-data"}} in load["envFrom"], (
+        "the load must use the same scale and seed as the seed job"
     )
 
 
-def test_the_k6_scripts_configmap_carries_every_script_of_loadgen_k6() -> None:
-    scripts = _configmaps(rendered("java"))["bidbench-k6-scripts"]
-    on_disk = {p.name: p.read_text(encoding="utf-8") for p in sorted((ROOT / "loadgen-k6").glob("*.js"))}
-    assert scripts == on_disk, "infra/k8s/base/kustomization.yaml must list every loadgen-k6/*.js"
-    nested = [p for p in (ROOT / "loadgen-k6").rglob("*.js") if p.parent != ROOT / "loadgen-k6"]
-    assert not nested, f"a ConfigMap is flat: nested k6 modules need another mount ({nested})"
-
-
-@pytest.mark.parametrize("overlay", ALL_OVERLAYS)
-def test_the_testrun_targets_the_overlays_service(overlay: str) -> None:
-    resources = rendered(overlay)
-    (testrun,) = find(resources, "TestRun")
-    env = {e["name"]: e.get("value") for e in testrun["spec"]["runner"]["env"]}
-    assert "BB_SUMMARY" not in env, "each runner prints its summary to its log (merge_summaries.py reads it)"
-    for target in env["BB_TARGETS"].split(","):
-        url = urlsplit(target)
-        (service,) = find(resources, "Service", url.hostname)
-        assert url.port in {p["port"] for p in service["spec"]["ports"]}
-    wait = testrun["spec"]["runner"]["initContainers"][0]["command"][-1]
-    assert f"/dev/tcp/{urlsplit(env['BB_TARGETS']).hostname}/{urlsplit(env['BB_TARGETS']).port}" in wait
-    assert "GET /ready" in wait
-
-
-def test_the_scaled_overlay_scales_instances_runners_and_rate_together() -> None:
+def test_the_scaled_overlay_scales_instances_shards_and_rate_together() -> None:
     resources = rendered("java-x4")
     (deployment,) = find(resources, "Deployment", "java")
-    (testrun,) = find(resources, "TestRun")
+    job = _load_job(resources)
     assert deployment["spec"]["replicas"] == 4
-    assert testrun["spec"]["parallelism"] == 4
-    env = {e["name"]: e.get("value") for e in testrun["spec"]["runner"]["env"]}
-    base_env = {
-        e["name"]: e.get("value") for e in find(rendered("java"), "TestRun")[0]["spec"]["runner"]["env"]
-    }
-    assert int(env["BB_RATE"]) == 4 * int(base_env["BB_RATE"]), "the JSON patch must hit BB_RATE"
-    assert {k: v for k, v in env.items() if k != "BB_RATE"} == {
-        k: v for k, v in base_env.items() if k != "BB_RATE"
+    assert job["spec"]["completions"] == job["spec"]["parallelism"] == 4
+    (load,) = pod_spec(job)["containers"]
+    env = _env(load)
+    (base_load,) = pod_spec(_load_job(rendered("java")))["containers"]
+    base_env = _env(base_load)
+    assert env["BB_SHARDS"] == "4"
+    assert int(env["BB_RATE"]) == 4 * int(base_env["BB_RATE"]), "BB_RATE is the total over all shards"
+    changed = {"BB_RATE", "BB_SHARDS"}
+    assert {k: v for k, v in env.items() if k not in changed} == {
+        k: v for k, v in base_env.items() if k not in changed
     }
 
 
@@ -429,10 +361,11 @@ def test_every_overlay_is_tested() -> None:
     assert on_disk == set(ALL_OVERLAYS)
 
 
-def test_readme_documents_the_render_command() -> None:
+def test_readme_documents_the_render_run_and_collect_commands() -> None:
     readme = (ROOT / "infra" / "README.md").read_text(encoding="utf-8")
     assert "--load-restrictor LoadRestrictionsNone" in readme
-    assert "merge_summaries.py" in readme
+    assert "-l job-name=bidbench-load-java" in readme
+    assert "./bidbench collect" in readme
     assert "CloudNativePG" in readme
 
 
@@ -457,3 +390,64 @@ def _walk(node: Any) -> list[tuple[str, Any]]:
         for item in node:
             found.extend(_walk(item))
     return found
+
+
+# ---- the start gate, run for real ----------------------------------------------------------------
+
+
+class _Ready(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:  # noqa: N802 - the http.server interface
+        self.send_response(200 if self.path == "/ready" else 404)
+        self.end_headers()
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base signature
+        pass
+
+
+def test_the_start_gate_waits_for_every_shard_then_starts_on_a_common_second(tmp_path: Path) -> None:
+    """infra/k8s/base/load-gate.sh with bash, against a loopback /ready and a getent that resolves a
+    shard's name only once its marker file exists (standing in for the Job's headless Service)."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Ready)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    shim = tmp_path / "bin"
+    shim.mkdir()
+    getent = shim / "getent"
+    getent.write_text(f'#!/bin/sh\n[ -e "{tmp_path}/$2" ] && echo "127.0.0.1 $2"\n', encoding="utf-8")
+    getent.chmod(getent.stat().st_mode | stat.S_IXUSR)
+    env = {
+        "PATH": f"{shim}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+        "BB_TARGETS": f"http://127.0.0.1:{server.server_port},http://ignored:1",
+        "BB_SHARDS": "2",
+        "JOB_NAME": "bidbench-load-java",
+    }
+    (tmp_path / "bidbench-load-java-0.bidbench-load-java").touch()
+    try:
+        gate = subprocess.Popen(
+            ["bash", str(ROOT / "infra/k8s/base/load-gate.sh")],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        time.sleep(3)
+        assert gate.poll() is None, "the gate went on while shard 1 had no pod"
+        (tmp_path / "bidbench-load-java-1.bidbench-load-java").touch()
+        output, _ = gate.communicate(timeout=30)
+        ended = time.time()
+    finally:
+        server.shutdown()
+    assert gate.returncode == 0, output
+    assert "waiting for shard 1 of 2" in output
+    started = re.search(r"starting at (\d\d):(\d\d):(\d\d)Z", output)
+    assert started and int(started.group(3)) % 10 == 0, output
+    assert 0 <= ended % 10 < 2, f"the gate returned {ended % 10:.1f} s after a 10 s boundary"
+
+
+def test_the_rendered_gate_configmap_is_the_one_script() -> None:
+    gates = [
+        c for c in find(rendered("java"), "ConfigMap") if c["metadata"]["name"].startswith("bidbench-load-gate-")
+    ]
+    assert len(gates) == 1, "one hashed ConfigMap: a change of the script changes its name"
+    assert gates[0]["data"] == {
+        "load-gate.sh": (ROOT / "infra/k8s/base/load-gate.sh").read_text(encoding="utf-8")
+    }
