@@ -298,7 +298,8 @@ def run_root_dir() -> Path:
 
 def leftovers(run_root: Path) -> list[psutil.Process]:
     """Live processes of this serve's apps, found by the marker every process of an instance inherits
-    (its run directory), so a reused pid is never taken for one of ours."""
+    (its run directory), so a reused pid is never taken for one of ours. nginx and PHP-FPM clear their
+    environment; their processes are found by their resource group, which stop() empties."""
     found = []
     for proc in psutil.process_iter():
         try:

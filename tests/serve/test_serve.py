@@ -167,13 +167,16 @@ class Footprint:
     def of(cls, serve: Serve) -> Footprint:
         pids = {pid for group in serve.pids().values() for pid in group}
         assert pids, f"serve reported no PIDs:\n{serve.stderr()}"
-        marked = {p.pid for p in _ours(serve.proc.pid)}
-        assert pids <= marked, f"reported PIDs {sorted(pids - marked)} are not this serve's app processes"
+        # The launcher execs the harness, so serve's pid is the process that started every app. (nginx and
+        # PHP-FPM clear their environment, so the instance marker finds only java's and node's processes.)
+        descendants = {p.pid for p in psutil.Process(serve.proc.pid).children(recursive=True)}
+        assert pids <= descendants, f"reported PIDs {sorted(pids - descendants)} are not serve's processes"
+        everything = pids | {p.pid for p in _ours(serve.proc.pid)}
         return cls(
             serve.proc.pid,
-            marked,
-            {os.getpgid(pid) for pid in marked},
-            {group for pid in marked for group in _cgroups(pid)},
+            everything,
+            {os.getpgid(pid) for pid in everything},
+            {group for pid in everything for group in _cgroups(pid)},
         )
 
     def assert_gone(self) -> None:
