@@ -308,3 +308,46 @@ def test_an_app_not_ready_in_time_shows_its_log_and_leaves_nothing(tmp_path: Pat
     serve_pid = int(re.search(r"serve-(\d+)", stderr).group(1))  # type: ignore[union-attr]
     assert not _ours(serve_pid)
     assert not LOCK_PATH.exists()
+
+
+def test_a_database_serve_started_is_stopped_on_exit(tmp_path: Path, database_url: str) -> None:
+    """With its own state directory serve finds no database running, so it creates, starts and seeds one,
+    and must stop it on exit. The shared database is never touched. php only: node and java keep their
+    build stamps in the state directory, and a fresh one would rebuild them under others' running apps."""
+    import shutil
+    import uuid
+
+    # Not below /tmp/pytest-of-root (mode 700): PostgreSQL's unprivileged user must reach it when we are root.
+    state = paths.world_reachable_state() / "test-clusters" / f"serve-{uuid.uuid4().hex[:8]}"
+    state.mkdir(parents=True)
+    cluster = EmbeddedCluster(base_dir=state / "pg")
+    env = dict(os.environ, BIDBENCH_STATE=str(state))
+    env.pop("BIDBENCH_DATABASE_URL", None)
+    err_path = tmp_path / "serve.err"
+    try:
+        with err_path.open("w") as err:
+            proc = subprocess.Popen(
+                [BIDBENCH, "serve", "--json", "--impl", "php"],
+                stdout=subprocess.PIPE,
+                stderr=err,
+                stdin=subprocess.DEVNULL,
+                text=True,
+                env=env,
+            )
+        try:
+            urls = _read_json_line(proc, err_path, START_TIMEOUT_S)
+            assert cluster.is_running(), "serve did not use the database of its own state directory"
+            _get_json(urls["php"] + "/categories")
+            proc.send_signal(signal.SIGTERM)
+            proc.communicate(timeout=STOP_TIMEOUT_S)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=30)
+        assert proc.returncode == 0, err_path.read_text()
+        assert "serve: stopped the database serve had started" in err_path.read_text()
+        assert not cluster.is_running()
+        assert EmbeddedCluster().is_running(), "the shared database must be left as it was"
+    finally:
+        cluster.destroy()
+        shutil.rmtree(state, ignore_errors=True)
