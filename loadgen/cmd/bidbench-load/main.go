@@ -44,12 +44,13 @@ const usage = `bidbench-load: the bidbench load driver
   bidbench-load version
 
 The variables (loadgen/README.md has the full table):
-  BB_TARGETS=http://127.0.0.1:8080[,...]  base URLs, round-robin      BB_MIX=browse|bid|mixed|payload
+  BB_TARGETS=http://127.0.0.1:8080[,...]  base URLs, round-robin  BB_MIX=browse|bid|mixed|payload|bare
   BB_MODEL=open|closed   BB_RATE=req/s (open)   BB_USERS, BB_THINK_MS, BB_THINK_DIST=const|exp (closed)
   BB_WARMUP=10s BB_WARMUP_RAMP=0.5 BB_WARMUP_FROM=req/s  BB_DURATION=20s  BB_STAGES=10s:100,1s:400,...
   BB_INVALID_SHARE=0..1  BB_PAYLOAD_BYTES  BB_SCALE  BB_SEED  BB_TIMEOUT=10s  BB_PLAN=N (print N requests)
   BB_SUMMARY=path (else stdout)  BB_PROGRESS=path (a JSON line a second)  BB_TRACE=path|1 (a line a request)
   BB_SHARDS=N BB_SHARD_INDEX=i (default JOB_COMPLETION_INDEX)  BB_LATE_BOUND_MS=50  BB_MAX_CONNS=5000
+  BB_MIX=bare: GET /health only, no Server-Timing read (the driver's own cost, against any server)
 
 Exit codes: 0 done, 1 internal error, 2 bad setting, 3 target unreachable at start,
 4 interrupted (a partial summary was written).

@@ -58,7 +58,7 @@ func (e *Error) Error() string {
 }
 
 // Mixes lists the request mixes the driver knows (their weights are in package mix).
-var Mixes = []string{"browse", "bid", "mixed", "payload"}
+var Mixes = []string{"browse", "bid", "mixed", "payload", "bare"}
 
 // Lookup returns an environment variable's value and whether it is set.
 type Lookup func(name string) (string, bool)

@@ -84,7 +84,12 @@ func New(s *config.Settings) (*Engine, error) {
 
 // Setup probes the first target and, for mixes with bids, fetches the open items.
 func (e *Engine) Setup() error {
-	if err := probe(e.pools[0], e.s.Targets[0], e.s.Timeout, e.s.Plan == 0); err != nil {
+	path := "/categories"
+	if e.s.Mix == "bare" {
+		// The bare mix measures the driver against any server, seeded or not: /health is all it needs.
+		path = "/health"
+	}
+	if err := probe(e.pools[0], e.s.Targets[0], path, e.s.Timeout, e.s.Plan == 0); err != nil {
 		return err
 	}
 	if e.builder.UsesOpenItem {
@@ -294,7 +299,10 @@ func (e *Engine) send(phase mix.Phase, i uint64, from, sent time.Time, late bool
 	res := e.pools[req.Target].Do(req.Method, req.Path, req.ContentType, req.Body, "", sent.Add(e.s.Timeout), wantBody)
 	end := time.Now()
 	e.inflight.Add(-1)
-	db, app := serverTiming(res.ServerTiming)
+	db, app := int64(-1), int64(-1)
+	if e.s.Mix != "bare" {
+		db, app = serverTiming(res.ServerTiming)
+	}
 	outcome := tally.Outcome{
 		Type: typ, Status: res.Status, ErrorClass: string(res.Err), Intended: end.Sub(from), Sent: end.Sub(sent),
 		DBMicros: db, AppMicros: app,
@@ -527,12 +535,12 @@ func (e *Engine) settingsRecord() map[string]any {
 		"rate": orNil(open, s.Rate), "users": orNil(closed, s.Users),
 		"think_ms": orNil(closed, s.ThinkMS), "think_dist": orNil(closed, s.ThinkDist),
 		"warmup_s": s.Warmup.Seconds(), "duration_s": s.Duration.Seconds(),
-		"warmup_ramp": orNil(open && s.Warmup > 0, s.WarmupRamp),
-		"warmup_from": orNil(open && s.Warmup > 0 && s.WarmupRamp > 0, s.WarmupFrom),
+		"warmup_ramp":   orNil(open && s.Warmup > 0, s.WarmupRamp),
+		"warmup_from":   orNil(open && s.Warmup > 0 && s.WarmupRamp > 0, s.WarmupFrom),
 		"invalid_share": s.InvalidShare, "invalid_mix": invalidMix, "scale": s.Scale, "seed": s.Seed,
 		"timeout_s": s.Timeout.Seconds(), "payload_bytes": orNil(payload, s.PayloadBytes),
 		"payload_over_limit": orNil(payload, s.PayloadBytes > mix.BodyLimit),
-		"late_bound_ms": float64(s.LateBound.Microseconds()) / 1000, "max_conns": s.MaxConns,
+		"late_bound_ms":      float64(s.LateBound.Microseconds()) / 1000, "max_conns": s.MaxConns,
 		"setup_pages": s.SetupPages, "stages": stages, "trace": s.TracePath != "",
 		"shards": s.Shards, "shard_index": s.ShardIndex, "warmup_late_sends": e.lateWarm,
 	}

@@ -21,11 +21,11 @@ type UnreachableError struct{ Detail string }
 
 func (e *UnreachableError) Error() string { return e.Detail }
 
-// probe checks that the first target answers GET /categories with 200.
-func probe(pool *client.Pool, base string, timeout time.Duration, mustAnswer bool) error {
+// probe checks that the first target answers GET path with 200.
+func probe(pool *client.Pool, base, path string, timeout time.Duration, mustAnswer bool) error {
 	started := time.Now()
 	for {
-		res := pool.Do("GET", "/categories", "", nil, setupHeader, time.Now().Add(timeout), false)
+		res := pool.Do("GET", path, "", nil, setupHeader, time.Now().Add(timeout), false)
 		if res.Err == client.Timeout && time.Since(started) < setupProbeBudget {
 			continue
 		}
@@ -33,10 +33,10 @@ func probe(pool *client.Pool, base string, timeout time.Duration, mustAnswer boo
 			return nil
 		}
 		if res.Err != client.OK {
-			return &UnreachableError{fmt.Sprintf("GET %s/categories: %s (%v): is the target up?", base, res.Err, res.Detail)}
+			return &UnreachableError{fmt.Sprintf("GET %s%s: %s (%v): is the target up?", base, path, res.Err, res.Detail)}
 		}
 		if res.Status != 200 {
-			return &UnreachableError{fmt.Sprintf("GET %s/categories answered %d: is the target seeded and ready?", base, res.Status)}
+			return &UnreachableError{fmt.Sprintf("GET %s%s answered %d: is the target seeded and ready?", base, path, res.Status)}
 		}
 		return nil
 	}

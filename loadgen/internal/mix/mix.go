@@ -29,12 +29,13 @@ const (
 	InvalidID
 	InvalidPaging
 	InvalidContentType
+	Health
 )
 
 var kindNames = [...]string{
 	"list_categories", "list_category_items", "get_item", "list_item_bids", "get_user", "place_bid",
 	"create_user", "create_item", "update_item", "payload", "invalid_json", "invalid_route", "invalid_id",
-	"invalid_paging", "invalid_content_type",
+	"invalid_paging", "invalid_content_type", "health",
 }
 
 func (k Kind) String() string { return kindNames[k] }
@@ -55,6 +56,8 @@ var Mixes = map[string][]Weighted{
 		{PlaceBid, 9}, {CreateUser, 2}, {CreateItem, 2}, {UpdateItem, 2},
 	},
 	"payload": {{Payload, 1}},
+	// bare is GET /health alone: what the driver itself costs, against any target that answers it.
+	"bare": {{Health, 1}},
 }
 
 // InvalidMix replaces a share of requests with deliberately invalid ones, equally weighted.
@@ -255,6 +258,8 @@ func (b *Builder) Build(phase Phase, i uint64) (Request, int) {
 	case InvalidContentType:
 		req.Method, req.ContentType, req.Path = "POST", "text/plain", "/users"
 		req.Body = []byte(`{"nickname":"plaintext","region_id":1}`)
+	case Health:
+		req.Path = "/health"
 	}
 	return req, t
 }
