@@ -416,6 +416,7 @@ def serve(options: ServeOptions) -> int:
                     sigkill(proc.pid for proc in left)
                 stop_database_if_ours(db_started)
         if interrupted and not ready:
-            raise KeyboardInterrupt  # cut short while starting: the CLI reports it and exits 130
+            console.print("serve: interrupted while starting; stopped whatever had started")
+            raise KeyboardInterrupt  # the CLI exits 130, as for any interrupted command
         console.print("serve: stopped; nothing left running")
         return 0
