@@ -50,7 +50,7 @@ def _root(
 @app.command()
 def setup() -> None:
     """Find or install every tool: JDK 17+, Maven, Node 20+, PHP-FPM 8.2 with pgsql/opcache, nginx, PHPUnit,
-    PostgreSQL 15+ with contrib, and k6 v1.8.1 (built with Go into .bidbench/bin). Safe to run again."""
+    PostgreSQL 15+ with contrib, and the load driver (loadgen/, built with Go into .bidbench/bin). Safe to run again."""
     toolchain.ensure(toolchain.all_tool_names(), quiet=False)
 
 
@@ -343,7 +343,7 @@ def run(
         str | None, typer.Option(help="prometheus source: PromQL for memory bytes ({i} = index).")
     ] = None,
 ) -> None:
-    """One measured run: reset the data, start the instances under CPU limits, warm up, measure with k6,
+    """One measured run: reset the data, start the instances under CPU limits, warm up, measure with the load driver,
     account CPU and memory, judge validity, and store everything in a new folder under results/.
 
     Example: ./bidbench run --impl node --mix browse --rate 300 --duration 20s"""
@@ -545,11 +545,12 @@ def demo() -> None:
 
 
 def _register_regimes() -> None:
-    from harness import cli_faults, cli_regimes
+    from harness import cli_collect, cli_faults, cli_regimes
     from harness.claims.cli import register as register_claims
 
     cli_regimes.register(app)
     cli_faults.register(app)
+    cli_collect.register(app)
     register_claims(app)
 
 

@@ -16,7 +16,7 @@ from harness.sizing import default_instance_cpus
 IMPLS_HELP = "Comma-separated implementations: java,node,php."
 SIZED_CPUS_HELP = (
     "CPU limit per instance. Default: the sizing rule, a quarter of this machine's cores and at most 1 "
-    f"(here {default_instance_cpus():g}), so k6 and PostgreSQL keep enough CPU for valid runs. 0: no limit."
+    f"(here {default_instance_cpus():g}), so the load driver and PostgreSQL keep enough CPU for valid runs. 0: no limit."
 )
 
 
@@ -313,7 +313,7 @@ def register(app: typer.Typer) -> None:  # noqa: C901 - one place that declares 
     ) -> None:
         """Capacity, CPU %, utilized CPU, normalized throughput and memory per instance for 1..N instances
         (thesis Tables 7.1 and 7.2). Sizing rule: each instance gets a quarter of the cores (at most 1) unless
-        --cpus says otherwise, and instances x cpus must leave 1 core (2 on machines with more than 4) for k6 and
+        --cpus says otherwise, and instances x cpus must leave 1 core (2 on machines with more than 4) for the load driver and
         PostgreSQL; larger sweeps are cut with a warning. `python compare.py` fits the USL."""
         from harness.regimes.campaign import Campaign, campaign_name
         from harness.regimes.capacity import SearchSettings

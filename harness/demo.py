@@ -50,18 +50,18 @@ DEMO_TOOLS = ("db", "java", "node", "php", "load")
 
 
 def sizing() -> DemoPlan:
-    """The demo at the machine sizing rule (harness/sizing.py: 0.5 CPU per instance on 2 cores), so k6 and
-    PostgreSQL, sharing the rest, can drive the app past its capacity with valid runs. At 0.25 core the
+    """The demo at the machine sizing rule (harness/sizing.py: 0.5 CPU per instance on 2 cores), so the load
+    driver and PostgreSQL, sharing the rest, can drive the app past its capacity with valid runs. At 0.25 core the
     quota's stalls (GC, JIT) decided p99 more than the load did, and the capacity could not be reproduced
     by fixed-rate runs."""
     cores = machine_cores()
     if cores < MIN_CORES:
         raise UserError(
             f"this machine has {cores} core; the demo needs at least {MIN_CORES} (one for the app under test, one "
-            "for k6 and PostgreSQL). On one core no run could be valid, so the demo prints no numbers."
+            "for the load driver and PostgreSQL). On one core no run could be valid, so the demo prints no numbers."
         )
-    # k6 must be able to push an instance past its capacity with the CPU left over, or every search ends
-    # at the load generator's limit. Measured here: k6 needs ~0.35 ms of CPU per request, an app ~0.3-1.5 ms.
+    # The driver must be able to push an instance past its capacity with the CPU left over, or every search
+    # ends at the load generator's limit; an app needs ~0.2-0.5 ms of CPU per request.
     cpus = default_instance_cpus(cores)
     return DemoPlan(
         cpus=cpus,
@@ -69,7 +69,7 @@ def sizing() -> DemoPlan:
         warmup_s=3.0,
         duration_s=3.0,
         # Java uses the least CPU at its capacity (15-28 % of 0.5 CPU in the demos here, node and php 35-43 %),
-        # so two of its instances still leave k6 and PostgreSQL room.
+        # so two of its instances still leave the load driver and PostgreSQL room.
         scaling_impls=("java",),
         scaling_repetitions=1,
         # Fixed-rate checks: 5 s windows of at least 2000 requests after a 5 s warm-up at their rate, at most

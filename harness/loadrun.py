@@ -1,7 +1,8 @@
-"""Running k6 with loadgen-k6/bidbench.js: its environment, its live progress and its summary.
+"""Running the load driver (loadgen/, `bidbench-load`): its environment, its live progress and its summary.
 
-k6 runs in its own resource group so its CPU is measured exactly (a saturated load generator makes a
-run invalid, SPEC §7). Live figures come from k6's REST API on a private loopback port.
+The driver runs in its own resource group so its CPU is measured exactly (a saturated load generator
+makes a run invalid, docs/design.md "Validity"). Live figures come from the JSON line it writes every
+second to a progress file.
 """
 
 from __future__ import annotations
@@ -11,16 +12,11 @@ import os
 import signal
 import subprocess
 import time
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
 from harness import paths, toolchain
-from harness.db.cluster import free_port
 from harness.resources import ResourceGroup
-
-SCRIPT = paths.LOADGEN / "bidbench.js"
 
 # The warm-up of a fixed-rate run as `./bidbench run` and `./bidbench capacity`'s check make it, after the
 # pre-warm. 10 s was not enough at 0.5 CPU: fresh-start runs at a demo's capacities (java 1,870, node
@@ -49,21 +45,21 @@ class LoadSettings:
     warmup_from_rate: float | None = None
     """Open model: where the warm-up's ramp starts (BB_WARMUP_FROM); None: a tenth of the rate."""
     trace: bool = False
-    """One log line per request in k6.log (BB_TRACE), for the per-second series of fault runs."""
+    """One line per request in the run's trace file (BB_TRACE), for the per-second series of fault runs."""
 
-    def env(self, summary_path: Path) -> dict[str, str]:
+    def env(self, summary_path: Path, progress_path: Path, trace_path: Path) -> dict[str, str]:
         env = {
             "BB_TARGETS": ",".join(self.targets),
             "BB_MIX": self.mix,
             "BB_MODEL": self.model,
             "BB_DURATION": f"{self.duration_s:g}s",
-            # k6 takes a scenario start of 0s or at least 1s.
-            "BB_WARMUP": f"{max(self.warmup_s, 1.0) if self.warmup_s > 0 else 0:g}s",
+            "BB_WARMUP": f"{self.warmup_s:g}s",
             "BB_INVALID_SHARE": f"{self.invalid_share:g}",
             "BB_SCALE": str(self.scale),
             "BB_SEED": str(self.seed),
             "BB_SUMMARY": str(summary_path),
             "BB_TIMEOUT": f"{self.timeout_s:g}s",
+            "BB_PROGRESS": str(progress_path),
         }
         if self.model == "open":
             env["BB_RATE"] = repr(float(self.rate))
@@ -77,8 +73,7 @@ class LoadSettings:
         if self.model == "open" and self.warmup_from_rate is not None:
             env["BB_WARMUP_FROM"] = repr(float(self.warmup_from_rate))
         if self.trace:
-            env["BB_TRACE"] = "1"
-            env["K6_LOG_FORMAT"] = "raw"  # the trace lines as written, without logrus decoration
+            env["BB_TRACE"] = str(trace_path)
         return env
 
     def describe(self) -> str:
@@ -90,55 +85,62 @@ class LoadSettings:
         return f"{self.mix} mix, {load}, warm-up {self.warmup_s:g} s + {self.duration_s:g} s"
 
 
-class K6Process:
+# The driver's exit codes (loadgen/cmd/bidbench-load): what each says to the person reading the run.
+EXIT_MEANINGS = {
+    1: "an internal error",
+    2: "a bad setting",
+    3: "the target was unreachable at start",
+    4: "it was interrupted (its summary is partial)",
+}
+
+
+class DriverProcess:
+    """One `bidbench-load run`: started in its resource group, followed through its progress file."""
+
     def __init__(
-        self, settings: LoadSettings, summary_path: Path, log_path: Path, group: ResourceGroup
+        self,
+        settings: LoadSettings,
+        summary_path: Path,
+        log_path: Path,
+        group: ResourceGroup,
+        trace_path: Path | None = None,
     ) -> None:
         self.settings = settings
         self.summary_path = summary_path
         self.log_path = log_path
+        self.progress_path = log_path.with_name(log_path.stem + "-progress.jsonl")
+        self.trace_path = trace_path or log_path.with_name("trace.log")
         self.group = group
-        self.api_port = free_port()
         self.proc: subprocess.Popen[bytes] | None = None
-        self.started_at: float | None = None
+        self._last: dict[str, object] | None = None
+        self._offset = 0
 
     def start(self) -> None:
-        argv = [
-            str(toolchain.k6_path()),
-            "run",
-            "--quiet",
-            "--no-color",
-            "--no-usage-report",
-            "--address",
-            f"127.0.0.1:{self.api_port}",
-            str(SCRIPT),
-        ]
-        env = dict(os.environ, **self.settings.env(self.summary_path), K6_NO_USAGE_REPORT="true")
-        self.proc = self.group.spawn(argv, paths.LOADGEN, env, self.log_path)
+        self.progress_path.unlink(missing_ok=True)
+        env = dict(os.environ, **self.settings.env(self.summary_path, self.progress_path, self.trace_path))
+        self.proc = self.group.spawn([str(toolchain.driver_path()), "run"], paths.LOADGEN, env, self.log_path)
 
-    def _api(self, path: str) -> dict[str, object] | None:
+    def progress(self) -> dict[str, object] | None:
+        """The newest progress line (None before the first)."""
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.api_port}{path}", timeout=0.5) as response:
-                return json.loads(response.read())
-        except (urllib.error.URLError, OSError, ValueError):
-            return None
+            with self.progress_path.open("rb") as handle:
+                handle.seek(self._offset)
+                chunk = handle.read()
+        except OSError:
+            return self._last
+        complete = chunk[: chunk.rfind(b"\n") + 1]
+        self._offset += len(complete)
+        for line in complete.splitlines():
+            try:
+                self._last = json.loads(line)
+            except ValueError:
+                continue
+        return self._last
 
     def requests_so_far(self) -> int | None:
-        data = self._api("/v1/metrics/http_reqs")
-        try:
-            return int(data["data"]["attributes"]["sample"]["count"])  # type: ignore[index]
-        except (TypeError, KeyError, ValueError):
-            return None
-
-    def test_running(self) -> bool:
-        """True once k6's execution runs. It may include setup() (a few dozen requests, well under a
-        second), which is the error bound on where the harness places the window; active VUs are no
-        signal, since at a low arrival rate there are often none at an instant."""
-        data = self._api("/v1/status")
-        try:
-            return bool(data["data"]["attributes"]["running"])  # type: ignore[index]
-        except (TypeError, KeyError, ValueError):
-            return False
+        last = self.progress()
+        value = last.get("completed") if last else None
+        return int(value) if isinstance(value, (int, float)) else None
 
     def poll(self) -> int | None:
         return self.proc.poll() if self.proc else None
@@ -152,6 +154,7 @@ class K6Process:
             raise
 
     def kill(self) -> None:
+        """SIGINT first: the driver then writes what it measured so far, marked partial."""
         if self.proc and self.proc.poll() is None:
             try:
                 os.killpg(self.proc.pid, signal.SIGINT)
@@ -163,14 +166,29 @@ class K6Process:
                     pass
                 self.proc.wait(timeout=5)
 
-    def wait_until_running(self, timeout_s: float = 60) -> float:
+    def failure(self, code: int) -> str:
+        meaning = EXIT_MEANINGS.get(code, "an unexpected exit")
+        tail = ""
+        try:
+            lines = self.log_path.read_text(errors="replace").strip().splitlines()
+            tail = f": {lines[-1]}" if lines else ""
+        except OSError:
+            pass
+        return f"the load driver exited with code {code}, {meaning}{tail}"
+
+    def wait_until_running(self, timeout_s: float = 90) -> float:
+        """The monotonic time at which the driver's schedule started (its first progress line says when,
+        in wall-clock time; setup, such as fetching the open items, comes before it)."""
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
-            if self.poll() is not None:
-                raise RuntimeError(
-                    f"k6 exited with code {self.poll()} before the test started; see {self.log_path}"
-                )
-            if self.test_running():
-                return time.monotonic()
-            time.sleep(0.1)
-        raise RuntimeError(f"k6 did not start its scenarios within {timeout_s:.0f} s; see {self.log_path}")
+            last = self.progress()
+            if last is not None and isinstance(last.get("started_at_unix"), (int, float)):
+                started = float(last["started_at_unix"])  # type: ignore[arg-type]
+                return time.monotonic() - (time.time() - started)
+            code = self.poll()
+            if code is not None:
+                raise RuntimeError(self.failure(code) + f"; see {self.log_path}")
+            time.sleep(0.05)
+        raise RuntimeError(
+            f"the load driver did not start its schedule within {timeout_s:.0f} s; see {self.log_path}"
+        )

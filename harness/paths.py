@@ -13,14 +13,14 @@ OPENAPI = CONTRACT / "openapi.yaml"
 CONFORMANCE_CASES = CONTRACT / "conformance"
 INFRA = ROOT / "infra"
 POSTGRES_CONF = INFRA / "postgres" / "postgresql.conf"
-LOADGEN = ROOT / "loadgen-k6"
+LOADGEN = ROOT / "loadgen"
 RESULTS = Path(os.environ.get("BIDBENCH_RESULTS", ROOT / "results"))
 
 # Git-ignored local state: the virtualenv, tools we build, the embedded database, runtime dirs.
 STATE = Path(os.environ.get("BIDBENCH_STATE", ROOT / ".bidbench"))
 BIN = STATE / "bin"
 CACHE = STATE / "cache"
-# Per-user, shared by checkouts: tools we build (k6, toxiproxy) by version, so a fresh clone copies them.
+# Per-user, shared by checkouts: tools we build (Toxiproxy) by version, so a fresh clone copies them.
 USER_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "bidbench"
 
 

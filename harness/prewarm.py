@@ -59,7 +59,7 @@ class PrewarmRecord:
     reason: str = ""
     cpu_pct_per_s: list[float] = field(default_factory=list)
     # After the load stops: an instance the pre-warm overloaded still works off its backlog, which would
-    # otherwise land in the first window (and can starve k6's setup request).
+    # otherwise land in the first window (and can starve the driver's setup request).
     idle_wait_s: float = 0.0
 
     def as_manifest(self) -> dict[str, Any]:
@@ -99,7 +99,7 @@ def prewarm_rate(model: str, rate: float, cpus: float | None, instances: int) ->
 
 
 def ramp_stages(rate: float, max_s: float, ramp_s: int = RAMP_S) -> tuple[float, str]:
-    """(start rate, BB_STAGES) for k6: from a tenth of `rate` to `rate` over ramp_s, then held."""
+    """(start rate, BB_STAGES) for the driver: from a tenth of `rate` to `rate` over ramp_s, then held."""
     return max(1.0, rate / 10), f"{ramp_s}s:{rate:g},{max(max_s - ramp_s, 1):g}s:{rate:g}"
 
 
@@ -114,7 +114,7 @@ def prewarm_until_steady(
     sleep: Callable[[float], None] = time.sleep,
 ) -> PrewarmRecord:
     """Runs the ramped load (start_load returns a handle with poll() and kill()) and samples the instances'
-    cumulative CPU seconds once a second until `settled`, k6 ends, or max_s. `limit_pct` is the instances'
+    cumulative CPU seconds once a second until `settled`, the driver ends, or max_s. `limit_pct` is the instances'
     summed CPU limit in CPU % (None: no limit)."""
     record = PrewarmRecord(rate=rate)
     start_rate, stages = ramp_stages(rate, max_s)

@@ -1,6 +1,6 @@
 """Resource figures of a deployment bidbench did not start (`./bidbench run --target-url`).
 
-Latency, throughput and errors always come from k6. CPU and memory come from a pluggable source:
+Latency, throughput and errors always come from the load driver. CPU and memory come from a pluggable source:
 - `none`: unknown. The result folder says so, and no figure is normalized per CPU.
 - `docker`: the Docker Engine stats API on its unix socket, per container.
 - `prometheus`: an instant query per sample, e.g. cAdvisor's container_cpu_usage_seconds_total for a pod.

@@ -1,8 +1,8 @@
 """One measured run (SPEC §4, §5, §7, §9), start to finish.
 
 reset the database → build → start each instance in its resource group → wait for readiness →
-k6 warm-up then measurement, sampling CPU and memory every second → stop everything → digest →
-validity verdict → result folder. Whatever goes wrong (Ctrl-C, a crashed app, k6 failing, a database
+load driver warm-up then measurement, sampling CPU and memory every second → stop everything → digest →
+validity verdict → result folder. Whatever goes wrong (Ctrl-C, a crashed app, the driver failing, a database
 that will not start), every process is stopped and the partial run is stored, marked with its reason.
 """
 
@@ -28,11 +28,14 @@ from harness.db import pgstats
 from harness.db.cluster import EmbeddedCluster, free_port
 from harness.db.target import DatabaseServer, current_server, mask_password
 from harness.instances import RunningInstance, start, stop
-from harness.k6summary import digest_summary
-from harness.loadrun import K6Process, LoadSettings
+from harness.loadrun import DriverProcess, LoadSettings
+from harness.loadsummary import digest_summary
 from harness.resources import Limits, ProcessTreeGroup, describe_backend, detect_backend, new_group
 from harness.results import RunFolder, append_index, base_manifest, new_run_folder, utc_now
 from harness.sampler import Sampler
+from harness.upgrade import GROUP as LOADGEN_GROUP
+from harness.upgrade import LOG as LOADGEN_LOG
+from harness.upgrade import SUMMARY as LOAD_SUMMARY
 from harness.validity import RunFigures, Slo, Verdict, verdict
 
 
@@ -72,7 +75,7 @@ class WindowHooks:
     """Optional callbacks into one measurement window (fault injection, harness/faults/). No-ops here."""
 
     def started(self, session: Session, measure_start_unix: float) -> None:
-        """k6 is running; its measurement window starts at this wall-clock time (time.time())."""
+        """The driver is running; its measurement window starts at this wall-clock time (time.time())."""
 
     def tolerated(self, instance: RunningInstance) -> bool:
         """Whether this instance may be dead without failing the window (it was killed on purpose)."""
@@ -119,7 +122,7 @@ def _instance_knobs(plan: RunPlan) -> dict[str, str]:
 
 
 def _allotments(plan: RunPlan) -> tuple[float, float]:
-    """CPU left for k6 and for PostgreSQL once the instances have theirs (the machine sizing rule)."""
+    """CPU left for the load driver and for PostgreSQL once the instances have theirs (the machine sizing rule)."""
     cores = psutil.cpu_count(logical=True) or 1
     used = plan.instances * (plan.cpus or cores)
     rest = max(cores - used, 0.0)
@@ -134,7 +137,7 @@ def check_fits(plan: RunPlan) -> None:
     rest = cores - plan.instances * plan.cpus
     if rest < 0.5:
         raise UserError(
-            f"{plan.instances} instance(s) x {plan.cpus:g} CPU leave {rest:g} of this machine's {cores} cores for k6 "
+            f"{plan.instances} instance(s) x {plan.cpus:g} CPU leave {rest:g} of this machine's {cores} cores for the load driver "
             "and PostgreSQL; at least 0.5 core must be left or the runs cannot be valid. Lower --instances or --cpus "
             f"(here: instances x cpus <= {cores - 0.5:g})."
         )
@@ -229,7 +232,7 @@ class Session:
         self.common["target"] = {
             "urls": list(plan.target_urls),
             "resource_source": plan.resource_source,
-            "note": "a deployment bidbench did not start: latency, throughput and errors come from k6; "
+            "note": "a deployment bidbench did not start: latency, throughput and errors come from the load driver; "
             + (
                 "CPU and memory are UNKNOWN, so nothing is normalized per CPU"
                 if plan.resource_source == "none"
@@ -240,7 +243,7 @@ class Session:
             "name": f"remote:{plan.resource_source}",
             "description": self.common["target"]["note"],
         }
-        self.common["runtimes"] = {"k6": toolchain.K6_VERSION}
+        self.common["runtimes"] = {"load_driver": f"bidbench-load {toolchain.driver_version()}"}
 
     def _start(self) -> None:
         plan = self.plan
@@ -303,7 +306,7 @@ class Session:
             return None
         import tempfile
 
-        def start_load(start_rate: float, stages: str, seconds: float, scratch: Path) -> K6Process:
+        def start_load(start_rate: float, stages: str, seconds: float, scratch: Path) -> DriverProcess:
             load = replace(
                 self.plan.load,
                 targets=self.targets(),
@@ -313,11 +316,14 @@ class Session:
                 warmup_s=0,
                 duration_s=seconds,
             )
-            k6 = K6Process(
-                load, scratch / "summary.json", scratch / "k6.log", ProcessTreeGroup("k6", Limits())
+            driver = DriverProcess(
+                load,
+                scratch / "summary.json",
+                scratch / LOADGEN_LOG,
+                ProcessTreeGroup(LOADGEN_GROUP, Limits()),
             )
-            k6.start()
-            return k6
+            driver.start()
+            return driver
 
         limit_pct = 100.0 * self.plan.cpus * len(self.instances) if self.plan.cpus else None
         with tempfile.TemporaryDirectory(prefix="bidbench-prewarm-") as scratch:
@@ -334,8 +340,8 @@ class Session:
         return record
 
     def wait_idle(self, max_s: float = prewarming.IDLE_MAX_S) -> float:
-        """After an overloaded window the instances still work off its backlog (k6 has gone, the requests it
-        queued have not): wait until they are idle, so the next window starts clean. Returns the wait."""
+        """After an overloaded window the instances still work off its backlog (the driver has gone, the
+        requests it queued have not): wait until they are idle, so the next window starts clean. Returns the wait."""
         if not self.started_ok or self.remote or not self.instances:
             return 0.0
         limit_pct = 100.0 * (self.plan.cpus or 1.0) * len(self.instances)
@@ -440,31 +446,37 @@ class Session:
     def _window(self, plan: RunPlan, folder: RunFolder, hooks: WindowHooks) -> tuple[dict[str, Any], Verdict]:
         server = self.server
         load = replace(plan.load, targets=self.targets(), scale=plan.scale, seed=plan.seed)
-        k6_group = new_group(detect_backend() if self.remote else self.backend, "k6", Limits())
-        k6 = K6Process(load, folder.path / "k6-summary.json", folder.logs / "k6.log", k6_group)
+        driver_group = new_group(detect_backend() if self.remote else self.backend, LOADGEN_GROUP, Limits())
+        driver = DriverProcess(
+            load,
+            folder.path / LOAD_SUMMARY,
+            folder.logs / LOADGEN_LOG,
+            driver_group,
+            folder.logs / "trace.log",
+        )
         components: dict[str, Any] = dict(self.resources)
-        components["k6"] = k6_group
+        components[LOADGEN_GROUP] = driver_group
         pg_group = _postgres_group(server) if server is not None else None
         if pg_group is not None:
             components["postgres"] = pg_group
         sampler = Sampler(components)
         try:
             sampler.start()
-            k6.start()
-            t_start = k6.wait_until_running() - sampler.t0
+            driver.start()
+            t_start = driver.wait_until_running() - sampler.t0
             t_measure = t_start + load.warmup_s
             t_end = t_measure + load.duration_s
             hooks.started(self, time.time() + (sampler.t0 + t_measure - time.monotonic()))
             pg_before: list[dict[str, Any]] | None = None
             with Progressor(f"{plan.impl} x{plan.instances}") as progress:
-                # No rate before a second poll: k6's count at the first one spans an unknown time.
+                # No rate before a second poll: the first count spans an unknown time.
                 last_count: int | None = None
                 last_t = time.monotonic()
-                while k6.poll() is None:
+                while driver.poll() is None:
                     now = time.monotonic() - sampler.t0
                     if pg_before is None and now >= t_measure and server is not None:
                         pg_before = pgstats.snapshot(server)
-                    count = k6.requests_so_far()
+                    count = driver.requests_so_far()
                     rate = ""
                     if count is not None:
                         elapsed = time.monotonic() - last_t
@@ -483,17 +495,19 @@ class Session:
                     if dead:
                         raise RuntimeError(f"an instance process died during the run: {dead}")
                     if now > t_end + 120:
-                        raise RuntimeError("k6 did not finish within 120 s after the measurement window")
+                        raise RuntimeError(
+                            "the load driver did not finish within 120 s after the measurement window"
+                        )
                     # Wake exactly at the window's start, so the pg_stat_statements snapshot is on time.
                     until_window = t_measure - (time.monotonic() - sampler.t0)
                     time.sleep(min(1.0, until_window) if pg_before is None and until_window > 0 else 1.0)
             pg_after = pgstats.snapshot(server) if server is not None else []
-            code = k6.wait(30)
+            code = driver.wait(30)
             sampler.stop()
-            if code not in (0, 99):  # 99: thresholds crossed, which our script does not use for pass/fail
-                raise RuntimeError(f"k6 exited with code {code}; see logs/k6.log")
-            if not folder.has("k6-summary.json"):
-                raise RuntimeError("k6 wrote no summary; see logs/k6.log")
+            if code != 0:
+                raise RuntimeError(driver.failure(code) + f"; see logs/{LOADGEN_LOG}")
+            if not folder.has(LOAD_SUMMARY):
+                raise RuntimeError(f"the load driver wrote no summary; see logs/{LOADGEN_LOG}")
             if server is not None:
                 folder.write_json("pg_stat_statements.json", pgstats.delta(pg_before or [], pg_after))
             metrics, run_verdict = digest(plan, folder, sampler, list(self.resources), t_measure, t_end)
@@ -502,8 +516,8 @@ class Session:
             return metrics, run_verdict
         finally:
             hooks.finished()
-            k6.kill()
-            k6_group.close()
+            driver.kill()
+            driver_group.close()
             sampler.stop()
             sampler.write_csv(folder.path / "timeseries.csv")
 
@@ -531,7 +545,7 @@ def _copy_logs(instance: RunningInstance, folder: RunFolder) -> None:
 def _service_versions(server: DatabaseServer) -> dict[str, str]:
     import psycopg
 
-    versions = {"k6": toolchain.K6_VERSION}
+    versions = {"load_driver": f"bidbench-load {toolchain.driver_version()}"}
     try:
         with psycopg.connect(server.url(), connect_timeout=5) as conn:
             row = conn.execute("SHOW server_version").fetchone()
@@ -549,7 +563,8 @@ def digest(
     t_measure: float,
     t_end: float,
 ) -> tuple[dict[str, Any], Verdict]:
-    summary = digest_summary(folder.read_json("k6-summary.json"))
+    summary = digest_summary(folder.read_json(LOAD_SUMMARY))
+    latency = summary["latency_ms"] or {}
     window = plan.load.duration_s
     per_instance = []
     for name in instance_names:
@@ -561,8 +576,8 @@ def digest(
     memory = [
         i["pss_steady_mb"] if not math.isnan(i["pss_steady_mb"]) else i["rss_steady_mb"] for i in per_instance
     ]
-    k6_allot, db_allot = _allotments(plan)
-    loadgen_cpu = sampler.window_cpu_pct("k6", t_measure, t_end)
+    driver_allot, db_allot = _allotments(plan)
+    loadgen_cpu = sampler.window_cpu_pct(LOADGEN_GROUP, t_measure, t_end)
     db_cpu = (
         sampler.window_cpu_pct("postgres", t_measure, t_end)
         if "postgres" in sampler.components
@@ -571,10 +586,11 @@ def digest(
     metrics: dict[str, Any] = {
         "schema": 1,
         "window_s": window,
-        **{k: summary[k] for k in ("requests", "ok", "app_errors", "sys_errors", "dropped_iterations")},
+        **{k: summary[k] for k in ("requests", "ok", "app_errors", "sys_errors", "late_sends")},
         "throughput_rps": throughput,
         "offered_rps": plan.load.rate if plan.load.model == "open" else None,
         "latency_ms": summary["latency_ms"],
+        "latency_sent_ms": summary["latency_sent_ms"],
         "over_1s_pct": 100 * summary["over_1s"] / summary["requests"] if summary["requests"] else None,
         "statuses": summary["statuses"],
         "per_type": summary["per_type"],
@@ -604,19 +620,15 @@ def digest(
         requests=summary["requests"],
         ok=summary["ok"],
         sys_errors=summary["sys_errors"],
-        dropped_iterations=summary["dropped_iterations"],
+        late_sends=summary["late_sends"],
         # No completed request means no latency: count it as infinitely slow, never as fast.
-        mean_latency_ms=summary["latency_ms"].get("mean")
-        if summary["latency_ms"].get("mean") is not None
-        else math.inf,
-        p99_latency_ms=summary["latency_ms"].get("p99")
-        if summary["latency_ms"].get("p99") is not None
-        else math.inf,
+        mean_latency_ms=latency.get("mean") if latency.get("mean") is not None else math.inf,
+        p99_latency_ms=latency.get("p99") if latency.get("p99") is not None else math.inf,
         offered_rps=plan.load.rate if plan.load.model == "open" else None,
         users=plan.load.users if plan.load.model == "closed" else None,
         think_ms=plan.load.think_ms,
         loadgen_cpu_pct=loadgen_cpu,
-        loadgen_allotment_cores=max(k6_allot, 0.5),
+        loadgen_allotment_cores=max(driver_allot, 0.5),
         db_cpu_pct=db_cpu if not math.isnan(db_cpu) else 0.0,
         db_allotment_cores=max(db_allot, 0.5),
         host_busy_pct=metrics["host_busy_pct"],

@@ -1,4 +1,4 @@
-"""Per-second CPU and memory time series of every component of a run (instances, k6, PostgreSQL).
+"""Per-second CPU and memory time series of every component of a run (instances, the load driver, PostgreSQL).
 
 A background thread reads each component's resource group once a second. CPU % over an interval is
 the group's CPU-time delta over the wall-time delta; window figures are computed from the cumulative

@@ -1,6 +1,6 @@
 """The machine sizing rule (SPEC §6): how much CPU one app instance gets by default on this machine.
 
-k6 and PostgreSQL run on the same machine as the instances, so an instance's CPU limit must leave them
+The load driver and PostgreSQL run on the same machine as the instances, so an instance's CPU limit must leave them
 enough to push it past its capacity, or every run is invalid (`database_host`, `loadgen_cpu`).
 """
 
@@ -11,9 +11,10 @@ import psutil
 MAX_INSTANCE_CPUS = 1.0
 """The thesis's limit: one core per instance."""
 CORES_PER_INSTANCE = 4
-"""A quarter of the cores per instance. Measured on 2 cores (0.5 CPU): node past its capacity used 46 %
-CPU, k6 50 % and PostgreSQL 24 %, and the run was valid; at 1.0 CPU the closed model at 8 and 32 users
-was invalid in every run (the host 99 % busy: PostgreSQL 54 %, k6 59 %)."""
+"""A quarter of the cores per instance. Measured on 2 cores (0.5 CPU) with the first load generator: node
+past its capacity used 46 % CPU, the generator 50 % and PostgreSQL 24 %, and the run was valid; at 1.0 CPU
+the closed model at 8 and 32 users was invalid in every run (the host 99 % busy: PostgreSQL 54 %, the
+generator 59 %)."""
 
 
 def machine_cores() -> int:

@@ -43,7 +43,7 @@ def print_run(
                 "peak RSS (max over instances)",
                 _fmt(max(i["rss_peak_mb"] for i in metrics["instances"]), 1, " MiB"),
             ),
-            ("k6 CPU %", _fmt(metrics["loadgen_cpu_pct"], 1, " %")),
+            ("driver CPU %", _fmt(metrics["loadgen_cpu_pct"], 1, " %")),
             ("PostgreSQL CPU %", _fmt(metrics["db_cpu_pct"], 1, " %")),
         ]
         for name, value in rows:

@@ -1,12 +1,13 @@
 """Find or install every tool bidbench needs (`./bidbench setup`), idempotently.
 
 Each tool has a probe (is it here, which version, where) and an installer (apt packages, or a build
-into the project-local bin dir for k6). Commands call `ensure()` with just the tools they need, so
+into the project-local bin dir for the load driver and Toxiproxy). Commands call `ensure()` with just the tools they need, so
 `./bidbench demo` and `./bidbench test` work on a fresh machine without a separate setup step.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -21,8 +22,6 @@ from rich.table import Table
 from harness import paths
 from harness.console import UserError, console
 
-K6_VERSION = "v1.8.1"
-K6_MODULE = "go.k6.io/k6"
 TOXIPROXY_VERSION = "v2.12.0"
 TOXIPROXY_PACKAGE = "github.com/Shopify/toxiproxy/v2/cmd/server"
 
@@ -153,17 +152,66 @@ def _probe_build_tools() -> Probe:
     return Probe(not missing, "make, g++, python3" if not missing else "missing " + ", ".join(missing))
 
 
-def k6_path() -> Path:
-    return paths.BIN / "k6"
+def driver_path() -> Path:
+    return paths.BIN / "bidbench-load"
 
 
-def _probe_k6() -> Probe:
-    binary = k6_path()
+def _driver_stamp() -> Path:
+    return driver_path().with_name("bidbench-load.source")
+
+
+def driver_source_digest() -> str:
+    """A digest of the driver's sources: the binary is rebuilt exactly when they change."""
+    digest = hashlib.sha256()
+    for path in sorted(paths.LOADGEN.rglob("*")):
+        if path.is_file() and (path.suffix == ".go" or path.name in ("go.mod", "go.sum")):
+            if path.name.endswith("_test.go") or "testdata" in path.parts:
+                continue
+            digest.update(str(path.relative_to(paths.LOADGEN)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def driver_version() -> str:
+    """The driver's version and the digest of the sources it was built from, for manifests."""
+    stamp = _driver_stamp()
+    return stamp.read_text().strip() if stamp.exists() else "unbuilt"
+
+
+def _probe_driver() -> Probe:
+    binary = driver_path()
+    wanted = driver_source_digest()
     if not binary.exists():
         return Probe(False)
-    match = re.search(r"k6 (v\S+)", _run([str(binary), "version"]))
-    version = match.group(1) if match else "?"
-    return Probe(version == K6_VERSION, version, str(binary))
+    built = driver_version().rsplit("+", 1)[-1]
+    return Probe(built == wanted, driver_version(), str(binary))
+
+
+def _build_driver() -> None:
+    """`go build` of loadgen/ into .bidbench/bin/bidbench-load (seconds; the module cache keeps the
+    dependencies after the first time)."""
+    go = shutil.which("go")
+    if not go:
+        raise UserError(
+            "building the load driver needs Go 1.26+. Install it (apt-get install golang) and retry."
+        )
+    proxy = _run([go, "env", "GOPROXY"]).split(",")[0] or "https://proxy.golang.org"
+    paths.BIN.mkdir(parents=True, exist_ok=True)
+    console.print(f"building the load driver (loadgen/) into {driver_path()} ...")
+    partial = driver_path().with_name(f"bidbench-load.{os.getpid()}.partial")
+    env = dict(os.environ, GOPROXY=proxy, GOFLAGS="-mod=readonly", CGO_ENABLED="0")
+    done = subprocess.run(
+        [go, "build", "-trimpath", "-o", str(partial), "./cmd/bidbench-load"],
+        cwd=paths.LOADGEN,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        partial.unlink(missing_ok=True)
+        raise UserError(f"`go build` of the load driver failed:\n{done.stderr[-2000:]}")
+    os.replace(partial, driver_path())
+    version = _run([str(driver_path()), "version"]).split()[-1]
+    _driver_stamp().write_text(f"{version}+{driver_source_digest()}\n")
 
 
 def _probe_go() -> Probe:
@@ -194,7 +242,7 @@ def _cached_binary(name: str, version: str) -> Path:
 
 def _go_install(package: str, version: str, dest: Path, probe: Callable[[], Probe], takes: str) -> None:
     """`go install package@version` into dest, through a per-user copy of the binary: a clean clone on a
-    machine that built it before copies it in a second (linking k6 took ~40 s even with Go's build cache)."""
+    machine that built it before copies it in a second (linking took tens of seconds even with Go's build cache)."""
     name = dest.name
     cached = _cached_binary(name, version)
     paths.BIN.mkdir(parents=True, exist_ok=True)
@@ -229,10 +277,6 @@ def _go_install(package: str, version: str, dest: Path, probe: Callable[[], Prob
         console.print(f"[yellow]could not cache {name} in {cached.parent}: {exc}[/]")
 
 
-def _build_k6() -> None:
-    _go_install(K6_MODULE, K6_VERSION, k6_path(), _probe_k6, "about 90 s")
-
-
 def _build_toxiproxy() -> None:
     """Toxiproxy's server into .bidbench/bin/toxiproxy-server (the fault scenarios)."""
     # A `go install`ed toxiproxy says "version git": the stamp file records the module version.
@@ -257,7 +301,7 @@ TOOLS: dict[str, Tool] = {
         Tool("nginx", _probe_nginx, ("nginx-light",)),
         Tool("postgres", _probe_postgres, ("postgresql-15", "postgresql-contrib")),
         Tool("go", _probe_go, ("golang",)),
-        Tool("k6", _probe_k6, build=_build_k6),
+        Tool("driver", _probe_driver, build=_build_driver),
         Tool("toxiproxy", _probe_toxiproxy, build=_build_toxiproxy),
         Tool("chromium", _probe_chromium, ("chromium",)),
     )
@@ -269,7 +313,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "java": ("java", "maven"),
     "node": ("node", "npm", "build-tools", "libpq-dev"),
     "php": ("php", "php-fpm", "phpunit", "nginx"),
-    "load": ("go", "k6"),
+    "load": ("go", "driver"),
     "faults": ("go", "toxiproxy"),
     "report": ("chromium",),
 }

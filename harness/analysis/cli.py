@@ -30,7 +30,7 @@ the p-value and the number of runs. With fewer than 3 runs a group gets no test;
 fewer than 5 you get a warning.
 
 Runs that failed or broke a validity rule (SPEC §7: the load generator was the
-bottleneck, k6 dropped iterations, ...) are excluded, and the output says how many and
+bottleneck, it sent requests late, ...) are excluded, and the output says how many and
 why. --include-invalid uses them anyway and marks them "!" everywhere.
 """
 

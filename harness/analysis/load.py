@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.upgrade import load_summary_path, upgrade_load_summary, upgrade_metrics, upgrade_verdict
+
 RUN_FILES = ("manifest.json", "metrics.json", "verdict.json")
 DEFAULT_VARIANTS = {"", "default", "base", "baseline", "none"}
 COMPLETED = "completed"
@@ -165,8 +167,8 @@ class Run:
     metrics: dict[str, Any] | None = None
     verdict: dict[str, Any] | None = None
     problems: list[str] = field(default_factory=list)
-    _k6: Any = field(default=None, repr=False)
-    _k6_read: bool = field(default=False, repr=False)
+    _load_summary: Any = field(default=None, repr=False)
+    _load_summary_read: bool = field(default=False, repr=False)
 
     @property
     def point(self) -> str:
@@ -196,15 +198,15 @@ class Run:
     def metric(self, *keys: str) -> float | None:
         return as_float(get_path(self.metrics or {}, *keys))
 
-    def k6_summary(self) -> dict[str, Any] | None:
-        if not self._k6_read:
-            self._k6_read = True
+    def load_summary(self) -> dict[str, Any] | None:
+        if not self._load_summary_read:
+            self._load_summary_read = True
             if self.path is not None:
-                data, problem = _read_json(self.path / "k6-summary.json")
+                data, problem = _read_json(load_summary_path(self.path))
                 if problem:
                     self.problems.append(problem)
-                self._k6 = data if isinstance(data, dict) else None
-        return self._k6
+                self._load_summary = upgrade_load_summary(data) if isinstance(data, dict) else None
+        return self._load_summary
 
     @property
     def instances(self) -> int | None:
@@ -295,8 +297,8 @@ def read_run(folder: Path, index_entry: Mapping[str, Any] | None = None) -> Run:
     if problem:
         problems.append(problem)
     manifest = manifest if isinstance(manifest, dict) else {}
-    metrics = metrics if isinstance(metrics, dict) else None
-    verdict = verdict if isinstance(verdict, dict) else None
+    metrics = upgrade_metrics(metrics) if isinstance(metrics, dict) else None
+    verdict = upgrade_verdict(verdict) if isinstance(verdict, dict) else None
     entry = dict(index_entry or {})
     names = _name_parts(folder)
 
@@ -441,7 +443,7 @@ class RunSet:
 
     def reason_counts(self) -> Counter[str]:
         """How many excluded runs gave each kind of reason. Reasons differing only in their numbers count as
-        one kind ("k6 dropped N iterations"); a kind seen once keeps its own words and numbers."""
+        one kind ("the load driver sent N requests late"); a kind seen once keeps its own words and numbers."""
         counts: Counter[str] = Counter()
         example: dict[str, str] = {}
         for item in self.excluded:
@@ -468,7 +470,7 @@ class RunSet:
 
 
 def _reason_class(reason: str) -> str:
-    """Group similar reasons for counting: numbers are dropped so "k6 dropped 12" and "... 30" count together."""
+    """Group similar reasons for counting: numbers are dropped so "sent 12 requests late" and "... 30" count together."""
     head = reason.split(":")[0].strip() if reason.startswith("status ") else reason.strip()
     return re.sub(r"\s+", " ", re.sub(r"(?<![A-Za-z])[-+]?\d+(\.\d+)?", "N", head)) or reason
 

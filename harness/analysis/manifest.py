@@ -35,7 +35,7 @@ ORDER = (
     "php",
     "nginx",
     "postgres",
-    "k6",
+    "load_driver",
     "backend",
     "knob",
     "impl",

@@ -91,7 +91,7 @@ METRICS: dict[str, Metric] = {
             False,
             "latency_ms.p50",
             lambda r: r.metric("latency_ms", "p50"),
-            "the median response time as k6 saw it",
+            "the median response time as the load driver saw it, from each request's intended send",
         ),
         Metric(
             "p99",
@@ -174,7 +174,7 @@ EXTRA_METRICS: dict[str, Metric] = {
         ),
         Metric(
             "loadgen_cpu",
-            "k6 CPU",
+            "driver CPU",
             "%",
             None,
             "loadgen_cpu_pct",

@@ -71,7 +71,7 @@ def throughput_vs_offered(comparison: Comparison) -> Figure:
     figure = Figure(
         "fig-throughput-offered",
         "Throughput against offered rate",
-        "Each dot is one run: how many requests per second k6 asked for (x) and how many were answered "
+        "Each dot is one run: how many requests per second the load driver offered (x) and how many were answered "
         "successfully (y). On the dashed diagonal every request was served. Where a line bends away below the "
         "diagonal, the implementation has reached its limit: more offered load no longer means more work done.",
     )

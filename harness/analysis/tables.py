@@ -9,7 +9,7 @@
   application exceptions vs system errors per user count (seed 002 Table 6), the USL fit
 - the runs used and the runs excluded, with reasons
 
-Nothing here invents a number: every cell is computed from metrics.json, k6-summary.json or a fit.
+Nothing here invents a number: every cell is computed from metrics.json, the load summary or a fit.
 """
 
 from __future__ import annotations
@@ -512,34 +512,16 @@ def memory_table(comparison: Comparison) -> Table:
 
 # ---- QoS (RUBiS) -----------------------------------------------------------------------------------
 
-OVER_1S_NAMES = ("over_1s", "slow_over_1s", "http_req_over_1s", "latency_over_1s", "over_1s_rate")
-
-
-def _k6_duration(run: Run) -> dict[str, Any]:
-    summary = run.k6_summary() or {}
-    values = get_path(summary, "metrics", "http_req_duration", "values")
-    if not isinstance(values, Mapping):
-        values = get_path(summary, "metrics", "http_req_duration")  # the pre-0.50 flat summary layout
-    return dict(values) if isinstance(values, Mapping) else {}
-
 
 def latency_stats(run: Run) -> dict[str, float | None]:
-    """max, mean, median in ms from k6-summary.json (bidbench.js's `latency_ms`, or a plain k6 summary's
-    http_req_duration), else from metrics.json's latency_ms."""
-    summary = run.k6_summary() or {}
+    """max, mean, median in ms from the run's load summary (`latency_ms`), else from metrics.json."""
+    summary = run.load_summary() or {}
     own = summary.get("latency_ms") if isinstance(summary.get("latency_ms"), Mapping) else {}
-    k6 = _k6_duration(run)
     out: dict[str, float | None] = {}
-    for key, own_key, k6_key, metric_key in (
-        ("max", "max", "max", "max"),
-        ("mean", "mean", "avg", "mean"),
-        ("median", "p50", "med", "p50"),
-    ):
+    for key, own_key in (("max", "max"), ("mean", "mean"), ("median", "p50")):
         value = as_float(own.get(own_key))
         if value is None:
-            value = as_float(k6.get(k6_key))
-        if value is None:
-            value = run.metric("latency_ms", metric_key)
+            value = run.metric("latency_ms", own_key)
         out[key] = value
     return out
 
@@ -552,13 +534,10 @@ def over_one_second(run: Run) -> tuple[float | None, str]:
         direct = run.metric("latency_ms", "over_1s_pct")
     if direct is not None:
         return direct, "exact"
-    summary = run.k6_summary() or {}
-    for name in OVER_1S_NAMES:
-        rate = as_float(get_path(summary, "metrics", name, "values", "rate"))
-        if rate is None:
-            rate = as_float(get_path(summary, "metrics", name, "rate"))
-        if rate is not None:
-            return rate * 100.0, "exact"
+    summary = run.load_summary() or {}
+    over, requests = as_float(summary.get("over_1s")), as_float(summary.get("requests"))
+    if over is not None and requests:
+        return 100.0 * over / requests, "exact"
     lat = latency_stats(run)
     if lat["max"] is not None and lat["max"] < 1000.0:
         return 0.0, "exact"
@@ -631,7 +610,7 @@ def qos_table(comparison: Comparison) -> Table:
             "n",
         ],
         rows,
-        "From each run's k6 summary (metrics.json when absent): max over runs, request-weighted mean, median of "
+        "From each run's load summary (metrics.json when absent): max over runs, request-weighted mean, median of "
         "the runs' medians. 'over 1 s' is exact when the run recorded it or when no request took 1 s; otherwise "
         "it is a bound read off the percentiles.",
         "seed 001 §7 figures 2-5",
@@ -704,7 +683,7 @@ class Slices:
 
 
 def _timing(value: Any) -> float | None:
-    """A Server-Timing figure: a number (results/README.md) or the k6 trend {"mean", "p50", "p99"}."""
+    """A Server-Timing figure: a number (results/README.md) or the driver's {"mean", "p50", "p99"}."""
     if isinstance(value, Mapping):
         return as_float(value.get("mean"))
     return as_float(value)
@@ -799,7 +778,7 @@ def breakdown_table(comparison: Comparison) -> Table:
         rows,
         (f"From {ref.title}. " if ref else "")
         + "Server-Timing splits each request: db = time inside database calls, app w/o db = the rest of the "
-        "handler, outside = what k6 saw minus the handler (network, HTTP server, client). Request-weighted means "
+        "handler, outside = what the load driver saw minus the handler (network, HTTP server, client). Request-weighted means "
         "over runs; shares of the end-to-end mean latency.",
         "seed 000 Tables 1 and 3, seed 002 Tables 1 and 2",
         records,

@@ -51,7 +51,7 @@ DRIVER_KNOBS: dict[str, str] = {
 # Fixed instance settings, recorded in the manifest with the knobs (SPEC §3.3: nothing tuned silently).
 NGINX_KEEPALIVE_TIMEOUT = "65s"
 NGINX_KEEPALIVE_REQUESTS = "1000000"
-# Why this many: see conf/nginx.conf.tmpl (k6's 5000 connections plus FPM's backlog of 4096).
+# Why this many: see conf/nginx.conf.tmpl (the load driver's 5000 connections plus FPM's backlog of 4096).
 NGINX_WORKER_CONNECTIONS = "10240"
 FPM_MAX_REQUESTS = "0"
 JIT_MODE = "tracing"

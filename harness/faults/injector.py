@@ -1,6 +1,6 @@
 """Carrying out a scenario's schedule during the measurement window, and recording what happened when.
 
-`FaultHooks` plugs into harness/run.py's window (WindowHooks): when k6's measurement starts it runs the
+`FaultHooks` plugs into harness/run.py's window (WindowHooks): when the driver's measurement starts it runs the
 steps on a thread at their times; every action becomes an event (relative and wall-clock time, how long
 the action took, its outcome). Whatever happens (an exception, Ctrl-C), `finished()` undoes the faults:
 PostgreSQL is started again and the toxics are removed.

@@ -35,7 +35,7 @@ COLUMNS: tuple[tuple[str, str, int, str], ...] = (
     ("1st success s", "first_success_s", 2, ""),
     ("p99 back s", "p99_back_s", 0, ""),
     ("peak RSS MiB", "peak_rss_mb", 0, ""),
-    ("dropped", "dropped_iterations", 0, ""),
+    ("late", "late_sends", 0, ""),
     ("survived", "survived", 0, ""),
     ("orphans", "orphans", 0, ""),
     ("invariants", "invariants_ok", 0, ""),

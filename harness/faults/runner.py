@@ -1,6 +1,6 @@
 """One fault scenario run for one implementation, on the ordinary run machinery (harness/run.py).
 
-The run is a normal Session with one measurement window, so it is stored like every run (manifest, k6
+The run is a normal Session with one measurement window, so it is stored like every run (manifest, load
 summary, metrics with per-instance peak RSS, per-second CPU/memory, logs, index line, regime `faults`).
 On top, the result folder gets:
 
@@ -8,7 +8,7 @@ On top, the result folder gets:
   (error classes per phase, recovery times, survival, orphans) and the invariants;
 - timeline.csv: per second (by request start, t = 0 at the measurement start) the requests per error
   class and the p50/p99/max latency of the successes;
-- logs/k6.log: the per-request trace it was computed from; logs/toxiproxy.log for slow-db.
+- logs/trace.log: the per-request trace it was computed from; logs/toxiproxy.log for slow-db.
 
 `manifest.json` gets a `faults` key (scenario name and the headline figures), so the analysis can find
 fault runs without reading the trace.
@@ -40,6 +40,7 @@ from harness.faults.toxiproxy import Toxiproxy
 from harness.instances import INSTANCE_MARKER
 from harness.loadrun import LoadSettings
 from harness.results import RunFolder, read_index
+from harness.upgrade import trace_log, upgrade_metrics
 
 DEFAULT_SHARE = 0.5
 DEFAULT_RATE = 50.0
@@ -343,7 +344,7 @@ def analyse(
     database_oid: int | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The headline row (report.py, the analysis) and the details for faults.json."""
-    log = folder.logs / "k6.log"
+    log = trace_log(folder.logs)
     requests = timeline.read_trace(log) if log.exists() else []
     t0 = hooks.measure_start_unix or (requests[0].start_ms / 1000 if requests else 0.0)
     measured = [r for r in requests if r.phase == "m"]
@@ -411,7 +412,7 @@ def analyse(
         "p99_back_s": timeline.time_to_baseline(recovery_set, t0, recover_from, baseline),
         "peak_rss_mb": peak_rss,
         "rss_bounded": peak_rss is not None and peak_rss < RSS_BOUND_MB,
-        "dropped_iterations": metrics.get("dropped_iterations"),
+        "late_sends": upgrade_metrics(metrics).get("late_sends"),
         "survived": survived,
         "orphans": len(left),
         "invariants_ok": report.ok,

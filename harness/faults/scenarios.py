@@ -36,7 +36,7 @@ class Scenario:
     """overload: the rate during the fault window, as a multiple of the measured capacity."""
 
     def stages(self, rate: float, capacity: float) -> str:
-        """k6 BB_STAGES for the overload profile (empty for a constant rate)."""
+        """The driver's BB_STAGES for the overload profile (empty for a constant rate)."""
         if not self.overload_factor:
             return ""
         peak = round(self.overload_factor * capacity)

@@ -1,9 +1,11 @@
-"""The per-request trace of a fault run (k6 BB_TRACE lines) as per-second series, error classes and
-recovery times.
+"""The per-request trace of a fault run (the load driver's BB_TRACE lines) as per-second series, error
+classes and recovery times.
 
-Each traced request is one line in k6.log (loadgen-k6/bidbench.js, `trace`):
-`bbt <w|m> <end ms since epoch> <duration ms> <status> <k6 error code> <type> <target index> <bid id or ->`.
-Times here are seconds relative to the start of the measurement window (t = 0), by request start.
+Each traced request is one line in logs/trace.log (loadgen/, `BB_TRACE`):
+`bbt <w|m> <end ms since epoch> <duration ms> <status> <error class or -> <type> <target index> <bid id or ->`.
+The duration runs from the request's intended send time (the schedule), so a backlog shows. The error
+class is timeout, refused, reset or other when no response came. Times here are seconds relative to the
+start of the measurement window (t = 0), by request start.
 """
 
 from __future__ import annotations
@@ -15,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-# k6 error codes (https://grafana.com/docs/k6/latest/javascript-api/error-codes/) that mean "no answer in time".
-TIMEOUT_CODES = {1050, 1211}
+from harness.upgrade import trace_error_class
+
 # The order of the error classes in tables and CSV columns.
 CLASSES = ("ok", "client_4xx", "unavailable_503", "server_5xx", "connection", "timeout")
 
@@ -34,7 +36,7 @@ class Request:
     end_ms: float
     duration_ms: float
     status: int
-    error_code: int
+    error: str
     kind: str
     target: int
     bid_id: int | None
@@ -45,13 +47,13 @@ class Request:
 
     @property
     def klass(self) -> str:
-        return classify(self.status, self.error_code)
+        return classify(self.status, self.error)
 
 
-def classify(status: int, error_code: int = 0) -> str:
+def classify(status: int, error: str = "-") -> str:
     """ok (2xx), client_4xx (the contract's 4xx, e.g. 409 on an overtaken bid), unavailable_503 (the
     contract's database-unavailable), server_5xx (any other 5xx: a bug), connection (no response: refused,
-    reset) and timeout (no response within the k6 timeout)."""
+    reset) and timeout (no response within the driver's request timeout)."""
     if 200 <= status < 300:
         return "ok"
     if 400 <= status < 500:
@@ -60,7 +62,7 @@ def classify(status: int, error_code: int = 0) -> str:
         return "unavailable_503"
     if status >= 500 or 100 <= status < 200 or 300 <= status < 400:
         return "server_5xx"
-    return "timeout" if error_code in TIMEOUT_CODES else "connection"
+    return "timeout" if error == "timeout" else "connection"
 
 
 def parse_line(line: str) -> Request | None:
@@ -73,7 +75,7 @@ def parse_line(line: str) -> Request | None:
             end_ms=float(parts[2]),
             duration_ms=float(parts[3]),
             status=int(parts[4]),
-            error_code=int(parts[5]),
+            error=trace_error_class(parts[5]),
             kind=parts[6],
             target=int(parts[7]),
             bid_id=int(parts[8]) if parts[8] != "-" else None,

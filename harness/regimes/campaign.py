@@ -22,7 +22,7 @@ from harness.loadrun import LoadSettings
 from harness.results import RunFolder, read_index
 from harness.run import RunPlan, Session, execute
 
-SESSION_REWARM_S = 4.0  # half of it ramps from the previous probe's rate (loadgen-k6 BB_WARMUP_FROM)
+SESSION_REWARM_S = 4.0  # half of it ramps from the previous probe's rate (the driver's BB_WARMUP_FROM)
 # Before a search's first probe, every instance gets the same unmeasured warm-up at a gentle rate, so a
 # JIT runtime under a small CPU limit is not judged while it is still compiling (the thesis warmed up too).
 # The pre-warm runs at half the rate (at least 800 req/s per CPU: harness/prewarm.py); the first window's warm-up then lasts at least this long at the rate

@@ -21,7 +21,7 @@ PAYLOAD_SIZES = (256, 1024, 4096, 16384, 32768, 65535, 65536, 65537, 131072)
 
 
 def scaling_sizing(requested: int | None, cpus: float) -> tuple[int, list[str]]:
-    """The sizing rule: instances x CPU limit must leave at least one core (two on big machines) for k6
+    """The sizing rule: instances x CPU limit must leave at least one core (two on big machines) for the load driver
     and PostgreSQL. Returns the largest instance count that fits, and warnings."""
     cores = psutil.cpu_count(logical=True) or 1
     reserve = 1.0 if cores <= 4 else 2.0
@@ -29,12 +29,12 @@ def scaling_sizing(requested: int | None, cpus: float) -> tuple[int, list[str]]:
     warnings = []
     if fits < 1:
         raise UserError(
-            f"this machine has {cores} cores; with {reserve:g} reserved for k6 and PostgreSQL, not even one "
+            f"this machine has {cores} cores; with {reserve:g} reserved for the load driver and PostgreSQL, not even one "
             f"instance of {cpus:g} CPU fits. Use a smaller --cpus (e.g. {max((cores - reserve) / 2, 0.25):g})."
         )
     if requested is not None and requested > fits:
         warnings.append(
-            f"{requested} instances x {cpus:g} CPU do not fit on {cores} cores with {reserve:g} reserved for k6 and "
+            f"{requested} instances x {cpus:g} CPU do not fit on {cores} cores with {reserve:g} reserved for the load driver and "
             f"PostgreSQL; the sweep stops at {fits} (the rest would be invalid runs)."
         )
     return min(requested or fits, fits), warnings

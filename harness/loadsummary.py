@@ -1,23 +1,31 @@
-"""Reading the JSON summary written by loadgen-k6/bidbench.js (its shape is documented in loadgen-k6/README.md)."""
+"""Reading the load driver's JSON summary (its fields are documented in loadgen/README.md)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-REQUIRED = ("requests", "ok", "app_errors", "sys_errors", "dropped_iterations", "latency_ms")
+from harness.upgrade import upgrade_load_summary
+
+REQUIRED = ("requests", "ok", "app_errors", "sys_errors", "late_sends", "latency_ms")
 
 
 def digest_summary(summary: dict[str, Any]) -> dict[str, Any]:
+    summary = upgrade_load_summary(summary)
     missing = [key for key in REQUIRED if key not in summary]
     if missing:
-        raise ValueError(f"the k6 summary lacks {', '.join(missing)}; is loadgen-k6/bidbench.js current?")
+        raise ValueError(
+            f"the load summary lacks {', '.join(missing)}; was it written by loadgen/ (bidbench-load)?"
+        )
+    if summary.get("partial"):
+        raise ValueError("the load driver was interrupted: its summary is partial")
     return {
         "requests": int(summary["requests"]),
         "ok": int(summary["ok"]),
         "app_errors": int(summary["app_errors"]),
         "sys_errors": int(summary["sys_errors"]),
-        "dropped_iterations": int(summary["dropped_iterations"]),
+        "late_sends": int(summary["late_sends"]),
         "latency_ms": summary["latency_ms"],
+        "latency_sent_ms": summary.get("latency_sent_ms"),
         "per_type": summary.get("per_type", {}),
         "server_timing_ms": summary.get("server_timing_ms", {}),
         "over_1s": int(summary.get("over_1s") or 0),

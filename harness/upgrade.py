@@ -1,0 +1,84 @@
+"""The one place that reads result folders written before the load driver was bidbench's own.
+
+Folders from before issue #27 were written with k6: the driver's summary was `k6-summary.json`, its
+log `logs/k6.log`, its resource group `k6`, and a request not sent in time was a "dropped iteration".
+Readers call these functions and never see the old spellings.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+SUMMARY = "load-summary.json"
+LOG = "loadgen.log"
+GROUP = "loadgen"
+_LEGACY_SUMMARY = "k6-summary.json"
+_LEGACY_GROUP = "k6"
+
+
+def load_summary_path(folder: Path) -> Path:
+    """The driver summary of a result folder, under its current or its legacy name."""
+    current = folder / SUMMARY
+    legacy = folder / _LEGACY_SUMMARY
+    return legacy if not current.exists() and legacy.exists() else current
+
+
+def upgrade_load_summary(summary: dict[str, Any]) -> dict[str, Any]:
+    """A legacy summary's fields under today's names (late_sends was dropped_iterations)."""
+    if "late_sends" in summary or "dropped_iterations" not in summary:
+        return summary
+    upgraded = dict(summary)
+    upgraded["late_sends"] = upgraded.pop("dropped_iterations")
+    upgraded.setdefault("latency_sent_ms", None)
+    return upgraded
+
+
+def upgrade_metrics(metrics: dict[str, Any]) -> dict[str, Any]:
+    if "late_sends" in metrics or "dropped_iterations" not in metrics:
+        return metrics
+    upgraded = dict(metrics)
+    upgraded["late_sends"] = upgraded.pop("dropped_iterations")
+    return upgraded
+
+
+def upgrade_verdict(verdict: dict[str, Any]) -> dict[str, Any]:
+    checks = verdict.get("checks")
+    if not isinstance(checks, dict) or "dropped_iterations" not in checks:
+        return verdict
+    upgraded = dict(verdict)
+    upgraded["checks"] = {("late_sends" if k == "dropped_iterations" else k): v for k, v in checks.items()}
+    return upgraded
+
+
+def component_name(name: str) -> str:
+    """A resource group's name in timeseries.csv and metrics.json, as today's readers expect it."""
+    return GROUP if name == _LEGACY_GROUP else name
+
+
+def upgrade_runtimes(runtimes: dict[str, Any]) -> dict[str, Any]:
+    if _LEGACY_GROUP not in runtimes:
+        return runtimes
+    upgraded = {k: v for k, v in runtimes.items() if k != _LEGACY_GROUP}
+    upgraded.setdefault("load_driver", f"{_LEGACY_GROUP} {runtimes[_LEGACY_GROUP]}")
+    return upgraded
+
+
+# The numeric error codes of legacy traces that meant "no answer in time".
+_LEGACY_TIMEOUT_CODES = {"1050", "1211"}
+
+
+def trace_error_class(field: str) -> str:
+    """A trace line's error field as today's class: timeout, refused, reset, other, or "-" for none."""
+    if not field.isdigit():
+        return field
+    if field == "0":
+        return "-"
+    return "timeout" if field in _LEGACY_TIMEOUT_CODES else "other"
+
+
+def trace_log(logs: Path) -> Path:
+    """A fault run's trace: logs/trace.log, or the legacy driver log that carried the trace lines."""
+    current = logs / "trace.log"
+    legacy = logs / f"{_LEGACY_GROUP}.log"
+    return legacy if not current.exists() and legacy.exists() else current
