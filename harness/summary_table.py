@@ -41,7 +41,8 @@ def print_run(
             ("memory per instance (steady PSS)", _fmt(metrics["memory_per_instance_mb"], 1, " MiB")),
             (
                 "peak RSS (max over instances)",
-                _fmt(max(i["rss_peak_mb"] for i in metrics["instances"]), 1, " MiB"),
+                # A remote run without a resource source has no instance figures.
+                _fmt(max((i["rss_peak_mb"] for i in metrics["instances"]), default=None), 1, " MiB"),
             ),
             ("driver CPU %", _fmt(metrics["loadgen_cpu_pct"], 1, " %")),
             ("PostgreSQL CPU %", _fmt(metrics["db_cpu_pct"], 1, " %")),
