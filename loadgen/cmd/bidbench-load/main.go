@@ -217,8 +217,10 @@ func readSummary(path string) (*tally.Summary, error) {
 			return nil, fmt.Errorf("no JSON summary in it")
 		}
 	}
+	// A pod log may go on after the summary (kubectl logs interleave stderr: an interrupted shard's
+	// notice follows it), so only the first JSON value from there is read.
 	var s tally.Summary
-	if err := json.Unmarshal(data[start:], &s); err != nil {
+	if err := json.NewDecoder(bytes.NewReader(data[start:])).Decode(&s); err != nil {
 		return nil, fmt.Errorf("not a bidbench-load summary: %v", err)
 	}
 	if s.Driver != "bidbench-load" {
