@@ -1,0 +1,813 @@
+"""`./bidbench overhead`: what each load generator costs in CPU per request, measured by the kernel (#27).
+
+Four generators take turns against one target at one rate, in interleaved repetitions (the order rotates
+each repetition, so none always runs first or after the same neighbour on a shared machine):
+
+  driver    bidbench-load on the browse mix, as measured runs use it (open model, HDR histograms,
+            Server-Timing read);
+  bare      bidbench-load with BB_MIX=bare: the same open-model engine sending GET /health alone;
+  wrk       Debian's wrk, a closed loop in C on --wrk-connections connections, GET /health as fast as
+            the target answers: a floor for what one HTTP request can cost a client here;
+  vegeta    vegeta's own CLI (`vegeta attack`) at the same rate on GET /health, the library our driver
+            takes its pacing model from.
+
+A generator's figure is its process's user + system CPU time (the rusage os.wait4 returns when it exits,
+so it is that process alone, start-up included) divided by the requests it completed. Each repetition is
+one process; the table shows the median over repetitions and the min-max range. The result folder's
+overhead.json holds every repetition's raw figures, so every printed number can be recomputed from it.
+
+`--accuracy` instead checks the driver's latency figures against a fake target with a known answer time
+(harness/fake_target.py): p50 against a fixed 5 ms, then the intended-start and actual-send p99 when the
+target freezes once for 1 s while the driver may hold only 2 connections.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import platform
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from harness import paths, toolchain
+from harness.console import UserError, console
+
+GENERATORS = ("driver", "bare", "wrk", "vegeta")
+VEGETA_PACKAGE = "github.com/tsenart/vegeta/v12"
+VEGETA_VERSION = "v12.13.0"
+PROCESS_GRACE_S = 30.0
+"""How long past its planned duration a generator may run before it is killed (start-up, drain, timeouts)."""
+ACCURACY_DELAY_MS = 5.0
+ACCURACY_RATE = 500.0
+STALL_MS = 1000.0
+STALL_AT_S = 3.0
+STALL_MAX_CONNS = 2
+
+
+# ---- the figures --------------------------------------------------------------------------------------
+
+
+def cpu_us_per_request(user_s: float, system_s: float, requests: int) -> float:
+    """CPU µs one request cost: (user + system seconds) / requests. 0 requests give NaN, not a division
+    error, so a failed repetition shows as such instead of ending the benchmark."""
+    if requests <= 0:
+        return float("nan")
+    return (user_s + system_s) * 1e6 / requests
+
+
+@dataclass(frozen=True)
+class Spread:
+    median: float
+    low: float
+    high: float
+    n: int
+
+    def describe(self, digits: int = 1) -> str:
+        if self.n == 0:
+            return "-"
+        if self.n == 1:
+            return f"{self.median:.{digits}f}"
+        return f"{self.median:.{digits}f} ({self.low:.{digits}f}-{self.high:.{digits}f})"
+
+
+def spread(values: Sequence[float]) -> Spread:
+    """Median and min-max of the finite values (a failed repetition's NaN is left out)."""
+    finite = [v for v in values if v == v and v not in (float("inf"), float("-inf"))]
+    if not finite:
+        return Spread(float("nan"), float("nan"), float("nan"), 0)
+    return Spread(statistics.median(finite), min(finite), max(finite), len(finite))
+
+
+@dataclass
+class Sample:
+    """One generator's one repetition: the kernel's account of its process, and what it reported."""
+
+    generator: str
+    repetition: int
+    position: int
+    """Its place in the repetition's order (0 = ran first)."""
+    user_s: float
+    system_s: float
+    requests: int
+    wall_s: float
+    voluntary_switches: int
+    involuntary_switches: int
+    exit_code: int
+    late_sends: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def us_per_request(self) -> float:
+        return cpu_us_per_request(self.user_s, self.system_s, self.requests)
+
+    @property
+    def wakeups_per_request(self) -> float:
+        return self.voluntary_switches / self.requests if self.requests > 0 else float("nan")
+
+    def record(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["cpu_us_per_request"] = _finite_or_none(self.us_per_request)
+        out["voluntary_switches_per_request"] = _finite_or_none(self.wakeups_per_request)
+        out["achieved_rps"] = round(self.requests / self.wall_s, 1) if self.wall_s > 0 else None
+        return out
+
+
+def _finite_or_none(value: float) -> float | None:
+    return round(value, 3) if value == value else None
+
+
+def summarize(samples: Sequence[Sample]) -> dict[str, dict[str, Any]]:
+    """Per generator: the median and range of µs/request (what the table prints), and of late sends."""
+    out: dict[str, dict[str, Any]] = {}
+    for name in dict.fromkeys(s.generator for s in samples):
+        mine = [s for s in samples if s.generator == name]
+        cost = spread([s.us_per_request for s in mine])
+        wakes = spread([s.wakeups_per_request for s in mine])
+        lates = [s.late_sends for s in mine if s.late_sends is not None]
+        out[name] = {
+            "cpu_us_per_request": asdict(cost),
+            "voluntary_switches_per_request": asdict(wakes),
+            "late_sends": asdict(spread([float(v) for v in lates])) if lates else None,
+            "repetitions": len(mine),
+            "failed": sum(1 for s in mine if s.exit_code != 0 or s.requests <= 0),
+        }
+    return out
+
+
+def rotation(names: Sequence[str], repetition: int) -> list[str]:
+    """Repetition r runs the generators starting from the r-th: each takes each place equally often."""
+    shift = repetition % len(names) if names else 0
+    return [*names[shift:], *names[:shift]]
+
+
+# ---- running one process and reading its rusage -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Finished:
+    exit_code: int
+    user_s: float
+    system_s: float
+    wall_s: float
+    voluntary_switches: int
+    involuntary_switches: int
+
+
+def run_measured(
+    argv: list[str], env: dict[str, str], timeout_s: float, stdout: Path, stderr: Path
+) -> Finished:
+    """Run argv in its own process group and return the kernel's rusage of that process (os.wait4).
+
+    Bounded: past timeout_s its group is killed (SIGKILL) and the figures are those of the killed process.
+    Never leaves it behind: the group is killed on any way out."""
+    started = time.monotonic()
+    with stdout.open("wb") as out, stderr.open("wb") as err:
+        proc = subprocess.Popen(
+            argv, env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL, start_new_session=True
+        )
+    reaped = False
+    try:
+        deadline = started + timeout_s
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid == proc.pid:
+                reaped = True
+                break
+            if time.monotonic() >= deadline:
+                _kill_group(proc.pid)
+                pid, status, usage = os.wait4(proc.pid, 0)
+                reaped = True
+                break
+            time.sleep(0.05)
+        # os.wait4 reaped it: tell Popen, or it would try to wait for a pid that is no longer its child.
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        return Finished(
+            exit_code=proc.returncode,
+            user_s=usage.ru_utime,
+            system_s=usage.ru_stime,
+            wall_s=time.monotonic() - started,
+            voluntary_switches=usage.ru_nvcsw,
+            involuntary_switches=usage.ru_nivcsw,
+        )
+    finally:
+        if not reaped:
+            _kill_group(proc.pid)
+            proc.wait(timeout=10)
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+# ---- the generators -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Setup:
+    target: str
+    """Base URL, e.g. http://127.0.0.1:8080."""
+    rate: float
+    seconds: float
+    wrk_connections: int = 2
+    driver: Path = Path("bidbench-load")
+    wrk: Path = Path("wrk")
+    vegeta: Path = Path("vegeta")
+    max_conns: int | None = None
+
+
+def driver_env(setup: Setup, mix: str, summary: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {k: os.environ[k] for k in ("PATH", "HOME", "LANG", "TMPDIR") if k in os.environ}
+    env.update(
+        BB_TARGETS=setup.target,
+        BB_MIX=mix,
+        BB_MODEL="open",
+        BB_RATE=f"{setup.rate:g}",
+        # No warm-up: every request the process sends is in its summary's count, as its CPU is in rusage.
+        BB_WARMUP="0",
+        BB_DURATION=f"{setup.seconds:g}s",
+        BB_SUMMARY=str(summary),
+    )
+    if setup.max_conns:
+        env["BB_MAX_CONNS"] = str(setup.max_conns)
+    env.update(extra or {})
+    return env
+
+
+def _sample(name: str, repetition: int, position: int, done: Finished, requests: int, **kw: Any) -> Sample:
+    return Sample(
+        generator=name,
+        repetition=repetition,
+        position=position,
+        user_s=done.user_s,
+        system_s=done.system_s,
+        requests=requests,
+        wall_s=round(done.wall_s, 3),
+        voluntary_switches=done.voluntary_switches,
+        involuntary_switches=done.involuntary_switches,
+        exit_code=done.exit_code,
+        **kw,
+    )
+
+
+def run_driver(setup: Setup, mix: str, name: str, repetition: int, position: int, folder: Path) -> Sample:
+    stem = folder / f"{name}-{repetition}"
+    summary = stem.with_suffix(".summary.json")
+    done = run_measured(
+        [str(setup.driver), "run"],
+        driver_env(setup, mix, summary),
+        setup.seconds + PROCESS_GRACE_S,
+        stem.with_suffix(".out"),
+        stem.with_suffix(".err"),
+    )
+    data = read_driver_summary(summary)
+    latency = data.get("latency_ms") or {}
+    return _sample(
+        name,
+        repetition,
+        position,
+        done,
+        int(data.get("requests") or 0),
+        late_sends=data.get("late_sends"),
+        extra={
+            "ok": data.get("ok"),
+            "sys_errors": data.get("sys_errors"),
+            "max_inflight": data.get("max_inflight"),
+            "p50_ms": latency.get("p50"),
+            "p99_ms": latency.get("p99"),
+        },
+    )
+
+
+def read_driver_summary(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+WRK_REQUESTS = re.compile(r"^\s*(\d+) requests in ([\d.]+)(m?s|m)\b", re.MULTILINE)
+
+
+def parse_wrk(text: str) -> int:
+    """The request count of wrk's report ("  123456 requests in 10.00s, 12.34MB read"); 0 if absent."""
+    match = WRK_REQUESTS.search(text)
+    return int(match.group(1)) if match else 0
+
+
+def run_wrk(setup: Setup, repetition: int, position: int, folder: Path) -> Sample:
+    stem = folder / f"wrk-{repetition}"
+    connections = max(1, setup.wrk_connections)
+    argv = [
+        str(setup.wrk),
+        "-t1",
+        f"-c{connections}",
+        f"-d{max(1, round(setup.seconds))}s",
+        setup.target + "/health",
+    ]
+    done = run_measured(
+        argv,
+        _plain_env(),
+        setup.seconds + PROCESS_GRACE_S,
+        stem.with_suffix(".out"),
+        stem.with_suffix(".err"),
+    )
+    text = stem.with_suffix(".out").read_text(errors="replace")
+    return _sample("wrk", repetition, position, done, parse_wrk(text), extra={"connections": connections})
+
+
+def run_vegeta(setup: Setup, repetition: int, position: int, folder: Path) -> Sample:
+    stem = folder / f"vegeta-{repetition}"
+    targets = folder / "vegeta-targets.txt"
+    targets.write_text(f"GET {setup.target}/health\n")
+    results = stem.with_suffix(".bin")
+    argv = [
+        str(setup.vegeta),
+        "attack",
+        f"-rate={setup.rate:g}/1s",
+        f"-duration={setup.seconds:g}s",
+        f"-targets={targets}",
+        f"-output={results}",
+        "-timeout=10s",
+    ]
+    done = run_measured(
+        argv,
+        _plain_env(),
+        setup.seconds + PROCESS_GRACE_S,
+        stem.with_suffix(".out"),
+        stem.with_suffix(".err"),
+    )
+    report = vegeta_report(setup.vegeta, results)
+    results.unlink(missing_ok=True)  # its report is kept; the encoded results are 100+ bytes a request
+    latencies = report.get("latencies") or {}
+    return _sample(
+        "vegeta",
+        repetition,
+        position,
+        done,
+        int(report.get("requests") or 0),
+        extra={
+            "success": report.get("success"),
+            "p50_ms": latencies.get("50th", 0) / 1e6 if latencies else None,
+            "p99_ms": latencies.get("99th", 0) / 1e6 if latencies else None,
+        },
+    )
+
+
+def vegeta_report(vegeta: Path, results: Path) -> dict[str, Any]:
+    try:
+        done = subprocess.run(
+            [str(vegeta), "report", "-type=json", str(results)], capture_output=True, text=True, timeout=120
+        )
+        data = json.loads(done.stdout)
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _plain_env() -> dict[str, str]:
+    return {k: os.environ[k] for k in ("PATH", "HOME", "LANG", "TMPDIR") if k in os.environ}
+
+
+def run_one(name: str, setup: Setup, repetition: int, position: int, folder: Path) -> Sample:
+    if name == "driver":
+        return run_driver(setup, "browse", "driver", repetition, position, folder)
+    if name == "bare":
+        return run_driver(setup, "bare", "bare", repetition, position, folder)
+    if name == "wrk":
+        return run_wrk(setup, repetition, position, folder)
+    if name == "vegeta":
+        return run_vegeta(setup, repetition, position, folder)
+    raise UserError(f"unknown generator {name!r}: choose from {', '.join(GENERATORS)}")
+
+
+# ---- tools -------------------------------------------------------------------------------------------
+
+
+def vegeta_path() -> Path:
+    return paths.BIN / "vegeta"
+
+
+def _vegeta_version(binary: Path) -> str:
+    try:
+        done = subprocess.run([str(binary), "-version"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    match = re.search(r"Version:\s*(\S+)", done.stdout + done.stderr)
+    return match.group(1) if match else ""
+
+
+def ensure_vegeta() -> Path:
+    """`go install` vegeta's CLI at the pinned version into .bidbench/bin/vegeta (about 30 s, once).
+
+    A `go install`ed vegeta reports "Version:" empty or as the module version; a stamp file records
+    the version it was built at, as the toolchain does for toxiproxy."""
+    binary = vegeta_path()
+    stamp = binary.with_name("vegeta.version")
+    if binary.exists() and stamp.exists() and stamp.read_text().strip() == VEGETA_VERSION:
+        return binary
+    toolchain.ensure(["go"])
+    go = shutil.which("go")
+    if not go:
+        raise UserError("installing vegeta needs Go (apt-get install golang)")
+    proxy = toolchain._run([go, "env", "GOPROXY"]).split(",")[0] or "https://proxy.golang.org"
+    paths.BIN.mkdir(parents=True, exist_ok=True)
+    console.print(f"building vegeta {VEGETA_VERSION} with Go into {paths.BIN} (about 30 s, once) ...")
+    with tempfile.TemporaryDirectory(prefix="bidbench-vegeta-", dir=paths.BIN) as gobin:
+        env = dict(os.environ, GOBIN=gobin, GOPROXY=proxy, GOFLAGS="-mod=mod")
+        target = f"{VEGETA_PACKAGE}@{VEGETA_VERSION}"
+        done = subprocess.run([go, "install", target], env=env, capture_output=True, text=True, timeout=600)
+        if done.returncode != 0:
+            raise UserError(f"`go install {target}` failed:\n{done.stderr[-2000:]}")
+        # A major-version suffix is not the binary's name: github.com/tsenart/vegeta/v12 builds `vegeta`.
+        os.replace(Path(gobin) / "vegeta", binary)
+    stamp.write_text(VEGETA_VERSION + "\n")
+    return binary
+
+
+def ensure_wrk() -> Path:
+    """Debian's wrk (apt-get install wrk), through the toolchain's apt helper."""
+    found = shutil.which("wrk")
+    if found:
+        return Path(found)
+    if not toolchain._can_apt():
+        raise UserError("wrk is missing: sudo apt-get install -y wrk, then run the command again")
+    toolchain._apt_install(["wrk"])
+    found = shutil.which("wrk")
+    if not found:
+        raise UserError("wrk is still missing after apt-get install wrk")
+    return Path(found)
+
+
+def ensure_driver() -> Path:
+    """The load driver as measured runs build it (the toolchain's `driver` tool: loadgen/ built with Go)."""
+    if "driver" in toolchain.TOOLS:
+        toolchain.ensure(["go", "driver"])
+        return Path(toolchain.TOOLS["driver"].probe().path)
+    # A toolchain from before the driver was one of its tools: the same `go build`, done here.
+    toolchain.ensure(["go"])
+    go = shutil.which("go") or "go"
+    loadgen = paths.ROOT / "loadgen"
+    binary = paths.BIN / "bidbench-load"
+    paths.BIN.mkdir(parents=True, exist_ok=True)
+    proxy = toolchain._run([go, "env", "GOPROXY"]).split(",")[0] or "https://proxy.golang.org"
+    env = dict(os.environ, GOPROXY=proxy, GOFLAGS="-mod=readonly", CGO_ENABLED="0")
+    done = subprocess.run(
+        [go, "build", "-trimpath", "-o", str(binary), "./cmd/bidbench-load"],
+        cwd=loadgen,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if done.returncode != 0:
+        raise UserError(f"`go build` of the load driver failed:\n{done.stderr[-2000:]}")
+    return binary
+
+
+def tool_versions(setup: Setup) -> dict[str, str]:
+    def first_line(argv: list[str]) -> str:
+        try:
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            return ""
+        return ((done.stdout or done.stderr).strip().splitlines() or [""])[0]
+
+    return {
+        "driver": first_line([str(setup.driver), "version"]),
+        "wrk": first_line([str(setup.wrk), "--version"]),
+        "vegeta": _vegeta_version(setup.vegeta) or VEGETA_VERSION,
+    }
+
+
+# ---- the target --------------------------------------------------------------------------------------
+
+
+def check_loopback(url: str) -> str:
+    """A base URL on this machine only (127.0.0.0/8, ::1, localhost); returned without a trailing slash."""
+    parsed = urllib.parse.urlsplit(url.strip())
+    host = parsed.hostname or ""
+    if parsed.scheme != "http" or not host or not parsed.port:
+        raise UserError(f"--target-url {url!r}: expected http://127.0.0.1:PORT")
+    try:
+        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback:
+        raise UserError(
+            f"--target-url {url!r}: only loopback targets (127.0.0.1, ::1, localhost) are measured"
+        )
+    return url.strip().rstrip("/")
+
+
+@contextmanager
+def started_app(impl: str, cpus: float | None) -> Iterator[str]:
+    """The app started as measured runs start it (seeded database, built, its resource group, its knobs),
+    stopped on the way out whatever happens."""
+    from harness.apps import driver as app_driver
+    from harness.apps.base import InstanceSpec
+    from harness.cli import _server, ensure_seeded
+    from harness.db.cluster import free_port
+    from harness.instances import start, stop
+    from harness.resources import Limits, detect_backend
+    from harness.run import RunPlan, _instance_knobs
+
+    toolchain.ensure(["db", impl])
+    ensure_seeded()
+    driver = app_driver(impl)
+    driver.ensure_built()
+    spec = InstanceSpec(
+        impl=impl,
+        index=0,
+        port=free_port(),
+        database_url=_server().url(),
+        run_dir=paths.RUNTIME / f"overhead-{os.getpid()}" / impl,
+        knobs=_instance_knobs(RunPlan(impl=impl)),
+    )
+    console.print(f"overhead: starting {impl} on {spec.host}:{spec.port} (CPU limit {cpus or 'none'}) ...")
+    instance = start(driver, spec, detect_backend(), Limits(cpus=cpus), ready_timeout_s=180)
+    try:
+        yield instance.base_url
+    finally:
+        stop(instance)
+
+
+@contextmanager
+def fake_target(
+    port: int, delay_ms: float, stall_at_s: float | None = None, max_s: float = 300
+) -> Iterator[str]:
+    """harness/fake_target.py in its own process group, killed on the way out."""
+    argv = [sys.executable, "-m", "harness.fake_target", "--port", str(port), "--delay-ms", f"{delay_ms:g}"]
+    argv += ["--max-s", f"{max_s:g}"]
+    if stall_at_s is not None:
+        argv += ["--stall-at-s", f"{stall_at_s:g}", "--stall-ms", f"{STALL_MS:g}"]
+    proc = subprocess.Popen(argv, cwd=paths.ROOT, start_new_session=True, stdin=subprocess.DEVNULL)
+    try:
+        wait_listening(port, proc, 10)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        _kill_group(proc.pid)
+        proc.wait(timeout=10)
+
+
+def wait_listening(port: int, proc: subprocess.Popen[bytes], timeout_s: float) -> None:
+    import socket
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise UserError(f"the fake target exited at start (code {proc.returncode})")
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise UserError(f"the fake target did not listen on 127.0.0.1:{port} within {timeout_s:g} s")
+
+
+# ---- the benchmark -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Options:
+    impl: str = "java"
+    target_url: str | None = None
+    rate: float = 1000.0
+    seconds: float = 20.0
+    repetitions: int = 5
+    warmup_s: float = 10.0
+    generators: tuple[str, ...] = GENERATORS
+    wrk_connections: int = 2
+    cpus: float | None = None
+    accuracy: bool = False
+
+
+def new_folder(kind: str = "overhead") -> Path:
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    folder = paths.RESULTS / kind / stamp
+    suffix = 1
+    while folder.exists():
+        suffix += 1
+        folder = paths.RESULTS / kind / f"{stamp}-{suffix}"
+    folder.mkdir(parents=True)
+    return folder
+
+
+def machine() -> dict[str, Any]:
+    return {
+        "cores": os.cpu_count(),
+        "kernel": platform.release(),
+        "python": platform.python_version(),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+    }
+
+
+def benchmark(options: Options) -> int:
+    """The whole command: tools, target, warm-up, interleaved repetitions, table and JSON. Exit code."""
+    unknown = [g for g in options.generators if g not in GENERATORS]
+    if unknown or not options.generators:
+        raise UserError(f"--generators takes a comma-separated list of {', '.join(GENERATORS)}")
+    if options.accuracy:
+        return accuracy(options)
+    setup = Setup(
+        target="",
+        rate=options.rate,
+        seconds=options.seconds,
+        wrk_connections=options.wrk_connections,
+        driver=ensure_driver(),
+        wrk=ensure_wrk() if "wrk" in options.generators else Path("wrk"),
+        vegeta=ensure_vegeta() if "vegeta" in options.generators else Path("vegeta"),
+    )
+    folder = new_folder()
+    with _target(options) as target:
+        setup = Setup(**{**asdict(setup), "target": target})
+        return measure(options, setup, folder)
+
+
+@contextmanager
+def _target(options: Options) -> Iterator[str]:
+    if options.target_url:
+        yield check_loopback(options.target_url)
+    else:
+        with started_app(options.impl, options.cpus) as url:
+            yield url
+
+
+def measure(options: Options, setup: Setup, folder: Path) -> int:
+    names = list(options.generators)
+    console.print(
+        f"overhead: {', '.join(names)} against {setup.target} at {setup.rate:g} req/s, "
+        f"{setup.seconds:g} s x {options.repetitions} interleaved repetitions; results: {folder}"
+    )
+    started = time.time()
+    load_before = machine()["load_average"]
+    if options.warmup_s > 0:
+        console.print(
+            f"overhead: warming the target up for {options.warmup_s:g} s (driver, browse; not counted)"
+        )
+        warm = Setup(**{**asdict(setup), "seconds": options.warmup_s})
+        run_driver(warm, "browse", "warmup", 0, 0, folder)
+    samples: list[Sample] = []
+    for repetition in range(1, options.repetitions + 1):
+        for position, name in enumerate(rotation(names, repetition - 1)):
+            sample = run_one(name, setup, repetition, position, folder)
+            samples.append(sample)
+            console.print(f"  rep {repetition} {name:<7} {describe_sample(sample)}", markup=False)
+    summary = summarize(samples)
+    record = {
+        "kind": "overhead",
+        "schema": 1,
+        "started_at": datetime.fromtimestamp(started, timezone.utc).isoformat(),
+        "seconds_total": round(time.time() - started, 1),
+        "target": setup.target,
+        "impl": None if options.target_url else options.impl,
+        "settings": {
+            "rate": setup.rate,
+            "seconds": setup.seconds,
+            "repetitions": options.repetitions,
+            "warmup_s": options.warmup_s,
+            "generators": names,
+            "wrk_connections": setup.wrk_connections,
+            "cpus": options.cpus,
+            "paths": {"driver": "browse mix", "bare": "/health", "wrk": "/health", "vegeta": "/health"},
+        },
+        "versions": tool_versions(setup),
+        "machine": {**machine(), "load_average_before": load_before},
+        "formula": "cpu_us_per_request = (user_s + system_s) * 1e6 / requests, per process (os.wait4 rusage); "
+        "summary = median and min-max over repetitions",
+        "summary": summary,
+        "samples": [s.record() for s in samples],
+    }
+    out = folder / "overhead.json"
+    out.write_text(json.dumps(record, indent=2) + "\n")
+    print_table(summary, setup)
+    console.print(f"result folder: {folder}")
+    failed = sum(v["failed"] for v in summary.values())
+    if failed:
+        console.print(f"[yellow]{failed} repetition(s) failed (exit code or no requests): see {folder}[/]")
+    return 1 if failed else 0
+
+
+def describe_sample(sample: Sample) -> str:
+    late = f", late {sample.late_sends}" if sample.late_sends is not None else ""
+    cost = sample.us_per_request
+    return (
+        f"{sample.requests} requests, cpu {sample.user_s + sample.system_s:.2f} s, "
+        f"{cost:.1f} µs/request, {sample.wakeups_per_request:.2f} wake-ups/request{late}"
+        f"{'' if sample.exit_code == 0 else f', exit {sample.exit_code}'}"
+    )
+
+
+def print_table(summary: dict[str, dict[str, Any]], setup: Setup) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"CPU per request at {setup.rate:g} req/s (median of repetitions, min-max)")
+    table.add_column("generator")
+    table.add_column("what it sends")
+    table.add_column("CPU µs/request", justify="right")
+    table.add_column("wake-ups/request", justify="right")
+    table.add_column("late sends", justify="right")
+    what = {
+        "driver": "bidbench-load, browse mix, open model",
+        "bare": "bidbench-load, GET /health, open model",
+        "wrk": f"wrk, GET /health, closed loop, {setup.wrk_connections} conns",
+        "vegeta": "vegeta attack, GET /health, open model",
+    }
+    for name, row in summary.items():
+        late = row["late_sends"]
+        table.add_row(
+            name,
+            what.get(name, name),
+            Spread(**row["cpu_us_per_request"]).describe(),
+            Spread(**row["voluntary_switches_per_request"]).describe(2),
+            Spread(**late).describe(0) if late else "-",
+        )
+    console.print(table)
+
+
+# ---- accuracy ---------------------------------------------------------------------------------------
+
+
+def accuracy(options: Options) -> int:
+    """p50 against a fixed 5 ms answer, and the two p99s around a 1 s freeze with 2 connections at most."""
+    from harness.db.cluster import free_port
+
+    driver = ensure_driver()
+    folder = new_folder("overhead")
+    seconds = max(options.seconds, 5.0)
+    checks: dict[str, Any] = {}
+    with fake_target(free_port(), ACCURACY_DELAY_MS, max_s=seconds + 120) as url:
+        setup = Setup(target=url, rate=ACCURACY_RATE, seconds=seconds, driver=driver)
+        console.print(
+            f"accuracy 1: a target answering after {ACCURACY_DELAY_MS:g} ms, {ACCURACY_RATE:g} req/s, {seconds:g} s"
+        )
+        sample = run_driver(setup, "bare", "fixed-delay", 1, 0, folder)
+        data = read_driver_summary(folder / "fixed-delay-1.summary.json")
+        p50 = (data.get("latency_ms") or {}).get("p50")
+        checks["fixed_delay"] = {
+            "delay_ms": ACCURACY_DELAY_MS,
+            "rate": ACCURACY_RATE,
+            "seconds": seconds,
+            "p50_ms": p50,
+            "p50_error_ms": round(p50 - ACCURACY_DELAY_MS, 3) if p50 is not None else None,
+            "latency_ms": data.get("latency_ms"),
+            "late_sends": data.get("late_sends"),
+            "sample": sample.record(),
+        }
+    with fake_target(free_port(), 1.0, stall_at_s=STALL_AT_S, max_s=seconds + 120) as url:
+        setup = Setup(
+            target=url, rate=ACCURACY_RATE, seconds=seconds, driver=driver, max_conns=STALL_MAX_CONNS
+        )
+        console.print(
+            f"accuracy 2: the target freezes {STALL_MS:g} ms once, {STALL_AT_S:g} s in; "
+            f"the driver holds at most {STALL_MAX_CONNS} connections (BB_MAX_CONNS)"
+        )
+        sample = run_driver(setup, "bare", "stall", 1, 0, folder)
+        data = read_driver_summary(folder / "stall-1.summary.json")
+        checks["stall"] = {
+            "stall_ms": STALL_MS,
+            "stall_at_s": STALL_AT_S,
+            "max_conns": STALL_MAX_CONNS,
+            "rate": ACCURACY_RATE,
+            "seconds": seconds,
+            "intended_p99_ms": (data.get("latency_ms") or {}).get("p99"),
+            "sent_p99_ms": (data.get("latency_sent_ms") or {}).get("p99"),
+            "latency_ms": data.get("latency_ms"),
+            "latency_sent_ms": data.get("latency_sent_ms"),
+            "late_sends": data.get("late_sends"),
+            "sample": sample.record(),
+        }
+    record = {"kind": "overhead-accuracy", "schema": 1, "machine": machine(), "checks": checks}
+    (folder / "accuracy.json").write_text(json.dumps(record, indent=2) + "\n")
+    fixed, stall = checks["fixed_delay"], checks["stall"]
+    console.print(
+        f"fixed {ACCURACY_DELAY_MS:g} ms target: p50 {fixed['p50_ms']} ms "
+        f"({_signed(fixed['p50_error_ms'])} ms from the target's answer time)"
+    )
+    console.print(
+        f"1 s freeze, {STALL_MAX_CONNS} connections: p99 from the intended start {stall['intended_p99_ms']} ms "
+        f"(shows the freeze); p99 from the actual send {stall['sent_p99_ms']} ms (hides it: the requests "
+        f"that waited for a connection were sent after the freeze)"
+    )
+    console.print(f"result folder: {folder}")
+    return 0
+
+
+def _signed(value: float | None) -> str:
+    return "-" if value is None else f"{value:+.3f}"
