@@ -89,3 +89,48 @@ func TestRequestCountOverAWindow(t *testing.T) {
 		t.Fatalf("20 s at 300 req/s scheduled %d requests, want 6000", n)
 	}
 }
+
+func TestRateAndStop(t *testing.T) {
+	// A warm-up ramp, a held rate, a zero-length leg (dropped) and a ramp down to nothing.
+	s := New(Segment{time.Second, 20, 200}, Segment{0, 999, 999}, Segment{2 * time.Second, 200, 200}, Segment{time.Second, 200, 0})
+	if s.Length() != 4*time.Second {
+		t.Fatalf("length %v", s.Length())
+	}
+	for _, c := range []struct {
+		at   time.Duration
+		want float64
+	}{{0, 20}, {500 * time.Millisecond, 110}, {time.Second, 200}, {2500 * time.Millisecond, 200}, {3500 * time.Millisecond, 100}, {5 * time.Second, 0}} {
+		if got := s.Rate(c.at); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("rate at %v: %v, want %v", c.at, got, c.want)
+		}
+	}
+	total := uint64(math.Round(s.Arrivals(s.Length())))
+	if total != 110+400+100 {
+		t.Fatalf("%d arrivals, want 610", total)
+	}
+	// Pace releases exactly the scheduled requests, then stops.
+	if got := hitsBy(s, time.Hour); got != total {
+		t.Errorf("Pace released %d requests, want %d", got, total)
+	}
+	if wait, stop := s.Pace(time.Hour, total); !stop || wait != 0 {
+		t.Errorf("after the last request Pace says wait %v, stop %v", wait, stop)
+	}
+	// A request due in the future is waited for; one overdue is released at once (a negative wait).
+	due, _ := s.Due(300)
+	if wait, stop := s.Pace(due-time.Millisecond, 300); stop || wait != time.Millisecond {
+		t.Errorf("1 ms before request 300: wait %v, stop %v", wait, stop)
+	}
+	if wait, _ := s.Pace(due+time.Second, 300); wait > 0 {
+		t.Errorf("an overdue request waits %v", wait)
+	}
+}
+
+func TestEmptySchedule(t *testing.T) {
+	s := New(Segment{0, 100, 100}, Segment{time.Second, 0, 0})
+	if _, ok := s.Due(0); ok {
+		t.Error("a schedule at 0 req/s has a request due")
+	}
+	if _, stop := s.Pace(0, 0); !stop {
+		t.Error("Pace of an empty schedule does not stop")
+	}
+}
