@@ -387,9 +387,6 @@ def serve(options: ServeOptions) -> int:
             lock.record(urls)
             for entry in served:
                 console.print(describe(entry, options.cpus, backend), markup=False, soft_wrap=True)
-            if options.json:
-                out.write(json.dumps(urls) + "\n")
-                out.flush()
             first = next(iter(urls.values()))
             console.print(
                 f"serve: ready. Try: curl -s {first}/categories   Logs: {run_root_dir()}/   "
@@ -397,7 +394,12 @@ def serve(options: ServeOptions) -> int:
                 markup=False,
                 soft_wrap=True,
             )
+            # The JSON line last: a script may send SIGTERM the moment it has read it, and that is an
+            # ordinary stop (exit 0), not an interrupted start; and the human lines are complete by then.
             ready = True
+            if options.json:
+                out.write(json.dumps(urls) + "\n")
+                out.flush()
             watch(served)
         except KeyboardInterrupt:
             interrupted = True
