@@ -51,17 +51,14 @@ def upgrade_verdict(verdict: dict[str, Any]) -> dict[str, Any]:
     return upgraded
 
 
-def component_name(name: str) -> str:
-    """A resource group's name in timeseries.csv and metrics.json, as today's readers expect it."""
-    return GROUP if name == _LEGACY_GROUP else name
-
-
-def upgrade_runtimes(runtimes: dict[str, Any]) -> dict[str, Any]:
-    if _LEGACY_GROUP not in runtimes:
-        return runtimes
-    upgraded = {k: v for k, v in runtimes.items() if k != _LEGACY_GROUP}
-    upgraded.setdefault("load_driver", f"{_LEGACY_GROUP} {runtimes[_LEGACY_GROUP]}")
-    return upgraded
+def upgrade_manifest(manifest: dict[str, Any]) -> dict[str, Any]:
+    """The legacy generator's version moves under runtimes.load_driver, where today's is."""
+    runtimes = manifest.get("runtimes")
+    if not isinstance(runtimes, dict) or _LEGACY_GROUP not in runtimes:
+        return manifest
+    moved = {k: v for k, v in runtimes.items() if k != _LEGACY_GROUP}
+    moved.setdefault("load_driver", f"{_LEGACY_GROUP} {runtimes[_LEGACY_GROUP]}")
+    return {**manifest, "runtimes": moved}
 
 
 # The numeric error codes of legacy traces that meant "no answer in time".

@@ -1,4 +1,4 @@
-"""Shared fixtures. Tests use real parts: a real PostgreSQL, real app processes, real k6."""
+"""Shared fixtures. Tests use real parts: a real PostgreSQL, real app processes, the real load driver."""
 
 from __future__ import annotations
 

@@ -58,7 +58,7 @@ def run_scripted(
 
 def test_ramp_starts_at_a_tenth_of_the_rate_and_holds_it() -> None:
     assert prewarm.ramp_stages(300, 60) == (30, "4s:300,56s:300")
-    assert prewarm.ramp_stages(5, 60)[0] == 1  # k6 needs a start rate of at least 1
+    assert prewarm.ramp_stages(5, 60)[0] == 1  # a ramp starts at 1 req/s or more
 
 
 @pytest.mark.parametrize(

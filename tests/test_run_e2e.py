@@ -1,5 +1,5 @@
-"""End-to-end measured runs with real apps, real k6 and real cgroups: the result folder, the verdict,
-and that nothing is left behind when a run goes wrong (Ctrl-C, a crashed app, k6 failing, no database)."""
+"""End-to-end measured runs with real apps, the real load driver and real cgroups: the result folder, the verdict,
+and that nothing is left behind when a run goes wrong (Ctrl-C, a crashed app, the driver failing, no database)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from harness.run import RunPlan, execute
 
 RUN_FILES = (
     "manifest.json",
-    "k6-summary.json",
+    "load-summary.json",
     "metrics.json",
     "timeseries.csv",
     "pg_stat_statements.json",
@@ -86,7 +86,7 @@ def test_smoke_run_writes_a_complete_valid_folder(impl: str, tmp_path: Path, dat
     assert outcome.status == "completed", outcome.reason
     for name in RUN_FILES:
         assert outcome.folder.has(name), name
-    assert (outcome.folder.logs / f"{impl}-0").is_dir() and (outcome.folder.logs / "k6.log").exists()
+    assert (outcome.folder.logs / f"{impl}-0").is_dir() and (outcome.folder.logs / "loadgen.log").exists()
     metrics, verdict = outcome.folder.read_json("metrics.json"), outcome.folder.read_json("verdict.json")
     assert verdict["valid"], verdict["reasons"]
     assert metrics["sys_errors"] == 0 and metrics["ok"] > 0
@@ -135,7 +135,7 @@ def test_far_past_capacity_is_invalid_or_over_slo_for_the_right_reason(
     failed = {name for name, check in verdict["checks"].items() if not check["ok"]}
     assert not verdict["valid"] or not all(verdict["slo"]["parts"].values())
     assert failed <= {
-        "dropped_iterations",
+        "late_sends",
         "system_errors",
         "littles_law",
         "steady_state",
@@ -143,7 +143,7 @@ def test_far_past_capacity_is_invalid_or_over_slo_for_the_right_reason(
         "database_host",
     }
     assert (
-        failed & {"dropped_iterations", "system_errors", "littles_law"} or not verdict["slo"]["parts"]["p99"]
+        failed & {"late_sends", "system_errors", "littles_law"} or not verdict["slo"]["parts"]["p99"]
     )
 
 
@@ -167,13 +167,14 @@ def test_crashed_app_is_stored_as_failed_and_nothing_is_left(tmp_path: Path, dat
     assert manifest["status"] == "failed" and "died" in manifest["failure_reason"]
 
 
-def test_k6_failure_is_stored_as_failed(tmp_path: Path, database_url: str) -> None:
+def test_driver_failure_is_stored_as_failed(tmp_path: Path, database_url: str) -> None:
     outcome = execute(
         _plan("node", tmp_path, load=LoadSettings(targets=[], mix="no-such-mix", duration_s=3, warmup_s=1)),
         quiet=True,
     )
     assert outcome.status == "failed"
-    assert "k6" in outcome.reason
+    assert "load driver exited with code 2, a bad setting" in outcome.reason
+    assert "BB_MIX" in outcome.reason
     assert outcome.folder.read_json("manifest.json")["status"] == "failed"
 
 

@@ -1,13 +1,16 @@
-"""Go-built tools (k6, toxiproxy) go through a per-user copy, so a fresh clone does not relink them.
+"""Where Go-built tools come from: Toxiproxy through a per-user copy (a fresh clone does not relink it),
+and the load driver from loadgen/'s own sources, rebuilt exactly when they change.
 
-A stand-in `go` on PATH writes a shell script as the "binary": these tests are about where binaries come
-from and go to, not about Go (the real k6 build runs in every clean-clone `./bidbench test`).
+A stand-in `go` on PATH writes a shell script as Toxiproxy's "binary": those tests are about where
+binaries come from and go to, not about Go. The driver tests run the real `go build` (seconds).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import stat
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -23,19 +26,17 @@ def _write_executable(path: Path, text: str) -> None:
 
 @pytest.fixture
 def fake_go(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A `go` whose `install` leaves a k6 that prints `version_file`'s text, and logs each install."""
+    """A `go` whose `install` leaves a toxiproxy `server`, and logs each install."""
     bindir = tmp_path / "gobin"
     bindir.mkdir()
     log = tmp_path / "go-installs.log"
-    version_file = tmp_path / "built-version"
-    version_file.write_text(toolchain.K6_VERSION)
     _write_executable(
         bindir / "go",
         f"""#!/bin/sh
 if [ "$1" = env ]; then echo https://proxy.example; exit 0; fi
 echo "$2" >> {log}
-printf '#!/bin/sh\\necho "k6 %s (go1.26)"\\n' "$(cat {version_file})" > "$GOBIN/k6"
-chmod +x "$GOBIN/k6"
+printf '#!/bin/sh\\necho "toxiproxy version git"\\n' > "$GOBIN/server"
+chmod +x "$GOBIN/server"
 """,
     )
     monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
@@ -49,39 +50,62 @@ def _installs(log: Path) -> list[str]:
 
 
 def test_first_build_fills_the_user_cache_and_a_fresh_clone_copies_it(fake_go: Path) -> None:
-    toolchain.TOOLS["k6"].build()
-    assert _installs(fake_go) == [f"go.k6.io/k6@{toolchain.K6_VERSION}"]
-    assert toolchain._probe_k6().found
-    cached = paths.USER_CACHE / "bin" / f"k6-{toolchain.K6_VERSION}"
+    paths.BIN.mkdir(parents=True)
+    toolchain.TOOLS["toxiproxy"].build()
+    assert _installs(fake_go) == [f"{toolchain.TOXIPROXY_PACKAGE}@{toolchain.TOXIPROXY_VERSION}"]
+    assert toolchain.TOOLS["toxiproxy"].probe().found
+    cached = paths.USER_CACHE / "bin" / f"toxiproxy-server-{toolchain.TOXIPROXY_VERSION}"
     assert [p.name for p in cached.parent.iterdir()] == [cached.name]  # no partial copy left behind
 
-    toolchain.k6_path().unlink()  # a fresh clone: no project-local binary
-    toolchain.TOOLS["k6"].build()
+    toolchain.toxiproxy_path().unlink()  # a fresh clone: no project-local binary
+    toolchain.TOOLS["toxiproxy"].build()
     assert len(_installs(fake_go)) == 1, "the second build should copy, not run go install"
-    assert toolchain._probe_k6().found
-
-
-def test_a_cached_copy_of_another_version_is_rebuilt(fake_go: Path, tmp_path: Path) -> None:
-    cached = paths.USER_CACHE / "bin" / f"k6-{toolchain.K6_VERSION}"
-    cached.parent.mkdir(parents=True)
-    _write_executable(cached, '#!/bin/sh\necho "k6 v0.1.0"\n')
-
-    toolchain.TOOLS["k6"].build()
-    assert len(_installs(fake_go)) == 1
-    assert toolchain._probe_k6().version == toolchain.K6_VERSION
-    assert "k6 " + toolchain.K6_VERSION in cached.read_text()
+    assert toolchain.TOOLS["toxiproxy"].probe().found
 
 
 def test_an_unwritable_cache_does_not_fail_the_build(fake_go: Path) -> None:
+    paths.BIN.mkdir(parents=True)
     paths.USER_CACHE.mkdir()
     (paths.USER_CACHE / "bin").write_text("a file where the cache's folder should be")
-    toolchain.TOOLS["k6"].build()
-    assert toolchain._probe_k6().found
+    toolchain.TOOLS["toxiproxy"].build()
+    assert toolchain.TOOLS["toxiproxy"].probe().found
 
 
-def test_no_go_and_no_cached_copy_says_how_to_get_go(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_go_says_how_to_get_go(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     monkeypatch.setattr(paths, "BIN", tmp_path / "bin")
     monkeypatch.setattr(paths, "USER_CACHE", tmp_path / "user-cache")
     with pytest.raises(UserError, match="needs Go"):
-        toolchain.TOOLS["k6"].build()
+        toolchain.TOOLS["driver"].build()
+
+
+@pytest.fixture
+def driver_sources(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of loadgen/ and an empty bin dir, so the real build can be watched without touching ours."""
+    copy = tmp_path / "loadgen"
+    shutil.copytree(paths.LOADGEN, copy, ignore=shutil.ignore_patterns("*_test.go", "testdata"))
+    monkeypatch.setattr(paths, "LOADGEN", copy)
+    monkeypatch.setattr(paths, "BIN", tmp_path / "bin")
+    return copy
+
+
+def test_the_driver_is_built_from_its_sources_and_rebuilt_when_they_change(driver_sources: Path) -> None:
+    assert not toolchain.TOOLS["driver"].probe().found
+    toolchain.ensure(["driver"])
+    first = toolchain.TOOLS["driver"].probe()
+    assert first.found and first.version.startswith("0.")
+    version = subprocess.run([str(toolchain.driver_path()), "version"], capture_output=True, text=True)
+    assert version.returncode == 0 and "bidbench-load" in version.stdout
+
+    main = driver_sources / "cmd" / "bidbench-load" / "main.go"
+    main.write_text(main.read_text() + "\n// a change\n")
+    assert not toolchain.TOOLS["driver"].probe().found, "a changed source must make the binary stale"
+    toolchain.ensure(["driver"])
+    second = toolchain.TOOLS["driver"].probe()
+    assert second.found and second.version != first.version
+
+
+def test_a_test_file_change_does_not_rebuild_the_driver(driver_sources: Path) -> None:
+    toolchain.ensure(["driver"])
+    (driver_sources / "internal" / "pace" / "extra_test.go").write_text("package pace\n")
+    assert toolchain.TOOLS["driver"].probe().found

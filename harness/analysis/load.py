@@ -19,7 +19,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.upgrade import load_summary_path, upgrade_load_summary, upgrade_metrics, upgrade_verdict
+from harness.upgrade import (
+    load_summary_path,
+    upgrade_load_summary,
+    upgrade_manifest,
+    upgrade_metrics,
+    upgrade_verdict,
+)
 
 RUN_FILES = ("manifest.json", "metrics.json", "verdict.json")
 DEFAULT_VARIANTS = {"", "default", "base", "baseline", "none"}
@@ -296,7 +302,7 @@ def read_run(folder: Path, index_entry: Mapping[str, Any] | None = None) -> Run:
     verdict, problem = _read_json(folder / "verdict.json")
     if problem:
         problems.append(problem)
-    manifest = manifest if isinstance(manifest, dict) else {}
+    manifest = upgrade_manifest(manifest) if isinstance(manifest, dict) else {}
     metrics = upgrade_metrics(metrics) if isinstance(metrics, dict) else None
     verdict = upgrade_verdict(verdict) if isinstance(verdict, dict) else None
     entry = dict(index_entry or {})

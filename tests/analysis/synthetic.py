@@ -1,6 +1,6 @@
 """Synthetic result folders with known truth, written exactly in the results/README.md format.
 
-`write_run` writes one folder (manifest.json, metrics.json, verdict.json, timeseries.csv, k6-summary.json,
+`write_run` writes one folder (manifest.json, metrics.json, verdict.json, timeseries.csv, load-summary.json,
 pg_stat_statements.json, logs/) and appends its line to index.jsonl. The scenario builders draw each run's
 numbers from a stated truth with a seeded generator, so tests know what the analysis should find.
 """
@@ -154,7 +154,7 @@ class Writer:
                 "node": "20.10.0",
                 "php": "8.2.12",
                 "postgresql": "15.5",
-                "k6": "1.8.1",
+                "load_driver": "bidbench-load 0.1.0",
             },
             "failure_reason": failure,
             "finished_utc": (created + timedelta(seconds=40)).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
@@ -164,7 +164,7 @@ class Writer:
         (folder / "manifest.json").write_text(json.dumps(manifest, indent=2))
         if write_metrics:
             (folder / "metrics.json").write_text(json.dumps(metrics, indent=2))
-            (folder / "k6-summary.json").write_text(json.dumps(k6_summary(metrics, load), indent=2))
+            (folder / "load-summary.json").write_text(json.dumps(load_summary(metrics, load), indent=2))
             (folder / "timeseries.csv").write_text(timeseries(metrics, instances))
             (folder / "pg_stat_statements.json").write_text(json.dumps(pg_statements(metrics), indent=2))
         if status == "completed":
@@ -173,13 +173,13 @@ class Writer:
                     "ok": not any("load generator" in r for r in reasons),
                     "value": metrics.get("loadgen_cpu_pct", 20.0),
                     "threshold": 80.0,
-                    "detail": "k6 CPU against its allotment",
+                    "detail": "the load driver's CPU against its allotment",
                 },
-                "dropped_iterations": {
-                    "ok": not any("dropped" in r for r in reasons),
-                    "value": metrics.get("dropped_iterations", 0),
+                "late_sends": {
+                    "ok": not any("late" in r for r in reasons),
+                    "value": metrics.get("late_sends", 0),
                     "threshold": 0,
-                    "detail": "k6 dropped iterations",
+                    "detail": "requests the load driver sent late",
                 },
             }
             lat = metrics.get("latency_ms", {})
@@ -256,7 +256,7 @@ def make_metrics(
         count = int(round(requests * share))
         mean = handler + lat["mean"] * 0.3
         timing: dict[str, Any] = {"db": db, "app": handler}
-        if not timing_as_numbers:  # the k6 script's trends, as metrics.json carries them today
+        if not timing_as_numbers:  # the driver's {mean, p50, p99}, as metrics.json carries them today
             timing = {
                 "samples": count,
                 "db": {"mean": db, "p50": db * 0.9, "p99": db * 3},
@@ -280,7 +280,7 @@ def make_metrics(
         "sys_errors": sys_errors,
         "throughput_rps": throughput,
         "offered_rps": offered if offered else None,
-        "dropped_iterations": 0,
+        "late_sends": 0,
         "latency_ms": lat,
         "per_type": per_type,
         "instances": [
@@ -306,12 +306,12 @@ def make_metrics(
     return metrics
 
 
-def k6_summary(metrics: Mapping[str, Any], load: Mapping[str, Any]) -> dict[str, Any]:
-    """The summary loadgen-k6/bidbench.js writes (handleSummary), for the measurement window."""
+def load_summary(metrics: Mapping[str, Any], load: Mapping[str, Any]) -> dict[str, Any]:
+    """The summary the load driver (loadgen/) writes, for the measurement window."""
     return {
-        "schema": 1,
-        "script": "bidbench.js",
-        "k6_version": "v1.8.1",
+        "schema": 2,
+        "driver": "bidbench-load",
+        "driver_version": "0.1.0",
         "settings": dict(load),
         "window_s": metrics["window_s"],
         "requests": metrics["requests"],
@@ -323,7 +323,7 @@ def k6_summary(metrics: Mapping[str, Any], load: Mapping[str, Any]) -> dict[str,
             "all_rps": metrics["requests"] / metrics["window_s"],
         },
         "offered_rps": metrics["offered_rps"],
-        "dropped_iterations": metrics["dropped_iterations"],
+        "late_sends": metrics["late_sends"],
         "latency_ms": metrics["latency_ms"],
         "per_type": metrics["per_type"],
     }
@@ -336,7 +336,7 @@ def timeseries(metrics: Mapping[str, Any], instances: int) -> str:
             lines.append(
                 f"{t},{inst['name']},{inst['cpu_pct']:.2f},{inst['rss_steady_mb']:.1f},{inst['pss_steady_mb']:.1f}"
             )
-        lines.append(f"{t},k6,{metrics['loadgen_cpu_pct']:.2f},80.0,78.0")
+        lines.append(f"{t},loadgen,{metrics['loadgen_cpu_pct']:.2f},80.0,78.0")
         lines.append(f"{t},postgres,{metrics['db_cpu_pct']:.2f},120.0,60.0")
     return "\n".join(lines) + "\n"
 
@@ -542,7 +542,7 @@ def full_study(
         repetition=reps,
         metrics={**bad, "capacity_rps": 50.0},
         valid=False,
-        reasons=["k6 dropped 1200 iterations", "load generator CPU 93% > 80%"],
+        reasons=["the load driver sent 1200 requests late", "load generator CPU 93% > 80%"],
     )
     writer.write_run(
         impl=impls[-1],
@@ -551,7 +551,7 @@ def full_study(
         repetition=reps,
         metrics={**bad, "capacity_rps": 60.0},
         valid=False,
-        reasons=["k6 dropped 40 iterations"],
+        reasons=["the load driver sent 40 requests late"],
     )
     writer.write_run(
         impl=impls[-1],

@@ -18,14 +18,14 @@ def test_invalid_and_failed_runs_are_excluded_and_reported(study, study_comparis
     runset = study_comparison.runset
     assert len(runset.excluded) == study.invalid_runs + study.failed_runs == 3
     counts = runset.reason_counts()
-    assert counts["k6 dropped N iterations"] == 2
+    assert counts["the load driver sent N requests late"] == 2
     assert any(reason.startswith("status failed: node exited") for reason in counts)
     assert all(run.is_valid for run in study_comparison.runs)
     # every output says so
     out = io.StringIO()
     render_terminal(study_comparison, Console(file=out, width=200))
     text = out.getvalue()
-    assert "excluded 3 run(s)" in text and "k6 dropped N iterations (x2)" in text
+    assert "excluded 3 run(s)" in text and "the load driver sent N requests late (x2)" in text
     assert "Excluded 3 failed or invalid run(s)" in render_markdown(study_comparison)
     # and the invalid capacities (50, 60 req/s) did not leak into the capacity figures
     capacity = study_comparison.sets[0].result("capacity")

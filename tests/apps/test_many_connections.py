@@ -1,4 +1,4 @@
-"""Thousands of open keep-alive connections, as k6 holds against an overloaded instance (it opens up to
+"""Thousands of open keep-alive connections, as the load driver holds against an overloaded instance (it opens up to
 5000 when requests queue): every app must keep them all, answer every request on them, and still be
 alive and answering afterwards. Java runs on a small heap here so that per-connection state that grows
 with the number of open connections (Jetty's header-field cache once was: ~40 KB each, and the JVM died

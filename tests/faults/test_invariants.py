@@ -33,7 +33,7 @@ def scratch_db(database_url: str) -> Iterator[str]:
 
 
 def ack(bid_id: int) -> Request:
-    return Request("m", 0.0, 1.0, 201, 0, "place_bid", 0, bid_id)
+    return Request("m", 0.0, 1.0, 201, "-", "place_bid", 0, bid_id)
 
 
 def test_seeded_data_holds_the_invariants(scratch_db: str) -> None:

@@ -14,18 +14,18 @@ T0 = 1_800_000_000.0  # the measurement's start, unix seconds
 
 
 def req(
-    start_s: float, ms: float, status: int = 200, code: int = 0, target: int = 0, bid: int | None = None
+    start_s: float, ms: float, status: int = 200, error: str = "-", target: int = 0, bid: int | None = None
 ) -> Request:
     end_ms = (T0 + start_s) * 1000 + ms
-    return Request("m", end_ms, ms, status, code, "get_item", target, bid)
+    return Request("m", end_ms, ms, status, error, "get_item", target, bid)
 
 
 def test_trace_lines_parse_and_other_lines_are_ignored() -> None:
     lines = [
-        "bbt m 1800000001234 12.500 201 0 place_bid 1 77",
-        "bbt w 1800000001300 3.000 0 1212 get_item 0 -",
+        "bbt m 1800000001234 12.500 201 - place_bid 1 77",
+        "bbt w 1800000001300 3.000 0 reset get_item 0 -",
         'time="..." level=warning msg="something else"',
-        "bbt m not-a-number 1 200 0 x 0 -",
+        "bbt m not-a-number 1 200 - x 0 -",
     ]
     parsed = timeline.parse_trace(lines)
     assert len(parsed) == 2
@@ -35,26 +35,27 @@ def test_trace_lines_parse_and_other_lines_are_ignored() -> None:
 
 
 @pytest.mark.parametrize(
-    ("status", "code", "klass"),
+    ("status", "error", "klass"),
     [
-        (200, 0, "ok"),
-        (201, 0, "ok"),
-        (409, 0, "client_4xx"),
-        (503, 0, "unavailable_503"),
-        (500, 0, "server_5xx"),
-        (502, 0, "server_5xx"),
-        (0, 1212, "connection"),
-        (0, 1220, "connection"),
-        (0, 1050, "timeout"),
+        (200, "-", "ok"),
+        (201, "-", "ok"),
+        (409, "-", "client_4xx"),
+        (503, "-", "unavailable_503"),
+        (500, "-", "server_5xx"),
+        (502, "-", "server_5xx"),
+        (0, "reset", "connection"),
+        (0, "refused", "connection"),
+        (0, "other", "connection"),
+        (0, "timeout", "timeout"),
     ],
 )
-def test_error_classes(status: int, code: int, klass: str) -> None:
-    assert timeline.classify(status, code) == klass
+def test_error_classes(status: int, error: str, klass: str) -> None:
+    assert timeline.classify(status, error) == klass
 
 
 def test_per_second_series_counts_and_percentiles(tmp_path: Path) -> None:
     requests = [req(0.1 * i, 10.0) for i in range(10)]  # second 0: ten successes of 10 ms
-    requests += [req(1.5, 1.0, 503), req(1.6, 1.0, 500), req(1.7, 0.0, 0, 1212)]  # second 1: errors only
+    requests += [req(1.5, 1.0, 503), req(1.6, 1.0, 500), req(1.7, 0.0, 0, "reset")]  # second 1: errors only
     requests += [req(3.2, 30.0)]  # second 2 is empty, second 3 has one success
     rows = timeline.per_second(requests, T0)
     assert [r.t for r in rows] == [0, 1, 2, 3]
