@@ -40,9 +40,11 @@ ERROR_CODES = {
     400: "bad_request",
     404: "not_found",
     405: "method_not_allowed",
+    408: "request_timeout",
     409: "conflict",
     413: "payload_too_large",
     415: "unsupported_media_type",
+    417: "expectation_failed",
     500: "internal_error",
     503: "db_unavailable",
 }

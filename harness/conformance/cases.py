@@ -64,6 +64,8 @@ class RequestSpec:
     body: bytes
     chunk_size: int | None = None
     declared_length: int | None = None
+    raw_bytes: bytes | None = None
+    """`raw:` the whole request as bytes (method and path then only name it in reports)."""
 
     def raw(self) -> RawRequest:
         return RawRequest(
@@ -73,6 +75,7 @@ class RequestSpec:
             body=self.body,
             chunk_size=self.chunk_size,
             declared_length=self.declared_length,
+            raw=self.raw_bytes,
         )
 
     @property
@@ -106,6 +109,13 @@ class Expectation:
     """All accepted statuses (one, unless the case is about HTTP syntax the stacks parse differently)."""
     any_body: bool = False
     """Lenient: any body and headers; only the status (and that it is no 5xx) is checked."""
+    connection: str | None = None
+    """`open`: the server must keep the connection (the case runs on one connection, see `Case`);
+    `close`: it must close it. None: either."""
+    exempt: tuple[tuple[str, str], ...] = ()
+    """(impl, reason): a documented exemption of the contract (contract/README.md, "Request syntax").
+    For that app the step passes with any answer or none, as long as it is no 5xx and the server goes
+    on serving (the case's later steps)."""
 
     def accepts(self, status: int) -> bool:
         return status in (self.statuses or (self.status,))
@@ -125,6 +135,8 @@ class Case:
     steps: tuple[Step, ...]
     tags: tuple[str, ...] = ()
     note: str = ""
+    same_connection: bool = False
+    """All steps on one keep-alive connection, never silently reconnected (keep-alive checks)."""
 
     @property
     def writes(self) -> bool:
@@ -175,9 +187,11 @@ def decode_body(spec: Any, where: str) -> bytes:
 def parse_request(raw: Any, where: str) -> RequestSpec:
     if not isinstance(raw, dict):
         raise CaseError(f"{where}: request must be a mapping")
-    unknown = set(raw) - {"method", "path", "headers", "body", "chunked", "declared_length"}
+    unknown = set(raw) - {"method", "path", "headers", "body", "chunked", "declared_length", "raw"}
     if unknown:
         raise CaseError(f"{where}: unknown request keys {sorted(unknown)}")
+    if "raw" in raw:
+        return _parse_raw_request(raw, where)
     method = raw.get("method")
     path = raw.get("path")
     if not isinstance(method, str) or not method or not isinstance(path, str) or not path.startswith("/"):
@@ -202,6 +216,20 @@ def parse_request(raw: Any, where: str) -> RequestSpec:
     return RequestSpec(method, path, tuple(headers), body, chunk, declared)
 
 
+def _parse_raw_request(raw: dict[str, Any], where: str) -> RequestSpec:
+    """`raw: <body parts>`: the request's bytes exactly; method and path default to the request line's."""
+    extra = set(raw) - {"raw", "method", "path"}
+    if extra:
+        raise CaseError(f"{where}: a raw request takes only raw, method and path, not {sorted(extra)}")
+    data = decode_body(raw["raw"], f"{where}.raw")
+    if not data:
+        raise CaseError(f"{where}: raw is empty")
+    words = data.split(b"\r\n", 1)[0].split(b"\n", 1)[0].decode("latin-1").split(" ")
+    method = str(raw.get("method") or words[0] or "RAW")
+    path = str(raw.get("path") or (words[1] if len(words) > 1 else "/"))
+    return RequestSpec(method, path, (), b"", raw_bytes=data)
+
+
 def expand_generators(value: Any) -> Any:
     """`{"$repeat": "ab", "count": 3}` in an expected body becomes "ababab" (for long strings)."""
     if isinstance(value, dict):
@@ -216,9 +244,20 @@ def expand_generators(value: Any) -> Any:
 def _parse_expect(raw: Any, where: str, expected_dir: Path) -> Expectation:
     if not isinstance(raw, dict):
         raise CaseError(f"{where}: expect must be a mapping")
-    unknown = set(raw) - {"status", "body", "json", "error", "no_body", "headers", "any_body"}
+    unknown = set(raw) - {
+        "status", "body", "json", "error", "no_body", "headers", "any_body", "connection", "exempt",
+    }  # fmt: skip
     if unknown:
         raise CaseError(f"{where}: unknown expect keys {sorted(unknown)}")
+    connection = raw.get("connection")
+    if connection not in (None, "open", "close"):
+        raise CaseError(f"{where}: expect.connection is open or close")
+    exempt_raw = raw.get("exempt") or {}
+    if not isinstance(exempt_raw, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) and v.strip() for k, v in exempt_raw.items()
+    ):
+        raise CaseError(f"{where}: expect.exempt maps an app to the reason of its exemption")
+    exempt = tuple((str(k), str(v)) for k, v in exempt_raw.items())
     raw_status = raw.get("status")
     statuses = tuple(raw_status) if isinstance(raw_status, list) else (raw_status,)
     if not statuses or not all(isinstance(s, int) and 200 <= s <= 499 for s in statuses):
@@ -227,7 +266,9 @@ def _parse_expect(raw: Any, where: str, expected_dir: Path) -> Expectation:
     if len(statuses) > 1 and not raw.get("any_body"):
         raise CaseError(f"{where}: several statuses only go with any_body: true")
     if raw.get("any_body"):
-        return Expectation(status=status, statuses=statuses, any_body=True)
+        return Expectation(
+            status=status, statuses=statuses, any_body=True, connection=connection, exempt=exempt
+        )
     forms = [k for k in ("body", "json", "error", "no_body") if k in raw]
     if len(forms) != 1:
         raise CaseError(f"{where}: give exactly one of body, json, error, no_body (got {forms})")
@@ -258,7 +299,15 @@ def _parse_expect(raw: Any, where: str, expected_dir: Path) -> Expectation:
         raise CaseError(f"{where}: " + "; ".join(problems))
     headers_raw = raw.get("headers") or {}
     headers = tuple((str(k), None if v is None else str(v)) for k, v in headers_raw.items())
-    return Expectation(status=status, body=body, no_body=no_body, headers=headers, statuses=statuses)
+    return Expectation(
+        status=status,
+        body=body,
+        no_body=no_body,
+        headers=headers,
+        statuses=statuses,
+        connection=connection,
+        exempt=exempt,
+    )
 
 
 def _parse_case(raw: Any, file: str, session: str, index: int, expected_dir: Path) -> Case:
@@ -266,7 +315,7 @@ def _parse_case(raw: Any, file: str, session: str, index: int, expected_dir: Pat
     if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
         raise CaseError(f"{where}: a case is a mapping with a name")
     where = f"{file} case {raw['name']!r}"
-    unknown = set(raw) - {"name", "tags", "note", "request", "expect", "steps"}
+    unknown = set(raw) - {"name", "tags", "note", "request", "expect", "steps", "same_connection"}
     if unknown:
         raise CaseError(f"{where}: unknown keys {sorted(unknown)}")
     if "steps" in raw:
@@ -291,7 +340,12 @@ def _parse_case(raw: Any, file: str, session: str, index: int, expected_dir: Pat
     tags = raw.get("tags") or []
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
         raise CaseError(f"{where}: tags must be a list of strings")
-    return Case(raw["name"], file, session, tuple(steps), tuple(tags), str(raw.get("note", "")))
+    same_connection = bool(raw.get("same_connection", False))
+    if not same_connection and any(step.expect.connection == "open" for step in steps):
+        raise CaseError(f"{where}: expect.connection: open needs same_connection: true")
+    return Case(
+        raw["name"], file, session, tuple(steps), tuple(tags), str(raw.get("note", "")), same_connection
+    )
 
 
 def load_file(path: Path) -> tuple[str, bool, dict[str, str], list[Case]]:

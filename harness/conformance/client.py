@@ -34,11 +34,16 @@ class RawRequest:
     """Send the body with Transfer-Encoding: chunked, in chunks of this many bytes."""
     declared_length: int | None = None
     """Send `Content-Length: N` and no body at all (the 413-before-reading check)."""
+    raw: bytes | None = None
+    """The whole request, byte for byte (request line, headers, body): nothing is added, not even Host.
+    For the syntax the other fields cannot express (no version, two Host headers, a NUL in a header)."""
 
     def has_header(self, name: str) -> bool:
         return any(k.lower() == name.lower() for k, _ in self.headers)
 
     def describe(self) -> str:
+        if self.raw is not None:
+            return f"raw {self.raw[:120]!r}" + ("..." if len(self.raw) > 120 else "")
         size = self.declared_length if self.declared_length is not None else len(self.body)
         extra = ""
         if self.chunk_size:
@@ -88,6 +93,8 @@ def parse_base_url(base_url: str) -> tuple[str, int]:
 
 def encode_request(req: RawRequest, host_header: str, keep_alive: bool) -> tuple[bytes, bytes]:
     """The head and the body bytes, exactly as they go on the wire."""
+    if req.raw is not None:
+        return req.raw, b""
     lines = [f"{req.method} {req.target} HTTP/1.1", f"Host: {host_header}"]
     for key, value in req.headers:
         lines.append(f"{key}: {value}")
@@ -213,9 +220,12 @@ def _read_response(reader: _Reader, method: str) -> RawResponse:
 class Connection:
     """One keep-alive connection to a loopback server; reconnects when the server closed it."""
 
-    def __init__(self, base_url: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+    def __init__(self, base_url: str, timeout_s: float = DEFAULT_TIMEOUT_S, retry: bool = True) -> None:
         self.host, self.port = parse_base_url(base_url)
         self.timeout_s = timeout_s
+        self.retry = retry
+        """Retry once on a new connection when a reused one turns out closed. Off when the test is
+        whether the server kept the connection open."""
         self.sock: socket.socket | None = None
         self.reader: _Reader | None = None
 
@@ -250,6 +260,7 @@ class Connection:
             # but only if nothing of a response arrived (the request was then never processed).
             if (
                 reused
+                and self.retry
                 and isinstance(exc, (ConnectionResetError, BrokenPipeError, TransportError))
                 and ("before a complete response line" in str(exc) or isinstance(exc, ConnectionError))
             ):

@@ -12,8 +12,8 @@ import time
 from datetime import datetime, timezone
 
 from harness.conformance.canon import InvalidJson, MatchContext, WireOptions, match, parse, wire_problems
-from harness.conformance.cases import Case, Session
-from harness.conformance.client import TransportError, send
+from harness.conformance.cases import Case, Session, Step
+from harness.conformance.client import Connection, RawResponse, TransportError, send
 from harness.conformance.dbstate import ConformanceDb
 from harness.conformance.results import CheckResult
 from harness.conformance.targets import Target
@@ -21,49 +21,85 @@ from harness.conformance.targets import Target
 PART = "golden"
 
 
-def run_case(base_url: str, case: Case, options: WireOptions) -> list[str]:
-    """The problems of one case (empty when it passes). Steps share one capture context."""
+def run_case(base_url: str, case: Case, options: WireOptions, impl: str | None = None) -> list[str]:
+    """The problems of one case (empty when it passes). Steps share one capture context.
+
+    `impl` names the app, for the exemptions a step documents (`expect.exempt`)."""
     ctx = MatchContext()
     problems: list[str] = []
-    for number, step in enumerate(case.steps, start=1):
-        prefix = f"step {number} ({step.request.method} {step.request.path}): " if len(case.steps) > 1 else ""
-        req = step.request.raw()
-        ctx.sent_at = datetime.now(timezone.utc)
-        try:
-            response = send(base_url, req)
-        except (TransportError, OSError) as exc:
-            problems.append(f"{prefix}no response: {exc.__class__.__name__}: {exc}")
-            break
-        exp = step.expect
-        step_problems: list[str] = []
-        if not exp.accepts(response.status):
-            wanted = " or ".join(str(s) for s in exp.statuses or (exp.status,))
-            step_problems.append(f"status {response.status}, expected {wanted}")
-        if exp.any_body:
-            problems.extend(prefix + p for p in step_problems)
-            continue
-        step_problems.extend(wire_problems(response, options, head_request=req.method == "HEAD"))
-        for name, value in exp.headers:
-            actual = response.header_all(name)
-            if value is None and actual:
-                step_problems.append(f"header {name} must be absent, got {actual}")
-            elif value is not None and actual != [value]:
-                step_problems.append(f"header {name}: expected {value!r}, got {actual}")
-        if exp.no_body:
-            if response.body:
-                step_problems.append(f"expected no body, got {len(response.body)} bytes")
-        elif response.body is not None:
+    # A keep-alive case never reconnects silently: a closed connection must show as a failure.
+    shared = Connection(base_url, retry=False) if case.same_connection else None
+    try:
+        for number, step in enumerate(case.steps, start=1):
+            prefix = (
+                f"step {number} ({step.request.method} {step.request.path}): " if len(case.steps) > 1 else ""
+            )
+            exempt = dict(step.expect.exempt).get(impl or "")
+            req = step.request.raw()
+            ctx.sent_at = datetime.now(timezone.utc)
             try:
-                actual_body = parse(response.body)
-            except InvalidJson as exc:
-                step_problems.append(f"body: {exc}: {response.body[:200]!r}")
-            else:
-                step_problems.extend(match(exp.body, actual_body, "body", ctx))
-        problems.extend(prefix + p for p in step_problems)
-        if not exp.accepts(response.status) and number < len(case.steps):
-            problems.append(f"later steps skipped after step {number} failed")
-            break
+                response = shared.request(req) if shared is not None else send(base_url, req)
+            except (TransportError, OSError) as exc:
+                if exempt is not None:
+                    if shared is not None:
+                        shared.close()
+                    continue  # exempt: no parseable answer is allowed; later steps show it still serves
+                problems.append(f"{prefix}no response: {exc.__class__.__name__}: {exc}")
+                break
+            if exempt is not None:
+                if response.status >= 500:
+                    problems.append(
+                        f"{prefix}status {response.status} (exempt from the body rules, not from 5xx)"
+                    )
+                if shared is not None:
+                    shared.close()  # whatever the exempt answer left on the connection is not checked
+                continue
+            step_problems = _check_step(step, response, req.method, options, ctx)
+            problems.extend(prefix + p for p in step_problems)
+            if not step.expect.accepts(response.status) and number < len(case.steps):
+                problems.append(f"later steps skipped after step {number} failed")
+                break
+    finally:
+        if shared is not None:
+            shared.close()
     return problems
+
+
+def _check_step(
+    step: Step, response: RawResponse, method: str, options: WireOptions, ctx: MatchContext
+) -> list[str]:
+    """The problems of one answered step: status, connection, wire rules, headers, body."""
+    exp = step.expect
+    step_problems: list[str] = []
+    if not exp.accepts(response.status):
+        wanted = " or ".join(str(s) for s in exp.statuses or (exp.status,))
+        step_problems.append(f"status {response.status}, expected {wanted}")
+    if exp.connection == "open" and response.closed:
+        step_problems.append(
+            "the server closed the connection (or said Connection: close); it must stay open"
+        )
+    elif exp.connection == "close" and not response.closed:
+        step_problems.append("the server kept the connection open; it must close it")
+    if exp.any_body:
+        return step_problems
+    step_problems.extend(wire_problems(response, options, head_request=method == "HEAD"))
+    for name, value in exp.headers:
+        actual = response.header_all(name)
+        if value is None and actual:
+            step_problems.append(f"header {name} must be absent, got {actual}")
+        elif value is not None and actual != [value]:
+            step_problems.append(f"header {name}: expected {value!r}, got {actual}")
+    if exp.no_body:
+        if response.body:
+            step_problems.append(f"expected no body, got {len(response.body)} bytes")
+    elif response.body is not None:
+        try:
+            actual_body = parse(response.body)
+        except InvalidJson as exc:
+            step_problems.append(f"body: {exc}: {response.body[:200]!r}")
+        else:
+            step_problems.extend(match(exp.body, actual_body, "body", ctx))
+    return step_problems
 
 
 def run_session(
@@ -75,7 +111,7 @@ def run_session(
     with target.running(db, session.knobs) as base_url:
         for case in session.cases:
             started = time.monotonic()
-            problems = run_case(base_url, case, options)
+            problems = run_case(base_url, case, options, getattr(target, "impl", target.name))
             results.append(
                 CheckResult(
                     PART,

@@ -232,6 +232,51 @@ cases:
     assert all(k != "Content-Type" for k, _ in second.steps[0].request.headers)
 
 
+def test_raw_requests_keep_connection_and_exemptions(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        "a.yaml",
+        """
+session: s
+readonly: true
+cases:
+  - name: raw
+    request: {raw: ["GET /health HTTP/1.1\\r\\nHost: a\\r\\nX: a", {hex: '00'}, "\\r\\n\\r\\n"]}
+    expect: {status: 400, error: bad request, exempt: {php: 'nginx answers otherwise'}}
+  - name: kept
+    same_connection: true
+    steps:
+      - request: {method: TRACE, path: '/health'}
+        expect: {status: 405, error: method not allowed, connection: open}
+""",
+    )
+    (session,) = cases.load_sessions(tmp_path)
+    raw, kept = session.cases
+    spec = raw.steps[0].request
+    assert (spec.method, spec.path) == ("GET", "/health")
+    head, body = encode_request(spec.raw(), "127.0.0.1:1", keep_alive=True)
+    # Sent byte for byte: no Host or Connection added, the NUL kept.
+    assert head == b"GET /health HTTP/1.1\r\nHost: a\r\nX: a\x00\r\n\r\n" and body == b""
+    assert dict(raw.steps[0].expect.exempt) == {"php": "nginx answers otherwise"}
+    assert kept.same_connection and kept.steps[0].expect.connection == "open"
+
+
+def test_a_kept_connection_expectation_needs_a_shared_connection(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        "a.yaml",
+        "cases:\n  - name: c\n    request: {method: GET, path: '/x'}\n"
+        "    expect: {status: 200, body: {}, connection: open}\n",
+    )
+    with pytest.raises(cases.CaseError, match="same_connection"):
+        cases.load_sessions(tmp_path)
+
+
+def test_error_table_has_the_step_0_and_timeout_codes() -> None:
+    assert canon.ERROR_CODES[408] == "request_timeout"
+    assert canon.ERROR_CODES[417] == "expectation_failed"
+
+
 @pytest.mark.parametrize(
     "snippet,error",
     [

@@ -30,6 +30,10 @@ const errors = {
   regionNotFound: notFound('region not found'),
   auctionEnded: conflict('auction has ended'),
   nicknameTaken: conflict('nickname already taken'),
+  // Step 0 (contract "Request syntax"): a request line, method, target or header the contract does not serve.
+  badSyntax: badRequest('bad request'),
+  requestTimeout: new HttpError(408, 'request_timeout', 'request timed out'),
+  expectationFailed: new HttpError(417, 'expectation_failed', 'expectation failed'),
   payloadTooLarge: new HttpError(413, 'payload_too_large', `request body exceeds ${LIMIT_BYTES} bytes`),
   unsupportedMediaType: new HttpError(415, 'unsupported_media_type', 'content type must be application/json'),
   notUtf8: badRequest('request body is not valid UTF-8'),

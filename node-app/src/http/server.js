@@ -1,14 +1,14 @@
 'use strict'
 
 // The HTTP server: node:http with the request-handling order of contract/README.md.
-//   1 body size (413)  2 route (404)  3 method (405)  4 path id  5 query  6 content type (415)  7 body
+//   0 request syntax (400, 417)  1 body size (413)  2 route (404)  3 method (405)  4 path id  5 query  6 content type (415)  7 body
 //   8 database work (handlers)
 // The body is read before routing because a too-large body wins over every other answer, on every route.
 
 const http = require('node:http')
 const { performance } = require('node:perf_hooks')
 const { HttpError, LIMIT_BYTES, errors } = require('./errors')
-const { readBody, hasNoBody, EMPTY, TOO_LARGE, ABORTED } = require('./body')
+const { readBody, hasNoBody, EMPTY, TOO_LARGE, ABORTED, STALLED } = require('./body')
 const { serverTiming } = require('./timing')
 const { parsePathId, parsePaging, checkContentType } = require('../validation/request')
 const { parseJsonObject } = require('../validation/json')
@@ -19,6 +19,36 @@ const { DbTimer } = require('../db/database')
 // Idle keep-alive connections stay open this long (Node's default is 5 s). Load generators reuse
 // connections across pauses; a server that closes them first races the client's next request.
 const KEEP_ALIVE_TIMEOUT_MS = 30_000
+
+// Step 0, the part llhttp lets through (contract/README.md, "Request syntax"). llhttp already refuses
+// unknown and lowercase method tokens, malformed header sections and HTTP/1.2 or 3.0 (see clientError);
+// CONNECT never reaches the request handler (see the 'connect' listener).
+function syntaxError(req) {
+  // llhttp takes HTTP/0.9 (no version) and HTTP/2.0 request lines; the contract serves 1.1 and 1.0 only.
+  if (req.httpVersionMajor !== 1 || req.httpVersionMinor > 1) return errors.badSyntax
+  // Exactly one Host in HTTP/1.1 (RFC 9112 §3.2); Node would take the first of two. rawHeaders holds every
+  // field as sent, names at even indexes.
+  let hosts = 0
+  const raw = req.rawHeaders
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i].length === 4 && raw[i].toLowerCase() === 'host') hosts++
+  }
+  if (hosts > 1 || (hosts === 0 && req.httpVersionMinor === 1)) return errors.badSyntax
+  return null
+}
+
+// The raw target for routing: the origin form as is; an absolute-form target (http://host:port/path?q) by
+// its path and query, its authority winning over Host (RFC 9112 §3.2.2), as Jetty and nginx route it.
+// Anything else (the asterisk form `*`) is null: 400.
+const ABSOLUTE_FORM = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/
+
+function routableTarget(url) {
+  if (url.charCodeAt(0) === 47 /* / */) return url
+  const authority = ABSOLUTE_FORM.exec(url)
+  if (authority === null) return null
+  const rest = url.slice(authority[0].length)
+  return rest === '' || rest.charCodeAt(0) === 63 /* ? */ ? `/${rest}` : rest
+}
 
 function declaredTooLarge(headers) {
   const declared = headers['content-length']
@@ -81,10 +111,16 @@ function createServer({ router, logger, serverTimingEnabled, gated = false }) {
     send(exchange, err.status, errorBody(err.code, err.message), { Connection: 'close' })
   }
 
+  // 408 for a body that stalled: the rest of it will never be read, so the connection is closed after.
+  function sendTimeout(exchange) {
+    const err = errors.requestTimeout
+    send(exchange, err.status, errorBody(err.code, err.message), { Connection: 'close' })
+  }
+
   // Steps 2 to 7: everything that decides the request from its head and body, before any database work.
   function handle(exchange, body) {
     const { req } = exchange
-    const url = req.url
+    const url = exchange.target
     const q = url.indexOf('?')
     const match = router.match(q === -1 ? url : url.slice(0, q))
     if (match === null) throw errors.routeNotFound
@@ -120,7 +156,14 @@ function createServer({ router, logger, serverTimingEnabled, gated = false }) {
   }
 
   function onRequest(req, res) {
-    const exchange = { req, res, start: clock ? performance.now() : 0, timer: new DbTimer(clock) }
+    const exchange = { req, res, start: clock ? performance.now() : 0, timer: new DbTimer(clock), target: null }
+    exchange.target = routableTarget(req.url)
+    const syntax = exchange.target === null ? errors.badSyntax : syntaxError(req)
+    if (syntax !== null) {
+      // The request may carry a body nobody will read: close after the answer, as the parser does.
+      fail(exchange, new HttpError(syntax.status, syntax.code, syntax.message, { Connection: 'close' }))
+      return
+    }
     if (declaredTooLarge(req.headers)) {
       sendTooLarge(exchange)
       return
@@ -132,6 +175,7 @@ function createServer({ router, logger, serverTimingEnabled, gated = false }) {
     readBody(req, LIMIT_BYTES, (outcome) => {
       if (outcome === ABORTED) return
       if (outcome === TOO_LARGE) sendTooLarge(exchange)
+      else if (outcome === STALLED) sendTimeout(exchange)
       else dispatch(exchange, outcome)
     })
   }
@@ -144,7 +188,9 @@ function createServer({ router, logger, serverTimingEnabled, gated = false }) {
     else held.push([req, res])
   }
 
-  const server = http.createServer(admit)
+  // requireHostHeader off: a missing or doubled Host is checked in syntaxError, so that it gets the
+  // contract's JSON 400 (Node's own answer is a bare, chunked 400).
+  const server = http.createServer({ requireHostHeader: false }, admit)
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS
   server.draining = false
   server.open = () => {
@@ -160,25 +206,48 @@ function createServer({ router, logger, serverTimingEnabled, gated = false }) {
     admit(req, res)
   })
 
-  // A Content-Length too big for the HTTP parser (beyond 2^64) never becomes a request, but it is still a
-  // declared body above the limit: answer the contract's 413 rather than Node's bare 400. Other
-  // malformed requests (bad header syntax, 431 for oversized headers) keep Node's default answer.
+  // An Expect other than 100-continue (step 0): 417 with the contract's body. Node's default is a bare 417.
+  server.on('checkExpectation', (req, res) => {
+    const exchange = { req, res, start: clock ? performance.now() : 0, timer: new DbTimer(clock), target: null }
+    fail(exchange, new HttpError(errors.expectationFailed.status, errors.expectationFailed.code, errors.expectationFailed.message))
+  })
+
+  // CONNECT goes to the 'connect' event, never to the request handler; without a listener Node closes
+  // the socket without a word (issue #31). This service is no proxy: 400, then close.
+  server.on('connect', (req, socket) => {
+    answerOnSocket(socket, errors.badSyntax, clock ? performance.now() : 0)
+  })
+
+  // What llhttp refuses never becomes a request (an unknown or lowercase method, another HTTP version,
+  // a malformed header section, a head above 16 KiB): the contract's JSON answer on the bare socket, then
+  // close. A Content-Length beyond 2^64 is still a declared body above the limit (413); Node's request
+  // timeout is a 408.
   server.on('clientError', (err, socket) => {
-    if (!socket.writable || err.reason !== 'Content-Length overflow') {
-      defaultClientError(err, socket)
+    if (!socket.writable || socket.bytesWritten > 0) {
+      socket.destroy() // mid-response or gone: there is no clean place for an answer
       return
     }
     const start = clock ? performance.now() : 0
-    const tooLarge = errors.payloadTooLarge
-    const json = JSON.stringify(errorBody(tooLarge.code, tooLarge.message))
+    if (err.reason === 'Content-Length overflow' || err.code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW') {
+      answerOnSocket(socket, errors.payloadTooLarge, start)
+    } else if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+      answerOnSocket(socket, errors.requestTimeout, start)
+    } else {
+      answerOnSocket(socket, errors.badSyntax, start)
+    }
+  })
+
+  // A complete response written on a socket that has no ServerResponse, then a lingering close.
+  function answerOnSocket(socket, err, start) {
+    const json = JSON.stringify(errorBody(err.code, err.message))
     const timing = serverTimingEnabled ? `Server-Timing: ${serverTiming(0, start)}\r\n` : ''
     socket.end(
-      'HTTP/1.1 413 Payload Too Large\r\nContent-Type: application/json\r\n' +
+      `HTTP/1.1 ${err.status} ${http.STATUS_CODES[err.status]}\r\nContent-Type: application/json\r\n` +
         `Content-Length: ${Buffer.byteLength(json)}\r\n${timing}Date: ${new Date().toUTCString()}\r\n` +
         `Connection: close\r\n\r\n${json}`,
     )
     linger(socket)
-  })
+  }
 
   return server
 }
@@ -207,21 +276,6 @@ function linger(socket) {
   socket.once('end', () => socket.destroy()) // the client has closed its side: nothing more will come
   socket.once('close', () => clearTimeout(limit))
   socket.resume()
-}
-
-// What Node does without a clientError listener (socketOnError in lib/_http_server.js): a bare 400, 431 or
-// 408 if nothing was written on the connection yet, then close it.
-const BARE = {
-  HPE_HEADER_OVERFLOW: '431 Request Header Fields Too Large',
-  HPE_CHUNK_EXTENSIONS_OVERFLOW: '413 Payload Too Large',
-  ERR_HTTP_REQUEST_TIMEOUT: '408 Request Timeout',
-}
-
-function defaultClientError(err, socket) {
-  if (socket.writable && socket.bytesWritten === 0) {
-    socket.write(`HTTP/1.1 ${BARE[err.code] || '400 Bad Request'}\r\nConnection: close\r\n\r\n`)
-  }
-  socket.destroy()
 }
 
 module.exports = { createServer, KEEP_ALIVE_TIMEOUT_MS }

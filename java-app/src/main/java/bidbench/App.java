@@ -5,6 +5,7 @@ import bidbench.config.Config;
 import bidbench.db.Database;
 import bidbench.http.AppHandler;
 import bidbench.http.JsonErrorHandler;
+import org.eclipse.jetty.http.HttpCompliance;
 import org.eclipse.jetty.http.UriCompliance;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
@@ -19,6 +20,9 @@ public final class App implements AutoCloseable {
 
     /** How long SIGTERM lets in-flight requests finish (contract: up to 10 s). */
     public static final long STOP_TIMEOUT_MS = 10_000;
+
+    /** How long a request body may go without a byte before it gets 408 (contract: 30 s). */
+    public static final long BODY_STALL_TIMEOUT_MS = 30_000;
 
     private final Server server;
     private final ServerConnector connector;
@@ -50,14 +54,21 @@ public final class App implements AutoCloseable {
             // holds thousands of open keep-alive connections (k6 opens up to 5000 when requests queue), and
             // their caches filled the 256 MB heap: the JVM died of OutOfMemoryError in a capacity search.
             http.setHeaderCacheSize(0);
+            // An absolute-form target is routed on its path and its authority wins over the Host header
+            // (RFC 9112 §3.2.2, contract "Request syntax"), as in nginx and the Node app; Jetty's default
+            // refuses a mismatch with 400.
+            http.setHttpCompliance(HttpCompliance.RFC9110.with("BIDBENCH", HttpCompliance.Violation.MISMATCHED_AUTHORITY));
 
             ServerConnector connector = new ServerConnector(server, new HttpConnectionFactory(http));
             connector.setHost(config.host());
             connector.setPort(config.port());
+            // The contract's 30 s for a stalled body (contract/README.md): Jetty's default, stated. A body
+            // read that idles this long gets a failure chunk, answered with 408 (http/BodyReader).
+            connector.setIdleTimeout(BODY_STALL_TIMEOUT_MS);
             server.addConnector(connector);
 
             server.setHandler(new GracefulHandler(new AppHandler(new Api(database), config.serverTiming())));
-            server.setErrorHandler(new JsonErrorHandler());
+            server.setErrorHandler(new JsonErrorHandler(config.serverTiming()));
             server.setStopTimeout(STOP_TIMEOUT_MS);
             server.start();
             return new App(server, connector, database);

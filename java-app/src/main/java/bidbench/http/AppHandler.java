@@ -11,14 +11,12 @@ import bidbench.validation.Body;
 import bidbench.validation.ContentType;
 import bidbench.validation.PagingQuery;
 import bidbench.validation.PathId;
-import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.sql.SQLException;
 import java.util.concurrent.atomic.AtomicLong;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
-import org.eclipse.jetty.http.HttpURI;
 import org.eclipse.jetty.http.PreEncodedHttpField;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
@@ -31,7 +29,7 @@ import org.slf4j.LoggerFactory;
  * The one Jetty handler. It applies the contract's request-handling order (body size, route, method,
  * path id, query, content type, body) and answers with the first failure; then the endpoint does its
  * database work. It runs on a Jetty pool thread and blocks there on JDBC, which is what
- * JAVA_THREADS sizes.
+ * JAVA_THREADS sizes; it never blocks on a client (the body is read with Jetty's demand callbacks).
  */
 public final class AppHandler extends Handler.Abstract {
 
@@ -56,31 +54,55 @@ public final class AppHandler extends Handler.Abstract {
     public boolean handle(Request request, Response response, Callback callback) {
         boolean debug = REQUESTS.isDebugEnabled();
         RequestTiming timing = RequestTiming.start(serverTiming || debug);
-        Reply reply;
-        try {
-            reply = dispatch(request, timing);
-        } catch (ApiException e) {
-            reply = Reply.error(e);
-        } catch (SQLException e) {
-            reply = Reply.error(databaseFailure(e));
-        } catch (IOException e) {
-            // The client stopped sending its body (reset, idle timeout): there is no one to answer.
-            LOG.debug("request body read failed on {} {}", request.getMethod(), request.getHttpURI().getPath(), e);
-            callback.failed(e);
+        ApiException syntax = RequestSyntax.check(request);                          // 0. request syntax
+        if (syntax != null) {
+            send(request, response, callback, Reply.error(syntax), timing, debug);
             return true;
-        } catch (RuntimeException e) {
-            LOG.error("internal error on {} {}", request.getMethod(), request.getHttpURI().getPath(), e);
-            reply = Reply.error(Errors.internal());
         }
-        send(request, response, callback, reply, timing, debug);
+        // 1. Body size. The body is read without holding this thread: when it has not all arrived,
+        // the rest of the request runs later, on the thread of Jetty's demand callback.
+        BodyReader.read(request, new BodyReader.Listener() {
+            @Override
+            public void onBody(byte[] body) {
+                send(request, response, callback, handleBody(request, body, timing), timing, debug);
+            }
+
+            @Override
+            public void onError(ApiException error) {
+                if (error.status() == 408) {
+                    // The rest of the stalled body will never be read: the connection cannot be reused.
+                    response.getHeaders().put(HttpHeader.CONNECTION, "close");
+                }
+                send(request, response, callback, Reply.error(error), timing, debug);
+            }
+
+            @Override
+            public void onAbort(Throwable failure) {
+                // The client stopped sending its body (reset, closed): there is no one to answer.
+                LOG.debug("request body read failed on {} {}", request.getMethod(), request.getHttpURI().getPath(), failure);
+                callback.failed(failure);
+            }
+        });
         return true;
     }
 
-    private Reply dispatch(Request request, RequestTiming timing) throws IOException, SQLException {
-        byte[] bytes = BodyReader.read(request);                                     // 1. body size
+    /** Steps 2 to 8, once the body is there; every failure becomes the contract's answer. */
+    private Reply handleBody(Request request, byte[] body, RequestTiming timing) {
+        try {
+            return dispatch(request, body, timing);
+        } catch (ApiException e) {
+            return Reply.error(e);
+        } catch (SQLException e) {
+            return Reply.error(databaseFailure(e));
+        } catch (RuntimeException e) {
+            LOG.error("internal error on {} {}", request.getMethod(), request.getHttpURI().getPath(), e);
+            return Reply.error(Errors.internal());
+        }
+    }
 
-        HttpURI uri = request.getHttpURI();
-        Router.Match match = Router.match(uri.getPath());                            // 2. route
+    private Reply dispatch(Request request, byte[] bytes, RequestTiming timing) throws SQLException {
+        String[] pathAndQuery = RequestSyntax.pathAndQuery(request.getHttpURI());
+        Router.Match match = Router.match(pathAndQuery[0]);                          // 2. route
         if (match == null) {
             throw Errors.notFound("route not found");
         }
@@ -89,7 +111,7 @@ public final class AppHandler extends Handler.Abstract {
             throw Errors.methodNotAllowed(match.route().allow());
         }
         int id = match.rawId() == null ? 0 : PathId.parse(match.rawId());            // 4. path id
-        Paging paging = endpoint.paged() ? PagingQuery.parse(uri.getQuery()) : null; // 5. query
+        Paging paging = endpoint.paged() ? PagingQuery.parse(pathAndQuery[1]) : null; // 5. query
         Body body = null;
         if (endpoint.schema() != null) {
             ContentType.requireJson(request.getHeaders().get(HttpHeader.CONTENT_TYPE)); // 6. content type

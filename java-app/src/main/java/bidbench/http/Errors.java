@@ -19,6 +19,20 @@ public final class Errors {
         return new ApiException(405, "method_not_allowed", "method not allowed", allow);
     }
 
+    /** Step 0: a request line, method, target or header the contract does not serve. */
+    public static ApiException badSyntax() {
+        return badRequest("bad request");
+    }
+
+    /** A body that stalled: Jetty's idle timeout passed while it was awaited. */
+    public static ApiException requestTimeout() {
+        return new ApiException(408, "request_timeout", "request timed out", null);
+    }
+
+    public static ApiException expectationFailed() {
+        return new ApiException(417, "expectation_failed", "expectation failed", null);
+    }
+
     public static ApiException conflict(String message) {
         return new ApiException(409, "conflict", message, null);
     }

@@ -1,0 +1,57 @@
+package bidbench.http;
+
+import java.util.Set;
+import org.eclipse.jetty.http.HttpURI;
+import org.eclipse.jetty.server.Request;
+
+/**
+ * Contract step 0, the part Jetty's parser lets through (contract/README.md, "Request syntax"). Jetty
+ * itself refuses other HTTP versions, malformed header sections, a missing or doubled Host and unknown
+ * expectations; {@link JsonErrorHandler} gives those the contract's answer.
+ */
+public final class RequestSyntax {
+
+    /**
+     * The registered methods of the contract: Node's {@code http.METHODS} (llhttp refuses every other
+     * token before Node's app sees it), without CONNECT. Jetty passes any token on, so it is checked here.
+     */
+    static final Set<String> METHODS = Set.of(
+            "ACL", "BIND", "CHECKOUT", "COPY", "DELETE", "GET", "HEAD", "LINK", "LOCK", "M-SEARCH", "MERGE",
+            "MKACTIVITY", "MKCALENDAR", "MKCOL", "MOVE", "NOTIFY", "OPTIONS", "PATCH", "POST", "PROPFIND",
+            "PROPPATCH", "PURGE", "PUT", "QUERY", "REBIND", "REPORT", "SEARCH", "SOURCE", "SUBSCRIBE", "TRACE",
+            "UNBIND", "UNLINK", "UNLOCK", "UNSUBSCRIBE");
+
+    private RequestSyntax() {}
+
+    /** Null when the request may go on to step 1, otherwise the 400 to answer. */
+    public static ApiException check(Request request) {
+        // CONNECT is not in the set: this service is no proxy.
+        if (!METHODS.contains(request.getMethod())) {
+            return Errors.badSyntax();
+        }
+        String path = request.getHttpURI().getPath();
+        // Asterisk form (OPTIONS *) and anything else that is no path. Absolute-form targets arrive here
+        // with their path, like the origin form (RFC 9112 §3.2.2).
+        if (path == null || !path.startsWith("/")) {
+            return Errors.badSyntax();
+        }
+        return null;
+    }
+
+    /**
+     * The raw path and query, split at the first '?' only. A '#' has no meaning in the contract, but Jetty
+     * parses a fragment off the target: put it back where the raw target had it, so that
+     * {@code ?limit=5#frag} has the invalid limit "5#frag" (as in Node and PHP), not 5 (issue #31).
+     */
+    public static String[] pathAndQuery(HttpURI uri) {
+        String path = uri.getPath();
+        String query = uri.getQuery();
+        String fragment = uri.getFragment();
+        if (fragment == null) {
+            return new String[] {path, query};
+        }
+        String raw = path + (query == null ? "" : "?" + query) + "#" + fragment;
+        int q = raw.indexOf('?');
+        return q < 0 ? new String[] {raw, null} : new String[] {raw.substring(0, q), raw.substring(q + 1)};
+    }
+}
