@@ -239,7 +239,7 @@ def test(
     only: Annotated[
         list[str] | None,
         typer.Option(
-            "--only", help="Run just these suites: python, java, node, php, conformance (repeatable)."
+            "--only", help="Run just these suites: loadgen, python, java, node, php, conformance (repeatable)."
         ),
     ] = None,
     pytest_args: Annotated[list[str] | None, typer.Argument(help="Extra arguments passed to pytest.")] = None,

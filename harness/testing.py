@@ -1,13 +1,14 @@
 """`./bidbench test`: every suite, against real parts, with one summary line per runner.
 
-Order: the Python harness tests (pytest), each app's own tests (JUnit, node --test, PHPUnit), then the
-conformance suite. Each runner's exit status counts; a runner that cannot start is a failure, never a skip.
+Order: the load driver's Go tests, the Python harness tests (pytest), each app's own tests (JUnit,
+node --test, PHPUnit), then the conformance suite. Each runner's exit status counts; a runner that cannot start is a failure, never a skip.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import time
 from collections.abc import Iterable
@@ -18,7 +19,7 @@ from rich.table import Table
 from harness import paths, toolchain
 from harness.console import console
 
-SUITES = ("python", "java", "node", "php", "conformance")
+SUITES = ("loadgen", "python", "java", "node", "php", "conformance")
 TEST_SCALE = 1
 TEST_SEED = 42
 
@@ -74,6 +75,22 @@ def _prepare_database() -> str:
     return _server().url()
 
 
+def _go_tests(env: dict[str, str]) -> Outcome:
+    """`go test` of the load driver (pacing, mixes, seeding, histogram merge, coordinated omission)."""
+    go = shutil.which("go") or "go"
+    proxy = (
+        subprocess.run([go, "env", "GOPROXY"], capture_output=True, text=True).stdout.split(",")[0].strip()
+    )
+    go_env = {**env, "GOPROXY": proxy or "https://proxy.golang.org", "GOFLAGS": "-mod=readonly"}
+    return _run_streaming(
+        "loadgen (go test)",
+        [go, "test", "-count=1", "./..."],
+        paths.LOADGEN,
+        go_env,
+        r"^(ok|FAIL|---)",
+    )
+
+
 def run_all(only: Iterable[str], pytest_args: list[str]) -> int:
     from harness.apps import IMPLS, driver
 
@@ -97,6 +114,8 @@ def run_all(only: Iterable[str], pytest_args: list[str]) -> int:
     )
 
     outcomes: list[Outcome] = []
+    if "loadgen" in wanted:
+        outcomes.append(_go_tests(env))
     # Build first: the harness tests start real instances of every app.
     for impl in IMPLS:
         if impl in wanted or "python" in wanted or "conformance" in wanted:
