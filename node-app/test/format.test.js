@@ -78,7 +78,7 @@ test('error bodies: one shape, exact codes and messages', () => {
   assert.deepEqual(notAllowed.headers, { Allow: 'GET, PUT, DELETE' })
   assert.equal(body(notAllowed), '{"error":{"code":"method_not_allowed","message":"method not allowed"}}')
   const statuses = Object.fromEntries(Object.values(errors).map((e) => [e.code, e.status]))
-  assert.deepEqual(statuses, { not_found: 404, conflict: 409, payload_too_large: 413, unsupported_media_type: 415, bad_request: 400, db_unavailable: 503, internal_error: 500 })
+  assert.deepEqual(statuses, { not_found: 404, conflict: 409, payload_too_large: 413, unsupported_media_type: 415, bad_request: 400, request_timeout: 408, expectation_failed: 417, db_unavailable: 503, internal_error: 500 })
 })
 
 test('Server-Timing: db and app in milliseconds with three decimals', () => {

@@ -8,7 +8,9 @@ const test = require('node:test')
 const assert = require('node:assert/strict')
 const net = require('node:net')
 const { startApp, stopApp } = require('../testing/server')
-const { request } = require('../testing/http')
+const { request, rawRequest } = require('../testing/http')
+const { readBody, STALLED } = require('../src/http/body')
+const { PassThrough } = require('node:stream')
 const { assertWire, assertError, assertHostile } = require('../testing/expect')
 const cases = require('../testing/hostile-cases')
 
@@ -75,6 +77,39 @@ test('database down', TIMEOUT, async (t) => {
         assertHostile(await request(app.port, testCase.request), testCase, { live: false })
       })
     }
+  })
+
+  // Step 0 (contract "Request syntax"): whether llhttp or the app refuses it, the answer is the
+  // contract's JSON 400 with Server-Timing, never Node's bare 400/431 or a silent close (issue #31).
+  await t.test('request syntax: the contract 400 for what the parser or the app refuses', async (t2) => {
+    const big = 'a'.repeat(20_000)
+    const raws = {
+      'two Host headers': 'GET /health HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n',
+      'no Host in HTTP/1.1': 'GET /health HTTP/1.1\r\n\r\n',
+      'CONNECT to an authority': 'CONNECT 127.0.0.1:80 HTTP/1.1\r\nHost: 127.0.0.1:80\r\n\r\n',
+      'CONNECT to a path': 'CONNECT /health HTTP/1.1\r\nHost: a\r\n\r\n',
+      'HTTP/0.9 form': 'GET /health\r\n\r\n',
+      'HTTP/2.0': 'GET /health HTTP/2.0\r\nHost: a\r\n\r\n',
+      'HTTP/1.2': 'GET /health HTTP/1.2\r\nHost: a\r\n\r\n',
+      'unknown method': 'FOO /health HTTP/1.1\r\nHost: a\r\n\r\n',
+      'lowercase method': 'get /health HTTP/1.1\r\nHost: a\r\n\r\n',
+      'a 20 KB header': `GET /health HTTP/1.1\r\nHost: a\r\nX-Big: ${big}\r\n\r\n`,
+      'a NUL in a header': 'GET /health HTTP/1.1\r\nHost: a\r\nX: a\u0000b\r\n\r\n',
+    }
+    for (const [name, raw] of Object.entries(raws)) {
+      await t2.test(name, async () => {
+        const response = await rawRequest(app.port, raw)
+        assertWire(response)
+        assertError(response, 400, 'bad request')
+      })
+    }
+  })
+
+  await t.test('a body that stalls is cut after the stall timeout with 408', async () => {
+    const req = new PassThrough()
+    req.write('{"a"')
+    const outcome = await new Promise((resolve) => readBody(req, 65536, resolve, 50))
+    assert.equal(outcome, STALLED)
   })
 
   await t.test('keep-alive: many requests on one connection', async () => {

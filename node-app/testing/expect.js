@@ -5,7 +5,7 @@
 const assert = require('node:assert/strict')
 
 const SERVER_TIMING = /^db;dur=[0-9]+\.[0-9]{3}, app;dur=[0-9]+\.[0-9]{3}$/
-const CODES = { 400: 'bad_request', 404: 'not_found', 405: 'method_not_allowed', 409: 'conflict', 413: 'payload_too_large', 415: 'unsupported_media_type', 500: 'internal_error', 503: 'db_unavailable' }
+const CODES = { 400: 'bad_request', 404: 'not_found', 405: 'method_not_allowed', 408: 'request_timeout', 409: 'conflict', 413: 'payload_too_large', 415: 'unsupported_media_type', 417: 'expectation_failed', 500: 'internal_error', 503: 'db_unavailable' }
 
 // Wire rules (contract/README.md): exact Content-Type, a Content-Length, a Date, Server-Timing unless off,
 // compact JSON.

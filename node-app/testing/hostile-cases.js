@@ -150,7 +150,13 @@ const cases = [
   ['extra segment', { path: '/items/1/bids/2' }, 404, 'route not found'],
   ['case matters', { path: '/Regions' }, 404, 'route not found'],
   ['percent-encoded route', { path: '/%72egions' }, 404, 'route not found'],
-  ['absolute-form target', { path: 'http://127.0.0.1/regions' }, 404, 'route not found'],
+  // An absolute-form target is routed on its path (contract step 0), so an unknown one is a 404.
+  ['absolute-form target', { path: 'http://127.0.0.1/nope' }, 404, 'route not found'],
+  ['absolute-form target, bad paging', { path: 'http://127.0.0.1/categories/1/items?limit=0' }, 400, 'invalid query parameter: limit'],
+  ['fragment is raw: part of the limit value', { path: '/categories/1/items?limit=5#frag' }, 400, 'invalid query parameter: limit'],
+  ['fragment is raw: part of the path', { path: '/health#x' }, 404, 'route not found'],
+  ['asterisk-form target', { method: 'OPTIONS', path: '*' }, 400, 'bad request'],
+  ['unknown expectation', { path: '/health', headers: { Expect: 'foo' } }, 417, 'expectation failed'],
   // --- methods
   ['PATCH an item', { method: 'PATCH', path: '/items/1' }, 405, 'method not allowed', null, 'GET, PUT, DELETE'],
   ['POST to /health', post('/health', '{}'), 405, 'method not allowed', null, 'GET'],

@@ -104,4 +104,27 @@ function json(port, method, path, value) {
   })
 }
 
-module.exports = { request, json }
+// rawRequest(port, bytes) -> the parsed response to bytes sent exactly as given (no Host, nothing added).
+function rawRequest(port, bytes, timeoutMs = 10_000) {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1')
+    const received = []
+    const timer = setTimeout(() => finish(), timeoutMs)
+    const finish = () => {
+      clearTimeout(timer)
+      socket.destroy()
+      const parsed = parse(Buffer.concat(received), 'GET')
+      if (parsed) resolve(parsed)
+      else reject(new Error(`no complete response to ${JSON.stringify(String(bytes).slice(0, 60))}`))
+    }
+    socket.on('connect', () => socket.write(bytes))
+    socket.on('data', (data) => {
+      received.push(data)
+      if (parse(Buffer.concat(received), 'GET')) finish()
+    })
+    socket.on('error', finish)
+    socket.on('end', finish)
+  })
+}
+
+module.exports = { request, json, rawRequest }
