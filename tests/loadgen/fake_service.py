@@ -1,7 +1,7 @@
-"""A tiny stand-in for the bidbench service, for testing the k6 scripts without a real app.
+"""A tiny stand-in for the bidbench service, for testing the load driver (loadgen/) without a real app.
 
 It answers the contract's routes with the contract's shapes (contract/openapi.yaml), statuses and error
-rules that the load scripts exercise (413 before reading the body, 404 route, 405, 400 id/paging/JSON,
+rules that the load driver exercises (413 before reading the body, 404 route, 405, 400 id/paging/JSON,
 415 content type, 409 low bid), and a `Server-Timing: db;dur=X, app;dur=Y` header on every response.
 It keeps no database: items 1..15000 exist, categories 1..19 have open items, category 20 is empty.
 
@@ -116,6 +116,9 @@ def _json_object(handler: BaseHTTPRequestHandler, body: bytes, fields: tuple[str
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "fake-bidbench"
+    # The head and the body go out in two writes (wbufsize 0): without TCP_NODELAY, Nagle holds the body
+    # back until the client's delayed ACK of the head, ~40 ms per response on Linux loopback.
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - signature of the base class
         pass
@@ -253,7 +256,7 @@ class Handler(BaseHTTPRequestHandler):
 
 
 class Server(ThreadingHTTPServer):
-    """Counts what it answers (outside the k6 setup phase), so tests can check the k6 summary against it."""
+    """Counts what it answers (outside the driver's setup phase), so tests can check the driver's summary against it."""
 
     daemon_threads = True
 
