@@ -86,7 +86,9 @@ func TestConnectionsAreKeptAliveAndAStaleOneReplaced(t *testing.T) {
 	defer srv.Close()
 	pool, _ := NewPool(srv.URL)
 	defer pool.Close()
-	do := func() Result { return pool.Do("POST", "/x", "application/json", []byte("{}"), "", time.Now().Add(5*time.Second), false) }
+	do := func() Result {
+		return pool.Do("POST", "/x", "application/json", []byte("{}"), "", time.Now().Add(5*time.Second), false)
+	}
 	for range 5 {
 		if res := do(); res.Status != 200 {
 			t.Fatalf("%+v", res)
