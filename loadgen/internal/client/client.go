@@ -39,6 +39,7 @@ type Result struct {
 
 type conn struct {
 	net.Conn
+	io   io.ReadWriter // the socket's reads and writes (rawio_linux.go)
 	r    *bufio.Reader
 	wbuf []byte
 }
@@ -77,7 +78,8 @@ func (p *Pool) get(deadline time.Time) (*conn, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	return &conn{Conn: nc, r: bufio.NewReaderSize(nc, 4096), wbuf: make([]byte, 0, 512)}, false, nil
+	rw := newRawIO(nc)
+	return &conn{Conn: nc, io: rw, r: bufio.NewReaderSize(rw, 4096), wbuf: make([]byte, 0, 512)}, false, nil
 }
 
 func (p *Pool) put(c *conn) {
@@ -147,14 +149,14 @@ func (p *Pool) exchange(c *conn, method, path, contentType string, body []byte, 
 		return Result{}, false, err
 	}
 	head := p.head(c, method, path, contentType, body, extra)
-	if _, err := c.Write(head); err != nil {
+	if _, err := c.io.Write(head); err != nil {
 		return Result{}, false, err
 	}
 	// A server may answer a body past its limit (413) and close before reading it: the write then
 	// fails, but the answer is in the receive buffer, so it is still read.
 	var bodyErr error
 	if len(body) > 0 && len(head) < len(body) {
-		_, bodyErr = c.Write(body)
+		_, bodyErr = c.io.Write(body)
 	}
 	if _, err := c.r.Peek(1); err != nil {
 		return Result{}, bodyErr != nil, err
