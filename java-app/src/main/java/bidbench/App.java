@@ -51,7 +51,7 @@ public final class App implements AutoCloseable {
             http.setUriCompliance(UriCompliance.UNSAFE);
             // No per-connection header cache: from a connection's second request on, Jetty keeps a 1024-entry
             // trie of its header fields (~40 KB of heap) for as long as it stays open. An overloaded instance
-            // holds thousands of open keep-alive connections (k6 opens up to 5000 when requests queue), and
+            // holds thousands of open keep-alive connections (the load driver opens up to BB_MAX_CONNS=5000 when requests queue), and
             // their caches filled the 256 MB heap: the JVM died of OutOfMemoryError in a capacity search.
             http.setHeaderCacheSize(0);
             // An absolute-form target is routed on its path and its authority wins over the Host header
