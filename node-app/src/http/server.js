@@ -254,8 +254,8 @@ function createServer({ router, logger, serverTimingEnabled, gated = false }) {
 
 // Lingering close, as nginx does after an error answer: when a client is still sending a body that will
 // not be read, closing the socket outright makes the kernel answer the unread bytes with a reset, and a
-// reset can destroy the 413 in the client's receive buffer before the client reads it (k6 then records
-// status 0; about 1 request in 40 past the limit without this). So the socket is only half-closed after
+// reset can destroy the 413 in the client's receive buffer before the client reads it (the load driver then
+// records status 0, no response; about 1 request in 40 past the limit without this). So the socket is only half-closed after
 // the response (FIN); what the client still sends is read and discarded until it closes its side, goes
 // quiet for LINGER_IDLE_MS, or LINGER_MAX_MS have passed. Node calls socket.destroySoon() once a
 // `Connection: close` response is finished; that call is replaced for this one socket.
