@@ -46,6 +46,12 @@ type Settings struct {
 	LateBound    time.Duration
 	MaxConns     int
 	Procs        int
+	// A ladder: the measurement is these rates, each held for StepDuration; it stops after StopAfter
+	// consecutive steps whose p99 (from the intended send) passed StopP99 (0: never stops early).
+	Steps        []float64
+	StepDuration time.Duration
+	StopP99      time.Duration
+	StopAfter    int
 }
 
 // Error is a setting that cannot be used; the driver exits with ExitBadSetting.
@@ -149,6 +155,22 @@ func ParseStages(text string) ([]Stage, error) {
 	return stages, nil
 }
 
+// ParseRates reads a ladder's rates, "100,150,225": each above 0 req/s.
+func ParseRates(text string) ([]float64, error) {
+	if strings.TrimSpace(text) == "" {
+		return nil, nil
+	}
+	var rates []float64
+	for _, part := range strings.Split(text, ",") {
+		rate, err := strconv.ParseFloat(strings.TrimSpace(part), 64)
+		if err != nil || !(rate > 0) || math.IsInf(rate, 0) {
+			return nil, fmt.Errorf("%q is not a rate above 0 req/s", part)
+		}
+		rates = append(rates, rate)
+	}
+	return rates, nil
+}
+
 func checkTarget(raw string) (string, error) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Scheme != "http" || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
@@ -228,6 +250,17 @@ func FromEnv(get Lookup) (*Settings, error) {
 		r.fail("BB_STAGES", r.str("BB_STAGES", ""), err.Error())
 	}
 	s.Stages = stages
+	steps, err := ParseRates(r.str("BB_STEPS", ""))
+	if err != nil {
+		r.fail("BB_STEPS", r.str("BB_STEPS", ""), err.Error())
+	}
+	s.Steps = steps
+	s.StepDuration = r.duration("BB_STEP_DURATION", "5s")
+	s.StopP99 = time.Duration(r.number("BB_STOP_P99_MS", 0, 0, 600_000) * float64(time.Millisecond))
+	s.StopAfter = r.integer("BB_STOP_AFTER", 2, 1, 1000)
+	if len(s.Steps) > 0 {
+		s.Rate = s.Steps[0]
+	}
 	s.WarmupFrom = r.number("BB_WARMUP_FROM", s.Rate/10, 0, 1e7)
 	if r.err != nil {
 		return nil, r.err
@@ -240,6 +273,15 @@ func FromEnv(get Lookup) (*Settings, error) {
 	}
 	if s.ShardIndex >= s.Shards {
 		return nil, &Error{"BB_SHARD_INDEX", strconv.Itoa(s.ShardIndex), fmt.Sprintf("must be below BB_SHARDS=%d", s.Shards)}
+	}
+	if len(s.Steps) > 0 {
+		if s.Model != "open" || len(s.Stages) > 0 {
+			return nil, &Error{"BB_STEPS", r.str("BB_STEPS", ""), "a ladder needs the open model and no BB_STAGES"}
+		}
+		if s.StepDuration <= 0 {
+			return nil, &Error{"BB_STEP_DURATION", r.str("BB_STEP_DURATION", ""), "a step must last more than 0s"}
+		}
+		s.Duration = time.Duration(len(s.Steps)) * s.StepDuration
 	}
 	if len(s.Stages) > 0 {
 		var total time.Duration
@@ -263,6 +305,9 @@ func (s *Settings) applyShard() {
 	s.WarmupFrom /= n
 	for k := range s.Stages {
 		s.Stages[k].Target /= n
+	}
+	for k := range s.Steps {
+		s.Steps[k] /= n
 	}
 	users := s.Users / s.Shards
 	if s.ShardIndex < s.Users%s.Shards {

@@ -23,7 +23,7 @@ func TestDefaults(t *testing.T) {
 		Targets: []string{"http://127.0.0.1:8080"}, Mix: "browse", Model: "open", Rate: 100, Users: 10,
 		ThinkDist: "const", Warmup: 10 * time.Second, WarmupRamp: 0.5, WarmupFrom: 10, Duration: 20 * time.Second,
 		PayloadBytes: 1024, Scale: 1, Seed: 42, Timeout: 10 * time.Second, SetupPages: 3, Shards: 1,
-		LateBound: 50 * time.Millisecond, MaxConns: 5000,
+		LateBound: 50 * time.Millisecond, MaxConns: 5000, StepDuration: 5 * time.Second, StopAfter: 2,
 	}
 	if !reflect.DeepEqual(s, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", s, want)
@@ -93,6 +93,13 @@ func TestBadSettings(t *testing.T) {
 		{map[string]string{"BB_STAGES": "10s"}, "BB_STAGES"},
 		{map[string]string{"BB_STAGES": "10s:100,"}, "BB_STAGES"},
 		{map[string]string{"BB_STAGES": "10s:lots"}, "BB_STAGES"},
+		{map[string]string{"BB_STEPS": "100,0"}, "BB_STEPS"},
+		{map[string]string{"BB_STEPS": "100,fast"}, "BB_STEPS"},
+		{map[string]string{"BB_STEPS": "100", "BB_MODEL": "closed"}, "BB_STEPS"},
+		{map[string]string{"BB_STEPS": "100", "BB_STAGES": "1s:10"}, "BB_STEPS"},
+		{map[string]string{"BB_STEPS": "100", "BB_STEP_DURATION": "0s"}, "BB_STEP_DURATION"},
+		{map[string]string{"BB_STOP_P99_MS": "-1"}, "BB_STOP_P99_MS"},
+		{map[string]string{"BB_STOP_AFTER": "0"}, "BB_STOP_AFTER"},
 		{map[string]string{"BB_STAGES": "ten:100"}, "BB_STAGES"},
 		{map[string]string{"BB_STAGES": "10s:-1"}, "BB_STAGES"},
 		{map[string]string{"BB_MODEL": "half-open"}, "BB_MODEL"},
@@ -181,5 +188,15 @@ func TestParseDuration(t *testing.T) {
 		if (err == nil) != c.ok || c.ok && got != c.want {
 			t.Errorf("ParseDuration(%q) = %v, %v; want %v (ok %v)", c.in, got, err, c.want, c.ok)
 		}
+	}
+}
+
+func TestStepsMakeTheMeasurement(t *testing.T) {
+	s, err := FromEnv(env(map[string]string{"BB_STEPS": "100, 150,225", "BB_STEP_DURATION": "4s", "BB_RATE": "7"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Duration != 12*time.Second || s.Rate != 100 || len(s.Steps) != 3 || s.Steps[2] != 225 {
+		t.Errorf("steps %v over %v at first rate %g; want 3 steps, 12s, 100", s.Steps, s.Duration, s.Rate)
 	}
 }

@@ -57,6 +57,10 @@ type Engine struct {
 
 	trace   *bufio.Writer
 	traceMu sync.Mutex
+
+	ladder     *ladder
+	progressMu sync.Mutex
+	progressTo io.Writer
 }
 
 // New prepares a run: the request builder and one connection pool per target.
@@ -79,6 +83,9 @@ func New(s *config.Settings) (*Engine, error) {
 		names[i] = k.String()
 	}
 	e.tally = tally.New(names)
+	if len(s.Steps) > 0 {
+		e.ladder = newLadder(s.Steps, s.StepDuration, names)
+	}
 	return e, nil
 }
 
@@ -122,15 +129,21 @@ func (e *Engine) Run(ctx context.Context) *tally.Summary {
 	if e.s.TracePath != "" {
 		e.openTrace()
 	}
-	stopProgress := e.startProgress()
 	e.start = time.Now()
 	e.measure = e.start.Add(e.s.Warmup)
+	stopProgress := e.startProgress()
+	load, stopLoad := context.WithCancel(ctx)
+	defer stopLoad()
+	stopWatching := func(bool) {}
+	if e.ladder != nil {
+		stopWatching = e.watchSteps(stopLoad, e.writeProgress)
+	}
 	var schedule *pace.Schedule
 	if e.s.Model == "open" {
 		schedule = e.schedule()
-		e.runOpen(ctx, schedule)
+		e.runOpen(load, schedule)
 	} else {
-		e.runClosed(ctx)
+		e.runClosed(load)
 	}
 	partial := ctx.Err() != nil
 	drain := e.s.Timeout + 2*time.Second
@@ -138,6 +151,7 @@ func (e *Engine) Run(ctx context.Context) *tally.Summary {
 		drain = 2 * time.Second
 	}
 	e.waitInflight(drain)
+	stopWatching(partial)
 	e.mu.Lock()
 	e.frozen = true
 	e.mu.Unlock()
@@ -175,9 +189,14 @@ func (e *Engine) schedule() *pace.Schedule {
 			segs = append(segs, pace.Segment{Length: s.Warmup, From: s.Rate, To: s.Rate})
 		}
 	}
-	if len(s.Stages) == 0 {
+	switch {
+	case len(s.Steps) > 0:
+		for _, rate := range s.Steps {
+			segs = append(segs, pace.Segment{Length: s.StepDuration, From: rate, To: rate})
+		}
+	case len(s.Stages) == 0:
 		segs = append(segs, pace.Segment{Length: s.Duration, From: s.Rate, To: s.Rate})
-	} else {
+	default:
 		from := s.Rate
 		for _, st := range s.Stages {
 			segs = append(segs, pace.Segment{Length: st.Duration, From: from, To: st.Target})
@@ -229,7 +248,7 @@ func (e *Engine) openRequest(sem chan struct{}, phase mix.Phase, i uint64, inten
 	if sent.Before(intended) {
 		from = sent
 	}
-	e.send(phase, i, from, sent, late)
+	e.send(phase, i, intended, from, sent, late)
 }
 
 func (e *Engine) runClosed(ctx context.Context) {
@@ -251,7 +270,7 @@ func (e *Engine) runClosed(ctx context.Context) {
 					phase, slot = mix.Warm, 0
 				}
 				i := counters[slot].Add(1) - 1
-				e.send(phase, i, now, now, false)
+				e.send(phase, i, now, now, now, false)
 				if think := e.thinkTime(phase, i); think > 0 {
 					timer.Reset(think)
 					select {
@@ -285,7 +304,8 @@ func (e *Engine) thinkTime(phase mix.Phase, i uint64) time.Duration {
 
 var bidID = regexp.MustCompile(`^\{"id":(\d+)`)
 
-func (e *Engine) send(phase mix.Phase, i uint64, from, sent time.Time, late bool) {
+// due is when the request was scheduled (its step of a ladder), from when its latency runs.
+func (e *Engine) send(phase mix.Phase, i uint64, due, from, sent time.Time, late bool) {
 	req, typ := e.builder.Build(phase, i)
 	now := e.inflight.Add(1)
 	for {
@@ -295,6 +315,15 @@ func (e *Engine) send(phase mix.Phase, i uint64, from, sent time.Time, late bool
 		}
 	}
 	e.sent.Add(1)
+	step := -1
+	if phase == mix.Measure && e.ladder != nil {
+		step = e.ladder.step(e.measure, due)
+		if step >= 0 {
+			e.mu.Lock()
+			e.ladder.pending[step]++
+			e.mu.Unlock()
+		}
+	}
 	wantBody := e.trace != nil && req.Kind == mix.PlaceBid
 	res := e.pools[req.Target].Do(req.Method, req.Path, req.ContentType, req.Body, "", sent.Add(e.s.Timeout), wantBody)
 	end := time.Now()
@@ -319,6 +348,13 @@ func (e *Engine) send(phase mix.Phase, i uint64, from, sent time.Time, late bool
 			e.tally.RecordMeasure(outcome)
 			if late {
 				e.tally.LateSends++
+			}
+			if step >= 0 {
+				e.ladder.pending[step]--
+				e.ladder.tallies[step].RecordMeasure(outcome)
+				if late {
+					e.ladder.tallies[step].LateSends++
+				}
 			}
 		}
 		if phase != e.livePhase {
@@ -400,11 +436,19 @@ func (e *Engine) startProgress() func() {
 		fmt.Fprintf(os.Stderr, "bidbench-load: BB_PROGRESS=%s: %v; no progress lines\n", e.s.ProgressPath, err)
 		return func() {}
 	}
+	e.progressMu.Lock()
+	e.progressTo = f
+	e.progressMu.Unlock()
 	stop := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
-		defer f.Close()
+		defer func() {
+			e.progressMu.Lock()
+			e.progressTo = nil
+			e.progressMu.Unlock()
+			f.Close()
+		}()
 		ticker := time.NewTicker(time.Second)
 		defer ticker.Stop()
 		lastDone, lastT := int64(0), time.Now()
@@ -440,7 +484,9 @@ func (e *Engine) startProgress() func() {
 				"sent": e.sent.Load(), "completed": done, "rate": math.Round(rate*10) / 10, "sys_errors": sys,
 				"late_sends": late, "inflight": e.inflight.Load(), "p99_ms": p99,
 			})
+			e.progressMu.Lock()
 			f.Write(append(line, '\n'))
+			e.progressMu.Unlock()
 		}
 		write(false)
 		for {
@@ -456,6 +502,19 @@ func (e *Engine) startProgress() func() {
 	return func() {
 		close(stop)
 		<-finished
+	}
+}
+
+// writeProgress adds one line of its own to the progress file (a ladder step's verdict).
+func (e *Engine) writeProgress(fields map[string]any) {
+	line, err := json.Marshal(fields)
+	if err != nil {
+		return
+	}
+	e.progressMu.Lock()
+	defer e.progressMu.Unlock()
+	if e.progressTo != nil {
+		e.progressTo.Write(append(line, '\n'))
 	}
 }
 
@@ -490,13 +549,18 @@ func (e *Engine) summarize(schedule *pace.Schedule, partial bool) *tally.Summary
 		}
 	}
 	e.tally.MaxInflight = e.maxIn.Load()
-	return tally.Summarize(e.tally, tally.Meta{
+	summary := tally.Summarize(e.tally, tally.Meta{
 		DriverVersion: Version, Settings: e.settingsRecord(), Partial: partial, Shards: 1,
 		OpenItems:     map[string]any{"count": len(e.openIDs), "source": source},
 		StartedAtUnix: unix(e.start), MeasureStartUnix: unix(e.measure), WindowS: window,
 		WarmupS: s.Warmup.Seconds(), OfferedRPS: offered, ExpectedStatus: expected, InvalidTypes: invalid,
 		TestRunDurationS: elapsed.Seconds(),
 	})
+	if e.ladder != nil {
+		steps, info := e.stepSummaries()
+		summary.Steps, summary.Ladder = steps, info
+	}
+	return summary
 }
 
 // settingsRecord is the settings as the summary records them (null where the model does not use one).

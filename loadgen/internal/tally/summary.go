@@ -103,6 +103,9 @@ type Summary struct {
 	Warmup            WarmSummary             `json:"warmup"`
 	TestRunDurationS  float64                 `json:"test_run_duration_s"`
 	Plan              []map[string]any        `json:"plan,omitempty"`
+	// A ladder's steps and how it ended (BB_STEPS).
+	Steps  any            `json:"steps,omitempty"`
+	Ladder map[string]any `json:"ladder,omitempty"`
 }
 
 func ms(us float64) float64 { return math.Round(us) / 1000 }
@@ -175,7 +178,7 @@ func Summarize(t *Tally, m Meta) *Summary {
 		OpenItems: m.OpenItems, Partial: m.Partial, Shards: max(m.Shards, 1), StartedAtUnix: m.StartedAtUnix,
 		MeasureStartUnix: m.MeasureStartUnix, WindowS: m.WindowS, OfferedRPS: m.OfferedRPS,
 		LateSends: t.LateSends, MaxInflight: t.MaxInflight, PerType: map[string]*TypeSummary{},
-		Errors: map[string]int64{"timeout": 0, "refused": 0, "reset": 0, "other": 0},
+		Errors:           map[string]int64{"timeout": 0, "refused": 0, "reset": 0, "other": 0},
 		TestRunDurationS: math.Round(m.TestRunDurationS*1000) / 1000,
 	}
 	for c, n := range t.Errors {

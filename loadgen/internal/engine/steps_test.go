@@ -1,0 +1,62 @@
+package engine
+
+import (
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestLadderStepsAreWindowsOfTheirOwn(t *testing.T) {
+	tg := newTarget(t, nil)
+	s := settings(t, map[string]string{
+		"BB_TARGETS": tg.URL, "BB_STEPS": "50,100,200", "BB_STEP_DURATION": "1s", "BB_WARMUP": "0s",
+	})
+	summary := run(t, s, 20*time.Second)
+	steps, ok := summary.Steps.([]StepSummary)
+	if !ok || len(steps) != 3 {
+		t.Fatalf("steps = %#v, want 3 step summaries", summary.Steps)
+	}
+	for k, want := range []int64{50, 100, 200} {
+		if steps[k].Requests != want || steps[k].OK != want {
+			t.Errorf("step %d at %g req/s: %d requests (%d ok), want %d", k, steps[k].Rate, steps[k].Requests, steps[k].OK, want)
+		}
+		if got := steps[k].EndUnix - steps[k].StartUnix; got < 0.999 || got > 1.001 {
+			t.Errorf("step %d spans %g s, want 1", k, got)
+		}
+	}
+	if summary.Requests != 350 || summary.Ladder["stopped"] != "all steps done" {
+		t.Errorf("overall %d requests, stopped %v; want 350, all steps done", summary.Requests, summary.Ladder["stopped"])
+	}
+}
+
+func TestLadderStopsAfterTwoOverloadedSteps(t *testing.T) {
+	// The target slows down to 30 ms a request from its 150th request on (step 2): steps 2 and 3 of six
+	// pass the 10 ms threshold, so the ladder stops during step 4 (the stop rule waits a second for a
+	// step's last answers) and never sends step 5.
+	var served atomic.Int64
+	tg := newTarget(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		if n >= 150 {
+			time.Sleep(30 * time.Millisecond)
+		}
+		served.Add(1)
+	})
+	s := settings(t, map[string]string{
+		"BB_TARGETS": tg.URL, "BB_STEPS": "50,100,100,100,100,100", "BB_STEP_DURATION": "1s", "BB_WARMUP": "0s",
+		"BB_STOP_P99_MS": "10",
+	})
+	summary := run(t, s, 30*time.Second)
+	steps := summary.Steps.([]StepSummary)
+	if summary.Ladder["stopped"] != "overloaded" || len(steps) != 4 {
+		t.Fatalf("stopped %v after %d steps, want overloaded after 4", summary.Ladder["stopped"], len(steps))
+	}
+	want := []bool{false, false, true, true}
+	for k, step := range steps {
+		if step.Overloaded != want[k] {
+			t.Errorf("step %d overloaded=%v, want %v (p99 %v ms)", k, step.Overloaded, want[k], step.LatencyMS)
+		}
+	}
+	if n := served.Load(); n > 550 {
+		t.Errorf("the target served %d requests: the ladder went on after its stop", n)
+	}
+}
