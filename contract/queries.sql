@@ -1,4 +1,4 @@
--- The exact database work of every request type (SPEC §3.2). All three apps issue these statements,
+-- The exact database work of every request type (docs/design.md §3.2). All three apps issue these statements,
 -- with these texts up to placeholder syntax ($1 in Java/Node/PDO-pgsql alike), with every parameter bound
 -- server-side (see contract/README.md, "Prepared statements"), in this order, and nothing else.
 -- Every parameter carries an explicit cast so that every driver (pgjdbc typed binds, node-postgres text

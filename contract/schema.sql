@@ -1,4 +1,4 @@
--- bidbench shared schema (SPEC §2.1). One file serves all three apps; no app creates or alters tables.
+-- bidbench shared schema (docs/design.md §2.1). One file serves all three apps; no app creates or alters tables.
 -- Money is integer cents (bigint) end to end. Timestamps are timestamptz(3): PostgreSQL rounds them to
 -- milliseconds on write, so every app formats exactly what is stored.
 -- Every column used by a WHERE clause or ORDER BY of the contract has an index (RUBiS Revisited §3).

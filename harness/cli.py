@@ -508,7 +508,7 @@ def conformance(
         typer.Option(help="App knob KEY=VALUE for every app under test, e.g. JAVA_POOL=driver (repeatable)."),
     ] = None,
 ) -> None:
-    """Prove the apps do identical work (SPEC §3): golden cases with exact bodies, randomized differential
+    """Prove the apps do identical work (docs/design.md §3): golden cases with exact bodies, randomized differential
     sequences, database-work parity from pg_stat_statements, concurrent-bid invariants, and Schemathesis.
     Exits non-zero on any difference, naming the app and the request type. --knob checks a variant
     (e.g. --impl java --knob JAVA_POOL=dbcp2); a part's own knobs (a golden session's) still win."""

@@ -1,4 +1,4 @@
-"""CLI commands of the regimes (SPEC §6): capacity, scaling, users, payload, and the demo."""
+"""CLI commands of the regimes (docs/design.md §6): capacity, scaling, users, payload, and the demo."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Start and stop app instances inside their resource groups (SPEC §4).
+"""Start and stop app instances inside their resource groups (docs/design.md §4).
 
 `running_instance` starts an instance's processes in order, each joining the instance's resource group
 before exec, waits until GET /ready answers 200, and on exit stops everything: the graceful signal

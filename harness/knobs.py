@@ -1,4 +1,4 @@
-"""Every knob the local runner sets, with its default (SPEC §2.5, §3.3).
+"""Every knob the local runner sets, with its default (docs/design.md §2.5, §3.3).
 
 This is the single source of truth: the runner fills instance environments from it, the manifest
 records it, and infra/ (Compose, Kubernetes) is tested for parity against it.
@@ -21,7 +21,7 @@ IMPL_KNOBS: dict[str, dict[str, str]] = {
     "php": {"PHP_FPM_CHILDREN": "10", "PHP_JIT": "0"},
 }
 
-# Resource knobs of an instance (SPEC §4): CPU limit in cores (thesis: one CPU per instance) and memory.
+# Resource knobs of an instance (docs/design.md §4): CPU limit in cores (thesis: one CPU per instance) and memory.
 DEFAULT_CPU_LIMIT = 1.0
 DEFAULT_MEMORY_LIMIT_MB = 1024
 

@@ -1,4 +1,4 @@
-"""Pre-warm a fresh instance set until its CPU per second has settled (SPEC §7: the warm-up must reach a
+"""Pre-warm a fresh instance set until its CPU per second has settled (docs/design.md §7: the warm-up must reach a
 steady state), before the first measured window.
 
 A fixed warm-up is too short for some runtimes and wasted on others. Measured at 0.5 CPU and 200 req/s,

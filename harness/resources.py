@@ -1,4 +1,4 @@
-"""Resource groups: a CPU limit, a CPU set and exact CPU/memory accounting per instance (SPEC §4).
+"""Resource groups: a CPU limit, a CPU set and exact CPU/memory accounting per instance (docs/design.md §4).
 
 Backends, in order of preference: cgroup v2, cgroup v1, a systemd scope, and none (CPU pinning plus
 process-tree sampling with psutil). A process joins its group from inside `preexec` (between fork and

@@ -1,4 +1,4 @@
-"""Result folders (SPEC §9): one new folder per run, never overwritten, plus an append-only index.
+"""Result folders (docs/design.md §9): one new folder per run, never overwritten, plus an append-only index.
 
 The layout is documented in results/README.md. Writers here are the only code that creates files
 under results/, so the format has one owner.

@@ -1,4 +1,4 @@
-"""One measured run (SPEC §4, §5, §7, §9), start to finish.
+"""One measured run (docs/design.md §4, §5, §7, §9), start to finish.
 
 reset the database → build → start each instance in its resource group → wait for readiness →
 load driver warm-up then measurement, sampling CPU and memory every second → stop everything → digest →
@@ -59,7 +59,7 @@ class RunPlan:
     results_dir: Path | None = None
     jvm: str | None = None
     target_urls: tuple[str, ...] = ()
-    """Measure an already running deployment instead of starting instances (SPEC §11)."""
+    """Measure an already running deployment instead of starting instances (docs/design.md §11)."""
     resource_source: str = "none"
     resource_options: dict[str, str] = field(default_factory=dict)
     database_url: str | None = None
@@ -130,7 +130,7 @@ def _allotments(plan: RunPlan) -> tuple[float, float]:
 
 
 def check_fits(plan: RunPlan) -> None:
-    """Refuse plans that cannot give valid runs on this machine (SPEC §6: the scaling sizing rule)."""
+    """Refuse plans that cannot give valid runs on this machine (docs/design.md §6: the scaling sizing rule)."""
     cores = psutil.cpu_count(logical=True) or 1
     if plan.cpus is None or plan.target_urls:
         return
@@ -182,7 +182,7 @@ class Progressor:
 
 
 class Session:
-    """One fresh start of an instance set (SPEC §8's unit of repetition), measured in one or more windows.
+    """One fresh start of an instance set (docs/design.md §8's unit of repetition), measured in one or more windows.
 
     A plain run is a session with one window. A capacity search runs its probes as successive windows of
     one session, so the app is started once per search. Every window gets its own result folder.

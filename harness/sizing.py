@@ -1,4 +1,4 @@
-"""The machine sizing rule (SPEC §6): how much CPU one app instance gets by default on this machine.
+"""The machine sizing rule (docs/design.md §6): how much CPU one app instance gets by default on this machine.
 
 The load driver and PostgreSQL run on the same machine as the instances, so an instance's CPU limit must leave them
 enough to push it past its capacity, or every run is invalid (`database_host`, `loadgen_cpu`).

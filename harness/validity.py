@@ -1,4 +1,4 @@
-"""Validity rules of a measured run (SPEC §7) and the SLO verdict (SPEC §6).
+"""Validity rules of a measured run (docs/design.md §7) and the SLO verdict (docs/design.md §6).
 
 Pure functions over the run's digested figures, so every rule is unit-tested and every verdict can be
 recomputed from a result folder.

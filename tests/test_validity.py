@@ -1,4 +1,4 @@
-"""Validity rules (SPEC §7) on constructed figures with a known right answer."""
+"""Validity rules (docs/design.md §7) on constructed figures with a known right answer."""
 
 from __future__ import annotations
 

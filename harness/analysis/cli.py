@@ -29,7 +29,7 @@ it is significant at --alpha, and "~" (no significant difference) otherwise, alw
 the p-value and the number of runs. With fewer than 3 runs a group gets no test; with
 fewer than 5 you get a warning.
 
-Runs that failed or broke a validity rule (SPEC §7: the load generator was the
+Runs that failed or broke a validity rule (docs/design.md §7: the load generator was the
 bottleneck, it sent requests late, ...) are excluded, and the output says how many and
 why. --include-invalid uses them anyway and marks them "!" everywhere.
 """

@@ -2,7 +2,7 @@
 
 A run is used when its status is `completed` and its verdict says `valid: true`. Every other run is
 excluded with a reason (counted and shown by every output), unless `include_invalid` is set; then runs
-that have a metrics.json are used anyway and marked, and the outputs say so loudly (SPEC §7).
+that have a metrics.json are used anyway and marked, and the outputs say so loudly (docs/design.md §7).
 
 The reader is defensive about fields the README does not pin down (the manifest's inner layout, the form
 of `point`): it looks in metrics.json, then the manifest, then the index line, then the folder name.
@@ -468,7 +468,7 @@ class RunSet:
         if self.invalid_included:
             parts.append(
                 f"INCLUDES {len(self.invalid_included)} INVALID OR FAILED RUN(S) (--include-invalid): "
-                "figures marked ! rest partly on runs that failed the validity checks (SPEC §7)"
+                "figures marked ! rest partly on runs that failed the validity checks (docs/design.md §7)"
             )
         if self.excluded:
             parts.append(f"excluded {len(self.excluded)} run(s): {self.reason_text()}")

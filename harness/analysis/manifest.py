@@ -1,4 +1,4 @@
-"""What the runs were run on and with: versions, knobs, host, from every manifest.json (SPEC §9).
+"""What the runs were run on and with: versions, knobs, host, from every manifest.json (docs/design.md §9).
 
 The manifest's inner layout is the runner's business, so this reads it generically: each manifest is
 flattened to dotted keys, and each key lands in one of three tables: the same for every run (host,
@@ -115,7 +115,7 @@ def manifest_tables(runs: Sequence[Run]) -> list[Table]:
         "Per implementation (knobs and runtimes)",
         ["field", *labels],
         per_label_rows,
-        "Fields that differ between implementations but are constant within each: the stated knobs (SPEC §3.3).",
+        "Fields that differ between implementations but are constant within each: the stated knobs (docs/design.md §3.3).",
         "manifest.json",
         empty="no field differs between implementations",
     )

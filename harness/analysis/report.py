@@ -103,7 +103,7 @@ def render_html(comparison: Comparison) -> str:
     if invalid_used:
         banner_invalid = (
             f"This report INCLUDES {len(invalid_used)} INVALID OR FAILED RUN(S) (--include-invalid). Values marked "
-            "'!' rest partly on runs that failed the validity checks of SPEC §7: treat them as suspect."
+            "'!' rest partly on runs that failed the validity checks of docs/design.md §7: treat them as suspect."
         )
     banner_excluded = None
     if runset.excluded:

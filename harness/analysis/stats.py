@@ -1,4 +1,4 @@
-"""Statistics per metric and group (SPEC §8). Library tests only, nothing hand-rolled:
+"""Statistics per metric and group (docs/design.md §8). Library tests only, nothing hand-rolled:
 
 - mean with a t-interval (scipy.stats.t.interval)
 - median with a distribution-free order-statistic interval (scipy.stats.quantile_test), or a seeded

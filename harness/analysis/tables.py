@@ -1,6 +1,6 @@
 """Every table as a plain `Table` (title, columns, text rows, numeric records for CSV), built from runs.
 
-- the benchstat-like verdict table, one per comparison set (SPEC §8)
+- the benchstat-like verdict table, one per comparison set (docs/design.md §8)
 - per-group details with the compact letter display (seed 004 Tables 5-7) and the ANOVA table (Tables 2-4)
 - the ratios between implementations with bootstrap CIs
 - utilized CPU per instance count (thesis Table 7.1), throughput per CPU % (Table 7.2), memory vs CPU
@@ -130,7 +130,15 @@ def verdict_table(cset: ComparisonSet, comparison: Comparison) -> Table:
     if any(s.invalid_runs for r in cset.results for s in r.summaries):
         caption += " '!' marks values that include invalid runs."
     return Table(
-        f"verdict-{cset.slug}", cset.title, columns, rows, caption, "SPEC §8", records, notes, styles=styles
+        f"verdict-{cset.slug}",
+        cset.title,
+        columns,
+        rows,
+        caption,
+        "docs/design.md §8",
+        records,
+        notes,
+        styles=styles,
     )
 
 
@@ -270,7 +278,7 @@ def ratio_table(comparison: Comparison) -> Table:
         rows,
         f"Ratio of means with a seeded bootstrap (BCa) {comparison.confidence:.0%} interval. The verdict comes "
         "from the test (Welch / Mann-Whitney for two groups, Tukey HSD or Games-Howell for three or more).",
-        "SPEC §8",
+        "docs/design.md §8",
     )
 
 
@@ -655,7 +663,7 @@ def errors_table(comparison: Comparison) -> Table:
         ["implementation", "users", "requests", "application exceptions %", "system errors %", "n"],
         rows,
         "Application exceptions are the contract's 4xx answers (including expected 409 conflicts); system errors "
-        f"are 5xx, timeouts and connection errors (SPEC §5). Per cent of requests, mean with "
+        f"are 5xx, timeouts and connection errors (docs/design.md §5). Per cent of requests, mean with "
         f"{comparison.confidence:.0%} CI over runs.",
         "seed 002 Table 6",
         records,
@@ -877,7 +885,7 @@ def usl_table(comparison: Comparison) -> Table:
         rows,
         f"C(N) = lambda N / (1 + sigma (N-1) + kappa N (N-1)), fitted to {comparison.usl_source} of every run; "
         f"{comparison.confidence:.0%} intervals from a seeded bootstrap over runs. Peak N = sqrt((1 - sigma) / kappa).",
-        "SPEC §6 (scaling), seed 003 §7.3",
+        "docs/design.md §6 (scaling), seed 003 §7.3",
         records,
         empty=comparison.usl_source if not comparison.usl_fits else "no data",
     )
@@ -933,9 +941,9 @@ def excluded_table(comparison: Comparison) -> Table:
         "Runs excluded",
         ["run", "implementation", "regime", "point", "reason"],
         rows,
-        "Failed or invalid runs (SPEC §7) are kept on disk but left out; --include-invalid uses those that have "
+        "Failed or invalid runs (docs/design.md §7) are kept on disk but left out; --include-invalid uses those that have "
         "metrics, marked '!'.",
-        "SPEC §7",
+        "docs/design.md §7",
         [e.__dict__ for e in comparison.runset.excluded],
         empty="none: every run found was used",
     )

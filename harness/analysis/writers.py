@@ -110,7 +110,7 @@ def render_terminal(comparison: Comparison, console: Console | None = None, *, f
         console.print(
             Panel(
                 f"[bold]INCLUDES {len(runset.invalid_included)} INVALID OR FAILED RUN(S)[/] (--include-invalid). "
-                "Values marked ! rest partly on runs that failed validity (SPEC §7).",
+                "Values marked ! rest partly on runs that failed validity (docs/design.md §7).",
                 style="bold red",
                 title="invalid runs included",
             )
@@ -312,7 +312,7 @@ def render_markdown(comparison: Comparison) -> str:
     if runset.invalid_included:
         parts += [
             f"> **WARNING: INCLUDES {len(runset.invalid_included)} INVALID OR FAILED RUN(S)** "
-            "(--include-invalid). Values marked `!` rest partly on runs that failed validity (SPEC §7).",
+            "(--include-invalid). Values marked `!` rest partly on runs that failed validity (docs/design.md §7).",
             "",
         ]
     if runset.excluded:

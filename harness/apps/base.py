@@ -1,6 +1,6 @@
 """The interface between the harness and one implementation.
 
-An *instance* (SPEC §4) is one independently started unit: a JVM, a node process (or cluster primary
+An *instance* (docs/design.md §4) is one independently started unit: a JVM, a node process (or cluster primary
 with its workers), or an nginx + PHP-FPM pair. A driver turns an InstanceSpec into the processes to
 launch; the harness (harness/instances.py) starts them inside the instance's resource group, waits for
 GET /ready, and stops them.
@@ -23,7 +23,7 @@ class InstanceSpec:
     run_dir: Path
     """Per-instance runtime directory (rendered configs, sockets, logs). Created by the harness."""
     knobs: dict[str, str] = field(default_factory=dict)
-    """SPEC §2.5 variables and variant knobs, e.g. DB_POOL_SIZE, LOG_LEVEL, SERVER_TIMING, JAVA_HOME."""
+    """docs/design.md §2.5 variables and variant knobs, e.g. DB_POOL_SIZE, LOG_LEVEL, SERVER_TIMING, JAVA_HOME."""
     host: str = "127.0.0.1"
 
     def app_env(self) -> dict[str, str]:

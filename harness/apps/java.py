@@ -1,7 +1,7 @@
-"""The Java driver: builds java-app/ with Maven and launches one JVM per instance (SPEC §4).
+"""The Java driver: builds java-app/ with Maven and launches one JVM per instance (docs/design.md §4).
 
 The JVM flags are a knob (`JVM_FLAGS`, one shell-quoted string) so that heap and collector are always
-explicit and recorded (SPEC §3.3). The JDK is a knob too (`JAVA_HOME`), which is how a run compares
+explicit and recorded (docs/design.md §3.3). The JDK is a knob too (`JAVA_HOME`), which is how a run compares
 OpenJDK 17 with Temurin 25 on the same jar (Freire et al.).
 """
 

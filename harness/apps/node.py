@@ -1,4 +1,4 @@
-"""The Node.js driver: installs node-app/ with `npm ci` and launches one node process per instance (SPEC §4).
+"""The Node.js driver: installs node-app/ with `npm ci` and launches one node process per instance (docs/design.md §4).
 
 One instance is one `node src/main.js`: a single serving process (NODE_WORKERS=0), or a node:cluster
 primary with NODE_WORKERS workers, which the harness accounts for as one process tree. DB_POOL_SIZE is per

@@ -1,4 +1,4 @@
-"""The PHP driver: one instance is an nginx + PHP-FPM pair (SPEC §4), both ordinary foreground processes.
+"""The PHP driver: one instance is an nginx + PHP-FPM pair (docs/design.md §4), both ordinary foreground processes.
 
 There is nothing to compile: ensure_built() checks that PHP, PHP-FPM (with pdo_pgsql, OPcache and
 mbstring) and nginx are installed and lints php-app/ once per change. launches() renders the versioned
@@ -48,7 +48,7 @@ DRIVER_KNOBS: dict[str, str] = {
     "BIDBENCH_UNFAIR_UNSORTED": "0",
 }
 
-# Fixed instance settings, recorded in the manifest with the knobs (SPEC §3.3: nothing tuned silently).
+# Fixed instance settings, recorded in the manifest with the knobs (docs/design.md §3.3: nothing tuned silently).
 NGINX_KEEPALIVE_TIMEOUT = "65s"
 NGINX_KEEPALIVE_REQUESTS = "1000000"
 # Why this many: see conf/nginx.conf.tmpl (the load driver's 5000 connections plus FPM's backlog of 4096).

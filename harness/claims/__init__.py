@@ -1,1 +1,1 @@
-"""Published claims (SPEC §10): claim files in claims/, their experiments, and the verdicts."""
+"""Published claims (docs/design.md §10): claim files in claims/, their experiments, and the verdicts."""

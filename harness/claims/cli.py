@@ -1,4 +1,4 @@
-"""`./bidbench replicate`: list the claims of SPEC §10, run one or all, print verdicts beside the published figures."""
+"""`./bidbench replicate`: list the claims of docs/design.md §10, run one or all, print verdicts beside the published figures."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def _num(value: float | None, digits: int = 3) -> str:
 
 
 def list_table(claims: list[Claim]) -> Table:
-    table = Table(title="claims to replicate (SPEC §10)", show_lines=True)
+    table = Table(title="claims to replicate (docs/design.md §10)", show_lines=True)
     for column in ("id", "source", "metric", "expected", "runnable"):
         table.add_column(column, overflow="fold")
     for claim in claims:
@@ -125,7 +125,7 @@ def register(app: typer.Typer) -> None:
             ),
         ] = None,
     ) -> None:
-        """Re-run published benchmark claims (SPEC §10) and judge them: replicated, contradicted or inconclusive."""
+        """Re-run published benchmark claims (docs/design.md §10) and judge them: replicated, contradicted or inconclusive."""
         try:
             claims = load_all()
             if list_:

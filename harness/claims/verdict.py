@@ -1,4 +1,4 @@
-"""The verdict of one comparison from per-run numbers (SPEC §8; pure, no runs).
+"""The verdict of one comparison from per-run numbers (docs/design.md §8; pure, no runs).
 
 The statistic is the ratio of means B / A with its seeded bootstrap 95 % interval (harness.analysis.stats).
 - replicated: the whole interval lies on the expected side (or, for `similar`, within 1 ± tolerance);

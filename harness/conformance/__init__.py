@@ -1,4 +1,4 @@
-"""The conformance and parity suite (SPEC §3): proof that the three apps do identical work.
+"""The conformance and parity suite (docs/design.md §3): proof that the three apps do identical work.
 
 Modules, one job each:
 

@@ -1,4 +1,4 @@
-"""Concurrency invariants (SPEC §2.3): many bidders on one hot open item, then the books must balance.
+"""Concurrency invariants (docs/design.md §2.3): many bidders on one hot open item, then the books must balance.
 
 16 threads x 25 bids, each thread on its own keep-alive connection, race on item 54 (open, no bids,
 initial price 68033 cents). Amounts rise in steps so that some bids win and many lose (409). Afterwards:

@@ -108,7 +108,7 @@ class ConformanceDb:
         return out
 
     def invariant_violations(self, limit: int = 10) -> list[str]:
-        """Items whose max_bid_cents / bid_count disagree with their bids (SPEC §2.3: no lost updates)."""
+        """Items whose max_bid_cents / bid_count disagree with their bids (docs/design.md §2.3: no lost updates)."""
         with self.connect() as conn:
             rows = conn.execute(ITEMS_MISMATCH_SQL).fetchall()
         return [

@@ -1,4 +1,4 @@
-"""Database-work parity (SPEC §3.2): statements and rows per request type, from pg_stat_statements.
+"""Database-work parity (docs/design.md §3.2): statements and rows per request type, from pg_stat_statements.
 
 Per target: reset the private database, start the app, warm it up (every pooled connection opened, so
 connect-time session statements such as pgjdbc's `SET application_name` fall before the measurement),

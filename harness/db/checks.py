@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-# Items whose max_bid_cents / bid_count disagree with their bids (SPEC §2.3: no lost or duplicated bids):
+# Items whose max_bid_cents / bid_count disagree with their bids (docs/design.md §2.3: no lost or duplicated bids):
 # id, max_bid_cents, bid_count, max(bids.amount_cents), count(bids).
 ITEMS_MISMATCH_SQL = """
 SELECT i.id, i.max_bid_cents, i.bid_count, coalesce(b.max_amount, 0), coalesce(b.n, 0)

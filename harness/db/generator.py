@@ -1,4 +1,4 @@
-"""The deterministic data generator (SPEC §2.2; STEP paper §3.2: fixed seeds, reproducible data).
+"""The deterministic data generator (docs/design.md §2.2; STEP paper §3.2: fixed seeds, reproducible data).
 
 Rows are a pure function of (scale, seed): each table draws from its own `random.Random` seeded with a
 string, whose seeding (SHA-512 of the string) and Mersenne-Twister stream are stable across Python

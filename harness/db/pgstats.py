@@ -1,4 +1,4 @@
-"""pg_stat_statements snapshots and deltas: the database work of a measurement window (SPEC §3.2, §9)."""
+"""pg_stat_statements snapshots and deltas: the database work of a measurement window (docs/design.md §3.2, §9)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Capacity under an SLO (SPEC §6, thesis 7.2) and scaling over instances (thesis 7.3, Tables 7.1/7.2).
+"""Capacity under an SLO (docs/design.md §6, thesis 7.2) and scaling over instances (thesis 7.3, Tables 7.1/7.2).
 
 Capacity is the highest arrival rate whose run is valid and meets the SLO. The search doubles until
 the SLO breaks, bisects the bracket, then re-tries the capacity edge and keeps the majority verdict (an

@@ -1,4 +1,4 @@
-"""The sweeping regimes (SPEC §6): scaling over instances, concurrent users, payload size.
+"""The sweeping regimes (docs/design.md §6): scaling over instances, concurrent users, payload size.
 
 Each repeats every point R times from a fresh start, interleaving implementations (A B C A B C), and
 goes through a Campaign, so an interrupted sweep resumes without redoing finished runs.

@@ -25,7 +25,7 @@ function flag(env, name, fallback) {
   throw new ConfigError(`${name} must be 0 or 1, got ${JSON.stringify(raw)}`)
 }
 
-// The connection string for display: the password becomes *** (SPEC §2.5: never log a password).
+// The connection string for display: the password becomes *** (docs/design.md §2.5: never log a password).
 function maskedDatabaseUrl(env) {
   const url = env.DATABASE_URL
   if (url) {

@@ -1,6 +1,6 @@
 'use strict'
 
-// The hostile-input list (issue 4, SPEC §2.4): every request here must get exactly the contract's 4xx.
+// The hostile-input list (issue 4, docs/design.md §2.4): every request here must get exactly the contract's 4xx.
 // A case with `db` passes validation and reaches the database: against a live database it must get
 // db.status/db.message; with the database down, 503 "database unavailable" (which proves validation let
 // it through, as it should).

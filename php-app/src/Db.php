@@ -25,7 +25,7 @@ use PDOStatement;
  * PDOStatement lives for one request and DEALLOCATEs its statement when it goes, so "prepare once per
  * child" would cost PREPARE + EXECUTE + DEALLOCATE, three round trips and two extra statements per
  * query. The pgsql extension could keep named statements, but its pg_pconnect() sends "RESET ALL" on
- * every reuse: an extra statement per request. Both would break "the same database work" (SPEC §3.2),
+ * every reuse: an extra statement per request. Both would break "the same database work" (docs/design.md §3.2),
  * so the one-round-trip unnamed statement is the lean, equal choice; README.md discusses it.
  * Within a request, statements are cached by name.
  */

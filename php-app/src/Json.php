@@ -4,7 +4,7 @@ declare(strict_types=1);
 
 namespace Bidbench;
 
-/** The wire format of SPEC §2.4: compact JSON and the one timestamp format. */
+/** The wire format of docs/design.md §2.4: compact JSON and the one timestamp format. */
 final class Json
 {
     /**

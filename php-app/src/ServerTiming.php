@@ -5,7 +5,7 @@ declare(strict_types=1);
 namespace Bidbench;
 
 /**
- * The per-layer monitor of SPEC §2.4: `Server-Timing: db;dur=<ms>, app;dur=<ms>`.
+ * The per-layer monitor of docs/design.md §2.4: `Server-Timing: db;dur=<ms>, app;dur=<ms>`.
  *
  * `db` sums the wall time of every database call of the request, connecting included (PHP's "pool
  * checkout" is taking the persistent connection); `app` runs from the first line of public/index.php

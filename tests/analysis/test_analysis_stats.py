@@ -25,7 +25,7 @@ from harness.analysis.stats import (
 
 
 def test_aa_comparison_is_not_significant(tmp_path):
-    """An app against itself (two variants with the same truth) must come out `~` (SPEC §8)."""
+    """An app against itself (two variants with the same truth) must come out `~` (docs/design.md §8)."""
     fixed_rate_groups(tmp_path / "r", {"java": 1000.0, "java/again": 1000.0}, n=5, cv=0.03, seed=11)
     comparison = compare([tmp_path / "r"], metrics=["throughput"], n_resamples=999)
     (cset,) = comparison.sets

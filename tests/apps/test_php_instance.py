@@ -104,7 +104,7 @@ class Client:
         return reply
 
     def check_wire(self, method: str, reply: Reply) -> None:
-        """SPEC §2.4 on every response: exact Content-Type, Content-Length, Date, Server-Timing, compact JSON."""
+        """docs/design.md §2.4 on every response: exact Content-Type, Content-Length, Date, Server-Timing, compact JSON."""
         headers = reply.headers
         assert headers.get_all("Content-Type") == ["application/json"], headers
         assert headers.get("Transfer-Encoding") is None, headers

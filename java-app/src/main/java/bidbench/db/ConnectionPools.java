@@ -37,7 +37,7 @@ public final class ConnectionPools {
      * pgjdbc's unit); and {@code assumeMinServerVersion}, which puts the session settings into the
      * start-up packet instead of a {@code SET application_name} statement after every connect. A pool
      * connects once, but the unpooled driver connects per request, and that statement would be database
-     * work the other apps do not do (SPEC §3.2).
+     * work the other apps do not do (docs/design.md §3.2).
      */
     static Map<String, String> driverProperties() {
         return Map.of(

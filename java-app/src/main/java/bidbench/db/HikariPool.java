@@ -24,7 +24,7 @@ final class HikariPool implements ConnectionPool {
         hikari.setJdbcUrl(config.db().jdbcUrl());
         hikari.setUsername(config.db().user());
         hikari.setPassword(config.db().password());
-        // A fixed pool (SPEC §3.3: knobs explicit): DB_POOL_SIZE connections, opened at start.
+        // A fixed pool (docs/design.md §3.3: knobs explicit): DB_POOL_SIZE connections, opened at start.
         hikari.setMaximumPoolSize(config.dbPoolSize());
         hikari.setMinimumIdle(config.dbPoolSize());
         hikari.setConnectionTimeout(ConnectionPools.ATTEMPT_TIMEOUT_MS);

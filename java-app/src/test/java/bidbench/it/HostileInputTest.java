@@ -12,7 +12,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * The hostile-input list (SPEC §2.4): each request must get exactly the contract's 4xx, with its exact
+ * The hostile-input list (docs/design.md §2.4): each request must get exactly the contract's 4xx, with its exact
  * body, never a 500, a hang or a dropped connection. Nothing here reaches a write in the database.
  */
 class HostileInputTest {

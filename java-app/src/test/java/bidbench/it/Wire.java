@@ -11,7 +11,7 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 
-/** Assertions for the wire rules every response must follow (contract/README.md, SPEC §2.4). */
+/** Assertions for the wire rules every response must follow (contract/README.md, docs/design.md §2.4). */
 final class Wire {
 
     static final String TIMESTAMP = "[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z";
