@@ -188,8 +188,33 @@ class HostileInputTest {
                 "method_not_allowed", "method not allowed", "GET, POST"));
         cases.add(new Case("OPTIONS regions", RawHttp.request("OPTIONS", "/regions", null, null), 405, "method_not_allowed",
                 "method not allowed", "GET"));
-        cases.add(new Case("lower-case get", RawHttp.request("get", "/health", null, null), 405, "method_not_allowed",
-                "method not allowed", "GET"));
+        // Step 0 (contract "Request syntax"): what Jetty passes on but the contract refuses, and what Jetty's
+        // parser refuses, both the contract's 400 (Jetty said 505 with code internal_error, 426 or 431).
+        String badSyntax = "bad request";
+        cases.add(status("lower-case get", RawHttp.request("get", "/health", null, null), 400, "bad_request", badSyntax));
+        cases.add(status("unknown method", RawHttp.request("FOO", "/health", null, null), 400, "bad_request", badSyntax));
+        cases.add(status("CONNECT", utf8("CONNECT 127.0.0.1:80 HTTP/1.1\r\nHost: 127.0.0.1:80\r\nConnection: close\r\n\r\n"), 400,
+                "bad_request", badSyntax));
+        cases.add(status("asterisk form", utf8("OPTIONS * HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"), 400, "bad_request",
+                badSyntax));
+        cases.add(status("HTTP/0.9 form", utf8("GET /health\r\n\r\n"), 400, "bad_request", badSyntax));
+        cases.add(status("HTTP/1.2", utf8("GET /health HTTP/1.2\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"), 400, "bad_request",
+                badSyntax));
+        cases.add(status("HTTP/2.0", utf8("GET /health HTTP/2.0\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"), 400, "bad_request",
+                badSyntax));
+        cases.add(status("two Host headers", utf8("GET /health HTTP/1.1\r\nHost: a\r\nHost: b\r\nConnection: close\r\n\r\n"), 400,
+                "bad_request", badSyntax));
+        cases.add(status("a 20 KB header", utf8("GET /health HTTP/1.1\r\nHost: a\r\nConnection: close\r\nX: " + "a".repeat(20_000)
+                + "\r\n\r\n"), 400, "bad_request", badSyntax));
+        cases.add(status("unknown expectation", utf8("GET /health HTTP/1.1\r\nHost: a\r\nExpect: foo\r\nConnection: close\r\n\r\n"), 417,
+                "expectation_failed", "expectation failed"));
+        // '#' is raw (Jetty parses a fragment off; the app puts it back): the limit value is "5#frag".
+        cases.add(status("fragment in the query", RawHttp.request("GET", "/categories/1/items?limit=5#frag", null, null),
+                400, "bad_request", "invalid query parameter: limit"));
+        cases.add(status("fragment in the path", RawHttp.request("GET", "/health#x", null, null), 404, "not_found",
+                "route not found"));
+        cases.add(status("absolute form, unknown route", utf8("GET http://example.invalid/nope HTTP/1.1\r\n"
+                + "Host: 127.0.0.1\r\nConnection: close\r\n\r\n"), 404, "not_found", "route not found"));
         cases.add(new Case("GET items", RawHttp.request("GET", "/items", null, null), 405, "method_not_allowed",
                 "method not allowed", "POST"));
         // valid input that reaches the database and finds nothing
