@@ -25,6 +25,8 @@ SCENARIO_HELP = (
     "[bold]kill-instance[/] two instances; kill -9 one mid-run. The run is kept, the survivor keeps "
     "serving, no orphans.\n\n"
     "[bold]all[/] the four, one after the other.\n\n"
+    "[bold]slow-clients[/] 200 connections hold half-sent uploads; p99 of ordinary GETs with and "
+    "without them, and every answer the held uploads got (harness/faults/slowclients.py).\n\n"
     "After every scenario: no lost or duplicated bids (items.max_bid_cents/bid_count agree with "
     "bids; every 201 has its row). The rate is --share of the newest stored capacity of the "
     "implementation at --cpus (regime `capacity`), or --rate. Exit status 1 when an app answered "
@@ -39,7 +41,9 @@ SCENARIO_HELP = (
 def register(app: typer.Typer) -> None:
     @app.command(help=SCENARIO_HELP)
     def faults(
-        scenario: Annotated[str, typer.Argument(help="db-outage, slow-db, overload, kill-instance or all.")],
+        scenario: Annotated[
+            str, typer.Argument(help="db-outage, slow-db, overload, kill-instance, slow-clients or all.")
+        ],
         impl: Annotated[
             str, typer.Option(help="Comma-separated implementations: java,node,php.")
         ] = "java,node,php",
@@ -67,6 +71,10 @@ def register(app: typer.Typer) -> None:
         from harness.db.target import external_url
         from harness.faults import report, runner, scenarios
 
+        if scenario == "slow-clients":  # self-contained, no load driver: harness/faults/slowclients.py
+            from harness.faults import slowclients
+
+            raise typer.Exit(slowclients.main(_impls(impl), cpus or None, quick))
         names = list(scenarios.NAMES) if scenario == "all" else [scenario]
         if any(name not in scenarios.NAMES for name in names):
             raise UserError(f"unknown scenario {scenario!r}; choose from {', '.join(scenarios.NAMES)} or all")
