@@ -51,30 +51,87 @@ class Limits:
 
 
 @dataclass(frozen=True)
+class ProcessMemory:
+    """One process of a group. `role` is "primary" for a process whose parent is outside the group (the
+    node cluster primary, the FPM or nginx master, a lone JVM) and "worker" for one forked inside it."""
+
+    pid: int
+    name: str
+    role: str
+    rss_bytes: int
+    pss_bytes: int
+
+
+@dataclass(frozen=True)
 class Usage:
     cpu_seconds: float
     rss_bytes: int
     pss_bytes: int
     processes: int
+    by_process: tuple[ProcessMemory, ...] = ()
+    """Per-process figures where the backend sees processes (empty for remote sources)."""
 
 
-def tree_memory(pids: list[int]) -> tuple[int, int]:
-    """RSS and PSS summed over processes. PSS splits shared pages (FPM children, cluster workers) fairly."""
-    rss = pss = 0
+@dataclass(frozen=True)
+class Throttling:
+    """Cumulative CFS bandwidth counters of a group since it was created."""
+
+    periods: int
+    throttled_periods: int
+    throttled_s: float
+
+
+def parse_cpu_stat_throttling(text: str) -> Throttling | None:
+    """The throttling counters of a cpu.stat file, v2 (`throttled_usec`) or v1 (`throttled_time`, ns).
+
+    None when the file has no CFS counters (v2 without the cpu controller has only the usage lines)."""
+    values: dict[str, int] = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1].isdigit():
+            values[parts[0]] = int(parts[1])
+    if "nr_periods" not in values or "nr_throttled" not in values:
+        return None
+    if "throttled_usec" in values:
+        throttled_s = values["throttled_usec"] / 1e6
+    elif "throttled_time" in values:
+        throttled_s = values["throttled_time"] / 1e9
+    else:
+        return None
+    return Throttling(values["nr_periods"], values["nr_throttled"], throttled_s)
+
+
+def _read_throttling(cpu_stat: Path) -> Throttling | None:
+    try:
+        return parse_cpu_stat_throttling(cpu_stat.read_text())
+    except OSError:
+        return None
+
+
+def process_memory(pids: list[int]) -> list[ProcessMemory]:
+    """RSS and PSS of each process. PSS splits shared pages (FPM children, cluster workers) fairly."""
+    members = set(pids)
+    out: list[ProcessMemory] = []
     for pid in pids:
         try:
             proc = psutil.Process(pid)
+            name = proc.name()
+            role = "worker" if proc.ppid() in members else "primary"
             try:
                 full = proc.memory_full_info()
-                rss += full.rss
-                pss += getattr(full, "pss", full.rss)
+                rss, pss = full.rss, getattr(full, "pss", full.rss)
             except psutil.AccessDenied:
-                mem = proc.memory_info()
-                rss += mem.rss
-                pss += mem.rss
+                rss = pss = proc.memory_info().rss
         except (psutil.NoSuchProcess, psutil.ZombieProcess):
             continue
-    return rss, pss
+        out.append(ProcessMemory(pid, name, role, rss, pss))
+    return out
+
+
+def tree_memory(pids: list[int]) -> tuple[int, int]:
+    """RSS and PSS summed over processes."""
+    procs = process_memory(pids)
+    return sum(p.rss_bytes for p in procs), sum(p.pss_bytes for p in procs)
 
 
 def tree_pids(root_pids: list[int]) -> list[int]:
@@ -97,6 +154,14 @@ class ResourceGroup(ABC):
     def __init__(self, name: str, limits: Limits) -> None:
         self.name = name
         self.limits = limits
+        self.cpuset_applied: bool | None = None
+        """None: no cpuset asked for; False: asked for but not applied (see cpuset_note)."""
+        self.cpuset_note: str | None = None
+
+    def _cpuset_refused(self, why: str) -> None:
+        # A refused cpuset must not fail the run: the group works unpinned and the manifest says so.
+        self.cpuset_applied = False
+        self.cpuset_note = why
 
     @abstractmethod
     def preexec(self) -> None:
@@ -111,9 +176,19 @@ class ResourceGroup(ABC):
         """Cumulative CPU time of everything that ever ran in the group."""
 
     def usage(self) -> Usage:
-        pids = self.pids()
-        rss, pss = tree_memory(pids)
-        return Usage(self.cpu_seconds(), rss, pss, len(pids))
+        procs = process_memory(self.pids())
+        return Usage(
+            self.cpu_seconds(),
+            sum(p.rss_bytes for p in procs),
+            sum(p.pss_bytes for p in procs),
+            len(procs),
+            tuple(procs),
+        )
+
+    def cpu_throttling(self) -> Throttling | None:
+        """Cumulative CFS throttling of the group; None where the backend cannot know or no quota is set
+        (without a quota the kernel counts no periods, and zeros would read as "never throttled")."""
+        return None
 
     def close(self) -> None:  # noqa: B027 - most backends have nothing to remove
         """Remove the group. The caller has stopped its processes."""
@@ -152,6 +227,8 @@ class ResourceGroup(ABC):
             "enforces_limit": self.enforces_limit,
             "cpus": self.limits.cpus,
             "cpuset": self.limits.cpuset,
+            "cpuset_applied": self.cpuset_applied,
+            "cpuset_note": self.cpuset_note,
             "memory_mb": self.limits.memory_mb,
         }
 
@@ -173,18 +250,40 @@ class CgroupV2Group(ResourceGroup):
             quota, period = cfs_quota(limits.cpus)
             _write(self.path / "cpu.max", f"{quota} {period}")
         if limits.cpuset:
-            _write(self.path / "cpuset.cpus", limits.cpuset)
+            self._apply_cpuset(parent, limits.cpuset)
         if limits.memory_mb:
             _write(self.path / "memory.max", str(limits.memory_mb * 1024 * 1024))
         if limits.cpu_weight:
             for path in (parent, self.path):
                 _write(path / "cpu.weight", str(limits.cpu_weight))
 
+    def _apply_cpuset(self, parent: Path, spec: str) -> None:
+        try:
+            enabled = (parent / "cgroup.subtree_control").read_text().split()
+        except OSError:
+            enabled = []
+        if "cpuset" not in enabled:
+            self._cpuset_refused("the cpuset controller is not enabled for bidbench groups (cgroup v2)")
+            return
+        problem = _cpuset_problem(spec, _read_cpu_list(parent / "cpuset.cpus.effective"))
+        if problem:
+            self._cpuset_refused(problem)
+            return
+        try:
+            (self.path / "cpuset.cpus").write_text(spec)
+        except OSError as exc:
+            self._cpuset_refused(f"the kernel refused cpuset.cpus={spec}: {exc.strerror or exc}")
+            return
+        self.cpuset_applied, self.cpuset_note = True, None
+
     def preexec(self) -> None:
         (self.path / "cgroup.procs").write_text(str(os.getpid()))
 
     def pids(self) -> list[int]:
         return _read_pids(self.path / "cgroup.procs")
+
+    def cpu_throttling(self) -> Throttling | None:
+        return _read_throttling(self.path / "cpu.stat") if self.limits.cpus else None
 
     def cpu_seconds(self) -> float:
         for line in (self.path / "cpu.stat").read_text().splitlines():
@@ -217,7 +316,17 @@ class CgroupV1Group(ResourceGroup):
         cpuset = self.paths["cpuset"]
         _inherit_cpuset(cpuset)
         if limits.cpuset:
-            _write(cpuset / "cpuset.cpus", limits.cpuset)
+            problem = _cpuset_problem(limits.cpuset, _read_cpu_list(cpuset.parent / "cpuset.cpus"))
+            if problem:
+                self._cpuset_refused(problem)
+            else:
+                try:
+                    (cpuset / "cpuset.cpus").write_text(limits.cpuset)
+                    self.cpuset_applied = True
+                except OSError as exc:
+                    self._cpuset_refused(
+                        f"the kernel refused cpuset.cpus={limits.cpuset}: {exc.strerror or exc}"
+                    )
         if limits.cpus:
             quota, period = cfs_quota(limits.cpus)
             _write(self.paths["cpu"] / "cpu.cfs_period_us", str(period))
@@ -241,6 +350,9 @@ class CgroupV1Group(ResourceGroup):
     def cpu_seconds(self) -> float:
         return int((self.paths["cpuacct"] / "cpuacct.usage").read_text()) / 1e9
 
+    def cpu_throttling(self) -> Throttling | None:
+        return _read_throttling(self.paths["cpu"] / "cpu.stat") if self.limits.cpus else None
+
     def peak_memory_bytes(self) -> int:
         return int((self.paths["memory"] / "memory.max_usage_in_bytes").read_text())
 
@@ -260,6 +372,7 @@ class SystemdScopeGroup(ResourceGroup):
     def __init__(self, name: str, limits: Limits) -> None:
         super().__init__(name, limits)
         self.unit = f"bidbench-{name}.scope"
+        self._cgroup_path: Path | None = None
 
     def wrap(self, argv: list[str]) -> list[str]:
         props = ["-p", "CPUAccounting=yes", "-p", "MemoryAccounting=yes"]
@@ -281,6 +394,9 @@ class SystemdScopeGroup(ResourceGroup):
         ]
 
     def _cgroup(self) -> Path | None:
+        # A scope's cgroup never moves once it exists; asking systemctl every second costs a process.
+        if self._cgroup_path is not None:
+            return self._cgroup_path
         out = subprocess.run(
             [
                 "systemctl",
@@ -293,7 +409,9 @@ class SystemdScopeGroup(ResourceGroup):
             capture_output=True,
             text=True,
         ).stdout.strip()
-        return CGROUP_ROOT / out.lstrip("/") if out else None
+        if out:
+            self._cgroup_path = CGROUP_ROOT / out.lstrip("/")
+        return self._cgroup_path
 
     def preexec(self) -> None:
         pass
@@ -312,6 +430,10 @@ class SystemdScopeGroup(ResourceGroup):
                 return int(value) / 1e6
         return 0.0
 
+    def cpu_throttling(self) -> Throttling | None:
+        path = self._cgroup() if self.limits.cpus else None
+        return _read_throttling(path / "cpu.stat") if path else None
+
 
 class ProcessTreeGroup(ResourceGroup):
     """No cgroups: pin with sched_setaffinity, account by sampling the process tree with psutil.
@@ -329,10 +451,18 @@ class ProcessTreeGroup(ResourceGroup):
         self.root_pids: list[int] = []
         self._seen: dict[int, tuple[float, float]] = {}
         self._finished_cpu = 0.0
+        self._affinity: set[int] | None = None
+        if limits.cpuset:
+            problem = _cpuset_problem(limits.cpuset, os.sched_getaffinity(0))
+            if problem:
+                self._cpuset_refused(problem)
+            else:
+                self._affinity = parse_cpuset(limits.cpuset)
+                self.cpuset_applied = True
 
     def preexec(self) -> None:
-        if self.limits.cpuset:
-            os.sched_setaffinity(0, _parse_cpuset(self.limits.cpuset))
+        if self._affinity:
+            os.sched_setaffinity(0, self._affinity)
 
     def adopt(self, pid: int) -> None:
         self.root_pids.append(pid)
@@ -402,7 +532,42 @@ def _inherit_cpuset(path: Path) -> None:
             (path / key).write_text((path.parent / key).read_text().strip())
 
 
-def _parse_cpuset(spec: str) -> set[int]:
+def _read_cpu_list(path: Path) -> set[int]:
+    try:
+        return parse_cpuset(path.read_text().strip())
+    except (OSError, ValueError):
+        return set()
+
+
+def _cpuset_problem(spec: str, available: set[int]) -> str | None:
+    """Why `spec` cannot be applied on top of `available` (the parent's CPUs), or None."""
+    try:
+        wanted = parse_cpuset(spec)
+    except ValueError:
+        return f"cpuset {spec!r} is not a CPU list such as 1 or 2-3"
+    if not wanted:
+        return f"cpuset {spec!r} names no CPU"
+    missing = wanted - available if available else set()
+    if missing:
+        return f"cpuset {spec!r}: CPU {format_cpuset(missing)} not available here (have {format_cpuset(available)})"
+    return None
+
+
+def format_cpuset(cpus: set[int]) -> str:
+    """The kernel's list form: {0, 1, 2, 5} -> "0-2,5"."""
+    parts: list[str] = []
+    ordered = sorted(cpus)
+    i = 0
+    while i < len(ordered):
+        j = i
+        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
+            j += 1
+        parts.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
+        i = j + 1
+    return ",".join(parts)
+
+
+def parse_cpuset(spec: str) -> set[int]:
     cpus: set[int] = set()
     for part in spec.split(","):
         if "-" in part:

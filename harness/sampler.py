@@ -8,14 +8,16 @@ readings at the window's edges, not by averaging per-second values, so they are 
 from __future__ import annotations
 
 import csv
+import os
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import psutil
 
-from harness.resources import ResourceGroup
+from harness.resources import ProcessMemory, ResourceGroup, Throttling, parse_cpuset
 
 MIB = 1024 * 1024
 
@@ -27,6 +29,9 @@ class Sample:
     cpu_seconds: float
     rss_bytes: int
     pss_bytes: int
+    throttling: Throttling | None = None
+    """Cumulative CFS counters; None where the group has no quota or the backend cannot tell."""
+    processes: tuple[ProcessMemory, ...] = ()
 
 
 @dataclass
@@ -46,6 +51,9 @@ class Sampler:
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    cpuset: str | None = None
+    """CPUs the sampling thread runs on (a placement's driver CPUs), kept apart from the instances."""
+    cpuset_applied: bool | None = None
 
     def start(self) -> None:
         self.sample_now()
@@ -59,6 +67,14 @@ class Sampler:
         self.sample_now()
 
     def _loop(self) -> None:
+        if self.cpuset:
+            # On Linux sched_setaffinity(0) pins the calling thread only: the harness's other threads
+            # keep their CPUs, the sampler's reads stay off the instances' CPUs.
+            try:
+                os.sched_setaffinity(0, parse_cpuset(self.cpuset))
+                self.cpuset_applied = True
+            except (OSError, ValueError):
+                self.cpuset_applied = False
         next_at = time.monotonic() + self.interval_s
         while not self._stop.wait(max(0.0, next_at - time.monotonic())):
             self.sample_now()
@@ -74,7 +90,21 @@ class Sampler:
                 usage = group.usage()
             except OSError:
                 continue
-            rows.append(Sample(now, name, usage.cpu_seconds, usage.rss_bytes, usage.pss_bytes))
+            try:
+                throttling = group.cpu_throttling()
+            except OSError:
+                throttling = None
+            rows.append(
+                Sample(
+                    now,
+                    name,
+                    usage.cpu_seconds,
+                    usage.rss_bytes,
+                    usage.pss_bytes,
+                    throttling,
+                    usage.by_process,
+                )
+            )
         with self._lock:
             self.samples.extend(rows)
             self.host.append(HostSample(now, busy, busy + cpu.idle + getattr(cpu, "iowait", 0.0)))
@@ -101,6 +131,25 @@ class Sampler:
             return float("nan")
         return (last.cpu_seconds - first.cpu_seconds) / (last.t - first.t) * 100
 
+    def cpu_seconds_at(self, component: str, t: float) -> float:
+        """The component's cumulative CPU seconds at time t, interpolated between the two readings around
+        it: a ladder's steps last a few seconds, so taking the nearest once-a-second reading would move
+        each step's edges by up to half a second."""
+        rows = self.series(component)
+        if len(rows) < 2:
+            return float("nan")
+        before = [s for s in rows if s.t <= t]
+        after = [s for s in rows if s.t >= t]
+        if not before or not after:
+            return float("nan")
+        a, b = before[-1], after[0]
+        if b.t <= a.t:
+            return a.cpu_seconds
+        return a.cpu_seconds + (b.cpu_seconds - a.cpu_seconds) * (t - a.t) / (b.t - a.t)
+
+    def cpu_seconds_between(self, component: str, start: float, end: float) -> float:
+        return self.cpu_seconds_at(component, end) - self.cpu_seconds_at(component, start)
+
     def window_memory(self, component: str, start: float, end: float) -> dict[str, float]:
         rows = [s for s in self.series(component) if start <= s.t <= end] or self.series(component)
         if not rows:
@@ -111,6 +160,56 @@ class Sampler:
             "rss_steady_mb": sum(s.rss_bytes for s in rows) / len(rows) / MIB,
             "pss_steady_mb": sum(s.pss_bytes for s in rows) / len(rows) / MIB,
         }
+
+    def window_throttling(self, component: str, start: float, end: float) -> dict[str, Any] | None:
+        """CFS throttling over [start, end] from the cumulative counters nearest to the window edges.
+
+        `throttled_share` is throttled periods over periods in which the group ran; 0.0 when it never
+        ran. None when the group has no quota, the backend cannot tell, or the window has < 2 readings."""
+        rows = [s for s in self.series(component) if start - 0.6 <= s.t <= end + 0.6 and s.throttling]
+        if len(rows) < 2:
+            return None
+        first = min(rows, key=lambda s: abs(s.t - start))
+        last = min(rows, key=lambda s: abs(s.t - end))
+        if last.t <= first.t or first.throttling is None or last.throttling is None:
+            return None
+        periods = last.throttling.periods - first.throttling.periods
+        throttled = last.throttling.throttled_periods - first.throttling.throttled_periods
+        return {
+            "periods": periods,
+            "throttled_periods": throttled,
+            "throttled_share": throttled / periods if periods > 0 else 0.0,
+            "throttled_s": last.throttling.throttled_s - first.throttling.throttled_s,
+            "span_s": last.t - first.t,
+        }
+
+    def window_memory_by_process(self, component: str, start: float, end: float) -> list[dict[str, Any]]:
+        """Per-process memory of a group over [start, end]: one entry per process alive at the window's
+        last sample (a node cluster's primary and each worker, an FPM master and each child), with its
+        steady (mean over the window's samples that saw it) and last RSS and PSS."""
+        rows = [s for s in self.series(component) if start <= s.t <= end]
+        if not rows:
+            return []
+        seen: dict[int, list[ProcessMemory]] = {}
+        for sample in rows:
+            for proc in sample.processes:
+                seen.setdefault(proc.pid, []).append(proc)
+        out = []
+        for proc in sorted(rows[-1].processes, key=lambda p: (p.role != "primary", p.pid)):
+            history = seen[proc.pid]
+            out.append(
+                {
+                    "pid": proc.pid,
+                    "name": proc.name,
+                    "role": proc.role,
+                    "rss_steady_mb": sum(p.rss_bytes for p in history) / len(history) / MIB,
+                    "pss_steady_mb": sum(p.pss_bytes for p in history) / len(history) / MIB,
+                    "rss_last_mb": proc.rss_bytes / MIB,
+                    "pss_last_mb": proc.pss_bytes / MIB,
+                    "samples": len(history),
+                }
+            )
+        return out
 
     def host_busy_pct(self, start: float, end: float) -> float:
         rows = [h for h in self.host if start - 0.6 <= h.t <= end + 0.6]
@@ -135,7 +234,21 @@ class Sampler:
         previous: dict[str, Sample] = {}
         with path.open("w", newline="") as handle:
             writer = csv.writer(handle)
-            writer.writerow(["t_s", "component", "cpu_pct", "rss_mb", "pss_mb", "cpu_seconds_total"])
+            # Throttling columns go last (cumulative, empty where unknown) so that readers indexing the
+            # first six columns, and files written before them, keep working.
+            writer.writerow(
+                [
+                    "t_s",
+                    "component",
+                    "cpu_pct",
+                    "rss_mb",
+                    "pss_mb",
+                    "cpu_seconds_total",
+                    "nr_periods_total",
+                    "nr_throttled_total",
+                    "throttled_s_total",
+                ]
+            )
             for sample in rows:
                 before = previous.get(sample.component)
                 cpu_pct = (
@@ -151,6 +264,15 @@ class Sampler:
                         f"{sample.rss_bytes / MIB:.2f}",
                         f"{sample.pss_bytes / MIB:.2f}",
                         f"{sample.cpu_seconds:.4f}",
+                        *(
+                            (
+                                str(sample.throttling.periods),
+                                str(sample.throttling.throttled_periods),
+                                f"{sample.throttling.throttled_s:.6f}",
+                            )
+                            if sample.throttling
+                            else ("", "", "")
+                        ),
                     ]
                 )
                 previous[sample.component] = sample
