@@ -20,6 +20,7 @@ import os
 import re
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import psycopg
 from psycopg import sql
@@ -115,6 +116,52 @@ class ConformanceDb:
             f"item {r[0]}: max_bid_cents={r[1]} bid_count={r[2]} but max(bids.amount_cents)={r[3]} count(bids)={r[4]}"
             for r in rows[:limit]
         ] + ([f"... and {len(rows) - limit} more items"] if len(rows) > limit else [])
+
+    # ---- transaction ends, from the server's statement log (issue #31 item 9) ----------------------
+    # pg_stat_statements counts pgjdbc's COMMIT/ROLLBACK (named prepared utility statements) only once per
+    # connection, so they are a lower bound there and a skipped COMMIT went unseen. With log_statement =
+    # 'all' on this database only, the server logs every statement each app sends, as it receives it
+    # ("statement: COMMIT", "execute S_1: COMMIT"), whatever the protocol: counting those lines sees the
+    # transaction ends of every driver exactly.
+
+    def server_log(self) -> Path | None:
+        """The embedded server's log file (log_line_prefix names the database), or None (external)."""
+        if not self.server.embedded:
+            return None
+        from harness.db.cluster import EmbeddedCluster
+
+        cluster = EmbeddedCluster()
+        if cluster.port != self.server.host_port[1] or not cluster.log_file.is_file():
+            return None
+        return cluster.log_file
+
+    def log_statements(self) -> None:
+        """Log every statement of this database's new sessions (reset drops the setting with the database)."""
+        with self._admin() as admin:
+            admin.execute(
+                sql.SQL("ALTER DATABASE {} SET log_statement = 'all'").format(sql.Identifier(self.name))
+            )
+
+    def log_offset(self) -> int:
+        log = self.server_log()
+        return log.stat().st_size if log is not None else 0
+
+    def transaction_ends(self, offset: int) -> dict[str, int] | None:
+        """BEGIN, COMMIT and ROLLBACK statements of this database logged since offset; None without a log."""
+        log = self.server_log()
+        if log is None:
+            return None
+        with log.open("rb") as f:
+            f.seek(offset)
+            text = f.read().decode("utf-8", "replace")
+        counts = {"begin": 0, "commit": 0, "rollback": 0}
+        pattern = re.compile(
+            rf"@{re.escape(self.name)} LOG:  (?:statement|execute [^:]*): (BEGIN|COMMIT|ROLLBACK)\s*;?\s*$",
+            re.IGNORECASE | re.MULTILINE,
+        )
+        for m in pattern.finditer(text):
+            counts[m.group(1).lower()] += 1
+        return counts
 
     def dbid(self) -> int:
         with self._admin() as admin:

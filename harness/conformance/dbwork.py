@@ -34,8 +34,13 @@ PART = "dbwork"
 DBWORK_FILE = paths.CONFORMANCE_CASES / "dbwork.yaml"
 LENIENT = ("commit", "rollback")
 """pgjdbc sends COMMIT/ROLLBACK as named prepared statements; PostgreSQL 15's pg_stat_statements records a
-cached utility statement only on its first execution per connection, so their counts are a lower bound.
-They must not exceed the expectation; BEGIN (a simple-protocol statement in all three drivers) is exact."""
+cached utility statement only on its first execution per connection, so their counts there are a lower
+bound: they must not exceed the expectation; BEGIN (a simple-protocol statement in all three drivers) is
+exact. The exact count of transaction ends comes from the server's statement log instead (`TX_ENDS`)."""
+TX_ENDS = ("begin", "commit", "rollback")
+"""Counted exactly from the server's statement log (log_statement = 'all' on the private database):
+every driver's BEGIN, COMMIT and ROLLBACK, simple or extended protocol (issue #31: a skipped COMMIT
+passed the pg_stat_statements check)."""
 WARMUP_THREADS = 32
 WARMUP_REQUESTS_PER_THREAD = 8
 
@@ -56,6 +61,8 @@ class Measured:
     statuses: dict[int, int] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     texts: dict[str, str] = field(default_factory=dict)
+    ends: dict[str, int] | None = None
+    """BEGIN/COMMIT/ROLLBACK from the server's statement log; None when the log cannot be read."""
 
     @property
     def total_rows(self) -> int:
@@ -120,12 +127,14 @@ def warm_up(base_url: str) -> None:
 def measure(target: Target, db: ConformanceDb, types: list[WorkType]) -> dict[str, Measured]:
     out: dict[str, Measured] = {}
     db.reset()
+    db.log_statements()
     with target.running(db) as base_url:
         warm_up(base_url)
         db.wait_connections_stable()
         with Connection(base_url) as conn:
             for work in types:
                 db.stats_reset()
+                offset = db.log_offset()
                 m = Measured()
                 for spec in work.requests:
                     req = spec.raw()
@@ -146,6 +155,8 @@ def measure(target: Target, db: ConformanceDb, types: list[WorkType]) -> dict[st
                     m.calls[key] = m.calls.get(key, 0) + row.calls
                     m.rows[key] = m.rows.get(key, 0) + row.rows
                     m.texts.setdefault(key, row.query)
+                # Every answer is in, so every statement of the type has been received and logged.
+                m.ends = db.transaction_ends(offset)
                 out[work.name] = m
     return out
 
@@ -172,6 +183,21 @@ def check_type(work: WorkType, count: int, m: Measured) -> list[str]:
                 f"{name}: {_fmt(actual / count)} per request ({actual} calls), expected {_fmt(expected / count)} "
                 f"({what}{'; a statement text not in contract/queries.sql' if name.startswith('not in') else ''})"
             )
+    if m.ends is None:
+        problems.append(
+            "transaction ends not counted: the server's statement log is not readable (an external "
+            "database); COMMIT and ROLLBACK would only be a lower bound"
+        )
+    else:
+        for name in TX_ENDS:
+            expected = work.statements.get(name, 0) * count
+            actual = m.ends.get(name, 0)
+            if actual != expected:
+                what = "skipped" if actual < expected else "extra"
+                problems.append(
+                    f"{name}: {actual} in the server's statement log for {count} requests, expected "
+                    f"{expected} ({what} transaction {'starts' if name == 'begin' else 'ends'})"
+                )
     if m.total_rows != work.rows:
         detail = ", ".join(f"{k} {v}" for k, v in sorted(m.rows.items()) if v)
         problems.append(
@@ -213,6 +239,7 @@ def run_dbwork(
                         "calls": m.calls,
                         "rows": m.rows,
                         "statuses": {str(k): v for k, v in m.statuses.items()},
+                        "transaction_ends_logged": m.ends,
                     },
                     seconds=seconds / len(types),
                 )

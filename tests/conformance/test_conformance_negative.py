@@ -6,7 +6,10 @@ Controls, next to two honest node instances (`node-a`, `node-b`, so that a major
 - `node+unsorted`: the node app with BIDBENCH_UNFAIR_UNSORTED=1 (list queries without ORDER BY);
 - `node+cache`: a proxy caching GET /items/{id} (conformance_fixtures.CachingTarget);
 - `node+skip`: a proxy answering GET /items/{id} itself and skipping top_bids for items without bids
-  (conformance_fixtures.SkippingTarget): byte-identical answers, so only the parity check can see it.
+  (conformance_fixtures.SkippingTarget): byte-identical answers, so only the parity check can see it;
+- `node+nocommit`: the node app with tests/conformance/skip_commit.cjs preloaded: node-postgres never
+  sends COMMIT. pg_stat_statements counts COMMIT leniently (a lower bound, for pgjdbc's sake), so only
+  the transaction ends counted from the server's statement log see it (issue #31 item 9).
 """
 
 from __future__ import annotations
@@ -107,3 +110,17 @@ def test_a_skipped_query_is_caught_by_the_parity_check_alone(
     assert dbwork == {"node+skip": {"get_item"}}, dbwork
     text = _problems(results, "dbwork", "node+skip", "get_item")
     assert "top_bids: 0.55 per request (11 calls), expected 1" in text
+
+
+def test_a_skipped_commit_is_caught_by_the_transaction_ends(db: ConformanceDb) -> None:
+    preload = Path(__file__).resolve().parent / "skip_commit.cjs"
+    cheat = AppTarget("node", "node+nocommit", {"NODE_OPTIONS": f"--require {preload}"})
+    code, results = run_targets([*_honest(), cheat], ["dbwork"], db=db, quiet=True)
+    assert code != 0
+    dbwork = _failures(results, "dbwork")
+    # Only the type whose transactions commit; the refused bids roll back as before.
+    assert dbwork == {"node+nocommit": {"place_bid"}}, dbwork
+    text = _problems(results, "dbwork", "node+nocommit", "place_bid")
+    assert "commit: 0 in the server's statement log for 20 requests, expected 20" in text, text
+    # The statements and rows pg_stat_statements sees are those of an honest app: that check alone passes.
+    assert "per request" not in text.split("other targets:")[0], text

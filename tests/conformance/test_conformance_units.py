@@ -469,28 +469,55 @@ def _work() -> WorkType:
     return WorkType("get_item", (), {"get_item": 1, "top_bids": 1}, rows=40)
 
 
+NO_TX = {"begin": 0, "commit": 0, "rollback": 0}
+
+
 def test_check_type_exact_counts() -> None:
-    ok = Measured(calls={"get_item": 20, "top_bids": 20}, rows={"get_item": 20, "top_bids": 20})
+    ok = Measured(calls={"get_item": 20, "top_bids": 20}, rows={"get_item": 20, "top_bids": 20}, ends=NO_TX)
     assert check_type(_work(), 20, ok) == []
-    skipped = Measured(calls={"get_item": 20, "top_bids": 11}, rows={"get_item": 20, "top_bids": 20})
+    skipped = Measured(
+        calls={"get_item": 20, "top_bids": 11}, rows={"get_item": 20, "top_bids": 20}, ends=NO_TX
+    )
     problems = check_type(_work(), 20, skipped)
     assert any("top_bids: 0.55 per request" in p and "skipped" in p for p in problems)
-    extra = Measured(calls={"get_item": 20, "top_bids": 20, "not in the contract: set x=?": 1}, rows=ok.rows)
+    extra = Measured(
+        calls={"get_item": 20, "top_bids": 20, "not in the contract: set x=?": 1}, rows=ok.rows, ends=NO_TX
+    )
     assert any("not in contract/queries.sql" in p for p in check_type(_work(), 20, extra))
-    fewer_rows = Measured(calls=ok.calls, rows={"get_item": 20, "top_bids": 19})
+    fewer_rows = Measured(calls=ok.calls, rows={"get_item": 20, "top_bids": 19}, ends=NO_TX)
     assert any(p.startswith("rows:") for p in check_type(_work(), 20, fewer_rows))
 
 
 def test_check_type_is_lenient_only_for_commit_and_rollback() -> None:
     work = WorkType("place_bid", (), {"begin": 1, "lock_item_for_bid": 1, "commit": 1}, rows=20)
-    seen = Measured(calls={"begin": 20, "lock_item_for_bid": 20, "commit": 2}, rows={"lock_item_for_bid": 20})
+    logged = {"begin": 20, "commit": 20, "rollback": 0}
+    seen = Measured(
+        calls={"begin": 20, "lock_item_for_bid": 20, "commit": 2}, rows={"lock_item_for_bid": 20}, ends=logged
+    )
     assert check_type(work, 20, seen) == []
     too_many = Measured(
-        calls={"begin": 20, "lock_item_for_bid": 20, "commit": 21}, rows={"lock_item_for_bid": 20}
+        calls={"begin": 20, "lock_item_for_bid": 20, "commit": 21},
+        rows={"lock_item_for_bid": 20},
+        ends=logged,
     )
     assert check_type(work, 20, too_many)
     no_begin = Measured(
-        calls={"begin": 19, "lock_item_for_bid": 20, "commit": 20}, rows={"lock_item_for_bid": 20}
+        calls={"begin": 19, "lock_item_for_bid": 20, "commit": 20},
+        rows={"lock_item_for_bid": 20},
+        ends=logged,
     )
     assert check_type(work, 20, no_begin)
     assert set(LENIENT) == {"commit", "rollback"}
+
+
+def test_check_type_counts_transaction_ends_exactly_from_the_log() -> None:
+    work = WorkType("place_bid", (), {"begin": 1, "lock_item_for_bid": 1, "commit": 1}, rows=20)
+    calls = {"begin": 20, "lock_item_for_bid": 20, "commit": 1}  # pg_stat_statements: a lower bound
+    # A skipped COMMIT: the lenient pg_stat_statements count cannot see it, the statement log does.
+    skipped = Measured(
+        calls=calls, rows={"lock_item_for_bid": 20}, ends={"begin": 20, "commit": 19, "rollback": 0}
+    )
+    problems = check_type(work, 20, skipped)
+    assert any(p.startswith("commit: 19 in the server's statement log") and "skipped" in p for p in problems)
+    unmeasured = Measured(calls=calls, rows={"lock_item_for_bid": 20}, ends=None)
+    assert any("not counted" in p for p in check_type(work, 20, unmeasured))
