@@ -73,10 +73,9 @@ def jcmd_for(pid: int, java_home: str | None = None) -> str | None:
     candidates: list[Path] = []
     if java_home:
         candidates.append(Path(java_home) / "bin" / "jcmd")
-    try:
-        candidates.append(Path(psutil.Process(pid).exe()).resolve().parent / "jcmd")
-    except (psutil.Error, OSError):
-        pass
+    exe = _executable(pid)
+    if exe:
+        candidates.append(Path(exe).resolve().parent / "jcmd")
     try:
         candidates.append(Path(java_binary()).resolve().parent / "jcmd")
     except UserError:
@@ -85,6 +84,13 @@ def jcmd_for(pid: int, java_home: str | None = None) -> str | None:
         if candidate.is_file():
             return str(candidate)
     return None
+
+
+def _executable(pid: int) -> str:
+    try:
+        return psutil.Process(pid).exe()
+    except (psutil.Error, OSError):
+        return ""
 
 
 def _jcmd(jcmd: str, pid: int, command: str, timeout_s: float) -> tuple[str | None, str | None]:
@@ -100,8 +106,11 @@ def _jcmd(jcmd: str, pid: int, command: str, timeout_s: float) -> tuple[str | No
     # jcmd exits 0 on some attach failures too; the JVM's own reply then is missing.
     out = done.stdout
     if done.returncode != 0 or "Exception" in out or "Could not" in out:
-        tail = (out + done.stderr).strip().splitlines()[-3:]
-        return None, f"jcmd {command} failed (exit {done.returncode}): {' / '.join(tail)}"
+        lines = [line.strip() for line in (out + done.stderr).splitlines() if line.strip()]
+        # The exception line says why ("No such process", "Unable to open socket file"); the stack
+        # frames after it do not.
+        cause = next((line for line in lines if "Exception" in line), lines[-1] if lines else "no output")
+        return None, f"jcmd {command} failed (exit {done.returncode}): {cause[:200]}"
     return out, None
 
 
@@ -110,6 +119,10 @@ def read_heap_after_full_gc(pid: int, timeout_s: float = 20, java_home: str | No
     jcmd or a dead process: the reading then has used_mb None and a reason."""
     if not psutil.pid_exists(pid):
         return HeapReading(None, f"no process {pid}")
+    # jcmd attaches by sending SIGQUIT, which kills a process that is not a JVM: never aim it elsewhere.
+    exe = _executable(pid)
+    if Path(exe).name != "java":
+        return HeapReading(None, f"process {pid} is not a JVM ({exe or 'executable unknown'})")
     jcmd = jcmd_for(pid, java_home)
     if jcmd is None:
         return HeapReading(None, "no jcmd next to the instance's JDK or on the default JDK")

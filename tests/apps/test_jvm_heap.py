@@ -83,7 +83,9 @@ def test_a_process_that_is_not_a_jvm_gives_none_and_a_reason() -> None:
     proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(20)"])
     try:
         reading = read_heap_after_full_gc(proc.pid, timeout_s=15)
-        assert reading.used_mb is None and reading.reason
+        # jcmd's attach is a SIGQUIT, which would have killed this process: it must not be tried.
+        assert reading.used_mb is None and "not a JVM" in (reading.reason or "")
+        assert reading.jcmd is None and proc.poll() is None
         assert heap_after_full_gc_mb(proc.pid, timeout_s=15) is None
     finally:
         proc.kill()
@@ -95,9 +97,13 @@ def test_no_jcmd_anywhere_gives_none(monkeypatch: pytest.MonkeyPatch, tmp_path: 
         raise UserError("no java")
 
     monkeypatch.setattr(jvm, "java_binary", no_java)
+    # A JDK without jcmd (a JRE): the process claims to be its java.
+    (tmp_path / "bin").mkdir()
+    monkeypatch.setattr(jvm, "_executable", lambda pid: str(tmp_path / "bin" / "java"))
     proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(20)"])
     try:
         reading = read_heap_after_full_gc(proc.pid, java_home=str(tmp_path))
+        assert proc.poll() is None
     finally:
         proc.kill()
         proc.wait()
