@@ -7,11 +7,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
+import socket
+import time
 from pathlib import Path
 
 import pytest
 from faults_helpers import instance_processes
 
+from harness import paths
 from harness.apps import IMPLS
 from harness.faults import slowclients
 
@@ -63,3 +67,50 @@ def test_slow_answers_are_classified() -> None:
         "connect: ConnectionRefusedError": 1,
     }
     assert slowclients.server_errors(answers) == 1
+
+
+STALL_BOUND_S = slowclients.STALL_TIMEOUT_S + 15.0
+"""A liveness bound, not a timing assertion: the contract's 30 s plus generous slack on a busy machine."""
+
+
+def test_a_stalled_body_gets_the_contracts_408(database_url: str) -> None:
+    """Contract: a body that goes 30 s without a byte gets 408 `request timed out` and the connection is
+    closed, never a 500 (Java answered 500 after Jetty's idle timeout). php is the documented exemption:
+    nginx closes the connection without an answer. The three apps wait at once, so the test takes ~30 s."""
+    from contextlib import ExitStack
+
+    from harness.apps import driver
+    from harness.apps.base import InstanceSpec
+    from harness.db.cluster import free_port
+    from harness.instances import running_instance
+
+    head = b"POST /items HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+    with ExitStack() as stack:
+        socks: dict[str, slowclients.SlowConnection] = {}
+        for impl in IMPLS:
+            app = driver(impl)
+            app.ensure_built()
+            run_dir = paths.RUNTIME / "tests" / f"stall-{impl}-{id(stack)}"
+            stack.callback(shutil.rmtree, run_dir, True)
+            spec = InstanceSpec(
+                impl=impl, index=0, port=free_port(), database_url=database_url, run_dir=run_dir
+            )
+            stack.enter_context(running_instance(app, spec))
+            sock = socket.create_connection(("127.0.0.1", spec.port), timeout=5)
+            stack.callback(sock.close)
+            sock.sendall(head + b'{"ti')  # 4 of 100 bytes, then nothing
+            sock.setblocking(False)
+            socks[impl] = slowclients.SlowConnection(sock, True)
+        deadline = time.monotonic() + STALL_BOUND_S
+        while time.monotonic() < deadline and not all(c.closed_by_server for c in socks.values()):
+            time.sleep(0.5)
+            slowclients.poll_slow(list(socks.values()))
+    for impl, conn in socks.items():
+        assert conn.closed_by_server, f"{impl} still holds a body stalled for {STALL_BOUND_S:.0f} s"
+        if impl == "php":
+            assert conn.received == b"", conn.received  # the documented exemption: closed, no answer
+            continue
+        head_text, _, body = conn.received.partition(b"\r\n\r\n")
+        assert head_text.startswith(b"HTTP/1.1 408 "), conn.received[:200]
+        assert b"\r\nconnection: close" in head_text.lower(), head_text
+        assert body == b'{"error":{"code":"request_timeout","message":"request timed out"}}', body
