@@ -545,12 +545,13 @@ def demo() -> None:
 
 
 def _register_regimes() -> None:
-    from harness import cli_collect, cli_faults, cli_overhead, cli_regimes
+    from harness import cli_collect, cli_faults, cli_ladder, cli_overhead, cli_regimes
     from harness.claims.cli import register as register_claims
 
     cli_regimes.register(app)
     cli_faults.register(app)
     cli_collect.register(app)
+    cli_ladder.register(app)
     cli_overhead.register(app)
     register_claims(app)
 

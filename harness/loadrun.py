@@ -44,6 +44,11 @@ class LoadSettings:
     """Open model: an arrival-rate profile for the measurement, "10s:100,1s:400,60s:400" (BB_STAGES)."""
     warmup_from_rate: float | None = None
     """Open model: where the warm-up's ramp starts (BB_WARMUP_FROM); None: a tenth of the rate."""
+    steps: tuple[float, ...] = ()
+    """A ladder: the measurement is these rates, each held step_s (BB_STEPS); `rate` is then the first."""
+    step_s: float = 5.0
+    stop_p99_ms: float = 0.0
+    """A ladder stops after two consecutive steps whose p99 passed this (BB_STOP_P99_MS); 0: never early."""
     trace: bool = False
     """One line per request in the run's trace file (BB_TRACE), for the per-second series of fault runs."""
 
@@ -72,11 +77,20 @@ class LoadSettings:
             env["BB_STAGES"] = self.stages
         if self.model == "open" and self.warmup_from_rate is not None:
             env["BB_WARMUP_FROM"] = repr(float(self.warmup_from_rate))
+        if self.steps:
+            env["BB_STEPS"] = ",".join(f"{rate:g}" for rate in self.steps)
+            env["BB_STEP_DURATION"] = f"{self.step_s:g}s"
+            env["BB_STOP_P99_MS"] = f"{self.stop_p99_ms:g}"
         if self.trace:
             env["BB_TRACE"] = str(trace_path)
         return env
 
     def describe(self) -> str:
+        if self.steps:
+            return (
+                f"{self.mix} mix, a ladder of {len(self.steps)} steps of {self.step_s:g} s from "
+                f"{self.steps[0]:g} to {self.steps[-1]:g} req/s, warm-up {self.warmup_s:g} s"
+            )
         load = (
             f"{self.rate:g} req/s open"
             if self.model == "open"

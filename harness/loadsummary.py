@@ -30,4 +30,7 @@ def digest_summary(summary: dict[str, Any]) -> dict[str, Any]:
         "server_timing_ms": summary.get("server_timing_ms", {}),
         "over_1s": int(summary.get("over_1s") or 0),
         "statuses": summary.get("statuses", {}),
+        "measure_start_unix": summary.get("measure_start_unix"),
+        "steps": summary.get("steps"),
+        "ladder": summary.get("ladder"),
     }

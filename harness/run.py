@@ -19,7 +19,7 @@ import psutil
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
 from harness import knobs as knob_defaults
-from harness import paths, toolchain
+from harness import ladderdigest, paths, toolchain
 from harness import prewarm as prewarming
 from harness.apps import driver as app_driver
 from harness.apps.base import InstanceSpec
@@ -66,6 +66,7 @@ class RunPlan:
     """Where the instances connect instead of the server's working database (e.g. a fault-injection proxy)."""
     prewarm: bool = True
     """Open model, fresh start: ramped load until the instances' CPU settles before the run (harness/prewarm.py)."""
+    prewarm_max_s: float = prewarming.MAX_S
 
     def group_key(self) -> str:
         return self.group or f"{self.impl}/{self.variant}/{self.regime}/{_point_key(self.point)}"
@@ -403,7 +404,7 @@ class Session:
                     f"an instance had died before this window: {[d for i in self.instances for d in i.exited()]}"
                 )
             if prewarm_rate:
-                record = self.prewarm(prewarm_rate)
+                record = self.prewarm(prewarm_rate, plan.prewarm_max_s)
                 if record is not None and plan.load.model == "open":
                     plan = replace(plan, load=replace(plan.load, warmup_from_rate=record.rate))
                 if record is not None:
@@ -522,6 +523,38 @@ class Session:
             sampler.write_csv(folder.path / "timeseries.csv")
 
 
+def _ladder_digest(
+    plan: RunPlan,
+    summary: dict[str, Any],
+    metrics: dict[str, Any],
+    sampler: Sampler,
+    instance_names: list[str],
+    t_measure: float,
+) -> tuple[dict[str, Any], Verdict]:
+    """A ladder's steps, its yield and its verdict (harness/ladderdigest.py) on top of the whole-run figures."""
+    records = ladderdigest.step_records(
+        summary, sampler, instance_names, t_measure, plan.slo, _allotments(plan)
+    )
+    outcome = ladderdigest.ladder_yield(records, plan.slo)
+    stopped = str(summary["ladder"].get("stopped"))
+    cost, db_cost, cap = outcome["cpu_cost"], outcome["db_cost"], outcome["capacity"]
+    memory = metrics["memory_per_instance_mb"]
+    best = cap["rps"] if cap else outcome["saturation_rps"]
+    metrics.update(
+        ladder={**summary["ladder"], "steps": records, **outcome},
+        cpu_us_per_request=cost["us_per_request"] if cost else None,
+        db_us_per_request=db_cost["us_per_request"] if db_cost else None,
+        capacity_rps=cap["rps"] if cap and cap["bracketed"] else None,
+        capacity_at_least_rps=cap["rps"] if cap and not cap["bracketed"] else None,
+        saturation_rps=outcome["saturation_rps"],
+        # The thesis's normalized throughput (req/s per CPU %), from the cost: 1 % of a CPU for a second
+        # is 10,000 us, so it serves 10,000 / cost requests.
+        normalized_throughput=1e4 / cost["us_per_request"] if cost and cost["us_per_request"] > 0 else None,
+        rps_per_mb=best / memory if best and memory else None,
+    )
+    return metrics, ladderdigest.ladder_verdict(records, outcome, plan.slo, stopped)
+
+
 def new_session_id() -> str:
     import secrets
 
@@ -608,6 +641,8 @@ def digest(
         "db_cpu_pct": db_cpu,
         "host_busy_pct": sampler.host_busy_pct(t_measure, t_end),
     }
+    if summary.get("steps") is not None:
+        return _ladder_digest(plan, summary, metrics, sampler, instance_names, t_measure)
     per_second = [
         sum(values)
         for values in zip(

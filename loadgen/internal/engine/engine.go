@@ -357,6 +357,11 @@ func (e *Engine) send(phase mix.Phase, i uint64, due, from, sent time.Time, late
 				}
 			}
 		}
+		if e.ladder != nil {
+			if k := e.ladder.step(e.measure, end); k >= 0 && res.Err == client.OK {
+				e.ladder.finished[k]++
+			}
+		}
 		if phase != e.livePhase {
 			e.live.Reset()
 			e.livePhase = phase

@@ -22,13 +22,19 @@ type ladder struct {
 	length  time.Duration
 	tallies []*tally.Tally
 	pending []int64
-	live    []bool // the stop rule's verdict: overloaded when it looked
-	done    int    // steps the stop rule has looked at
-	stopped string
+	// finished counts the responses that arrived within each step's window, whenever they were due: the
+	// rate the target completed at, which past saturation is below the rate of requests due.
+	finished []int64
+	live     []bool // the stop rule's verdict: overloaded when it looked
+	done     int    // steps the stop rule has looked at
+	stopped  string
 }
 
 func newLadder(rates []float64, length time.Duration, types []string) *ladder {
-	l := &ladder{rates: rates, length: length, pending: make([]int64, len(rates)), live: make([]bool, len(rates))}
+	l := &ladder{
+		rates: rates, length: length, pending: make([]int64, len(rates)), finished: make([]int64, len(rates)),
+		live: make([]bool, len(rates)),
+	}
 	for range rates {
 		l.tallies = append(l.tallies, tally.New(types))
 	}
@@ -120,6 +126,7 @@ type StepSummary struct {
 	StartUnix  float64 `json:"start_unix"`
 	EndUnix    float64 `json:"end_unix"`
 	Overloaded bool    `json:"overloaded_live"`
+	Finished   int64   `json:"finished_in_window"`
 	*tally.Summary
 }
 
@@ -139,6 +146,7 @@ func (s StepSummary) MarshalJSON() ([]byte, error) {
 	}
 	fields["index"], fields["rate"], fields["start_unix"], fields["end_unix"] = s.Index, s.Rate, s.StartUnix, s.EndUnix
 	fields["overloaded_live"] = s.Overloaded
+	fields["finished_in_window"] = s.Finished
 	return json.Marshal(fields)
 }
 
@@ -152,7 +160,7 @@ func (e *Engine) stepSummaries() ([]StepSummary, map[string]any) {
 		s := tally.Summarize(l.tallies[k], tally.Meta{WindowS: l.length.Seconds(), OfferedRPS: &rate})
 		out = append(out, StepSummary{
 			Index: k, Rate: rate, StartUnix: unix(start), EndUnix: unix(start.Add(l.length)),
-			Overloaded: l.live[k], Summary: s,
+			Overloaded: l.live[k], Finished: l.finished[k], Summary: s,
 		})
 	}
 	stopped := l.stopped

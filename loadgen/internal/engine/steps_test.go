@@ -21,6 +21,9 @@ func TestLadderStepsAreWindowsOfTheirOwn(t *testing.T) {
 		if steps[k].Requests != want || steps[k].OK != want {
 			t.Errorf("step %d at %g req/s: %d requests (%d ok), want %d", k, steps[k].Rate, steps[k].Requests, steps[k].OK, want)
 		}
+		if steps[k].Finished < want-2 || steps[k].Finished > want+2 {
+			t.Errorf("step %d: %d responses arrived in its window, want about %d", k, steps[k].Finished, want)
+		}
 		if got := steps[k].EndUnix - steps[k].StartUnix; got < 0.999 || got > 1.001 {
 			t.Errorf("step %d spans %g s, want 1", k, got)
 		}
@@ -31,19 +34,19 @@ func TestLadderStepsAreWindowsOfTheirOwn(t *testing.T) {
 }
 
 func TestLadderStopsAfterTwoOverloadedSteps(t *testing.T) {
-	// The target slows down to 30 ms a request from its 150th request on (step 2): steps 2 and 3 of six
-	// pass the 10 ms threshold, so the ladder stops during step 4 (the stop rule waits a second for a
+	// The target slows down to 300 ms a request from its 150th request on (step 2): steps 2 and 3 of six
+	// pass the 150 ms threshold (far from what a busy machine adds to a fast answer), so the ladder stops during step 4 (the stop rule waits a second for a
 	// step's last answers) and never sends step 5.
 	var served atomic.Int64
 	tg := newTarget(t, func(n int, w http.ResponseWriter, r *http.Request) {
 		if n >= 150 {
-			time.Sleep(30 * time.Millisecond)
+			time.Sleep(300 * time.Millisecond)
 		}
 		served.Add(1)
 	})
 	s := settings(t, map[string]string{
 		"BB_TARGETS": tg.URL, "BB_STEPS": "50,100,100,100,100,100", "BB_STEP_DURATION": "1s", "BB_WARMUP": "0s",
-		"BB_STOP_P99_MS": "10",
+		"BB_STOP_P99_MS": "150",
 	})
 	summary := run(t, s, 30*time.Second)
 	steps := summary.Steps.([]StepSummary)

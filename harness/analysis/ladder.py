@@ -1,0 +1,199 @@
+"""What one ladder yields, from its steps alone (docs/method.md, "The ladder"): the CPU cost per request
+(a least-squares slope with its confidence interval), the SLO capacity bracketed by a passing and a
+failing step, and the saturation throughput. Pure functions over step records, so every figure can be
+recomputed from a result folder's metrics.json."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import statsmodels.api as sm
+
+
+@dataclass(frozen=True)
+class CostFit:
+    """CPU seconds a step used = idle + cost x requests: the slope is the cost per request."""
+
+    us_per_request: float
+    ci95: tuple[float, float] | None
+    idle_pct: float
+    steps_used: int
+    r_squared: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["ci95"] = list(self.ci95) if self.ci95 else None
+        return out
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """The highest rate that meets the SLO. Bracketed: a passing step with a failing step right above it,
+    interpolated between the two. Otherwise a lower bound ("at least"), never averaged as a figure."""
+
+    rps: float
+    bracketed: bool
+    below: float | None
+    above: float | None
+    how: str
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def text(self) -> str:
+        return f"{self.rps:,.0f}" if self.bracketed else f">= {self.rps:,.0f}"
+
+
+def _below_saturation(steps: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The steps up to the last one whose completed rate kept up with the offered rate."""
+    kept = []
+    for step in sorted(steps, key=lambda s: s["rate"]):
+        if not step.get("kept_up"):
+            break
+        kept.append(step)
+    return kept
+
+
+def cost_fit(steps: Sequence[Mapping[str, Any]], cpu_key: str = "instance_cpu_s") -> CostFit | None:
+    """Least squares of a component's CPU seconds per step on the requests completed in the step, over
+    the steps below saturation (past it, queued requests and CPU stop being proportional)."""
+    rows = [s for s in _below_saturation(steps) if _finite(s.get(cpu_key)) and s.get("completed")]
+    if len(rows) < 2:
+        return None
+    step_s = float(rows[0]["step_s"])
+    x = [float(s["completed"]) for s in rows]
+    y = [float(s[cpu_key]) for s in rows]
+    if len(rows) == 2:
+        slope = (y[1] - y[0]) / (x[1] - x[0]) if x[1] != x[0] else math.nan
+        idle = (y[0] - slope * x[0]) / step_s
+        return CostFit(slope * 1e6, None, idle * 100, 2, None)
+    fit = sm.OLS(y, sm.add_constant(x)).fit()
+    low, high = fit.conf_int(0.05)[1]
+    return CostFit(
+        float(fit.params[1]) * 1e6,
+        (float(low) * 1e6, float(high) * 1e6),
+        float(fit.params[0]) / step_s * 100,
+        len(rows),
+        float(fit.rsquared),
+    )
+
+
+def capacity(steps: Sequence[Mapping[str, Any]], slo_p99_ms: float) -> Capacity | None:
+    """The SLO capacity of one ladder: the highest passing step with a failing step right above it. A
+    failing step with passing steps above it (a stall, not the load) does not end the search; the record
+    says how many there were. None when no step passed."""
+    ordered = sorted(steps, key=lambda s: s["rate"])
+    passing = [k for k, s in enumerate(ordered) if s.get("slo_met")]
+    if not passing:
+        return None
+    top = passing[-1]
+    isolated = sum(1 for s in ordered[:top] if not s.get("slo_met"))
+    note = f"; {isolated} lower step(s) failed too" if isolated else ""
+    here = ordered[top]
+    if top + 1 == len(ordered):
+        return Capacity(
+            float(here["rate"]),
+            False,
+            float(here["rate"]),
+            None,
+            "no step above it failed: a lower bound" + note,
+        )
+    above = ordered[top + 1]
+    low, high = float(here["rate"]), float(above["rate"])
+    p99_low, p99_high = here.get("p99_ms"), above.get("p99_ms")
+    if _finite(p99_low) and _finite(p99_high) and p99_low < slo_p99_ms < p99_high:
+        share = (slo_p99_ms - p99_low) / (p99_high - p99_low)
+        how = "interpolated where p99 crosses the SLO"
+    else:
+        share, how = 0.5, "midway: the step above failed on errors, the mean or throughput"
+    return Capacity(low + share * (high - low), True, low, high, how + note)
+
+
+def saturation(steps: Sequence[Mapping[str, Any]]) -> float | None:
+    """The highest completed rate of any step (the plateau, once the ladder passed it)."""
+    rates = [float(s["throughput_rps"]) for s in steps if _finite(s.get("throughput_rps"))]
+    return max(rates) if rates else None
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, (int, float)) and math.isfinite(value)
+
+
+@dataclass(frozen=True)
+class Spread:
+    """A figure over fresh starts: mean with its 95 % t-interval and the coefficient of variation."""
+
+    n: int
+    mean: float | None
+    low: float | None
+    high: float | None
+    cv_pct: float | None
+
+    def text(self, digits: int = 0) -> str:
+        if self.mean is None:
+            return "-"
+        if self.low is None or self.high is None:
+            return f"{self.mean:,.{digits}f} (n={self.n})"
+        cv = f", CV {self.cv_pct:.1f} %" if self.cv_pct is not None else ""
+        return f"{self.mean:,.{digits}f} [{self.low:,.{digits}f}, {self.high:,.{digits}f}]{cv}"
+
+
+def spread(values: Sequence[float | None]) -> Spread:
+    from harness.analysis.stats import mean_ci
+
+    clean = [float(v) for v in values if _finite(v)]
+    if not clean:
+        return Spread(0, None, None, None, None)
+    mean = sum(clean) / len(clean)
+    interval = mean_ci(clean)
+    cv = None
+    if len(clean) >= 2 and mean:
+        sd = math.sqrt(sum((v - mean) ** 2 for v in clean) / (len(clean) - 1))
+        cv = sd / abs(mean) * 100
+    return Spread(
+        len(clean), mean, interval.low if interval else None, interval.high if interval else None, cv
+    )
+
+
+@dataclass(frozen=True)
+class LadderRow:
+    """One implementation's ladders, summarized: what the demo's and `./bidbench ladder`'s tables show."""
+
+    label: str
+    ladders: int
+    valid: int
+    cost_us: Spread
+    db_cost_us: Spread
+    capacity: Spread
+    capacity_text: str
+    saturation: Spread
+    memory_mb: Spread
+    rps_per_mb: Spread
+
+
+def ladder_row(label: str, metrics: Sequence[Mapping[str, Any] | None], valid: Sequence[bool]) -> LadderRow:
+    """Valid ladders only. A capacity is averaged only when every ladder bracketed it; otherwise the row
+    says "at least" the smallest lower bound, never a mean of bounds."""
+    kept = [m for m, ok in zip(metrics, valid, strict=True) if m is not None and ok]
+    bracketed = [m.get("capacity_rps") for m in kept]
+    bounds = [m.get("capacity_at_least_rps") for m in kept if m.get("capacity_at_least_rps") is not None]
+    capacity = spread(bracketed if not bounds else [])
+    if bounds:
+        text = f">= {min(bounds):,.0f} ({len(bounds)} of {len(kept)} ladders never failed)"
+    else:
+        text = capacity.text()
+    return LadderRow(
+        label=label,
+        ladders=len(metrics),
+        valid=len(kept),
+        cost_us=spread([m.get("cpu_us_per_request") for m in kept]),
+        db_cost_us=spread([m.get("db_us_per_request") for m in kept]),
+        capacity=capacity,
+        capacity_text=text,
+        saturation=spread([m.get("saturation_rps") for m in kept]),
+        memory_mb=spread([m.get("memory_per_instance_mb") for m in kept]),
+        rps_per_mb=spread([m.get("rps_per_mb") for m in kept]),
+    )

@@ -1,0 +1,176 @@
+"""A ladder run's steps, digested: each step's load figures from the driver's summary, and the CPU,
+memory and host figures the sampler saw in exactly that step's window. Then the ladder's yield (cost per
+request, bracketed capacity, saturation: harness/analysis/ladder.py) and its validity."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from harness.analysis import ladder as yields
+from harness.sampler import Sampler
+from harness.upgrade import GROUP as LOADGEN_GROUP
+from harness.validity import (
+    DB_MAX_SHARE,
+    HOST_MAX_BUSY_PCT,
+    LOADGEN_MAX_SHARE,
+    OPEN_RATE_TOLERANCE,
+    Check,
+    Slo,
+    Verdict,
+)
+
+# A step kept up when it completed at least this share of its offered rate.
+KEPT_UP_SHARE = 1.0 - OPEN_RATE_TOLERANCE
+
+
+def _nan_to_none(value: float) -> float | None:
+    return None if value is None or not math.isfinite(value) else value
+
+
+def step_records(
+    summary: dict[str, Any],
+    sampler: Sampler,
+    instance_names: list[str],
+    t_measure: float,
+    slo: Slo,
+    allotments: tuple[float, float],
+) -> list[dict[str, Any]]:
+    """One record per finished step. `t_measure` is the measurement's start on the sampler's clock."""
+    step_s = float(summary["ladder"]["step_s"])
+    driver_allot, db_allot = allotments
+    records = []
+    for step in summary.get("steps") or []:
+        start = t_measure + (float(step["start_unix"]) - float(summary["measure_start_unix"]))
+        end = start + step_s
+        latency = step.get("latency_ms") or {}
+        requests = int(step["requests"])
+        completed = requests - int(step["sys_errors"])
+        throughput = int(step["ok"]) / step_s
+        share = int(step["sys_errors"]) / requests if requests else 1.0
+        p99, mean = latency.get("p99"), latency.get("mean")
+        kept_up = requests / step_s >= KEPT_UP_SHARE * float(step["rate"]) and share < slo.max_sys_error_share
+        slo_met = (
+            kept_up
+            and p99 is not None
+            and p99 <= slo.p99_ms
+            and mean is not None
+            and mean <= slo.mean_ms
+            and int(step["late_sends"]) == 0
+        )
+        instance_cpu = sum(sampler.cpu_seconds_between(name, start, end) for name in instance_names)
+        db_cpu = (
+            sampler.cpu_seconds_between("postgres", start, end)
+            if "postgres" in sampler.components
+            else math.nan
+        )
+        driver_cpu = sampler.cpu_seconds_between(LOADGEN_GROUP, start, end)
+        host = sampler.host_busy_pct(start, end)
+        memory = [sampler.window_memory(name, start, end) for name in instance_names]
+        record: dict[str, Any] = {
+            "index": int(step["index"]),
+            "rate": float(step["rate"]),
+            "step_s": step_s,
+            "requests": requests,
+            "completed": completed,
+            "ok": int(step["ok"]),
+            "app_errors": int(step["app_errors"]),
+            "sys_errors": int(step["sys_errors"]),
+            "late_sends": int(step["late_sends"]),
+            "throughput_rps": throughput,
+            "p50_ms": latency.get("p50"),
+            "p99_ms": p99,
+            "mean_ms": mean,
+            "latency_ms": step.get("latency_ms"),
+            "latency_sent_ms": step.get("latency_sent_ms"),
+            "server_timing_ms": step.get("server_timing_ms"),
+            "instance_cpu_s": _nan_to_none(instance_cpu),
+            "instance_cpu_pct": _nan_to_none(instance_cpu / step_s * 100),
+            "db_cpu_s": _nan_to_none(db_cpu),
+            "db_cpu_pct": _nan_to_none(db_cpu / step_s * 100),
+            "loadgen_cpu_pct": _nan_to_none(driver_cpu / step_s * 100),
+            "host_busy_pct": _nan_to_none(host),
+            "pss_mb": _nan_to_none(sum(m["pss_steady_mb"] for m in memory) / len(memory)) if memory else None,
+            "rss_mb": _nan_to_none(sum(m["rss_steady_mb"] for m in memory) / len(memory)) if memory else None,
+            "kept_up": kept_up,
+            "slo_met": slo_met,
+        }
+        throttling = getattr(sampler, "window_throttling", None)
+        if throttling is not None:
+            record["throttling"] = [throttling(name, start, end) for name in instance_names]
+        record["valid"], record["problems"] = _step_validity(record, driver_allot, db_allot)
+        records.append(record)
+    return records
+
+
+def _step_validity(step: dict[str, Any], driver_allot: float, db_allot: float) -> tuple[bool, list[str]]:
+    problems = []
+    driver_limit = max(driver_allot, 0.5) * 100 * LOADGEN_MAX_SHARE
+    if step["loadgen_cpu_pct"] is not None and step["loadgen_cpu_pct"] > driver_limit:
+        problems.append(
+            f"the load driver used {step['loadgen_cpu_pct']:.0f} % CPU (limit {driver_limit:.0f} %)"
+        )
+    db_limit = max(db_allot, 0.5) * 100 * DB_MAX_SHARE
+    if step["db_cpu_pct"] is not None and step["db_cpu_pct"] > db_limit:
+        problems.append(f"PostgreSQL used {step['db_cpu_pct']:.0f} % CPU (limit {db_limit:.0f} %)")
+    if step["host_busy_pct"] is not None and step["host_busy_pct"] > HOST_MAX_BUSY_PCT:
+        problems.append(f"the host was {step['host_busy_pct']:.0f} % busy")
+    return not problems, problems
+
+
+def ladder_yield(records: list[dict[str, Any]], slo: Slo) -> dict[str, Any]:
+    cost = yields.cost_fit(records, "instance_cpu_s")
+    db_cost = yields.cost_fit(records, "db_cpu_s")
+    cap = yields.capacity(records, slo.p99_ms)
+    return {
+        "cpu_cost": cost.to_json() if cost else None,
+        "db_cost": db_cost.to_json() if db_cost else None,
+        "capacity": cap.to_json() if cap else None,
+        "saturation_rps": yields.saturation(records),
+    }
+
+
+def ladder_verdict(records: list[dict[str, Any]], outcome: dict[str, Any], slo: Slo, stopped: str) -> Verdict:
+    """Valid when every step that decides a figure is valid: the steps up to the capacity's failing step
+    (past it the app is overloaded on purpose, and queued requests may go out late)."""
+    cap = outcome.get("capacity")
+    deciding = [s for s in records if cap is None or s["rate"] <= (cap.get("above") or cap["rps"])]
+    checks: dict[str, Check] = {}
+    problems = [f"step {s['index']} ({s['rate']:g} req/s): {p}" for s in deciding for p in s["problems"]]
+    checks["steps"] = Check(
+        not problems, len(problems), 0, "; ".join(problems) or "every deciding step valid"
+    )
+    late = [s for s in deciding if s["late_sends"]]
+    checks["late_sends"] = Check(
+        not late,
+        sum(s["late_sends"] for s in late),
+        0,
+        f"requests sent late below the capacity in steps {[s['index'] for s in late]}"
+        if late
+        else "none below the capacity",
+    )
+    if not records:
+        checks["steps_done"] = Check(False, 0, 1, f"no step finished ({stopped})")
+    elif cap is None:
+        checks["first_step"] = Check(
+            False,
+            records[0]["rate"],
+            None,
+            f"the first step ({records[0]['rate']:g} req/s) already missed the SLO: lower the ladder's start rate",
+        )
+    if outcome.get("cpu_cost") is None and records:
+        checks["cost_fit"] = Check(
+            False, None, 2, "fewer than two steps below saturation: no cost per request"
+        )
+    reasons = [c.detail for c in checks.values() if not c.ok]
+    return Verdict(
+        valid=not reasons,
+        reasons=reasons,
+        checks=checks,
+        slo={
+            "definition": slo.describe() + ", per step; completed >= 95 % of offered, no late sends",
+            "met": bool(cap and cap.get("bracketed")),
+            "capacity": cap,
+            "stopped": stopped,
+        },
+    )

@@ -1,0 +1,175 @@
+"""The ladder regime (docs/method.md, "The ladder"): each fresh start of an instance set runs K fixed-rate
+steps of equal length in one driver session, spaced geometrically from well below to past saturation.
+One ladder is one repetition. A short calibration ladder sizes an implementation's ladders; later
+ladders reuse its rates. Implementations are interleaved (java, node, php, java, ...).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from harness.console import UserError
+from harness.loadrun import LoadSettings
+from harness.run import RunOutcome, RunPlan, Session
+
+REGIME = "ladder"
+CALIBRATION_REGIME = "ladder-calibration"
+
+
+@dataclass(frozen=True)
+class LadderSettings:
+    steps: int = 8
+    step_s: float = 4.0
+    warmup_s: float = 5.0
+    prewarm_max_s: float = 20.0
+    low: float = 0.25
+    """The first step, as a share of the calibration's first failing rate."""
+    high: float = 1.4
+    """The last step, as a share of the calibration's first failing rate."""
+    calibration_start_per_cpu: float = 400.0
+    calibration_factor: float = 1.5
+    calibration_steps: int = 12
+    calibration_step_s: float = 2.0
+
+
+@dataclass(frozen=True)
+class LadderPlan:
+    impls: list[str]
+    base: RunPlan
+    repetitions: int
+    instances: tuple[int, ...] = (1,)
+    settings: LadderSettings = field(default_factory=LadderSettings)
+    rates: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    """Rates given by the user per implementation (no calibration for those)."""
+
+
+def geometric(low: float, high: float, count: int) -> tuple[float, ...]:
+    """`count` rates from low to high with a constant ratio, rounded to whole requests per second."""
+    if count < 2 or low <= 0 or high <= low:
+        raise UserError(
+            f"a ladder needs at least 2 steps from a rate above 0 up: got {count} from {low:g} to {high:g}"
+        )
+    ratio = (high / low) ** (1 / (count - 1))
+    return tuple(float(round(low * ratio**k)) for k in range(count))
+
+
+def _load(
+    base: LoadSettings, rates: tuple[float, ...], step_s: float, warmup_s: float, p99: float
+) -> LoadSettings:
+    return replace(
+        base,
+        model="open",
+        rate=rates[0],
+        steps=rates,
+        step_s=step_s,
+        duration_s=len(rates) * step_s,
+        warmup_s=warmup_s,
+        stop_p99_ms=p99,
+    )
+
+
+def run_one(plan: RunPlan, prewarm_rate: float, quiet: bool = False) -> RunOutcome:
+    """One fresh start: start the instances, pre-warm them, run the ladder, stop everything."""
+    with Session(plan, quiet) as session:
+        return session.measure(plan, prewarm_rate=prewarm_rate)
+
+
+def calibrate(
+    base: RunPlan, settings: LadderSettings, instances: int, quiet: bool = False
+) -> tuple[float, RunOutcome]:
+    """A quick, broad ladder (x1.5 a step) for where the SLO breaks: the first failing rate."""
+    cpus = (base.cpus or 1.0) * instances
+    start = settings.calibration_start_per_cpu * cpus
+    rates = tuple(
+        float(round(start * settings.calibration_factor**k)) for k in range(settings.calibration_steps)
+    )
+    plan = replace(
+        base,
+        regime=CALIBRATION_REGIME,
+        instances=instances,
+        point={"instances": instances},
+        load=_load(base.load, rates, settings.calibration_step_s, settings.warmup_s, base.slo.p99_ms),
+        expect_below_capacity=False,
+        prewarm_max_s=settings.prewarm_max_s,
+    )
+    outcome = run_one(plan, prewarm_rate=rates[0], quiet=quiet)
+    failing = first_failing_rate(outcome.metrics)
+    if failing is None:
+        raise UserError(
+            f"the calibration of {base.impl} x{instances} found no rate that breaks the SLO up to {rates[-1]:g} req/s "
+            f"(or no step finished: {outcome.reason or outcome.status}); see {outcome.folder.path}. "
+            "Give the ladder's rates with --rates."
+        )
+    return failing, outcome
+
+
+def first_failing_rate(metrics: dict[str, Any] | None) -> float | None:
+    """The calibration's first step that missed the SLO, from its stored steps."""
+    steps = ((metrics or {}).get("ladder") or {}).get("steps") or []
+    for step in sorted(steps, key=lambda s: s["rate"]):
+        if not step.get("slo_met"):
+            return float(step["rate"])
+    return None
+
+
+def ladder_rates(failing: float, settings: LadderSettings) -> tuple[float, ...]:
+    return geometric(settings.low * failing, settings.high * failing, settings.steps)
+
+
+def run_ladders(
+    plan: LadderPlan,
+    on_outcome: Callable[[str, int, int, RunOutcome], None] = lambda *_: None,
+    quiet: bool = False,
+) -> dict[tuple[str, int], list[RunOutcome]]:
+    """Calibrate each (implementation, instance count) once, then run the ladders interleaved."""
+    settings = plan.settings
+    rates: dict[tuple[str, int], tuple[float, ...]] = {}
+    for instances in plan.instances:
+        for impl in plan.impls:
+            base = replace(plan.base, impl=impl)
+            if impl in plan.rates:
+                rates[(impl, instances)] = plan.rates[impl]
+                continue
+            failing, outcome = calibrate(base, settings, instances, quiet)
+            on_outcome(impl, instances, -1, outcome)
+            rates[(impl, instances)] = ladder_rates(failing, settings)
+    outcomes: dict[tuple[str, int], list[RunOutcome]] = {key: [] for key in rates}
+    for instances in plan.instances:
+        for repetition in range(plan.repetitions):
+            for impl in plan.impls:
+                key = (impl, instances)
+                run_plan = ladder_plan(plan.base, impl, instances, repetition, rates[key], settings)
+                outcome = run_one(run_plan, prewarm_rate=_prewarm_rate(rates[key]), quiet=quiet)
+                outcomes[key].append(outcome)
+                on_outcome(impl, instances, repetition, outcome)
+    return outcomes
+
+
+def ladder_plan(
+    base: RunPlan,
+    impl: str,
+    instances: int,
+    repetition: int,
+    rates: Iterable[float],
+    settings: LadderSettings,
+) -> RunPlan:
+    steps = tuple(rates)
+    return replace(
+        base,
+        impl=impl,
+        regime=REGIME,
+        instances=instances,
+        point={"instances": instances},
+        repetition=repetition,
+        load=_load(base.load, steps, settings.step_s, settings.warmup_s, base.slo.p99_ms),
+        expect_below_capacity=False,
+        prewarm_max_s=settings.prewarm_max_s,
+    )
+
+
+def _prewarm_rate(rates: tuple[float, ...]) -> float:
+    """The middle of the ladder's steps below its top third: well under capacity, busy enough to compile."""
+    return rates[max(0, math.ceil(len(rates) / 2) - 1)]
