@@ -45,11 +45,13 @@ def step_records(
         end = start + step_s
         latency = step.get("latency_ms") or {}
         requests = int(step["requests"])
-        completed = requests - int(step["sys_errors"])
-        throughput = int(step["ok"]) / step_s
+        # Responses that arrived within the step's window: past saturation the target completes fewer
+        # than were due, however long the driver then waits for the rest.
+        finished = int(step.get("finished_in_window", requests))
+        throughput = finished / step_s
         share = int(step["sys_errors"]) / requests if requests else 1.0
         p99, mean = latency.get("p99"), latency.get("mean")
-        kept_up = requests / step_s >= KEPT_UP_SHARE * float(step["rate"]) and share < slo.max_sys_error_share
+        kept_up = throughput >= KEPT_UP_SHARE * float(step["rate"]) and share < slo.max_sys_error_share
         slo_met = (
             kept_up
             and p99 is not None
@@ -72,12 +74,13 @@ def step_records(
             "rate": float(step["rate"]),
             "step_s": step_s,
             "requests": requests,
-            "completed": completed,
+            "completed": finished,
             "ok": int(step["ok"]),
             "app_errors": int(step["app_errors"]),
             "sys_errors": int(step["sys_errors"]),
             "late_sends": int(step["late_sends"]),
             "throughput_rps": throughput,
+            "finished_in_window": finished,
             "p50_ms": latency.get("p50"),
             "p99_ms": p99,
             "mean_ms": mean,
@@ -95,9 +98,9 @@ def step_records(
             "kept_up": kept_up,
             "slo_met": slo_met,
         }
-        throttling = getattr(sampler, "window_throttling", None)
-        if throttling is not None:
-            record["throttling"] = [throttling(name, start, end) for name in instance_names]
+        record["throttling"] = [sampler.window_throttling(name, start, end) for name in instance_names]
+        shares = [t["throttled_share"] for t in record["throttling"] if t]
+        record["throttled_share"] = max(shares) if shares else None
         record["valid"], record["problems"] = _step_validity(record, driver_allot, db_allot)
         records.append(record)
     return records

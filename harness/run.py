@@ -23,6 +23,7 @@ from harness import ladderdigest, paths, toolchain
 from harness import prewarm as prewarming
 from harness.apps import driver as app_driver
 from harness.apps.base import InstanceSpec
+from harness.apps.jvm import read_heap_after_full_gc
 from harness.console import IN_CI, UserError, console
 from harness.db import pgstats
 from harness.db.cluster import EmbeddedCluster, free_port
@@ -30,6 +31,7 @@ from harness.db.target import DatabaseServer, current_server, mask_password
 from harness.instances import RunningInstance, start, stop
 from harness.loadrun import DriverProcess, LoadSettings
 from harness.loadsummary import digest_summary
+from harness.placement import pin_tree, plan_here
 from harness.resources import Limits, ProcessTreeGroup, describe_backend, detect_backend, new_group
 from harness.results import RunFolder, append_index, base_manifest, new_run_folder, utc_now
 from harness.sampler import Sampler
@@ -281,6 +283,11 @@ class Session:
         if self.backend == "none" and not self.quiet:
             console.print(f"[yellow]note:[/] {describe_backend(self.backend)}")
         knob_values = _instance_knobs(plan)
+        self.placement = plan_here()
+        self.common["placement"] = self.placement.to_manifest()
+        postmaster = EmbeddedCluster().server_pid() if server.embedded else None
+        if self.placement.postgres_cpuset and postmaster:
+            pin_tree(postmaster, self.placement.postgres_cpuset)
         self.run_root = paths.RUNTIME / f"session-{new_session_id()}"
         for index in range(plan.instances):
             spec = InstanceSpec(
@@ -291,7 +298,8 @@ class Session:
                 run_dir=self.run_root / f"instance-{index}",
                 knobs=knob_values,
             )
-            self.instances.append(start(driver, spec, self.backend, Limits(cpus=plan.cpus)))
+            limits = Limits(cpus=plan.cpus, cpuset=self.placement.instance_cpuset)
+            self.instances.append(start(driver, spec, self.backend, limits))
         self.resources: dict[str, Any] = {i.name: i.group for i in self.instances}
         self.common["knobs"] = driver.effective_knobs(self.instances[0].spec)
         self.common["runtimes"] = {**driver.runtime_versions(), **_service_versions(server)}
@@ -447,7 +455,11 @@ class Session:
     def _window(self, plan: RunPlan, folder: RunFolder, hooks: WindowHooks) -> tuple[dict[str, Any], Verdict]:
         server = self.server
         load = replace(plan.load, targets=self.targets(), scale=plan.scale, seed=plan.seed)
-        driver_group = new_group(detect_backend() if self.remote else self.backend, LOADGEN_GROUP, Limits())
+        placement = getattr(self, "placement", None)
+        driver_cpuset = placement.driver_cpuset if placement is not None else None
+        driver_group = new_group(
+            detect_backend() if self.remote else self.backend, LOADGEN_GROUP, Limits(cpuset=driver_cpuset)
+        )
         driver = DriverProcess(
             load,
             folder.path / LOAD_SUMMARY,
@@ -460,7 +472,7 @@ class Session:
         pg_group = _postgres_group(server) if server is not None else None
         if pg_group is not None:
             components["postgres"] = pg_group
-        sampler = Sampler(components)
+        sampler = Sampler(components, cpuset=driver_cpuset)
         try:
             sampler.start()
             driver.start()
@@ -512,6 +524,14 @@ class Session:
             if server is not None:
                 folder.write_json("pg_stat_statements.json", pgstats.delta(pg_before or [], pg_after))
             metrics, run_verdict = digest(plan, folder, sampler, list(self.resources), t_measure, t_end)
+            if plan.load.steps and plan.impl == "java" and not self.remote:
+                # After the window, so the full GC's CPU is not charged to any step.
+                metrics["jvm_heap_after_gc"] = [
+                    read_heap_after_full_gc(
+                        i.processes[0].pid, java_home=i.spec.knobs.get("JAVA_HOME")
+                    ).to_manifest()
+                    for i in self.instances
+                ]
             folder.write_json("metrics.json", metrics)
             folder.write_json("verdict.json", run_verdict.to_json())
             return metrics, run_verdict
@@ -540,7 +560,13 @@ def _ladder_digest(
     cost, db_cost, cap = outcome["cpu_cost"], outcome["db_cost"], outcome["capacity"]
     memory = metrics["memory_per_instance_mb"]
     best = cap["rps"] if cap else outcome["saturation_rps"]
+    ran = [r for r in records if r.get("kept_up")] or records
+    end = t_measure + (ran[-1]["index"] + 1) * records[0]["step_s"] if ran else t_measure
     metrics.update(
+        # Per process at the last step that kept up: a node cluster's primary and each worker apart.
+        memory_by_process={
+            name: sampler.window_memory_by_process(name, t_measure, end) for name in instance_names
+        },
         ladder={**summary["ladder"], "steps": records, **outcome},
         cpu_us_per_request=cost["us_per_request"] if cost else None,
         db_us_per_request=db_cost["us_per_request"] if db_cost else None,

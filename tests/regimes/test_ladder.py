@@ -1,0 +1,129 @@
+"""What one ladder yields (harness/analysis/ladder.py), its rates (harness/regimes/ladder.py), and one real
+ladder end to end against a real app."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.analysis.ladder import capacity, cost_fit, ladder_row, saturation, spread
+from harness.loadrun import LoadSettings
+from harness.regimes.ladder import (
+    LadderSettings,
+    first_failing_rate,
+    geometric,
+    ladder_plan,
+    ladder_rates,
+    run_one,
+)
+from harness.run import RunPlan
+from harness.validity import Slo
+
+
+def step(
+    rate: float, p99: float, met: bool, cpu_s: float | None = None, kept_up: bool = True
+) -> dict[str, Any]:
+    completed = rate * 3
+    return {
+        "index": 0,
+        "rate": rate,
+        "step_s": 3.0,
+        "completed": completed,
+        "throughput_rps": rate if kept_up else rate * 0.7,
+        "p99_ms": p99,
+        "slo_met": met,
+        "kept_up": kept_up,
+        "instance_cpu_s": cpu_s if cpu_s is not None else 0.1 * 3 + 120e-6 * completed,
+    }
+
+
+def test_the_cost_is_the_slope_and_the_idle_cpu_the_intercept() -> None:
+    steps = [step(r, 2.0, True) for r in (200, 300, 450, 675)] + [
+        step(1000, 900.0, False, 2.0, kept_up=False)
+    ]
+    fit = cost_fit(steps)
+    assert fit is not None and fit.steps_used == 4  # the step past saturation is left out
+    assert fit.us_per_request == pytest.approx(120.0)
+    assert fit.idle_pct == pytest.approx(10.0)
+    assert fit.ci95 is not None and fit.ci95[0] <= 120.0 <= fit.ci95[1]
+
+
+def test_a_cost_needs_two_steps_below_saturation() -> None:
+    assert cost_fit([step(200, 2.0, True), step(300, 900.0, False, kept_up=False)]) is None
+
+
+def test_the_capacity_is_bracketed_by_the_highest_pass_and_the_fail_above_it() -> None:
+    steps = [step(200, 10, True), step(300, 60, False), step(450, 30, True), step(675, 90, False)]
+    cap = capacity(steps, 50.0)
+    assert cap is not None and cap.bracketed and (cap.below, cap.above) == (450, 675)
+    # p99 crosses 50 ms a third of the way from 30 to 90 ms.
+    assert cap.rps == pytest.approx(450 + (675 - 450) / 3)
+    assert "1 lower step(s) failed" in cap.how
+
+
+def test_a_ladder_that_never_failed_gives_a_lower_bound_and_one_that_never_passed_nothing() -> None:
+    cap = capacity([step(200, 5, True), step(300, 6, True)], 50.0)
+    assert cap is not None and not cap.bracketed and cap.rps == 300 and cap.text() == ">= 300"
+    assert capacity([step(200, 80, False)], 50.0) is None
+
+
+def test_saturation_is_the_highest_completed_rate() -> None:
+    assert saturation([step(200, 5, True), step(1000, 900, False, kept_up=False)]) == 700
+
+
+def test_a_row_averages_capacities_only_when_every_ladder_bracketed_one() -> None:
+    bracketed = [
+        {"capacity_rps": 1000.0, "cpu_us_per_request": 100.0},
+        {"capacity_rps": 1100.0, "cpu_us_per_request": 110.0},
+    ]
+    row = ladder_row("java x1", bracketed, [True, True])
+    assert row.capacity.mean == pytest.approx(1050.0) and row.capacity_text.startswith("1,050")
+    mixed = [*bracketed, {"capacity_at_least_rps": 900.0, "cpu_us_per_request": 105.0}]
+    row = ladder_row("java x1", mixed, [True, True, True])
+    assert row.capacity.mean is None and row.capacity_text.startswith(">= 900")
+    assert row.cost_us.n == 3 and row.cost_us.cv_pct == pytest.approx(4.76, abs=0.01)
+    assert ladder_row("java x1", mixed, [True, False, False]).valid == 1
+
+
+def test_spread_of_one_value_has_no_interval() -> None:
+    one = spread([5.0])
+    assert one.mean == 5.0 and one.low is None and one.text() == "5 (n=1)"
+
+
+def test_the_ladder_spans_well_below_to_past_the_calibration_failure() -> None:
+    rates = ladder_rates(2000.0, LadderSettings(steps=8, low=0.25, high=1.4))
+    assert rates[0] == 500 and rates[-1] == 2800 and len(rates) == 8
+    ratios = [b / a for a, b in zip(rates, rates[1:], strict=False)]
+    assert max(ratios) - min(ratios) < 0.01  # geometric
+    assert first_failing_rate({"ladder": {"steps": [step(200, 5, True), step(300, 70, False)]}}) == 300
+    assert first_failing_rate({"ladder": {"steps": [step(200, 5, True)]}}) is None
+
+
+def test_a_ladder_needs_a_rising_range() -> None:
+    with pytest.raises(Exception, match="at least 2 steps"):
+        geometric(100, 50, 4)
+
+
+def test_one_real_ladder_end_to_end(tmp_path: Path, database_url: str) -> None:
+    """A short ladder on node with given rates: stored, each step digested, the cost fitted."""
+    base = RunPlan(
+        impl="node", load=LoadSettings(targets=[]), cpus=0.5, slo=Slo(), results_dir=tmp_path, prewarm=True
+    )
+    settings = LadderSettings(steps=4, step_s=2.0, warmup_s=1.0, prewarm_max_s=4.0)
+    plan = ladder_plan(base, "node", 1, 0, (100.0, 200.0, 300.0, 400.0), settings)
+    outcome = run_one(plan, prewarm_rate=100.0, quiet=True)
+    assert outcome.status == "completed", outcome.reason
+    metrics = outcome.metrics or {}
+    steps = metrics["ladder"]["steps"]
+    assert [s["rate"] for s in steps] == [100.0, 200.0, 300.0, 400.0]
+    for s in steps:
+        assert s["finished_in_window"] == pytest.approx(s["rate"] * 2, abs=s["rate"] * 0.1)
+        assert s["instance_cpu_s"] is not None and s["instance_cpu_s"] > 0
+    assert metrics["cpu_us_per_request"] is not None and metrics["cpu_us_per_request"] > 0
+    assert metrics["ladder"]["capacity"] is not None  # at these rates node keeps the SLO: a lower bound
+    assert (
+        outcome.folder.has("load-summary.json")
+        and outcome.folder.read_json("manifest.json")["regime"]["name"] == "ladder"
+    )
