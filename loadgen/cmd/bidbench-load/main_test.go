@@ -231,7 +231,7 @@ func TestExitCodes(t *testing.T) {
 	ln.Close()
 	dir := t.TempDir()
 	notSummary := filepath.Join(dir, "other.json")
-	os.WriteFile(notSummary, []byte(`{"driver":"k6"}`), 0o644)
+	os.WriteFile(notSummary, []byte(`{"driver":"another-tool"}`), 0o644)
 	quick := map[string]string{"BB_TARGETS": srv.URL, "BB_RATE": "20", "BB_WARMUP": "0s", "BB_DURATION": "0.2s",
 		"BB_SUMMARY": filepath.Join(dir, "s.json")}
 	with := func(k, v string) map[string]string {

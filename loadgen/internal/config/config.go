@@ -113,7 +113,7 @@ func (r *reader) integer(name string, dflt, lo, hi int) int {
 	return v
 }
 
-// ParseDuration takes Go and k6-style durations ("500ms", "10s", "1m30s") and plain seconds ("2.5").
+// ParseDuration takes Go durations ("500ms", "10s", "1m30s") and plain seconds ("2.5").
 func ParseDuration(text string) (time.Duration, error) {
 	if secs, err := strconv.ParseFloat(text, 64); err == nil {
 		if secs < 0 || math.IsNaN(secs) || math.IsInf(secs, 0) {

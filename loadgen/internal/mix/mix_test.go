@@ -26,7 +26,7 @@ func newBuilder(t *testing.T, mixName string, invalidShare float64, scale, seed,
 }
 
 func TestMix32(t *testing.T) {
-	// Values of the JavaScript mix32 of loadgen-k6/bidbench.js (node -e), so the hash is the same.
+	// Values of the JavaScript mix32 of the first driver's script (bidbench.js, node -e), so the hash is the same.
 	for _, c := range []struct{ in, want uint32 }{
 		{0, 0}, {1, 0x86d2fa73}, {42, 0x28082ac6}, {0xffffffff, 0x99b5e683}, {0x9e3779b9, 0x64625032},
 	} {
@@ -361,19 +361,19 @@ func TestSeedNamesTheSequence(t *testing.T) {
 	}
 }
 
-type k6Request struct {
+type firstDriverRequest struct {
 	Type   string  `json:"type"`
 	Method string  `json:"method"`
 	URL    string  `json:"url"`
 	Body   *string `json:"body"`
 }
 
-// TestSameSequenceAsTheK6Script runs the old script's request builder (testdata/k6_sequence.js, its
-// code without k6) under node and checks the Go builder makes the very same requests.
-func TestSameSequenceAsTheK6Script(t *testing.T) {
+// TestSameSequenceAsTheFirstDriver runs the old script's request builder (testdata/first_driver_sequence.js,
+// its JavaScript alone) under node and checks the Go builder makes the very same requests.
+func TestSameSequenceAsTheFirstDriver(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Fatalf("node is needed to compare the request sequence with the k6 script's (install nodejs): %v", err)
+		t.Fatalf("node is needed to compare the request sequence with the first driver's (install nodejs): %v", err)
 	}
 	const n = 200
 	open := []int64{20, 39, 58, 77, 96, 115, 1234, 14999}
@@ -405,27 +405,27 @@ func TestSameSequenceAsTheK6Script(t *testing.T) {
 				"targets": targets[:c.targets], "phase": string(c.phase), "open": append([]int64{}, c.open...),
 				"nowMs": fixedNow.UnixMilli(), "runTag": "tag", "payloadBytes": 300,
 			})
-			cmd := exec.Command(node, filepath.Join("testdata", "k6_sequence.js"), string(settings))
+			cmd := exec.Command(node, filepath.Join("testdata", "first_driver_sequence.js"), string(settings))
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
 			outText, err := cmd.Output()
 			if err != nil {
-				t.Fatalf("node testdata/k6_sequence.js: %v\n%s", err, stderr.String())
+				t.Fatalf("node testdata/first_driver_sequence.js: %v\n%s", err, stderr.String())
 			}
-			var want []k6Request
+			var want []firstDriverRequest
 			if err := json.Unmarshal(outText, &want); err != nil || len(want) != n {
 				t.Fatalf("node printed %d requests (%v)", len(want), err)
 			}
 			for i, w := range want {
 				req, _ := b.Build(c.phase, uint64(i))
-				got := k6Request{Type: req.Kind.String(), Method: req.Method, URL: targets[req.Target] + req.Path}
+				got := firstDriverRequest{Type: req.Kind.String(), Method: req.Method, URL: targets[req.Target] + req.Path}
 				if req.Body != nil {
 					body := string(req.Body)
 					got.Body = &body
 				}
 				if got.Type != w.Type || got.Method != w.Method || got.URL != w.URL || (got.Body == nil) != (w.Body == nil) ||
 					got.Body != nil && *got.Body != *w.Body {
-					t.Fatalf("request %d: Go builds %s %s %s %v, the k6 script %s %s %s %v",
+					t.Fatalf("request %d: Go builds %s %s %s %v, the first driver %s %s %s %v",
 						i, got.Type, got.Method, got.URL, deref(got.Body), w.Type, w.Method, w.URL, deref(w.Body))
 				}
 			}

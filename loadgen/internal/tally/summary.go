@@ -10,7 +10,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// SchemaVersion is the summary format's version (1 was the k6 script's).
+// SchemaVersion is the summary format's version (1 was the first driver's script; harness/upgrade.py reads it).
 const SchemaVersion = 2
 
 // Latency is a latency distribution's figures, ms.

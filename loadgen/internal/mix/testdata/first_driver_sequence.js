@@ -1,5 +1,5 @@
-// The request sequence of the old k6 script (loadgen-k6/bidbench.js): its hash, salts, weight tables and
-// build() for the given settings, without k6. Usage: node k6_sequence.js '<json settings>'; prints a JSON
+// The request sequence of bidbench's first load script (bidbench.js, before loadgen/): its hash, salts, weight tables and
+// build() for the given settings, in plain JavaScript. Usage: node first_driver_sequence.js '<json settings>'; prints a JSON
 // array of {type, method, url, body} for requests 0..n-1. Kept verbatim where it decides anything.
 'use strict';
 
