@@ -14,6 +14,7 @@ Controls, next to two honest node instances (`node-a`, `node-b`, so that a major
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -48,6 +49,15 @@ def _problems(results: list[CheckResult], part: str, target: str, check: str) ->
     return "\n".join(
         p for r in results if (r.part, r.target, r.check) == (part, target, check) for p in r.problems
     )
+
+
+def _without_syntax(sessions: list[Session]) -> list[Session]:
+    """The sessions without the request-syntax cases (25_http_syntax.yaml): they test the HTTP parser of
+    the app's own stack, and a proxy in front parses and re-encodes every request with its own."""
+    return [
+        dataclasses.replace(s, cases=[c for c in s.cases if c.file != "25_http_syntax.yaml"])
+        for s in sessions
+    ]
 
 
 def test_unsorted_list_queries_are_caught(db: ConformanceDb, sessions: list[Session]) -> None:
@@ -100,7 +110,7 @@ def test_a_skipped_query_is_caught_by_the_parity_check_alone(
 ) -> None:
     cheat = SkippingTarget("node+skip", AppTarget("node"))
     code, results = run_targets(
-        [*_honest(), cheat], ["golden", "dbwork"], db=db, sessions=sessions, quiet=True
+        [*_honest(), cheat], ["golden", "dbwork"], db=db, sessions=_without_syntax(sessions), quiet=True
     )
     assert code != 0
     # The shortcut returns the very same bytes: every golden case passes ...
