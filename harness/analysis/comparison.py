@@ -12,12 +12,37 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.analysis.load import Run, RunSet, load_runs
+from harness.analysis.load import AnalysisError, Run, RunSet, discover, select
 from harness.analysis.metrics import Metric, resolve_metrics, value_of
 from harness.analysis.stats import DEFAULT_RESAMPLES, MetricResult, analyse
 from harness.analysis.usl import UslFit, fit_usl
 
-REGIME_ORDER = {"capacity": 0, "fixed-rate": 1, "scaling": 2, "users": 3, "payload": 4}
+REGIME_ORDER = {
+    "ladder": 0,
+    "ladder-aa": 1,
+    "capacity": 2,
+    "fixed-rate": 3,
+    "scaling": 4,
+    "users": 5,
+    "payload": 6,
+}
+CALIBRATION_REGIME = "ladder-calibration"
+FLOOR_REGIME = "ladder-floor"
+# Never compared as treatments: a calibration only sizes the ladders; the floor is the driver against a
+# static responder, the reference the apps' latencies are read against.
+NOT_COMPARED = (CALIBRATION_REGIME, FLOOR_REGIME)
+
+
+@dataclass(frozen=True)
+class LowerBound:
+    """A group whose value is only "at least X" in some runs: never averaged, never tested."""
+
+    value: float
+    bounded: int
+    runs: int
+
+    def text(self) -> str:
+        return f">= {self.value:,.0f} ({self.bounded} of {self.runs} never failed)"
 
 
 def regime_rank(regime: str) -> int:
@@ -34,6 +59,8 @@ class ComparisonSet:
     labels: list[str]
     runs: list[Run]
     results: list[MetricResult] = field(default_factory=list)
+    bounds: dict[str, dict[str, LowerBound]] = field(default_factory=dict)
+    """metric -> label -> the group's lower bound, for groups left out of that metric's tests."""
 
     @property
     def title(self) -> str:
@@ -64,6 +91,8 @@ class Comparison:
     usl_fits: list[UslFit]
     usl_source: str
     warnings: list[str]
+    floors: list[Run] = field(default_factory=list)
+    """The noise floor's ladders (regime ladder-floor): the driver against a static responder."""
 
     @property
     def runs(self) -> list[Run]:
@@ -90,6 +119,7 @@ def group_sets(runs: Sequence[Run]) -> list[ComparisonSet]:
     """One set per (regime, point). The steps of capacity searches (`*-probe`) are left out when anything
     else is there: their rates are chosen by the search, so they are not repetitions of a planned point
     (the plots of throughput and latency against load still use them)."""
+    runs = [r for r in runs if r.regime not in NOT_COMPARED]
     planned = [r for r in runs if not r.is_probe]
     by_set: dict[tuple[str, str], list[Run]] = defaultdict(list)
     for run in sorted(planned or runs, key=_sort_point):
@@ -153,9 +183,23 @@ def compare(
 
         run_dirs = [paths.RESULTS]
     chosen = resolve_metrics(metrics)
-    runset = load_runs(run_dirs, index, include_invalid)
+    by_regime = metrics is None or not metrics
+    found, sources = discover(run_dirs, index)
+    if not found:
+        raise AnalysisError("no runs found; run `./bidbench run ...` first, or point at a results/ folder")
+    floors = [r for r in found if r.regime == FLOOR_REGIME and floor_usable(r)]
+    calibrations = sum(1 for r in found if r.regime == CALIBRATION_REGIME)
+    compared = [r for r in found if r.regime not in NOT_COMPARED]
+    if not compared:
+        raise AnalysisError(
+            "only calibration or noise-floor ladders found; run `./bidbench ladder` (or another regime) first"
+        )
+    used, excluded = select(compared, include_invalid)
+    runset = RunSet(used, excluded, include_invalid, sources)
     confidence = 1.0 - alpha
     notes: list[str] = []
+    if calibrations:
+        notes.append(f"{calibrations} calibration ladder(s) left out: they only size the ladders' steps")
     labels_all = {r.label for r in runset.runs}
     if baseline is not None and baseline not in labels_all:
         raise ValueError(
@@ -164,11 +208,27 @@ def compare(
     sets = group_sets(runset.runs)
     for cset in sets:
         for metric in chosen:
+            if by_regime and not metric.applies_to(cset.regime):
+                continue
             samples: dict[str, list[float]] = {}
             invalid: dict[str, int] = {}
             for label in cset.labels:
+                members = cset.runs_of(label)
+                bounds = [b for b in (metric.bound(r) for r in members) if b is not None]
+                if bounds:
+                    # Averaging "at least" figures with real ones would understate the group; the
+                    # smallest bound is all the runs support (harness/analysis/ladder.py ladder_row).
+                    cset.bounds.setdefault(metric.key, {})[label] = LowerBound(
+                        min(bounds), len(bounds), len(members)
+                    )
+                    notes.append(
+                        f"{cset.title}, {metric.title}: {label} is left out of the tests: "
+                        f"{len(bounds)} of {len(members)} run(s) never failed, so it is only "
+                        f">= {min(bounds):,.0f}"
+                    )
+                    continue
                 values = []
-                for run in cset.runs_of(label):
+                for run in members:
                     value = value_of(metric, run)
                     if value is not None:
                         values.append(value)
@@ -208,4 +268,15 @@ def compare(
         usl_fits=fits,
         usl_source=source,
         warnings=list(dict.fromkeys(notes)),
+        floors=floors,
     )
+
+
+def floor_usable(run: Run) -> bool:
+    """A floor ladder is usable when it completed with every step valid. Its verdict fails the cost fit
+    by construction (the static responder's CPU is not measured), so that check alone does not count."""
+    if run.status != "completed" or not (run.metrics or {}).get("ladder"):
+        return False
+    checks = (run.verdict or {}).get("checks") or {}
+    failed = [name for name, c in checks.items() if isinstance(c, dict) and c.get("ok") is False]
+    return all(name in ("cost_fit",) for name in failed)

@@ -21,16 +21,44 @@ class Metric:
     source: str  # where in metrics.json, for the report's method notes
     extract: Callable[[Run], float | None]
     explanation: str
+    applies: str = "all"
+    """Which comparison sets the metric belongs to by default: "all", "ladder" (figures only a ladder
+    yields) or "whole-run" (figures over one steady window; over a ladder they mix every step's load)."""
+    lower_bound: Callable[[Run], float | None] | None = None
+    """A run's value when it is only a lower bound ("at least X"). A group holding any such run is never
+    averaged: it is reported as ">= X" and left out of the tests (docs/method.md, "The ladder")."""
 
     def value(self, run: Run) -> float | None:
         return self.extract(run)
+
+    def bound(self, run: Run) -> float | None:
+        return self.lower_bound(run) if self.lower_bound is not None else None
+
+    def applies_to(self, regime: str) -> bool:
+        if self.applies == "all":
+            return True
+        return is_ladder_regime(regime) == (self.applies == "ladder")
 
     def heading(self) -> str:
         return f"{self.title} ({self.unit})" if self.unit else self.title
 
 
+LADDER_REGIMES = ("ladder", "ladder-aa")
+"""Regimes whose runs are whole ladders compared with each other (calibrations and the noise floor are not)."""
+
+
+def is_ladder_regime(regime: str) -> bool:
+    return regime in LADDER_REGIMES
+
+
 def _capacity(run: Run) -> float | None:
+    """A ladder's capacity only when bracketed by a passing and a failing step (capacity_rps is null
+    otherwise); the capacity regime's search result as before."""
     return run.metric("capacity_rps")
+
+
+def _capacity_bound(run: Run) -> float | None:
+    return run.metric("capacity_at_least_rps")
 
 
 def _utilized_pct(run: Run) -> float | None:
@@ -65,6 +93,7 @@ METRICS: dict[str, Metric] = {
             "throughput_rps",
             lambda r: r.metric("throughput_rps"),
             "successful requests per second over the measurement window",
+            applies="whole-run",
         ),
         Metric(
             "capacity",
@@ -73,7 +102,42 @@ METRICS: dict[str, Metric] = {
             True,
             "capacity_rps",
             _capacity,
-            "the highest arrival rate that met the SLO (capacity regime)",
+            "the highest arrival rate that met the SLO: a capacity search's result, or a ladder's passing "
+            "step interpolated towards the failing step right above it. A ladder in which no step failed "
+            "gives only a lower bound (capacity_at_least_rps): its group is shown as '>= X' and left out "
+            "of the tests",
+            lower_bound=_capacity_bound,
+        ),
+        Metric(
+            "cpu_us_per_request",
+            "CPU µs per request",
+            "µs",
+            False,
+            "cpu_us_per_request",
+            lambda r: r.metric("cpu_us_per_request"),
+            "the slope of the instances' CPU time on completed requests over a ladder's steps below "
+            "saturation (least squares; the intercept is the idle CPU): the work one request costs",
+            applies="ladder",
+        ),
+        Metric(
+            "db_us_per_request",
+            "PostgreSQL µs per request",
+            "µs",
+            False,
+            "db_us_per_request",
+            lambda r: r.metric("db_us_per_request"),
+            "the same slope for PostgreSQL's CPU: what each app's requests cost the database",
+            applies="ladder",
+        ),
+        Metric(
+            "saturation_rps",
+            "saturation throughput",
+            "req/s",
+            True,
+            "saturation_rps",
+            lambda r: r.metric("saturation_rps"),
+            "the highest completed rate of any ladder step (the plateau, SLO or not)",
+            applies="ladder",
         ),
         Metric(
             "normalized_throughput",
@@ -82,7 +146,9 @@ METRICS: dict[str, Metric] = {
             True,
             "normalized_throughput",
             lambda r: r.metric("normalized_throughput"),
-            "throughput divided by CPU % (thesis Table 7.2): work per unit of CPU",
+            "work per unit of CPU (thesis Table 7.2). For ladders it is derived from the CPU cost per "
+            "request: 10,000 / CPU µs per request (1 % of a core for a second is 10,000 µs), so it is not "
+            "an independent finding; elsewhere throughput / CPU % at one operating point",
         ),
         Metric(
             "p50",
@@ -92,6 +158,7 @@ METRICS: dict[str, Metric] = {
             "latency_ms.p50",
             lambda r: r.metric("latency_ms", "p50"),
             "the median response time as the load driver saw it, from each request's intended send",
+            applies="whole-run",
         ),
         Metric(
             "p99",
@@ -101,6 +168,7 @@ METRICS: dict[str, Metric] = {
             "latency_ms.p99",
             lambda r: r.metric("latency_ms", "p99"),
             "the response time 99 % of requests beat",
+            applies="whole-run",
         ),
         Metric(
             "cpu",
@@ -110,6 +178,7 @@ METRICS: dict[str, Metric] = {
             "cpu_pct_total",
             lambda r: r.metric("cpu_pct_total"),
             "CPU time of all instances / wall time x 100 (100 % = one core busy)",
+            applies="whole-run",
         ),
         Metric(
             "memory",
@@ -119,6 +188,17 @@ METRICS: dict[str, Metric] = {
             "memory_per_instance_mb",
             lambda r: r.metric("memory_per_instance_mb"),
             "steady-state PSS (RSS where PSS is unavailable), mean over instances",
+        ),
+        Metric(
+            "rps_per_mb",
+            "throughput density",
+            "req/s per MB",
+            True,
+            "rps_per_mb",
+            lambda r: r.metric("rps_per_mb"),
+            "a ladder's capacity (its saturation throughput when no step failed) per MB of memory per "
+            "instance: the Quarkus/Spring comparison's throughput density",
+            applies="ladder",
         ),
     )
 }
@@ -211,6 +291,12 @@ ALIASES: dict[str, str] = {
     "memory_per_instance": "memory",
     "utilized": "utilized_cpu",
     "mean": "mean_latency",
+    "cpu_us": "cpu_us_per_request",
+    "cost": "cpu_us_per_request",
+    "db_us": "db_us_per_request",
+    "saturation": "saturation_rps",
+    "density": "rps_per_mb",
+    "throughput_density": "rps_per_mb",
 }
 
 

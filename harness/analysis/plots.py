@@ -126,6 +126,10 @@ def latency_vs_throughput(comparison: Comparison) -> Figure:
         "the server has spare capacity, then climbs steeply as requests start to queue. The star marks the knee: "
         "the last comfortable operating point (thesis fig 7.4's 'critical point'). The y axis is logarithmic.",
     )
+    from harness.analysis.ladder_report import ladder_latency_figure
+
+    if ladder_latency_figure(comparison, figure) is not None:
+        return figure
     runs = [r for r in comparison.runs if r.regime == "fixed-rate"]
     runs = runs or [r for r in comparison.runs if r.regime == "capacity-probe"]
     runs = [
@@ -134,7 +138,7 @@ def latency_vs_throughput(comparison: Comparison) -> Figure:
         if r.metric("throughput_rps") is not None and r.metric("latency_ms", "p99") is not None
     ]
     if not runs:
-        figure.missing = "no fixed-rate runs (run `./bidbench run` at several --rate values)"
+        figure.missing = "no ladder or fixed-rate runs (run `./bidbench ladder`, or `./bidbench run` at several --rate values)"
         return figure
     colors = _colors({r.label for r in runs})
     fig, ax = plt.subplots(figsize=(7.5, 4.5))

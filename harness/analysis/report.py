@@ -13,6 +13,7 @@ import jinja2
 from harness import __version__
 from harness.analysis import format as fmt
 from harness.analysis.claims_section import claim_tables
+from harness.analysis.ladder_report import first_screen, step_table
 from harness.analysis.manifest import manifest_tables
 from harness.analysis.metrics import ALL_METRICS
 from harness.analysis.plots import all_figures
@@ -52,13 +53,16 @@ SECTIONS: tuple[tuple[str, str], ...] = (
 
 # Sections that appear only when the compared runs have something for them, placed before "manifest".
 OPTIONAL_SECTIONS: tuple[tuple[str, str], ...] = (("claims", "Claims"), ("resilience", "Resilience"))
+# Shown first when the runs hold ladders: the four questions of issue #28 on one screen.
+FIRST_SECTION: tuple[str, str] = ("glance", "At a glance")
 
 
 def sections_for(present: set[str]) -> list[tuple[str, str]]:
     """The navigation: every fixed section, with the optional ones that have content inserted before Manifest."""
     optional = [section for section in OPTIONAL_SECTIONS if section[0] in present]
     at = next(i for i, (sid, _) in enumerate(SECTIONS) if sid == "manifest")
-    return [*SECTIONS[:at], *optional, *SECTIONS[at:]]
+    first = [FIRST_SECTION] if FIRST_SECTION[0] in present else []
+    return [*first, *SECTIONS[:at], *optional, *SECTIONS[at:]]
 
 
 _SIGNED = re.compile(r"^[+-]\d")
@@ -76,11 +80,11 @@ def _cell_class(cell: object) -> str:
 
 
 def headline(comparison: Comparison) -> tuple[str, list[str]]:
-    """Plain sentences for the most informative set (the first capacity set, else the biggest)."""
+    """Plain sentences for the most informative set (the first ladder or capacity set, else the biggest)."""
     if not comparison.sets:
         return "", []
     chosen: ComparisonSet = next(
-        (s for s in comparison.sets if s.regime == "capacity"),
+        (s for s in comparison.sets if s.regime in ("ladder", "capacity")),
         max(comparison.sets, key=lambda s: (len(s.labels), len(s.runs))),
     )
     sentences = []
@@ -118,6 +122,9 @@ def render_html(comparison: Comparison) -> str:
     resilience = resilience_section(comparison)  # fault runs (./bidbench faults), or None
     if resilience:
         present.add("resilience")
+    glance = first_screen(comparison)  # ladder runs, or None
+    if glance:
+        present.add("glance")
     return template.render(
         subtitle=(
             f"{len(comparison.runs)} runs of {', '.join(comparison.labels) or 'nothing'}; "
@@ -126,6 +133,8 @@ def render_html(comparison: Comparison) -> str:
         sections=sections_for(present),
         claim_tables=claims,
         resilience=resilience,
+        glance=glance,
+        ladder_steps=step_table(comparison),
         banner_invalid=banner_invalid,
         banner_excluded=banner_excluded,
         n_runs=len(comparison.runs),

@@ -87,6 +87,15 @@ TEMPLATE = r"""<!DOCTYPE html>
   </figure>
 {%- endmacro %}
 
+{% if glance %}
+<section id="glance">
+  <h2>At a glance: {{ glance.title }}</h2>
+  <ul class="verdicts">{% for s in glance.sentences %}<li>{{ s }}</li>{% endfor %}</ul>
+  {{ render_figure(glance.figure) }}
+  {{ render_table(glance.table) }}
+</section>
+{% endif %}
+
 <section id="overview">
   <h2>Overview</h2>
   <p>{{ n_runs }} runs used ({{ n_invalid_used }} of them invalid), {{ n_excluded }} excluded, from {{ sources }}.
@@ -133,6 +142,7 @@ TEMPLATE = r"""<!DOCTYPE html>
 <section id="latency">
   <h2>Latency against throughput</h2>
   {{ render_figure(figures["fig-latency-throughput"]) }}
+  {% if not ladder_steps.is_empty %}{{ render_table(ladder_steps, collapsed=True) }}{% endif %}
 </section>
 
 <section id="normalized">

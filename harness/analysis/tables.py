@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from harness.analysis import format as fmt
 from harness.analysis.load import Run, as_float, get_path
 from harness.analysis.metrics import ALL_METRICS
-from harness.analysis.stats import PairTest, Summary, stable_seed, summarize
+from harness.analysis.stats import MetricResult, PairTest, Summary, stable_seed, summarize
 
 if TYPE_CHECKING:
     from harness.analysis.comparison import Comparison, ComparisonSet
@@ -74,20 +74,35 @@ def verdict_table(cset: ComparisonSet, comparison: Comparison) -> Table:
     styles: list[list[str]] = []
     records: list[dict[str, Any]] = []
     notes: list[str] = []
-    for result in cset.results:
+    bounded_only = [k for k in cset.bounds if cset.result(k) is None]
+    for result in [*cset.results, *(MetricResult(k, [], [], None, None, []) for k in bounded_only)]:
         metric = ALL_METRICS[result.metric]
+        bounds = cset.bounds.get(result.metric, {})
         row = [metric.heading()]
         style = [""]
         for label in labels:
             summary = result.summary(label)
-            row.append(fmt.mean_pm(summary) if summary else "-")
+            if label in bounds:
+                row.append(bounds[label].text())
+            else:
+                row.append(fmt.mean_pm(summary) if summary else "-")
             style.append("flag" if summary and summary.invalid_runs else "")
         for label in others:
+            if label in bounds or baseline in bounds:
+                row.append("not tested (a lower bound)")
+                style.append("")
+                continue
             pair = result.vs_baseline(label)
             row.append(fmt.verdict(pair))
             style.append(verdict_style(pair, metric.higher_is_better))
         rows.append(row)
         styles.append(style)
+        if bounds:
+            notes.append(
+                f"{metric.title}: "
+                + ", ".join(f"{lb} {b.text()}" for lb, b in bounds.items())
+                + ": lower bounds, never averaged; left out of the ANOVA and the pairwise tests"
+            )
         if result.omnibus is not None:
             om = result.omnibus
             notes.append(
@@ -215,7 +230,14 @@ def anova_table(comparison: Comparison) -> Table:
         "post hoc",
     ]
     rows = []
+    notes: list[str] = []
     for cset in comparison.sets:
+        for key, left_out in cset.bounds.items():
+            notes.append(
+                f"{cset.title}, {ALL_METRICS[key].title}: "
+                + ", ".join(f"{lb} ({b.text()})" for lb, b in left_out.items())
+                + " left out of the test: only a lower bound"
+            )
         for result in cset.results:
             om = result.omnibus
             if om is None:
@@ -247,6 +269,7 @@ def anova_table(comparison: Comparison) -> Table:
         "variation (sqrt(MS error) / mean). 'ns': not significant. Levene's test (median-centred) chooses the "
         "path: equal variances -> ANOVA and Tukey HSD; unequal -> Welch's ANOVA and Games-Howell.",
         "seed 004",
+        notes=notes,
         empty="no comparison has three or more groups",
     )
 
