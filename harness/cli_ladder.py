@@ -57,8 +57,10 @@ def register(app: typer.Typer) -> None:
         given = tuple(_positive_floats(rates, "--rates")) if rates else ()
         settings = replace(LadderSettings(), steps=len(given) or steps, step_s=_parse_duration(step))
         chosen_mix = "bare" if endpoint == "health" else mix
+        # The runtime floor is a variant of its own, so comparisons keep it apart from the CRUD ladders.
+        variant = "health" if endpoint == "health" else "default"
         base = _base_plan(
-            chosen_mix, 0.0, settings.warmup_s, _sized_cpus(cpus), {}, endpoint, 1, 42, slo_p99, slo_mean
+            chosen_mix, 0.0, settings.warmup_s, _sized_cpus(cpus), {}, variant, 1, 42, slo_p99, slo_mean
         )
         plan = LadderPlan(
             impls, base, repetitions, counts, settings, {i: given for i in impls} if given else {}
