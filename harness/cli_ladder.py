@@ -43,6 +43,9 @@ def register(app: typer.Typer) -> None:
         ] = None,
         slo_p99: Annotated[float, typer.Option(help="SLO p99 bound (ms).")] = 50.0,
         slo_mean: Annotated[float, typer.Option(help="SLO mean bound (ms).")] = 8.0,
+        floor: Annotated[
+            bool, typer.Option(help="Then the noise floor: the driver against static nginx at the top rates.")
+        ] = False,
     ) -> None:
         from dataclasses import replace
 
@@ -70,6 +73,10 @@ def register(app: typer.Typer) -> None:
             f"{settings.steps} steps of {settings.step_s:g} s, {chosen_mix} mix"
         )
         outcomes = run_ladders(plan, on_outcome=_print_outcome)
+        if floor:
+            from harness.regimes.floor import floor_after_ladders
+
+            floor_after_ladders(plan, outcomes)
         print_ladder_table(
             f"ladders ({chosen_mix} mix, {_sized_cpus(cpus):g} CPU per instance)",
             {f"{i} x{n}": runs for (i, n), runs in outcomes.items()},
