@@ -239,7 +239,8 @@ def test(
     only: Annotated[
         list[str] | None,
         typer.Option(
-            "--only", help="Run just these suites: loadgen, python, java, node, php, conformance (repeatable)."
+            "--only",
+            help="Run just these suites: loadgen, python, java, node, php, conformance (repeatable).",
         ),
     ] = None,
     pytest_args: Annotated[list[str] | None, typer.Argument(help="Extra arguments passed to pytest.")] = None,
@@ -545,13 +546,14 @@ def demo() -> None:
 
 
 def _register_regimes() -> None:
-    from harness import cli_collect, cli_faults, cli_ladder, cli_overhead, cli_regimes
+    from harness import cli_aa, cli_collect, cli_faults, cli_ladder, cli_overhead, cli_regimes
     from harness.claims.cli import register as register_claims
 
     cli_regimes.register(app)
     cli_faults.register(app)
     cli_collect.register(app)
     cli_ladder.register(app)
+    cli_aa.register(app)
     cli_overhead.register(app)
     register_claims(app)
 

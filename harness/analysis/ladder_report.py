@@ -412,8 +412,12 @@ def _answer(
         others = []
         for label, other in ranked[1:]:
             differs = _differs(result, best, label)
-            judged = {True: "significantly", False: "not significantly", None: "untested,"}[differs]
-            others.append(f"{label} {other:,.{digits}f} ({judged} different)")
+            judged = {
+                True: "significantly different",
+                False: "not significantly different",
+                None: "not tested: fewer than 3 ladders",
+            }[differs]
+            others.append(f"{label} {other:,.{digits}f} ({judged})")
         if others:
             parts.append("; " + ", ".join(others))
     for label, bound in bounds.items():

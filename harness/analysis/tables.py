@@ -356,6 +356,9 @@ def _instances_text(runs: Sequence[Run]) -> str:
 
 def _throughput_or_capacity(run: Run) -> float | None:
     capacity = run.metric("capacity_rps")
+    if (run.metrics or {}).get("ladder") is not None:
+        # A ladder's whole-run throughput mixes every step's load; an unbracketed capacity is a bound.
+        return capacity
     return capacity if capacity is not None else run.metric("throughput_rps")
 
 
@@ -454,7 +457,13 @@ def normalized_table(comparison: Comparison) -> Table:
         ["implementation", "instances", "point", "CPU %", thr_name, "normalized (req/s per CPU %)", "n"],
         rows,
         f"Normalized throughput = successful requests per second / CPU % (metrics.json normalized_throughput). "
-        f"Mean with {comparison.confidence:.0%} CI, from {source}.",
+        f"Mean with {comparison.confidence:.0%} CI, from {source}."
+        + (
+            " For ladders it is derived from the CPU cost per request (10,000 / CPU µs per request), not from "
+            "this CPU % and throughput; a ladder's capacity is shown only where a failing step bracketed it."
+            if any((r.metrics or {}).get("ladder") is not None for r in runs)
+            else ""
+        ),
         "seed 003 Table 7.2",
         records,
     )

@@ -1,0 +1,127 @@
+"""`./bidbench aa`: the same app against itself (harness/regimes/aa.py)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from harness.console import UserError, console
+
+AA_HELP = """A/A: the same app against itself. Two interleaved groups of fresh-start ladders (A, B, A, B, ...)
+at the same rates (one calibration sizes them), then the verdict table for every ladder metric: Welch's
+test, the difference B - A with its 95 % interval, and "no significant difference" or "differs". Nothing
+differs between the groups but chance, so a "differs" is a false positive of the statistics.
+
+Example: ./bidbench aa --impl node --repetitions 5   (5 + 5 fresh starts, about 8 minutes)"""
+
+
+def register(app: typer.Typer) -> None:
+    @app.command(help=AA_HELP)
+    def aa(
+        impl: Annotated[str, typer.Option(help="One implementation: java, node or php.")],
+        repetitions: Annotated[
+            int, typer.Option("--repetitions", "-r", min=1, help="Ladders per group (A and B each).")
+        ] = 5,
+        cpus: Annotated[
+            float | None, typer.Option(help="CPU limit per instance (default: the sizing rule). 0: none.")
+        ] = None,
+        mix: Annotated[str, typer.Option(help="Request mix: browse, bid, mixed.")] = "browse",
+        steps: Annotated[int, typer.Option(min=3, help="Steps per ladder.")] = 8,
+        step: Annotated[str, typer.Option(help="Length of each step.")] = "4s",
+        rates: Annotated[
+            str | None, typer.Option(help="The steps' rates, e.g. 200,300,450 (skips the calibration).")
+        ] = None,
+        slo_p99: Annotated[float, typer.Option(help="SLO p99 bound (ms).")] = 50.0,
+        slo_mean: Annotated[float, typer.Option(help="SLO mean bound (ms).")] = 8.0,
+        alpha: Annotated[float, typer.Option(help="Significance level of each test.")] = 0.05,
+    ) -> None:
+        from dataclasses import replace
+
+        from harness import paths
+        from harness.cli import _parse_duration
+        from harness.cli_ladder import _positive_floats
+        from harness.cli_regimes import _base_plan, _impls, _sized_cpus
+        from harness.regimes.aa import AaPlan, aa_verdicts, run_aa, runs_of
+        from harness.regimes.ladder import LadderSettings
+
+        chosen = _impls(impl)
+        if len(chosen) != 1:
+            raise UserError(f"--impl takes one implementation for an A/A run; got {impl!r}")
+        if not 0 < alpha < 0.5:
+            raise UserError(f"--alpha must be between 0 and 0.5; got {alpha:g}")
+        given = tuple(_positive_floats(rates, "--rates")) if rates else ()
+        settings = replace(LadderSettings(), steps=len(given) or steps, step_s=_parse_duration(step))
+        base = _base_plan(
+            mix, 0.0, settings.warmup_s, _sized_cpus(cpus), {}, "crud", 1, 42, slo_p99, slo_mean
+        )
+        plan = AaPlan(chosen[0], base, repetitions, settings, given)
+        console.print(
+            f"A/A: {plan.impl} against itself, {repetitions} + {repetitions} fresh starts interleaved, "
+            f"{settings.steps} steps of {settings.step_s:g} s, {mix} mix"
+        )
+        used, outcomes = run_aa(plan, on_outcome=_print_outcome)
+        group_a, group_b = runs_of(outcomes["A"]), runs_of(outcomes["B"])
+        rows = aa_verdicts(group_a, group_b, alpha)
+        print_aa_table(plan.impl, rows, group_a, group_b, alpha)
+        record = {
+            "impl": plan.impl,
+            "created_utc": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "rates": list(used),
+            "alpha": alpha,
+            "groups": {g: [str(o.folder.path) for o in runs] for g, runs in outcomes.items()},
+            "rows": [r.to_json() for r in rows],
+        }
+        target = paths.RESULTS / "aa" / f"{record['created_utc'].replace(':', '')}-{plan.impl}.json"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(record, indent=2))
+        console.print(f"A/A table stored in {target}")
+
+
+def _print_outcome(group: str, repetition: int, outcome: object) -> None:
+    from harness.cli_ladder import _print_outcome as print_ladder
+
+    print_ladder(f"A/A {group}", 1, repetition, outcome)
+
+
+def _fmt(value: float | None, digits: int = 1) -> str:
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def print_aa_table(
+    impl: str, rows: Sequence[object], group_a: Sequence[object], group_b: Sequence[object], alpha: float
+) -> None:
+    from harness.regimes.aa import DIFFERS, AaRow
+
+    valid_a = sum(1 for r in group_a if getattr(r, "is_valid", False))
+    valid_b = sum(1 for r in group_b if getattr(r, "is_valid", False))
+    table = Table(
+        title=f"A/A {impl}: group B against group A (valid ladders A {valid_a} of {len(group_a)}, "
+        f"B {valid_b} of {len(group_b)})"
+    )
+    for column in ("metric", "A mean", "B mean", "B - A [95 % CI]", "test", "p", "Holm p", "verdict"):
+        table.add_column(column, justify="left" if column in ("metric", "verdict", "test") else "right")
+    for row in rows:
+        assert isinstance(row, AaRow)
+        ci = f" [{_fmt(row.difference_ci[0])}, {_fmt(row.difference_ci[1])}]" if row.difference_ci else ""
+        verdict = f"[bold red]{row.verdict}[/]" if row.verdict == DIFFERS else row.verdict
+        table.add_row(
+            f"{row.title} ({row.unit})",
+            f"{_fmt(row.mean_a)} (n={row.n_a})",
+            f"{_fmt(row.mean_b)} (n={row.n_b})",
+            _fmt(row.difference) + ci,
+            row.test,
+            _fmt(row.p_value, 3),
+            _fmt(row.holm_p, 3),
+            verdict,
+        )
+    console.print(table)
+    console.print(
+        f"Welch's t-test per metric at alpha {alpha:g}. The groups differ only by chance, so each 'differs' "
+        f"is a false positive; over {len(rows)} metrics about {1 - (1 - alpha) ** len(rows):.0%} of A/A runs "
+        "show one. The Holm-adjusted p corrects for testing them all."
+    )

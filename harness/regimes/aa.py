@@ -1,0 +1,170 @@
+"""A/A (issue #28): the same app against itself, two interleaved groups of fresh-start ladders (A, B, A, B,
+...) at the same rates, then the verdict table for every ladder metric. Nothing differs between the groups
+but chance, so a "differs" is a false positive: the standing check that the statistics do not invent
+differences. With K metrics tested at alpha each, about 1 - (1 - alpha)^K of A/A runs show at least one
+by chance alone (K = 7, alpha = 0.05: 30 %); the Holm-adjusted p says whether one survives the family.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+import numpy as np
+from scipy import stats as sps
+from statsmodels.stats.multitest import multipletests
+
+from harness.analysis.load import Run, read_run
+from harness.analysis.metrics import ALL_METRICS
+from harness.analysis.stats import MIN_N_INFERENCE, two_sample_test
+from harness.regimes.ladder import (
+    LadderSettings,
+    _prewarm_rate,
+    calibrate,
+    ladder_plan,
+    ladder_rates,
+    run_one,
+)
+from harness.run import RunOutcome, RunPlan
+
+REGIME = "ladder-aa"
+GROUPS = ("A", "B")
+AA_METRICS = (
+    "cpu_us_per_request",
+    "db_us_per_request",
+    "capacity",
+    "saturation_rps",
+    "memory",
+    "rps_per_mb",
+    "normalized_throughput",
+)
+SAME = "no significant difference"
+DIFFERS = "differs"
+
+
+@dataclass(frozen=True)
+class AaPlan:
+    impl: str
+    base: RunPlan
+    repetitions: int
+    settings: LadderSettings
+    rates: tuple[float, ...] = ()
+    """The ladder's rates; empty: one calibration ladder sizes them, and both groups reuse them."""
+
+
+@dataclass(frozen=True)
+class AaRow:
+    metric: str
+    title: str
+    unit: str
+    n_a: int
+    n_b: int
+    mean_a: float | None
+    mean_b: float | None
+    difference: float | None
+    """mean(B) - mean(A)."""
+    difference_ci: tuple[float, float] | None
+    test: str
+    p_value: float | None
+    holm_p: float | None
+    verdict: str
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["difference_ci"] = list(self.difference_ci) if self.difference_ci else None
+        return out
+
+
+def _welch_ci(a: np.ndarray, b: np.ndarray, confidence: float) -> tuple[float, float] | None:
+    """Welch's interval for mean(b) - mean(a), the same test's interval (scipy)."""
+    if np.all(a == a[0]) and np.all(b == b[0]):
+        diff = float(b[0] - a[0])
+        return (diff, diff)
+    interval = sps.ttest_ind(b, a, equal_var=False).confidence_interval(confidence)
+    low, high = float(interval.low), float(interval.high)
+    return (low, high) if math.isfinite(low) and math.isfinite(high) else None
+
+
+def aa_verdicts(
+    group_a: Sequence[Run], group_b: Sequence[Run], alpha: float = 0.05, metrics: Sequence[str] = AA_METRICS
+) -> list[AaRow]:
+    """One row per metric over the valid ladders of each group: Welch's test (harness/analysis/stats.py
+    two_sample_test), the difference with its interval and the verdict. A metric that is only a lower
+    bound in some ladder (a capacity no step failed) is not tested, as in the comparison report."""
+    valid_a = [r for r in group_a if r.is_valid]
+    valid_b = [r for r in group_b if r.is_valid]
+    rows: list[AaRow] = []
+    for key in metrics:
+        metric = ALL_METRICS[key]
+        bounded = [r for r in (*valid_a, *valid_b) if metric.bound(r) is not None]
+        a = np.asarray([v for v in (metric.value(r) for r in valid_a) if v is not None], dtype=float)
+        b = np.asarray([v for v in (metric.value(r) for r in valid_b) if v is not None], dtype=float)
+        mean_a = float(a.mean()) if a.size else None
+        mean_b = float(b.mean()) if b.size else None
+        diff = mean_b - mean_a if mean_a is not None and mean_b is not None else None
+        row = dict(
+            metric=key,
+            title=metric.title,
+            unit=metric.unit,
+            n_a=int(a.size),
+            n_b=int(b.size),
+            mean_a=mean_a,
+            mean_b=mean_b,
+            difference=diff,
+            difference_ci=None,
+            test="none",
+            p_value=None,
+            holm_p=None,
+        )
+        if bounded:
+            rows.append(AaRow(**row, verdict=f"not tested: {len(bounded)} ladder(s) give only a lower bound"))
+            continue
+        if a.size < MIN_N_INFERENCE or b.size < MIN_N_INFERENCE:
+            rows.append(AaRow(**row, verdict=f"not tested: n < {MIN_N_INFERENCE} in a group"))
+            continue
+        name, p, note = two_sample_test(a, b, "welch")
+        row.update(test=name, p_value=p, difference_ci=_welch_ci(a, b, 1 - alpha))
+        if p is None:
+            rows.append(AaRow(**row, verdict=f"not tested: {note}"))
+            continue
+        rows.append(AaRow(**row, verdict=DIFFERS if p < alpha else SAME))
+    tested = [i for i, r in enumerate(rows) if r.p_value is not None]
+    if tested:
+        adjusted = multipletests([rows[i].p_value for i in tested], alpha=alpha, method="holm")[1]
+        for i, holm in zip(tested, adjusted, strict=True):
+            rows[i] = replace(rows[i], holm_p=float(holm))
+    return rows
+
+
+def run_aa(
+    plan: AaPlan,
+    on_outcome: Callable[[str, int, RunOutcome], None] = lambda *_: None,
+    quiet: bool = False,
+) -> tuple[tuple[float, ...], dict[str, list[RunOutcome]]]:
+    """Calibrate once (unless rates are given), then A, B, A, B, ... fresh starts at the same rates."""
+    base = replace(plan.base, impl=plan.impl)
+    rates = plan.rates
+    if not rates:
+        failing, outcome = calibrate(base, plan.settings, 1, quiet)
+        on_outcome("calibration", -1, outcome)
+        rates = ladder_rates(failing, plan.settings)
+    outcomes: dict[str, list[RunOutcome]] = {g: [] for g in GROUPS}
+    for repetition in range(plan.repetitions):
+        for group in GROUPS:
+            run_plan = replace(
+                ladder_plan(base, plan.impl, 1, repetition, rates, plan.settings),
+                regime=REGIME,
+                variant=group,
+                group="",
+            )
+            outcome = run_one(run_plan, prewarm_rate=_prewarm_rate(rates), quiet=quiet)
+            outcomes[group].append(outcome)
+            on_outcome(group, repetition, outcome)
+    return rates, outcomes
+
+
+def runs_of(outcomes: Sequence[RunOutcome]) -> list[Run]:
+    """The stored folders, read back as the analysis reads them (so the table is the folders' table)."""
+    return [read_run(o.folder.path) for o in outcomes]
