@@ -1,7 +1,8 @@
 'use strict'
 
 // The HTTP server: node:http with the request-handling order of contract/README.md.
-//   0 request syntax (400, 417)  1 body size (413)  2 route (404)  3 method (405)  4 path id  5 query  6 content type (415)  7 body
+//   0 request syntax (400, 417)  1 body size (413)  2 route (404)  3 method (405)  4 path id  5 query
+//   6 content type (415)  7 body
 //   8 database work (handlers)
 // The body is read before routing because a too-large body wins over every other answer, on every route.
 
@@ -209,7 +210,8 @@ function createServer({ router, logger, serverTimingEnabled, gated = false }) {
   // An Expect other than 100-continue (step 0): 417 with the contract's body. Node's default is a bare 417.
   server.on('checkExpectation', (req, res) => {
     const exchange = { req, res, start: clock ? performance.now() : 0, timer: new DbTimer(clock), target: null }
-    fail(exchange, new HttpError(errors.expectationFailed.status, errors.expectationFailed.code, errors.expectationFailed.message))
+    const { status, code, message } = errors.expectationFailed
+    fail(exchange, new HttpError(status, code, message))
   })
 
   // CONNECT goes to the 'connect' event, never to the request handler; without a listener Node closes

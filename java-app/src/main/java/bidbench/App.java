@@ -57,7 +57,8 @@ public final class App implements AutoCloseable {
             // An absolute-form target is routed on its path and its authority wins over the Host header
             // (RFC 9112 §3.2.2, contract "Request syntax"), as in nginx and the Node app; Jetty's default
             // refuses a mismatch with 400.
-            http.setHttpCompliance(HttpCompliance.RFC9110.with("BIDBENCH", HttpCompliance.Violation.MISMATCHED_AUTHORITY));
+            http.setHttpCompliance(
+                    HttpCompliance.RFC9110.with("BIDBENCH", HttpCompliance.Violation.MISMATCHED_AUTHORITY));
 
             ServerConnector connector = new ServerConnector(server, new HttpConnectionFactory(http));
             connector.setHost(config.host());

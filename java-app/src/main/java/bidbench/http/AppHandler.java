@@ -79,7 +79,8 @@ public final class AppHandler extends Handler.Abstract {
             @Override
             public void onAbort(Throwable failure) {
                 // The client stopped sending its body (reset, closed): there is no one to answer.
-                LOG.debug("request body read failed on {} {}", request.getMethod(), request.getHttpURI().getPath(), failure);
+                LOG.debug("request body read failed on {} {}", request.getMethod(),
+                        request.getHttpURI().getPath(), failure);
                 callback.failed(failure);
             }
         });
