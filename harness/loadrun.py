@@ -127,6 +127,7 @@ class DriverProcess:
         self.group = group
         self.proc: subprocess.Popen[bytes] | None = None
         self._last: dict[str, object] | None = None
+        self.steps: list[dict[str, object]] = []
         self._offset = 0
 
     def start(self) -> None:
@@ -146,9 +147,14 @@ class DriverProcess:
         self._offset += len(complete)
         for line in complete.splitlines():
             try:
-                self._last = json.loads(line)
+                record = json.loads(line)
             except ValueError:
                 continue
+            # A ladder's step verdicts share the file with the once-a-second lines.
+            if isinstance(record, dict) and "step" in record:
+                self.steps.append(record)
+            elif isinstance(record, dict):
+                self._last = record
         return self._last
 
     def requests_so_far(self) -> int | None:
