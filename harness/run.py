@@ -502,7 +502,7 @@ class Session:
                         phase,
                         completed=min(now - t_start, t_end - t_start),
                         total=t_end - t_start,
-                        live=f"{rate}  CPU {cpu:.0f} %",
+                        live=f"{rate}  CPU {cpu:.0f} %" + _last_step_text(driver.steps),
                     )
                     dead = [d for i in self.instances if not hooks.tolerated(i) for d in i.exited()]
                     if dead:
@@ -579,6 +579,15 @@ def _ladder_digest(
         rps_per_mb=best / memory if best and memory else None,
     )
     return metrics, ladderdigest.ladder_verdict(records, outcome, plan.slo, stopped)
+
+
+def _last_step_text(steps: list[dict[str, Any]]) -> str:
+    """A ladder's newest step verdict, for the progress line."""
+    if not steps:
+        return ""
+    last = steps[-1]
+    verdict = "overloaded" if last.get("overloaded") else "ok"
+    return f"  step {int(last['step']) + 1}: {float(last['rate']):,.0f} req/s, p99 {last.get('p99_ms')} ms, {verdict}"
 
 
 def new_session_id() -> str:
