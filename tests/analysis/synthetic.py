@@ -564,3 +564,249 @@ def full_study(
         failure="node exited with status 137 during warm-up",
     )
     return Study(root, writer, truth, invalid_runs=2, failed_runs=1)
+
+
+# ---- ladders (issue #28) -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LadderTruth:
+    """One app's ladder: CPU cost per request, idle CPU, where its p99 crosses the SLO, its memory."""
+
+    cost_us: float
+    idle_pct: float
+    break_rate: float  # p99 climbs past the SLO just above this rate
+    saturation_rps: float  # completed throughput cannot exceed it
+    memory_mb: float
+    db_cost_us: float = 150.0
+    p99_low_ms: float = 4.0
+    cv: float = 0.02
+
+
+LADDER_TRUTH: dict[str, LadderTruth] = {
+    "java": LadderTruth(
+        cost_us=120.0, idle_pct=4.0, break_rate=1500.0, saturation_rps=1800.0, memory_mb=190.0
+    ),
+    "node": LadderTruth(
+        cost_us=170.0, idle_pct=1.0, break_rate=1000.0, saturation_rps=1200.0, memory_mb=70.0
+    ),
+    "php": LadderTruth(cost_us=500.0, idle_pct=0.5, break_rate=700.0, saturation_rps=800.0, memory_mb=38.0),
+}
+LADDER_RATES = (300.0, 450.0, 650.0, 900.0, 1250.0, 1750.0, 2400.0)
+
+
+def ladder_steps(
+    truth: LadderTruth,
+    rates: Sequence[float],
+    rng: np.random.Generator,
+    *,
+    step_s: float = 2.0,
+    throttled_above: float | None = None,
+    p99_scale: float = 1.0,
+    slo_p99_ms: float = 50.0,
+) -> list[dict[str, Any]]:
+    """Step records in metrics.json's form. CPU seconds = idle + cost x completed, with noise; the p99
+    is flat below break_rate and climbs tenfold per step above it; steps above `throttled_above` spend
+    60 % of their CFS periods throttled."""
+    steps = []
+    for index, rate in enumerate(rates):
+        served = min(rate, truth.saturation_rps)
+        completed = int(round(served * step_s))
+        over = rate > truth.break_rate
+        p99 = truth.p99_low_ms * p99_scale * (1.0 + rng.normal(0.0, truth.cv))
+        if over:
+            p99 = slo_p99_ms * 3.0 * (rate / truth.break_rate) ** 2
+        cpu_s = truth.idle_pct / 100 * step_s + truth.cost_us * 1e-6 * completed
+        cpu_s *= 1.0 + rng.normal(0.0, truth.cv / 4)
+        db_s = 0.02 * step_s + truth.db_cost_us * 1e-6 * completed
+        share = 0.6 if throttled_above is not None and rate > throttled_above else 0.01
+        kept_up = served >= 0.95 * rate
+        steps.append(
+            {
+                "index": index,
+                "rate": float(rate),
+                "step_s": step_s,
+                "requests": int(round(rate * step_s)),
+                "completed": completed,
+                "ok": completed,
+                "app_errors": 0,
+                "sys_errors": 0,
+                "late_sends": 0,
+                "throughput_rps": completed / step_s,
+                "finished_in_window": completed,
+                "p50_ms": p99 / 4,
+                "p99_ms": p99,
+                "mean_ms": p99 / 3,
+                "latency_ms": latency_block(p99 / 4 / 3.0 / 1.4 * 4, 3.0),
+                "instance_cpu_s": cpu_s,
+                "instance_cpu_pct": cpu_s / step_s * 100,
+                "db_cpu_s": db_s,
+                "db_cpu_pct": db_s / step_s * 100,
+                "loadgen_cpu_pct": 10.0,
+                "host_busy_pct": 50.0,
+                "pss_mb": truth.memory_mb,
+                "rss_mb": truth.memory_mb * 1.1,
+                "kept_up": kept_up,
+                "slo_met": kept_up and p99 <= slo_p99_ms,
+                "valid": True,
+                "problems": [],
+                "throttling": [
+                    {
+                        "periods": int(step_s * 100),
+                        "throttled_periods": int(step_s * 100 * share),
+                        "throttled_share": share,
+                        "throttled_s": share * step_s * 0.05,
+                        "span_s": step_s,
+                    }
+                ],
+                "throttled_share": share,
+            }
+        )
+    return steps
+
+
+def ladder_metrics(
+    steps: Sequence[Mapping[str, Any]], memory_mb: float, slo_p99_ms: float = 50.0
+) -> dict[str, Any]:
+    """A ladder's metrics.json: whole-run fields plus the yield, computed as the runner computes it."""
+    from harness.analysis import ladder as yields
+
+    cost = yields.cost_fit(steps, "instance_cpu_s")
+    db_cost = yields.cost_fit(steps, "db_cpu_s")
+    cap = yields.capacity(steps, slo_p99_ms)
+    saturation = yields.saturation(steps)
+    window = sum(float(s["step_s"]) for s in steps)
+    ok = sum(int(s["ok"]) for s in steps)
+    cpu = sum(float(s["instance_cpu_s"]) for s in steps) / window * 100
+    metrics = make_metrics(
+        throughput=ok / window,
+        offered=float(steps[0]["rate"]),
+        cpu_pct_total=cpu,
+        memory_mb=memory_mb,
+        p50_ms=2.0,
+        app_errors_pct=0.0,
+        window_s=window,
+    )
+    best = cap.rps if cap else saturation
+    metrics.update(
+        ladder={
+            "rates": [s["rate"] for s in steps],
+            "step_s": steps[0]["step_s"],
+            "completed_steps": len(steps),
+            "stopped": "all steps done",
+            "stop_p99_ms": slo_p99_ms,
+            "stop_after": 2,
+            "steps": list(steps),
+            "cpu_cost": cost.to_json() if cost else None,
+            "db_cost": db_cost.to_json() if db_cost else None,
+            "capacity": cap.to_json() if cap else None,
+            "saturation_rps": saturation,
+        },
+        cpu_us_per_request=cost.us_per_request if cost else None,
+        db_us_per_request=db_cost.us_per_request if db_cost else None,
+        capacity_rps=cap.rps if cap and cap.bracketed else None,
+        capacity_at_least_rps=cap.rps if cap and not cap.bracketed else None,
+        saturation_rps=saturation,
+        normalized_throughput=1e4 / cost.us_per_request if cost and cost.us_per_request > 0 else None,
+        rps_per_mb=best / memory_mb if best else None,
+    )
+    return metrics
+
+
+def write_ladders(
+    writer: Writer,
+    impls: Sequence[str] = ("java", "node", "php"),
+    *,
+    reps: int = 5,
+    seed: int = 11,
+    rates: Mapping[str, Sequence[float]] | None = None,
+    regime: str = "ladder",
+    variants: Sequence[str] = ("crud",),
+    unbracketed: Mapping[str, int] | None = None,
+    throttled_above: Mapping[str, float] | None = None,
+    invalid: Mapping[str, int] | None = None,
+) -> list[Path]:
+    """Interleaved ladders (impl by impl, variant by variant, per repetition). `unbracketed[impl]` ladders
+    of that impl stop below its break rate, so no step fails and the capacity is only a lower bound;
+    `invalid[impl]` of its ladders are marked invalid."""
+    rng = np.random.default_rng(seed)
+    written = []
+    for rep in range(reps):
+        for impl in impls:
+            for variant in variants:
+                truth = LADDER_TRUTH[impl]
+                steps_rates = tuple((rates or {}).get(impl, LADDER_RATES))
+                if rep < (unbracketed or {}).get(impl, 0):
+                    steps_rates = tuple(r for r in steps_rates if r <= truth.break_rate)
+                steps = ladder_steps(
+                    truth, steps_rates, rng, throttled_above=(throttled_above or {}).get(impl)
+                )
+                memory = noisy(rng, truth.memory_mb, truth.cv)
+                bad = rep < (invalid or {}).get(impl, 0)
+                written.append(
+                    writer.write_run(
+                        impl=impl,
+                        variant=variant,
+                        regime=regime,
+                        point={"instances": 1},
+                        repetition=rep,
+                        metrics=ladder_metrics(steps, memory),
+                        valid=not bad,
+                        reasons=["step 2 (650 req/s): the host was 97 % busy"] if bad else (),
+                    )
+                )
+    return written
+
+
+def write_floor(writer: Writer, rates: Sequence[float] = LADDER_RATES, p99_ms: float = 1.5) -> Path:
+    """A noise-floor ladder: the driver against a static responder, no CPU measured (no cost fit)."""
+    steps = []
+    for index, rate in enumerate(rates):
+        completed = int(rate * 2)
+        steps.append(
+            {
+                "index": index,
+                "rate": float(rate),
+                "step_s": 2.0,
+                "requests": completed,
+                "completed": completed,
+                "ok": completed,
+                "app_errors": 0,
+                "sys_errors": 0,
+                "late_sends": 0,
+                "throughput_rps": float(rate),
+                "p50_ms": p99_ms / 10,
+                "p99_ms": p99_ms,
+                "mean_ms": p99_ms / 5,
+                "kept_up": True,
+                "slo_met": True,
+                "valid": True,
+                "problems": [],
+                "throttling": [],
+                "throttled_share": None,
+            }
+        )
+    metrics = make_metrics(
+        throughput=float(rates[0]), offered=float(rates[0]), cpu_pct_total=1.0, memory_mb=1.0, p50_ms=0.1
+    )
+    metrics.update(
+        ladder={"rates": list(rates), "step_s": 2.0, "steps": steps, "cpu_cost": None, "capacity": None},
+        cpu_us_per_request=None,
+        capacity_rps=None,
+        capacity_at_least_rps=float(rates[-1]),
+    )
+    folder = writer.write_run(
+        impl="nginx",
+        variant="static",
+        regime="ladder-floor",
+        point={"instances": 1},
+        repetition=0,
+        metrics=metrics,
+        valid=False,
+        reasons=["fewer than two steps below saturation: no cost per request"],
+    )
+    verdict_path = folder / "verdict.json"
+    verdict = json.loads(verdict_path.read_text())
+    verdict["checks"] = {"cost_fit": {"ok": False, "value": None, "threshold": 2, "detail": "no cost"}}
+    verdict_path.write_text(json.dumps(verdict, indent=2))
+    return folder
