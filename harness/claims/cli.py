@@ -11,7 +11,7 @@ from rich.table import Table
 
 from harness import paths
 from harness.claims.model import Claim, ClaimError, find, load_all
-from harness.claims.runner import replicate, size_for
+from harness.claims.runner import estimate, from_folders, judge_claim, replicate, size_for
 from harness.claims.store import save_verdict, verdict_record
 from harness.claims.verdict import CONTRADICTED, INCONCLUSIVE, NOT_RUNNABLE, REPLICATED, ClaimVerdict
 from harness.console import UserError, console
@@ -57,13 +57,17 @@ def verdict_table(claim: Claim, verdict: ClaimVerdict) -> Table:
             ci = s.ci
             interval = f" [{_num(ci.low)}, {_num(ci.high)}]" if ci else ""
             invalid = f", {s.invalid} invalid excluded" if s.invalid else ""
+            if s.unbracketed:
+                invalid += f", {len(s.unbracketed)} unbracketed (>= {min(s.unbracketed):,.0f})"
             cells.append(f"{s.label}: {_num(s.mean)}{interval} n={s.n}{invalid}")
         ratio = "-"
         if r.ratio is not None:
             ratio = f"{r.ratio:.3f}"
             if r.ratio_ci:
                 ratio += f" [{r.ratio_ci.low:.3f}, {r.ratio_ci.high:.3f}]"
-            if r.p_value is not None:
+            if r.tost is not None:
+                ratio += f" (TOST p={r.tost.p_value:.3g}, 90 % [{r.tost.ci90[0]:.3f}, {r.tost.ci90[1]:.3f}])"
+            elif r.p_value is not None:
                 ratio += f" (Welch p={r.p_value:.3g})"
         published = r.comparison.published or claim.source.get("published", "")
         if r.comparison.published_ratio is not None:
@@ -103,6 +107,79 @@ def write_report(verdicts: list[tuple[Claim, ClaimVerdict]], html: Path | None) 
         console.print("[yellow]the HTML report could not be written (see above); the verdicts are stored[/]")
 
 
+def print_pilot(claim: Claim, verdict: ClaimVerdict) -> None:
+    """n per side for TOST power 0.8 at each equivalence comparison's margin, from these runs' variance."""
+    from harness.claims.equivalence import POWER, log_sd, n_for_power
+
+    table = Table(title=f"{claim.id}: repetitions for an equivalence verdict (TOST, power {POWER:g})")
+    for column in ("impl", "expected", "n now (A, B)", "sd of log values", "n per side needed"):
+        table.add_column(column)
+    rows = 0
+    for r in verdict.results:
+        if r.comparison.relation != "equivalent":
+            continue
+        rows += 1
+        if r.a.n < 2 or r.b.n < 2 or min(r.a.values + r.b.values) <= 0:
+            table.add_row(
+                r.impl, r.comparison.expected_text(), f"{r.a.n}, {r.b.n}", "-", "needs 2+ valid runs a side"
+            )
+            continue
+        sd = log_sd(r.a.values, r.b.values)
+        need = n_for_power(sd, r.comparison.band())
+        table.add_row(
+            r.impl,
+            r.comparison.expected_text(),
+            f"{r.a.n}, {r.b.n}",
+            f"{sd:.4f} (CV about {sd * 100:.1f} %)",
+            str(need) if need else "more than 200",
+        )
+    if rows:
+        console.print(table)
+        console.print(
+            "  run them with: ./bidbench replicate "
+            + claim.id
+            + " --repetitions <n> (stored runs are reused)"
+        )
+    else:
+        console.print(f"  {claim.id} has no equivalence comparison: --pilot has nothing to size")
+
+
+def _folders(texts: list[str]) -> list[Path]:
+    out = []
+    for text in texts:
+        for part in text.split(","):
+            part = part.strip()
+            if not part:
+                continue
+            path = Path(part)
+            if not path.is_dir():
+                path = paths.RESULTS / part
+            if not path.is_dir():
+                raise UserError(
+                    f"--from: no result folder {part!r} (neither a path nor an id under {paths.RESULTS})"
+                )
+            out.append(path)
+    if not out:
+        raise UserError("--from takes result folders (ids under results/ or paths), comma-separated")
+    return out
+
+
+def _recompute(claim: Claim, folders: list[Path], pilot: bool) -> None:
+    try:
+        size, quick, observations = from_folders(claim, folders)
+    except ValueError as exc:
+        raise UserError(f"--from: {exc}") from exc
+    verdict = judge_claim(claim, size, observations)
+    verdict.observations = observations
+    console.print(
+        f"{claim.id}: recomputed from {len(folders)} stored folder(s) alone ({'quick' if quick else 'full'} size, "
+        f"{size.repetitions} repetition(s)); nothing was run"
+    )
+    print_verdict(claim, verdict)
+    if pilot:
+        print_pilot(claim, verdict)
+
+
 def register(app: typer.Typer) -> None:
     @app.command("replicate")
     def replicate_cmd(
@@ -110,12 +187,33 @@ def register(app: typer.Typer) -> None:
         list_: Annotated[bool, typer.Option("--list", help="List every claim with its status.")] = False,
         all_: Annotated[bool, typer.Option("--all", help="Replicate every runnable claim.")] = False,
         quick: Annotated[
-            bool, typer.Option("--quick", help="The claim's quick size (about 15 min).")
+            bool,
+            typer.Option("--quick", help="The claims' quick size (--all --quick: under 120 min on 2 cores)."),
         ] = False,
         repetitions: Annotated[
             int | None,
             typer.Option("--repetitions", min=3, help="Repetitions per variant (default: the claim's)."),
         ] = None,
+        from_: Annotated[
+            list[str] | None,
+            typer.Option(
+                "--from",
+                help="Recompute the claim's verdict from these stored result folders alone (ids or paths, "
+                "comma-separated); nothing is run.",
+            ),
+        ] = None,
+        pilot: Annotated[
+            bool,
+            typer.Option(
+                "--pilot",
+                help="Also print, per equivalence comparison, the repetitions per side that TOST needs for "
+                "power 0.8 at the claim's margin, from the variance of these runs (a pilot).",
+            ),
+        ] = False,
+        report_only: Annotated[
+            bool,
+            typer.Option("--report", help="Only regenerate docs/replication/REPORT.md from stored verdicts."),
+        ] = False,
         html: Annotated[
             Path | None,
             typer.Option(
@@ -125,25 +223,67 @@ def register(app: typer.Typer) -> None:
             ),
         ] = None,
     ) -> None:
-        """Re-run published benchmark claims (docs/design.md §10) and judge them: replicated, contradicted or inconclusive."""
+        """Re-run published benchmark claims (docs/design.md §10) and judge them: replicated, contradicted or
+        inconclusive. Every run writes its verdict to results/claims/ and regenerates docs/replication/REPORT.md."""
+        from harness.claims import report_md
+        from harness.claims.layout import preflight
+
         try:
             claims = load_all()
             if list_:
                 console.print(list_table(claims))
                 return
+            if report_only:
+                console.print(f"report written: {report_md.write(claims)}")
+                return
             if all_ == (claim_id is not None):
                 raise UserError("give one claim id, or --all, or --list")
             chosen = claims if all_ else [find(claim_id or "")]
+            if from_:
+                if all_:
+                    raise UserError("--from recomputes one claim: give its id, not --all")
+                _recompute(chosen[0], _folders(from_), pilot)
+                return
+            # Every claim is checked before any runs, so a bad claim stops --all before its first run.
+            problems = []
+            for claim in chosen:
+                try:
+                    preflight(claim, size_for(claim, quick, repetitions))
+                except ClaimError as exc:
+                    problems.append(str(exc))
+            if problems:
+                raise ClaimError("\n".join(problems))
         except ClaimError as exc:
             raise UserError(str(exc)) from exc
+        counted: set[tuple[str, int]] = set()
+        plans = [
+            (c, estimate(c, size_for(c, quick, repetitions), None, counted)) for c in chosen if c.runnable
+        ]
+        if len(chosen) > 1:
+            total = sum(seconds for _, (seconds, _, _) in plans)
+            starts = sum(n for _, (_, n, _) in plans)
+            console.print(
+                f"replicating {len(chosen)} claims ({'quick' if quick else 'full'} size): about {total / 60:.0f} min, "
+                f"{starts} fresh starts to run (ladders shared between claims counted once)"
+            )
+        estimates = {c.id: e for c, e in plans}
         verdicts = []
         for claim in chosen:
+            if claim.id in estimates:
+                seconds, to_run, done = estimates[claim.id]
+                console.rule(
+                    f"{claim.id}: estimated {seconds / 60:.1f} min ({to_run} fresh starts to run, {done} stored)"
+                )
             verdict = replicate(claim, quick, repetitions)
             print_verdict(claim, verdict)
+            if pilot:
+                print_pilot(claim, verdict)
             verdicts.append((claim, verdict))
             if verdict.outcome != NOT_RUNNABLE:
                 record = verdict_record(claim, size_for(claim, quick, repetitions), quick, verdict)
                 console.print(f"  verdict stored in {save_verdict(record)}")
+                # after every claim, so an interrupted --all leaves a report with each finished claim
+                console.print(f"  report: {report_md.write(claims)}")
         write_report(verdicts, html)
         if len(verdicts) > 1:
             summary = Table(title="claims summary")

@@ -38,17 +38,33 @@ class Variant:
     cpus: float | None = None
     unfair: bool = False
     available: bool = True
+    instances: int | None = None
+    tools: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LadderShape:
+    """A claim's ladder (harness/regimes/ladder.py LadderSettings). The defaults are the demo's: 7 steps of
+    3 s after a pre-warm of at most 15 s and a 4 s warm-up, about 45 s per fresh start on 2 cores."""
+
+    steps: int = 7
+    step_s: float = 3.0
+    warmup_s: float = 4.0
+    prewarm_max_s: float = 15.0
+    calibration_step_s: float = 1.5
 
 
 @dataclass(frozen=True)
 class Size:
     repetitions: int
-    duration_s: float
-    warmup_s: float
     cpus: float
     mix: str
+    duration_s: float = 0.0
+    warmup_s: float = 0.0
     rate: float = 100.0
     impls: tuple[str, ...] | None = None
+    instances: int = 1
+    ladder: LadderShape = field(default_factory=LadderShape)
 
 
 @dataclass(frozen=True)
@@ -60,8 +76,22 @@ class Comparison:
     tolerance: float | None = None
     published: str = ""
     published_ratio: float | None = None
+    margin: float | None = None
+    center: float = 1.0
+
+    def band(self) -> tuple[float, float]:
+        """equivalent: the ratio band B/A, symmetric on the log scale around the stated ratio."""
+        m = float(self.margin or 0.0)
+        return self.center / (1.0 + m), self.center * (1.0 + m)
 
     def expected_text(self) -> str:
+        if self.relation == "equivalent":
+            low, high = self.band()
+            what = "≈" if self.center == 1.0 else f"≈ {self.center:g} ×"
+            return (
+                f"{self.variant} {what} {self.baseline} (TOST: ratio within [{low:.3g}, {high:.3g}], "
+                f"margin {self.margin:g})"
+            )
         if self.relation == "greater":
             return f"{self.variant} > {self.baseline}"
         if self.relation == "less":
@@ -88,6 +118,7 @@ class Claim:
     expect: tuple[Comparison, ...]
     missing: str = ""
     notes: str = ""
+    scaled_down: str = ""
     path: Path | None = None
 
     @property
@@ -107,7 +138,8 @@ class Claim:
         return self.quick if quick else self.full
 
     def source_text(self) -> str:
-        return f"{self.source['document']}, {self.source['where']} ({self.source['seed']})"
+        origin = self.source.get("seed") or self.source.get("url") or "outside the seed texts"
+        return f"{self.source['document']}, {self.source['where']} ({origin})"
 
     def expected_text(self) -> str:
         return "; ".join(c.expected_text() for c in self.expect)
@@ -148,12 +180,14 @@ def validate(data: Any, schema: dict[str, Any], origin: str) -> None:
 def _size(data: dict[str, Any]) -> Size:
     return Size(
         repetitions=int(data["repetitions"]),
-        duration_s=float(data["duration_s"]),
-        warmup_s=float(data["warmup_s"]),
+        duration_s=float(data.get("duration_s", 0.0)),
+        warmup_s=float(data.get("warmup_s", 0.0)),
         cpus=float(data["cpus"]),
         mix=str(data["mix"]),
         rate=float(data.get("rate", 100.0)),
         impls=tuple(data["impls"]) if "impls" in data else None,
+        instances=int(data.get("instances", 1)),
+        ladder=LadderShape(**data.get("ladder", {})),
     )
 
 
@@ -176,6 +210,8 @@ def from_dict(data: dict[str, Any], path: Path | None = None) -> Claim:
                 cpus=float(v["cpus"]) if "cpus" in v else None,
                 unfair=bool(v.get("unfair", False)),
                 available=bool(v.get("available", True)),
+                instances=int(v["instances"]) if "instances" in v else None,
+                tools=tuple(v.get("tools", ())),
             )
             for v in experiment["variants"]
         ),
@@ -185,6 +221,7 @@ def from_dict(data: dict[str, Any], path: Path | None = None) -> Claim:
         expect=tuple(Comparison(**c) for c in data["expect"]),
         missing=data.get("missing", ""),
         notes=data.get("notes", ""),
+        scaled_down=data.get("scaled_down", ""),
         path=path,
     )
 

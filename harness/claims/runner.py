@@ -2,14 +2,16 @@
 
 Every cell is (implementation, variant). Repetitions are interleaved A B A B ... so machine drift hits
 every cell alike; every run is a fresh start (`Campaign.run_point` without a session, i.e. `execute`).
-The campaign name and the group keys depend only on the claim id, the size and the variants, so a rerun
-reuses the stored completed runs (results/index.jsonl) instead of redoing them.
+The campaign name and the group keys depend only on the claim id, the size (not its repetitions) and the
+variants, so a rerun, or a rerun with more repetitions, reuses the stored completed runs
+(results/index.jsonl) instead of redoing them. Ladder claims: harness/claims/ladders.py.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from harness.claims.model import Claim, Size, Variant
@@ -63,7 +65,8 @@ def campaign_for(claim: Claim, size: Size) -> str:
     settings = {
         "claim": claim.id,
         "regime": claim.regime,
-        "size": asdict(size),
+        # without the repetitions: more repetitions extend the same campaign
+        "size": {k: v for k, v in asdict(size).items() if k not in ("repetitions", "ladder", "instances")},
         "variants": [asdict(v) for v in claim.variants],
     }
     return campaign_name(f"claim-{claim.id}", settings)
@@ -100,12 +103,27 @@ def _plan(claim: Claim, size: Size, cell: Cell, group: str, repetition: int) -> 
     )
 
 
-def run_experiment(claim: Claim, size: Size) -> Observations:
+def cell_group(claim: Claim, size: Size, cell: Cell) -> str:
+    """The group key of a cell's runs (what the results index and each manifest record)."""
+    from harness.claims import ladders
+
+    if claim.regime == "ladder":
+        return ladders.group_of(size, cell)
+    name = campaign_for(claim, size)
+    return "/".join([name, "claim", cell.impl, cell.variant.name, f"rate={size.rate:g}"])
+
+
+def run_experiment(claim: Claim, size: Size, results_dir: Path | None = None) -> Observations:
     """Run (or reuse) every repetition of every cell, interleaved. Returns the per-run observations."""
     from harness.regimes.campaign import Campaign
 
-    campaign = Campaign(campaign_for(claim, size))
     todo = cells(claim, size)
+    if claim.regime == "ladder":
+        from harness.claims import ladders
+
+        console.print(f"claim {claim.id}: {len(todo)} cells x {size.repetitions} ladders")
+        return ladders.run(claim, size, todo, results_dir, on_run=lambda line: console.print(f"  {line}"))
+    campaign = Campaign(campaign_for(claim, size), results_dir=results_dir)
     console.print(f"claim {claim.id}: campaign {campaign.name}, {len(todo)} cells x {size.repetitions} runs")
     for cell in todo:
         if is_unfair(cell.variant):
@@ -122,7 +140,7 @@ def run_experiment(claim: Claim, size: Size) -> Observations:
     for repetition in range(size.repetitions):
         for cell in todo:
             group = campaign.key("claim", cell.impl, cell.variant.name, f"rate={size.rate:g}")
-            plan = _plan(claim, size, cell, group, repetition)
+            plan = replace(_plan(claim, size, cell, group, repetition), results_dir=results_dir)
             label = f"{claim.id} {cell.impl}/{cell.variant.name} rep {repetition + 1}/{size.repetitions}"
             result = campaign.run_point(plan, label)
             valid = result.status == "completed" and result.valid
@@ -164,8 +182,15 @@ def _run_capacity(
 
 def side(observations: Observations, impl: str, variant: str) -> Side:
     records = observations.get((impl, variant), [])
-    values = [r["value"] for r in records if r["valid"] and r["value"] is not None]
-    return Side(f"{impl}/{variant}", values, invalid=len(records) - len(values))
+    values = [float(r["value"]) for r in records if r["valid"] and r["value"] is not None]
+    bounds = [
+        float(r["at_least"])
+        for r in records
+        if r["valid"] and r["value"] is None and r.get("at_least") is not None
+    ]
+    return Side(
+        f"{impl}/{variant}", values, invalid=len(records) - len(values) - len(bounds), unbracketed=bounds
+    )
 
 
 def judge_claim(claim: Claim, size: Size, observations: Observations) -> ClaimVerdict:
@@ -209,11 +234,97 @@ def replicate(
     repetitions: int | None = None,
     runner: Callable[[Claim, Size], Observations] = run_experiment,
 ) -> ClaimVerdict:
-    """Run (or reuse) a claim's experiment and judge it; a needs-variant claim is reported, never run."""
+    """Run (or reuse) a claim's experiment and judge it; a needs-variant claim is reported, never run.
+    The layout and what the variants name are checked first (harness/claims/layout.py)."""
     if not claim.runnable:
         return not_runnable(claim)
     size = size_for(claim, quick, repetitions)
+    if runner is run_experiment:
+        from harness.claims.layout import preflight
+
+        preflight(claim, size)
     observations = runner(claim, size)
     verdict = judge_claim(claim, size, observations)
     verdict.observations = observations
     return verdict
+
+
+def estimate(
+    claim: Claim, size: Size, results_dir: Path | None = None, counted: set[tuple[str, int]] | None = None
+) -> tuple[float, int, int]:
+    """(seconds, fresh starts to run, fresh starts already stored) before the claim starts. Ladders: from
+    the ladder shape (harness/claims/ladders.py, ~45 s a fresh start at the default shape). Fixed-rate and
+    capacity: a start, a pre-warm, the warm-up and the window per run."""
+    from harness.claims import ladders
+    from harness.regimes.campaign import FRESH_WARMUP_S
+
+    counted = set() if counted is None else counted
+    todo = cells(claim, size)
+    if claim.regime == "ladder":
+        return ladders.starts_left(size, todo, results_dir, counted)
+    per_run = ladders.START_OVERHEAD_S + 15.0 + max(size.warmup_s, FRESH_WARMUP_S) + size.duration_s
+    if claim.regime == "capacity":
+        per_run *= 4  # a search probes several windows in one start
+    seconds, to_run, done = 0.0, 0, 0
+    for cell in todo:
+        group = cell_group(claim, size, cell)
+        for repetition in range(size.repetitions):
+            if (group, repetition) in counted:
+                continue
+            counted.add((group, repetition))
+            if ladders.stored(group, repetition, results_dir) is None:
+                seconds += per_run
+                to_run += 1
+            else:
+                done += 1
+    return seconds, to_run, done
+
+
+def from_folders(claim: Claim, folders: list[Path]) -> tuple[Size, bool, Observations]:
+    """Observations from stored result folders alone: each folder is matched to a cell by the group key in
+    its manifest (the quick or the full size, whichever the folders belong to). Calibrations are skipped.
+    Raises ValueError naming the folders that belong to no cell of this claim."""
+    from harness.claims import ladders
+    from harness.results import RunFolder
+
+    runs = []
+    for path in folders:
+        folder = RunFolder(path)
+        if not folder.has("manifest.json"):
+            raise ValueError(f"{path}: not a result folder (no manifest.json)")
+        manifest = folder.read_json("manifest.json")
+        regime = manifest.get("regime") or {}
+        if str(regime.get("name", "")).endswith("calibration"):
+            continue
+        runs.append((folder, manifest, str(regime.get("group", "")), int(regime.get("repetition", 0))))
+    best: tuple[int, bool] = (-1, True)
+    for quick in (True, False):
+        size = claim.size(quick)
+        groups = {cell_group(claim, size, c) for c in cells(claim, size)}
+        score = sum(1 for _, _, g, _ in runs if g in groups)
+        if score > best[0]:
+            best = (score, quick)
+    quick = best[1]
+    size = claim.size(quick)
+    by_group = {cell_group(claim, size, c): c for c in cells(claim, size)}
+    strays = [f.run_id for f, _, g, _ in runs if g not in by_group]
+    if strays:
+        raise ValueError(
+            f"{len(strays)} folder(s) belong to no cell of {claim.id} (quick or full size): {', '.join(strays)}"
+        )
+    reps = max((r for *_, r in runs), default=-1) + 1
+    size = replace(size, repetitions=max(reps, 1))
+    observations: Observations = {(c.impl, c.variant.name): [] for c in cells(claim, size)}
+    for folder, manifest, group, _ in sorted(runs, key=lambda item: item[3]):
+        cell = by_group[group]
+        metrics = folder.read_json("metrics.json") if folder.has("metrics.json") else None
+        verdict = folder.read_json("verdict.json") if folder.has("verdict.json") else {}
+        valid = manifest.get("status") == "completed" and bool(verdict.get("valid"))
+        if claim.regime == "ladder":
+            seen = ladders.observe(
+                claim.metric, metrics, ladders.cell_cpus(size, cell), ladders.cell_instances(size, cell)
+            )
+        else:
+            seen = {"value": metric_value(metrics, claim.metric), "at_least": None}
+        observations[(cell.impl, cell.variant.name)].append({"valid": valid, "run": folder.run_id, **seen})
+    return size, quick, observations

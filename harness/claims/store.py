@@ -39,6 +39,7 @@ def verdict_record(claim: Claim, size: Size, quick: bool, verdict: ClaimVerdict)
         "reason": verdict.reason,
         "notes": list(verdict.notes),
         "runs": runs,
+        "scaled_down": claim.scaled_down,
         "observations": [
             {"impl": impl, "variant": variant, "runs": records}
             for (impl, variant), records in observations.items()
@@ -49,11 +50,25 @@ def verdict_record(claim: Claim, size: Size, quick: bool, verdict: ClaimVerdict)
                 "expected": r.comparison.expected_text(),
                 "published": r.comparison.published,
                 "published_ratio": r.comparison.published_ratio,
-                "a": {"label": r.a.label, "values": r.a.values, "invalid": r.a.invalid},
-                "b": {"label": r.b.label, "values": r.b.values, "invalid": r.b.invalid},
+                "a": {
+                    "label": r.a.label,
+                    "values": r.a.values,
+                    "invalid": r.a.invalid,
+                    "unbracketed": r.a.unbracketed,
+                },
+                "b": {
+                    "label": r.b.label,
+                    "values": r.b.values,
+                    "invalid": r.b.invalid,
+                    "unbracketed": r.b.unbracketed,
+                },
                 "ratio": r.ratio,
                 "ratio_ci": [r.ratio_ci.low, r.ratio_ci.high] if r.ratio_ci else None,
                 "p_value": r.p_value,
+                "tost_p": r.tost.p_value if r.tost else None,
+                "tost_ci90": list(r.tost.ci90) if r.tost else None,
+                "tost_band": list(r.tost.band) if r.tost else None,
+                "n_needed": r.tost.n_needed if r.tost else None,
                 "outcome": r.outcome,
                 "reason": r.reason,
             }

@@ -1,0 +1,270 @@
+"""Claims on load ladders (docs/method.md, "The ladder"): every repetition of a cell is one ladder, one fresh
+start; the claim's metric is read from the ladder's metrics.json (the CPU cost per request, the bracketed
+capacity, the memory, ...).
+
+Built from harness/regimes/ladder.py's parts (calibrate, ladder_rates, ladder_plan, run_one) rather than
+run_ladders, for two things run_ladders does not do: every cell gets its own group key, so an interrupted
+claim resumes from results/index.jsonl like a campaign; and the key depends only on what the ladder runs
+(implementation, effective knobs, JVM, CPUs, instances, indexes, mix, ladder shape), never on the claim, so
+claims that need the same ladders (java, node and php at their defaults) share them. Calibration once per
+cell, ladders interleaved across cells (java, node, php, java, ...), as run_ladders does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any
+
+from harness.claims.model import Claim, LadderShape, Size
+from harness.console import UserError, console
+
+GROUP_PREFIX = "claims-ladder"
+START_OVERHEAD_S = 8.0
+"""Per fresh start, besides the pre-warm, warm-up and steps: database reset, instance start, stop."""
+CALIBRATION_STEPS_EXPECTED = 8
+"""A calibration stops after two failing steps; on this machine it reached them within 8 steps."""
+
+
+def settings_for(shape: LadderShape) -> Any:
+    from harness.regimes.ladder import LadderSettings
+
+    return LadderSettings(
+        steps=shape.steps,
+        step_s=shape.step_s,
+        warmup_s=shape.warmup_s,
+        prewarm_max_s=shape.prewarm_max_s,
+        calibration_step_s=shape.calibration_step_s,
+    )
+
+
+def cell_cpus(size: Size, cell: Any) -> float:
+    return float(cell.variant.cpus or size.cpus)
+
+
+def cell_instances(size: Size, cell: Any) -> int:
+    return int(cell.variant.instances or size.instances)
+
+
+def fingerprint(size: Size, cell: Any) -> dict[str, Any]:
+    """What a ladder of this cell runs; knobs as the instance sees them (defaults filled in), so a variant
+    that names a default (LOG_LEVEL=info) shares the default's ladders."""
+    from harness.knobs import default_knobs
+
+    v = cell.variant
+    return {
+        "impl": cell.impl,
+        "knobs": {**default_knobs(cell.impl), **v.knobs},
+        "jvm": v.jvm,
+        "cpus": cell_cpus(size, cell),
+        "instances": cell_instances(size, cell),
+        "with_indexes": v.with_indexes,
+        "mix": size.mix,
+        "ladder": asdict(size.ladder),
+    }
+
+
+def group_of(size: Size, cell: Any) -> str:
+    digest = hashlib.sha256(json.dumps(fingerprint(size, cell), sort_keys=True).encode()).hexdigest()[:10]
+    return f"{GROUP_PREFIX}/{cell.impl}/{digest}"
+
+
+def calibration_group(size: Size, cell: Any) -> str:
+    return group_of(size, cell) + "/calibration"
+
+
+def base_plan(size: Size, cell: Any, results_dir: Path | None) -> Any:
+    from harness.loadrun import LoadSettings
+    from harness.run import RunPlan
+
+    v = cell.variant
+    return RunPlan(
+        impl=cell.impl,
+        load=LoadSettings(targets=[], mix=size.mix, duration_s=0.0, warmup_s=size.ladder.warmup_s),
+        cpus=cell_cpus(size, cell),
+        instances=cell_instances(size, cell),
+        knobs=dict(v.knobs),
+        variant=v.name,
+        group=group_of(size, cell),
+        with_indexes=v.with_indexes,
+        jvm=v.jvm,
+        results_dir=results_dir,
+    )
+
+
+def fresh_start_s(shape: LadderShape) -> float:
+    return START_OVERHEAD_S + shape.prewarm_max_s + shape.warmup_s + shape.steps * shape.step_s
+
+
+def calibration_s(shape: LadderShape) -> float:
+    return (
+        START_OVERHEAD_S
+        + shape.prewarm_max_s
+        + shape.warmup_s
+        + CALIBRATION_STEPS_EXPECTED * shape.calibration_step_s
+    )
+
+
+def stored(group: str, repetition: int, results_dir: Path | None) -> dict[str, Any] | None:
+    """The newest completed run of this group and repetition in the results index, if any."""
+    from harness.results import read_index
+
+    for entry in reversed(read_index(results_dir)):
+        if (
+            entry.get("group") == group
+            and entry.get("repetition") == repetition
+            and entry.get("status") == "completed"
+        ):
+            return entry
+    return None
+
+
+def observe(metric: str, metrics: Mapping[str, Any] | None, cpus: float, instances: int) -> dict[str, Any]:
+    """The claim's metric from one ladder: {"value": float | None, "at_least": lower bound | None}."""
+    from harness.claims.runner import metric_value
+
+    m = metrics or {}
+    if metric == "capacity_rps":
+        value = metric_value(m, "capacity_rps")
+        bound = None if value is not None else metric_value(m, "capacity_at_least_rps")
+        return {"value": value, "at_least": bound}
+    if metric == "utilized_cpu_peak":
+        # The thesis's utilized CPU: CPU used over CPU allotted, here at the busiest step of the ladder.
+        steps = (m.get("ladder") or {}).get("steps") or []
+        pcts = [
+            float(s["instance_cpu_pct"]) for s in steps if isinstance(s.get("instance_cpu_pct"), (int, float))
+        ]
+        value = max(pcts) / (100.0 * cpus * instances) if pcts and cpus else None
+        return {"value": value, "at_least": None}
+    return {"value": metric_value(m, metric), "at_least": None}
+
+
+def _record(
+    claim: Claim, size: Size, cell: Any, run_id: str, status: str, valid: bool, metrics: Any
+) -> dict[str, Any]:
+    seen = observe(claim.metric, metrics, cell_cpus(size, cell), cell_instances(size, cell))
+    return {"valid": bool(valid and status == "completed"), "run": run_id, **seen}
+
+
+def _rates_from_calibration(metrics: Mapping[str, Any] | None, settings: Any) -> tuple[float, ...] | None:
+    from harness.regimes.ladder import first_failing_rate, ladder_rates
+
+    failing = first_failing_rate(dict(metrics or {}))
+    return ladder_rates(failing, settings) if failing else None
+
+
+def run(
+    claim: Claim,
+    size: Size,
+    todo: list[Any],
+    results_dir: Path | None = None,
+    rates: Mapping[str, tuple[float, ...]] | None = None,
+    on_run: Callable[[str], None] = lambda _: None,
+) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """Calibrate each cell that still has ladders to run (or reuse its stored calibration), then run the
+    ladders interleaved, reusing every stored one. `rates` (per impl) skips the calibration."""
+    from harness.regimes import ladder
+    from harness.results import RunFolder
+
+    settings = settings_for(size.ladder)
+    observations: dict[tuple[str, str], list[dict[str, Any]]] = {(c.impl, c.variant.name): [] for c in todo}
+    cell_rates: dict[int, tuple[float, ...] | None] = {}
+    failures: dict[int, str] = {}
+    for k, cell in enumerate(todo):
+        missing = [r for r in range(size.repetitions) if stored(group_of(size, cell), r, results_dir) is None]
+        if not missing:
+            continue
+        if rates and cell.impl in rates:
+            cell_rates[k] = tuple(rates[cell.impl])
+            continue
+        base = base_plan(size, cell, results_dir)
+        entry = stored(calibration_group(size, cell), 0, results_dir)
+        found = None
+        if entry is not None:
+            folder = RunFolder(Path(entry["path"]))
+            found = _rates_from_calibration(
+                folder.read_json("metrics.json") if folder.has("metrics.json") else None, settings
+            )
+        if found is None:
+            try:
+                failing, outcome = ladder.calibrate(
+                    replace(base, group=calibration_group(size, cell)),
+                    settings,
+                    cell_instances(size, cell),
+                    quiet=True,
+                )
+                on_run(f"{cell.impl}/{cell.variant.name} calibration -> {outcome.folder.path.name}")
+                found = ladder.ladder_rates(failing, settings)
+            except UserError as exc:
+                failures[k] = str(exc)
+                console.print(f"[yellow]{claim.id} {cell.impl}/{cell.variant.name}: {exc}[/]")
+        cell_rates[k] = found
+    for repetition in range(size.repetitions):
+        for k, cell in enumerate(todo):
+            key = (cell.impl, cell.variant.name)
+            group = group_of(size, cell)
+            entry = stored(group, repetition, results_dir)
+            if entry is not None:
+                folder = RunFolder(Path(entry["path"]))
+                metrics = folder.read_json("metrics.json") if folder.has("metrics.json") else None
+                verdict = folder.read_json("verdict.json") if folder.has("verdict.json") else {}
+                observations[key].append(
+                    _record(
+                        claim, size, cell, folder.run_id, "completed", bool(verdict.get("valid")), metrics
+                    )
+                )
+                continue
+            steps = cell_rates.get(k)
+            if not steps:
+                observations[key].append(
+                    {"valid": False, "value": None, "at_least": None, "run": None, "why": failures.get(k, "")}
+                )
+                continue
+            plan = ladder.ladder_plan(
+                base_plan(size, cell, results_dir),
+                cell.impl,
+                cell_instances(size, cell),
+                repetition,
+                steps,
+                settings,
+            )
+            outcome = ladder.run_one(plan, prewarm_rate=ladder._prewarm_rate(steps), quiet=True)
+            valid = bool(outcome.verdict and outcome.verdict.valid)
+            observations[key].append(
+                _record(claim, size, cell, outcome.folder.run_id, outcome.status, valid, outcome.metrics)
+            )
+            on_run(
+                f"{cell.impl}/{cell.variant.name} ladder {repetition + 1}/{size.repetitions}: {outcome.status}"
+                f"{'' if valid else ' (invalid)'} -> {outcome.folder.path.name}"
+            )
+    return observations
+
+
+def starts_left(
+    size: Size, todo: list[Any], results_dir: Path | None, counted: set[tuple[str, int]]
+) -> tuple[float, int, int]:
+    """(seconds, fresh starts to run, fresh starts stored) for these cells; `counted` carries the ladders
+    already planned by an earlier claim of the same replicate, so shared ladders are counted once."""
+    seconds, to_run, done = 0.0, 0, 0
+    for cell in todo:
+        group = group_of(size, cell)
+        need = False
+        for repetition in range(size.repetitions):
+            if (group, repetition) in counted:
+                continue
+            counted.add((group, repetition))
+            if stored(group, repetition, results_dir) is None:
+                seconds += fresh_start_s(size.ladder)
+                to_run += 1
+                need = True
+            else:
+                done += 1
+        calibration = (calibration_group(size, cell), 0)
+        if need and calibration not in counted and stored(*calibration, results_dir) is None:
+            counted.add(calibration)
+            seconds += calibration_s(size.ladder)
+            to_run += 1
+    return seconds, to_run, done

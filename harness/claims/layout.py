@@ -1,0 +1,107 @@
+"""Before a claim runs anything: is its layout valid on this machine, and does the machine have what its
+variants name (a JVM build, a tool)? Every refusal names the claim file's field.
+
+The CPU budget lives here, once. On one machine the load driver, PostgreSQL and the sampler share the
+cores with the instances. harness/sizing.py measured, on this 2-core machine, PostgreSQL at 24-54 % of a
+core and the driver at 50-59 % when one instance ran past its capacity; at 1.0 CPU per instance every run
+was invalid (the host 99 % busy). The ladder demo (#28) measured PostgreSQL at 160-330 us of CPU per
+request, i.e. 0.3-0.6 core at 2,000 req/s. So a claim must leave the driver and the database at least one
+whole core: instances x cpus <= cores - 1 (on 2 cores: at most 1 CPU of instances). The run-time check
+(harness/run.py check_fits, 0.5 core) only stops plans that cannot run at all; a claim needs runs that are
+valid, not merely possible.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from harness.claims.model import Claim, ClaimError, Size
+
+DRIVER_AND_DATABASE_CORES = 1.0
+"""CPU left to the load driver, PostgreSQL and the sampler by every claim (see the module doc)."""
+
+
+def machine_cores() -> int:
+    from harness.sizing import machine_cores as cores
+
+    return cores()
+
+
+def size_name(claim: Claim, size: Size) -> str:
+    """Which of the claim file's sizes this is (a --repetitions override keeps the rest of it)."""
+    from dataclasses import replace
+
+    return "quick" if replace(size, repetitions=claim.quick.repetitions) == claim.quick else "full"
+
+
+def layout_problems(claim: Claim, size: Size, cores: int) -> list[str]:
+    """Each variant's instances x cpus against the budget; the field named is the one that sets it."""
+    from harness.claims.runner import cells
+
+    which = size_name(claim, size)
+    allowed = cores - DRIVER_AND_DATABASE_CORES
+    problems = []
+    seen: set[str] = set()
+    for cell in cells(claim, size):
+        v = cell.variant
+        if v.name in seen:
+            continue
+        seen.add(v.name)
+        index = claim.variants.index(v)
+        cpus = v.cpus or size.cpus
+        instances = v.instances or size.instances
+        if instances * cpus > allowed + 1e-9:
+            field = (f"experiment/variants/{index}/cpus" if v.cpus else f"experiment/{which}/cpus") + (
+                f" (with experiment/variants/{index}/instances = {instances})" if v.instances else ""
+            )
+            problems.append(
+                f"{field}: variant {v.name!r} runs {instances} instance(s) x {cpus:g} CPU = "
+                f"{instances * cpus:g} CPU, but this machine has {cores} cores and a claim must leave "
+                f"{DRIVER_AND_DATABASE_CORES:g} core to the load driver and PostgreSQL "
+                f"(instances x cpus <= {allowed:g}; harness/claims/layout.py says why). Scale it down and "
+                "say how in the claim's scaled_down field"
+            )
+    return problems
+
+
+def availability_problems(claim: Claim, size: Size) -> list[str]:
+    """A variant's JVM build must be installed; a tool it names must be on the machine (never installed
+    here: a claim names a tool precisely because the apps' own setup does not provide it)."""
+    from harness import toolchain
+    from harness.claims.runner import cells
+
+    problems = []
+    used = {cell.variant.name for cell in cells(claim, size)}
+    for index, v in enumerate(claim.variants):
+        if v.name not in used:
+            continue
+        if v.jvm is not None:
+            java = Path(v.jvm) / "bin" / "java"
+            if not (java.is_file() and os.access(java, os.X_OK)):
+                problems.append(
+                    f"experiment/variants/{index}/jvm: {v.jvm!r} (variant {v.name!r}) is not a JVM on this "
+                    f"machine: no executable {java}"
+                )
+        for k, tool in enumerate(v.tools):
+            if tool not in toolchain.TOOLS:
+                problems.append(
+                    f"experiment/variants/{index}/tools/{k}: {tool!r} is not a tool bidbench knows "
+                    f"({', '.join(sorted(toolchain.TOOLS))})"
+                )
+            elif not toolchain.TOOLS[tool].probe().found:
+                problems.append(
+                    f"experiment/variants/{index}/tools/{k}: {tool!r} (variant {v.name!r}) is missing from "
+                    "this machine (./bidbench setup installs it)"
+                )
+    return problems
+
+
+def preflight(claim: Claim, size: Size, cores: int | None = None) -> None:
+    """Raise ClaimError naming every field that stops this claim from running validly here; runs nothing."""
+    if not claim.runnable:
+        return
+    problems = layout_problems(claim, size, cores or machine_cores()) + availability_problems(claim, size)
+    if problems:
+        origin = claim.path or claim.id
+        raise ClaimError(f"{origin}: cannot run here, nothing was run:\n  - " + "\n  - ".join(problems))
