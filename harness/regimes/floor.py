@@ -10,6 +10,7 @@ driver's figures only, no CPU or memory, so the ladder yields no cost per reques
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -131,6 +132,7 @@ def static_responder(run_dir: Path | None = None) -> Iterator[Responder]:
     happened (its master and worker share a new process group, so nothing outlives the block)."""
     binary = php_app.nginx_binary()
     version, _ = php_app.nginx_build()
+    scratch = run_dir is None  # ours to remove afterwards; the manifest keeps the configuration
     run_dir = (run_dir or paths.RUNTIME / f"floor-{new_session_id()}").resolve()
     (run_dir / "tmp").mkdir(parents=True, exist_ok=True)
     user = None
@@ -158,6 +160,8 @@ def static_responder(run_dir: Path | None = None) -> Iterator[Responder]:
     finally:
         _stop(process)
         log.close()
+        if scratch:
+            shutil.rmtree(run_dir, ignore_errors=True)
 
 
 def floor_plan(base: RunPlan, rates: Sequence[float], settings: LadderSettings, url: str) -> RunPlan:

@@ -1,0 +1,72 @@
+"""The noise floor end to end (issue #28): real nginx serving a fixed document on loopback, the real load
+driver running a short ladder against it through Session's remote path, one result folder of regime
+ladder-floor that the analysis accepts as a floor, and no nginx left behind. About 15 s; no timing
+asserted."""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.error
+import urllib.request
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from harness.analysis.comparison import floor_usable
+from harness.analysis.ladder_report import floor_of
+from harness.analysis.load import read_run
+from harness.loadrun import LoadSettings
+from harness.regimes.floor import BODY, REGIME, run_floor, static_responder
+from harness.regimes.ladder import LadderSettings
+from harness.run import RunPlan
+from harness.validity import Slo
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_static_responder_answers_and_stops(tmp_path: Path) -> None:
+    with static_responder(tmp_path / "nginx") as responder:
+        with urllib.request.urlopen(responder.url + "/health", timeout=5) as response:
+            assert response.status == 200
+            assert json.loads(response.read()) == json.loads(BODY)
+            assert response.headers["Content-Type"] == "application/json"
+        pid = responder.pid
+    assert not _alive(pid)
+    with pytest.raises(urllib.error.URLError):
+        urllib.request.urlopen(responder.url + "/health", timeout=2)
+
+
+@pytest.mark.slow
+def test_floor_ladder_is_stored_and_read_as_a_floor(tmp_path: Path) -> None:
+    settings = replace(LadderSettings(), steps=3, step_s=1.0, warmup_s=2.0)
+    base = RunPlan(
+        impl="node",
+        load=LoadSettings(targets=[], mix="browse"),
+        cpus=0.5,
+        slo=Slo(p99_ms=50.0, mean_ms=8.0),
+        results_dir=tmp_path,
+    )
+    outcome = run_floor(base, (100.0, 200.0, 300.0), settings, quiet=True)
+    assert outcome.status == "completed", outcome.reason
+    manifest = json.loads((outcome.folder.path / "manifest.json").read_text())
+    assert manifest["regime"]["name"] == REGIME and manifest["load"]["mix"] == "bare"
+    assert manifest["target"]["urls"][0].startswith("http://127.0.0.1:")
+    assert "fixed document" in manifest["floor"]["responder"]
+    steps = (outcome.metrics or {})["ladder"]["steps"]
+    assert [s["rate"] for s in steps] == [100.0, 200.0, 300.0]
+    assert all(s["p99_ms"] is not None and s["sys_errors"] == 0 for s in steps)
+    run = read_run(outcome.folder.path)
+    assert floor_usable(run) == all(s["valid"] for s in steps)
+    floor = floor_of([run])
+    assert floor is not None and floor.rates == (100.0, 200.0, 300.0)
+    # the responder's nginx is gone once the floor is stored
+    pid_file = Path(manifest["floor"]["conf"].split("pid ")[1].split(";")[0])
+    assert not pid_file.exists() or not _alive(int(pid_file.read_text().strip() or 0))
