@@ -1,0 +1,327 @@
+"""#29: equivalence by TOST, the "≥" rule, the layout budget, bad input refused before anything runs, verdicts
+recomputed from stored folders, the generated report and the time budget of `replicate --all --quick`."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import typer
+import yaml
+from typer.testing import CliRunner
+
+from harness import paths
+from harness.claims import cli as claims_cli
+from harness.claims import ladders, report_md, runner
+from harness.claims.equivalence import n_for_power, tost, tost_power
+from harness.claims.layout import DRIVER_AND_DATABASE_CORES, layout_problems, preflight
+from harness.claims.model import ClaimError, Comparison, find, load_all, load_file, load_schema
+from harness.claims.store import save_verdict, verdict_record
+from harness.claims.verdict import CONTRADICTED, INCONCLUSIVE, REPLICATED, Side, judge
+
+CLAIMS = Path(paths.ROOT) / "claims"
+A = [100.0, 101.0, 99.0, 100.5, 99.5, 100.2]
+
+
+def _eq(b: list[float], margin: float = 0.05, center: float = 1.0, a: list[float] = A) -> Any:
+    comparison = Comparison("a", "b", "equivalent", margin=margin, center=center)
+    return judge(comparison, "java", Side("a", a), Side("b", b), seed_parts=("t",))
+
+
+# --- TOST -------------------------------------------------------------------------------------------
+
+
+def test_equivalent_within_the_margin_is_replicated() -> None:
+    result = _eq([100.3, 99.8, 100.9, 99.6, 100.1, 100.4])
+    assert result.outcome == REPLICATED and result.tost is not None and result.tost.p_value < 0.05
+    assert "TOST p=" in result.reason
+
+
+def test_a_difference_wider_than_the_margin_is_contradicted() -> None:
+    result = _eq([120.0, 121.0, 119.0, 120.5, 119.5, 120.2])
+    assert result.outcome == CONTRADICTED and "wholly outside" in result.reason
+
+
+def test_noisy_equivalence_is_inconclusive_and_says_how_many_runs_would_do() -> None:
+    result = _eq([90.0, 112.0, 101.0, 95.0, 108.0, 99.0])
+    assert result.outcome == INCONCLUSIVE
+    assert result.tost is not None and result.tost.n_needed is not None and result.tost.n_needed > 6
+    assert f"{result.tost.n_needed} runs per side give power 0.8" in result.reason
+
+
+def test_equivalence_around_a_stated_ratio() -> None:
+    php = [v * 1.76 for v in [100.1, 99.7, 100.6, 99.9, 100.2, 100.0]]
+    assert _eq(php, margin=0.30, center=1.76).outcome == REPLICATED
+    assert (
+        _eq(A, margin=0.30, center=1.76).outcome == CONTRADICTED
+    )  # equal costs: 1.0 is outside [1.35, 2.29]
+
+
+def test_tost_power_matches_a_simulation() -> None:
+    rng = np.random.default_rng(7)
+    band, sd, n = (1 / 1.05, 1.05), 0.03, 6
+    hits = sum(
+        tost(list(np.exp(rng.normal(0, sd, n))), list(np.exp(rng.normal(0, sd, n))), band).equivalent
+        for _ in range(600)
+    )
+    assert abs(hits / 600 - tost_power(n, sd, band)) < 0.07
+    assert n_for_power(0.03, band) == 8  # the freire-jvm-builds note relies on this figure
+
+
+# --- the "≥" rule -------------------------------------------------------------------------------------
+
+
+def test_an_unbracketed_capacity_is_never_judged() -> None:
+    comparison = Comparison("a", "b", "greater")
+    a = Side("java", [900.0, 910.0, 905.0])
+    b = Side("node", [1200.0, 1210.0], unbracketed=[1500.0])
+    result = judge(comparison, "java vs node", a, b)
+    assert result.outcome == INCONCLUSIVE
+    assert (
+        "not bracketed" in result.reason and ">= 1,500" in result.reason and "lower bounds" in result.reason
+    )
+
+
+def test_a_ladder_without_a_failing_step_gives_a_bound_not_a_value() -> None:
+    seen = ladders.observe("capacity_rps", {"capacity_rps": None, "capacity_at_least_rps": 800.0}, 0.5, 1)
+    assert seen == {"value": None, "at_least": 800.0}
+    records = {("java", "java"): [{"valid": True, "run": "r", **seen}]}
+    side = runner.side(records, "java", "java")
+    assert side.values == [] and side.unbracketed == [800.0] and side.invalid == 0
+
+
+def test_utilized_cpu_is_the_busiest_step_over_the_allotment() -> None:
+    metrics = {"ladder": {"steps": [{"instance_cpu_pct": 20.0}, {"instance_cpu_pct": 48.0}]}}
+    assert ladders.observe("utilized_cpu_peak", metrics, 0.5, 1)["value"] == pytest.approx(0.96)
+
+
+# --- sized for this machine ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("quick", [True, False])
+def test_every_claim_fits_two_cores(quick: bool) -> None:
+    for claim in load_all():
+        assert layout_problems(claim, claim.size(quick), cores=2) == [], claim.id
+
+
+def test_every_claim_that_used_more_cores_says_how_it_was_scaled_down() -> None:
+    for name in ("thesis-table-7.1", "thesis-table-7.2", "rubis-7-similar-scaling", "freire-jvm-builds"):
+        assert find(name).scaled_down, name
+
+
+def test_the_four_claims_of_the_issue_are_fixed() -> None:
+    freire = find("freire-jvm-builds")
+    assert (
+        freire.expect[0].relation == "equivalent"
+        and freire.full.repetitions >= n_for_power(0.03, (1 / 1.05, 1.05))
+        or False
+    )
+    assert all(v.cpus is None for v in find("thesis-table-7.1").variants)
+    assert find("thesis-table-7.2").quick.cpus >= 0.5
+    rubis = find("rubis-7-similar-scaling")
+    assert {v.instances for v in rubis.variants} == {1, 2} and rubis.regime == "ladder"
+
+
+def _variant(tmp_path: Path, base: str, **fields: Any) -> Path:
+    data = yaml.safe_load((CLAIMS / f"{base}.yaml").read_text())
+    data["experiment"]["variants"][0].update(fields)
+    (tmp_path / "claim.schema.json").write_text((CLAIMS / "claim.schema.json").read_text())
+    path = tmp_path / f"{base}.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_a_layout_over_the_budget_is_refused_naming_the_field(tmp_path: Path) -> None:
+    claim = load_file(_variant(tmp_path, "thesis-table-7.1", cpus=1.5), load_schema(tmp_path))
+    with pytest.raises(ClaimError) as err:
+        preflight(claim, claim.quick, cores=2)
+    text = str(err.value)
+    assert "experiment/variants/0/cpus" in text and "nothing was run" in text
+    assert f"leave {DRIVER_AND_DATABASE_CORES:g} core" in text and "scaled_down" in text
+
+
+def test_two_instances_at_one_cpu_name_the_instances_too(tmp_path: Path) -> None:
+    claim = load_file(
+        _variant(tmp_path, "rubis-7-similar-scaling", cpus=1.0, instances=2), load_schema(tmp_path)
+    )
+    problems = layout_problems(claim, claim.quick, cores=2)
+    assert problems and "experiment/variants/0/cpus (with experiment/variants/0/instances = 2)" in problems[0]
+
+
+def test_a_missing_jvm_is_refused_naming_the_field(tmp_path: Path) -> None:
+    claim = load_file(
+        _variant(tmp_path, "freire-jvm-builds", jvm="/usr/lib/jvm/no-such-jdk"), load_schema(tmp_path)
+    )
+    with pytest.raises(ClaimError, match=r"experiment/variants/0/jvm: '/usr/lib/jvm/no-such-jdk'"):
+        preflight(claim, claim.quick, cores=2)
+
+
+def test_a_missing_or_unknown_tool_is_refused_naming_the_field(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness import toolchain
+
+    claim = load_file(
+        _variant(tmp_path, "thesis-6.4-pg-native", tools=["nosuchtool", "nginx"]), load_schema(tmp_path)
+    )
+    monkeypatch.setitem(
+        toolchain.TOOLS, "nginx", replace(toolchain.TOOLS["nginx"], probe=lambda: toolchain.Probe(False))
+    )
+    with pytest.raises(ClaimError) as err:
+        preflight(claim, claim.quick, cores=2)
+    assert "experiment/variants/0/tools/0: 'nosuchtool' is not a tool bidbench knows" in str(err.value)
+    assert "experiment/variants/0/tools/1: 'nginx'" in str(err.value) and "missing from this machine" in str(
+        err.value
+    )
+
+
+def test_an_equivalence_without_a_margin_fails_the_schema(tmp_path: Path) -> None:
+    data = yaml.safe_load((CLAIMS / "freire-jvm-builds.yaml").read_text())
+    data["expect"][0].pop("margin")
+    (tmp_path / "claim.schema.json").write_text((CLAIMS / "claim.schema.json").read_text())
+    path = tmp_path / "freire-jvm-builds.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(ClaimError, match="expect/0: 'margin' is a required property"):
+        load_file(path, load_schema(tmp_path))
+
+
+def _cli() -> typer.Typer:
+    app = typer.Typer()
+    claims_cli.register(app)
+
+    @app.command("other")
+    def _other() -> None:
+        pass
+
+    return app
+
+
+@pytest.mark.parametrize(
+    ("base", "fields", "field"),
+    [
+        ("thesis-table-7.1", {"cpus": 1.5}, "experiment/variants/0/cpus"),
+        ("freire-jvm-builds", {"jvm": "/usr/lib/jvm/no-such-jdk"}, "experiment/variants/0/jvm"),
+        ("thesis-6.4-pg-native", {"tools": ["nosuchtool"]}, "experiment/variants/0/tools/0"),
+        ("thesis-table-7.2", {"name": "Bad Name"}, "experiment/variants/0/name"),
+    ],
+)
+def test_the_cli_refuses_bad_claims_before_running_anything(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, base: str, fields: dict[str, Any], field: str
+) -> None:
+    path = _variant(tmp_path, base, **fields)
+
+    def load() -> list[Any]:
+        return [load_file(path, load_schema(tmp_path))]
+
+    def never(*_: Any, **__: Any) -> Any:
+        raise AssertionError("nothing may run for a bad claim")
+
+    monkeypatch.setattr(claims_cli, "load_all", load)
+    monkeypatch.setattr(claims_cli, "replicate", never)
+    monkeypatch.setattr("harness.claims.layout.machine_cores", lambda: 2)
+    result = CliRunner().invoke(_cli(), ["replicate", "--all", "--quick"], env={"COLUMNS": "300"})
+    assert result.exit_code != 0
+    assert field in " ".join(result.output.split()) or field in str(result.exception)
+
+
+# --- time -----------------------------------------------------------------------------------------------
+
+
+def test_all_quick_fits_120_minutes(tmp_path: Path) -> None:
+    counted: set[tuple[str, int]] = set()
+    seconds = sum(runner.estimate(c, c.quick, tmp_path, counted)[0] for c in load_all())
+    assert seconds <= 120 * 60, f"replicate --all --quick is estimated at {seconds / 60:.0f} min"
+    assert ladders.fresh_start_s(find("pereira-energy-ranking").quick.ladder) == pytest.approx(48, abs=5)
+
+
+def test_shared_ladders_are_counted_once() -> None:
+    pereira, table72 = find("pereira-energy-ranking"), find("thesis-table-7.2")
+    java72 = [c for c in runner.cells(table72, table72.quick) if c.impl == "java"][0]
+    javap = [c for c in runner.cells(pereira, pereira.quick) if c.impl == "java"][0]
+    assert ladders.group_of(table72.quick, java72) == ladders.group_of(pereira.quick, javap)
+    log = find("step-table-7-log-level")
+    info = [c for c in runner.cells(log, log.quick) if c.variant.name == "log-info"][0]
+    nodep = [c for c in runner.cells(pereira, pereira.quick) if c.impl == "node"][0]
+    assert ladders.group_of(log.quick, info) == ladders.group_of(
+        pereira.quick, nodep
+    )  # LOG_LEVEL=info is the default
+
+
+# --- recomputed from stored folders, and the report ----------------------------------------------------
+
+
+def _fake_folder(
+    results: Path, claim: Any, cell: Any, repetition: int, cost: float, regime: str = "ladder"
+) -> str:
+    run_id = f"2026T{repetition}-{cell.impl}-{cell.variant.name}-{regime}-{claim.id}"
+    folder = results / run_id
+    folder.mkdir(parents=True)
+    group = runner.cell_group(claim, claim.quick, cell) + ("/calibration" if regime != "ladder" else "")
+    manifest = {
+        "status": "completed",
+        "impl": cell.impl,
+        "regime": {"name": regime, "group": group, "repetition": repetition},
+        "host": {"cpu_model": "Test CPU", "cores": 2, "memory_bytes": 2**33, "kernel": "6.x"},
+        "runtimes": {cell.impl: f"{cell.impl} 1.0"},
+        "git": {"commit": "abc123", "dirty": False},
+    }
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    (folder / "metrics.json").write_text(json.dumps({"cpu_us_per_request": cost}))
+    (folder / "verdict.json").write_text(json.dumps({"valid": True}))
+    return run_id
+
+
+def test_a_verdict_is_recomputed_from_stored_folders_alone(tmp_path: Path) -> None:
+    claim = find("pereira-energy-ranking")
+    costs = {"java": [300.0, 305.0, 298.0], "node": [420.0, 430.0, 425.0], "php": [700.0, 690.0, 710.0]}
+    ids = []
+    for cell in runner.cells(claim, claim.quick):
+        ids.append(_fake_folder(tmp_path, claim, cell, 0, 999.0, regime="ladder-calibration"))
+        for rep, cost in enumerate(costs[cell.impl]):
+            ids.append(_fake_folder(tmp_path, claim, cell, rep, cost))
+    size, quick, observations = runner.from_folders(claim, [tmp_path / i for i in ids])
+    assert quick and size.repetitions == 3
+    assert [r["value"] for r in observations[("php", "php")]] == costs["php"]
+    verdict = runner.judge_claim(claim, size, observations)
+    verdict.observations = observations
+    assert verdict.outcome == REPLICATED
+    # a folder of another claim is named, never silently used
+    other = find("thesis-fig-6.2-pool-size")
+    stray = _fake_folder(tmp_path, other, runner.cells(other, other.quick)[1], 0, 1.0)
+    with pytest.raises(ValueError, match=stray):
+        runner.from_folders(claim, [tmp_path / stray, *(tmp_path / i for i in ids)])
+    # the report lists it with its folders, the machine once, and every other claim as not yet run
+    record = verdict_record(claim, size, True, verdict)
+    save_verdict(record, tmp_path)
+    target = report_md.write(load_all(), tmp_path, tmp_path / "REPORT.md")
+    text = target.read_text()
+    assert "never edited by hand" in text and "GENERATED" in text
+    assert text.count("**not yet run on this machine**") == len(load_all()) - 1
+    assert "Test CPU, 2 logical cores" in text and "git commit of the runs: abc123" in text
+    assert f"./bidbench replicate pereira-energy-ranking --from {','.join(record['runs'])}" in text
+    assert "**replicated**" in text and "Pereira" in text
+
+
+def test_the_cli_recomputes_with_from(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    claim = find("httparena-jvm-vs-php-fpm")
+    ids = []
+    for cell in runner.cells(claim, claim.quick):
+        for rep in range(4):
+            cost = (300.0 + rep) * (1.75 if cell.impl == "php" else 1.0)
+            ids.append(_fake_folder(tmp_path, claim, cell, rep, cost))
+    monkeypatch.setattr(paths, "RESULTS", tmp_path)
+    result = CliRunner().invoke(
+        _cli(), ["replicate", claim.id, "--from", ",".join(ids), "--pilot"], env={"COLUMNS": "250"}
+    )
+    assert result.exit_code == 0, result.output
+    assert "nothing was run" in result.output and "replicated" in result.output
+    assert "n per side needed" in result.output
+
+
+def test_report_numbers_are_finite() -> None:
+    assert math.isfinite(tost([1.0, 1.01, 0.99], [1.0, 1.0, 1.0], (0.9, 1.1)).p_value)
