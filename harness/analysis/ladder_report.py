@@ -544,15 +544,19 @@ def _first_screen_figure(cset: ComparisonSet, metric_keys: Sequence[str]) -> Fig
         metric = ALL_METRICS[key]
         result = cset.result(key)
         bounds = cset.bounds.get(key, {})
+        tops = [b.value for b in bounds.values()]
+        tops += [
+            max(s.maximum, s.mean_ci.high if s.mean_ci else 0.0) for s in (result.summaries if result else [])
+        ]
+        if tops:
+            ax.set_ylim(0, max(tops) * 1.3)  # room for the bounds' arrows and labels
         for i, label in enumerate(cset.labels):
             color = colors[label]
             if label in bounds:
                 value = bounds[label].value
                 ax.bar(i, value, color="white", edgecolor=color, hatch="//")
-                ax.annotate(
-                    "", (i, value * 1.12), (i, value), arrowprops={"arrowstyle": "->", "color": color}
-                )
-                ax.text(i, value * 1.13, f">= {value:,.0f}", ha="center", fontsize=7)
+                ax.annotate("", (i, value * 1.1), (i, value), arrowprops={"arrowstyle": "->", "color": color})
+                ax.text(i, value * 1.12, f">= {value:,.0f}", ha="center", fontsize=8)
                 continue
             summary = result.summary(label) if result else None
             if summary is None:
