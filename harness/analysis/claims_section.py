@@ -46,6 +46,8 @@ def _side(side: dict[str, Any]) -> str:
     interval = mean_ci(values)
     ci = f" [{fmt.num(interval.low)}, {fmt.num(interval.high)}]" if interval else ""
     invalid = f", {side['invalid']} invalid excluded" if side.get("invalid") else ""
+    if side.get("unbracketed"):
+        invalid += f", {len(side['unbracketed'])} unbracketed (>= {fmt.num(min(side['unbracketed']))})"
     return f"{side.get('label', '?')}: {fmt.num(mean)}{ci} n={len(values)}{invalid}"
 
 
@@ -56,7 +58,10 @@ def _ratio(row: dict[str, Any]) -> str:
     if row.get("ratio_ci"):
         low, high = row["ratio_ci"]
         text += f" [{low:.3f}, {high:.3f}]"
-    if row.get("p_value") is not None:
+    if row.get("tost_p") is not None:
+        low, high = row.get("tost_ci90") or (float("nan"), float("nan"))
+        text += f" (TOST p={row['tost_p']:.3g}, 90 % [{low:.3f}, {high:.3f}])"
+    elif row.get("p_value") is not None:
         text += f" (Welch p={row['p_value']:.3g})"
     return text
 
@@ -81,9 +86,12 @@ def claim_table(record: dict[str, Any]) -> Table:
         )
         styles.append([""] * (len(COLUMNS) - 1) + [OUTCOME_STYLE.get(outcome, "")])
     notes = list(record.get("notes", []))
+    if record.get("scaled_down"):
+        notes.append(f"Scaled down: {record['scaled_down']}")
     notes.append(
         f"{len(record.get('runs', []))} result folders behind this verdict, listed in {record.get('_path', '?')}; "
-        f"re-run with ./bidbench replicate {record['claim_id']}{' --quick' if record.get('size') == 'quick' else ''}"
+        f"re-run with ./bidbench replicate {record['claim_id']}{' --quick' if record.get('size') == 'quick' else ''}, "
+        f"or recompute from the folders alone with ./bidbench replicate {record['claim_id']} --from <folders>"
     )
     return Table(
         id=f"claim-{record['claim_id']}-{record.get('size', '')}",
