@@ -405,32 +405,36 @@ def _answer(
     bounds = cset.bounds.get(key, {})
     if not ranked and not bounds:
         return f"{question} No ladder has this figure."
-    parts = []
-    if ranked:
-        best, value = ranked[0]
-        parts.append(f"{best}, {verb} {value:,.{digits}f} {unit}")
-        others = []
-        for label, other in ranked[1:]:
-            differs = _differs(result, best, label)
-            judged = {
-                True: "significantly different",
-                False: "not significantly different",
-                None: "not tested: fewer than 3 ladders",
-            }[differs]
-            others.append(f"{label} {other:,.{digits}f} ({judged})")
-        if others:
-            parts.append("; " + ", ".join(others))
-    for label, bound in bounds.items():
-        beats = ranked and (bound.value > ranked[0][1] if higher else False)
+    best_mean = ranked[0][1] if ranked else None
+    # A bound above the best figure still wins (its true value is higher yet); one below cannot be ranked.
+    leaders = [lb for lb, b in bounds.items() if higher and (best_mean is None or b.value > best_mean)]
+    parts: list[str] = []
+    for label in sorted(leaders, key=lambda lb: -bounds[lb].value):
+        bound = bounds[label]
         parts.append(
-            f"; {label} never broke the SLO in {bound.bounded} of {bound.runs} ladders, so it holds at least "
-            f"{bound.value:,.0f} {unit}"
-            + (" (more than the best bracketed figure: give it higher rates)" if beats else "")
-            + ", not tested"
+            f"{label}, at least {bound.value:,.0f} {unit}: no step failed in {bound.bounded} of "
+            f"{bound.runs} ladders, so it is a lower bound, not tested (give it higher rates)"
         )
+    for position, (label, value) in enumerate(ranked):
+        if position == 0 and not leaders:
+            parts.append(f"{label}, {verb} {value:,.{digits}f} {unit}")
+            continue
+        differs = _differs(result, ranked[0][0], label) if position else None
+        judged = {
+            True: "significantly different",
+            False: "not significantly different",
+            None: "not tested: fewer than 3 ladders" if position else "the best bracketed figure",
+        }[differs]
+        parts.append(f"{label} {value:,.{digits}f} ({judged})")
+    for label, bound in bounds.items():
+        if label not in leaders:
+            parts.append(
+                f"{label} at least {bound.value:,.0f} (a lower bound in {bound.bounded} of {bound.runs} "
+                "ladders: not ranked, not tested)"
+            )
     test, p = _omnibus_p(result)
     tail = f" ({test} {fmt.p_value(p)})." if p is not None else "."
-    return f"{question} " + "".join(parts) + tail
+    return f"{question} {parts[0]}" + ("; " + "; ".join(parts[1:]) if parts[1:] else "") + tail
 
 
 def first_screen(comparison: Comparison) -> FirstScreen | None:

@@ -97,6 +97,18 @@ def verdict_table(cset: ComparisonSet, comparison: Comparison) -> Table:
             style.append(verdict_style(pair, metric.higher_is_better))
         rows.append(row)
         styles.append(style)
+        for label, bound in bounds.items():
+            records.append(
+                {
+                    "regime": cset.regime,
+                    "point": cset.point,
+                    "metric": result.metric,
+                    "unit": metric.unit,
+                    "label": label,
+                    "n": bound.runs,
+                    "verdict": f"lower bound {bound.text()}: not averaged, not tested",
+                }
+            )
         if bounds:
             notes.append(
                 f"{metric.title}: "

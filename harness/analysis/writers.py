@@ -14,6 +14,7 @@ from rich.table import Table as RichTable
 
 from harness.analysis import format as fmt
 from harness.analysis.claims_section import claim_tables
+from harness.analysis.ladder_report import first_screen, step_table
 from harness.analysis.manifest import manifest_tables
 from harness.analysis.metrics import ALL_METRICS
 from harness.analysis.resilience import fault_runs, latest, resilience_table
@@ -129,6 +130,11 @@ def render_terminal(comparison: Comparison, console: Console | None = None, *, f
         f"{len(comparison.sets)} comparison set(s); alpha={comparison.alpha:g}, "
         f"{comparison.confidence:.0%} confidence intervals."
     )
+    glance = first_screen(comparison)
+    if glance is not None:
+        for sentence in glance.sentences:
+            console.print(f"[bold]-[/] {_escape(sentence)}")
+        console.print(_rich_table(glance.table))
     console.print(
         "[dim]Each cell: mean ± half its confidence interval (as % of the mean), with n. The last columns compare "
         "with the first group: the change where significant, '~' where not, with p and n.[/]"
@@ -322,6 +328,12 @@ def render_markdown(comparison: Comparison) -> str:
         f"{len(comparison.runs)} runs from `{' '.join(runset.sources)}`; alpha = {comparison.alpha:g}; "
         f"{comparison.confidence:.0%} confidence intervals. A delta is printed only where significant; `~` otherwise.",
         "",
+    ]
+    glance = first_screen(comparison)
+    if glance is not None:
+        parts += [f"## At a glance: {glance.title}", ""] + [f"- {t}" for t in glance.sentences] + [""]
+        parts += [markdown_table(glance.table)]
+    parts += [
         "## Verdicts",
         "",
         f"Each cell: mean ± half its {comparison.confidence:.0%} confidence interval (as % of the mean), with n. "
@@ -336,6 +348,9 @@ def render_markdown(comparison: Comparison) -> str:
         markdown_table(anova_table(comparison)),
         markdown_table(ratio_table(comparison)),
     ]
+    steps = step_table(comparison)
+    if not steps.is_empty:
+        parts += ["## Ladder steps", "", markdown_table(steps)]
     parts += ["## The source texts' tables", ""]
     parts += [markdown_table(t) for t in source_tables(comparison)]
     parts += ["## Manifests", ""]
