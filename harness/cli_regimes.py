@@ -24,6 +24,22 @@ def _sized_cpus(cpus: float | None) -> float:
     return default_instance_cpus() if cpus is None else cpus
 
 
+DURATION_HELP = "Measurement window of each run (e.g. 3s); overrides the default and --quick's."
+WARMUP_HELP = "Warm-up of each run (e.g. 2s); overrides the default and --quick's."
+
+
+def _windows(duration: str | None, warmup: str | None, default: tuple[float, float]) -> tuple[float, float]:
+    """A regime's (window, warm-up) in seconds: the explicit options where given, else `default` (the
+    regime's own, or its --quick values)."""
+    from harness.cli import _parse_duration
+
+    dur = _parse_duration(duration) if duration else default[0]
+    warm = _parse_duration(warmup) if warmup else default[1]
+    if dur <= 0 or warm < 0:
+        raise UserError(f"--duration must be above 0 and --warmup at least 0; got {duration!r}, {warmup!r}")
+    return dur, warm
+
+
 def _impls(text: str) -> list[str]:
     from harness.apps import IMPLS
 
@@ -307,6 +323,22 @@ def register(app: typer.Typer) -> None:  # noqa: C901 - one place that declares 
         mix: Annotated[str, typer.Option()] = "browse",
         knob: Annotated[list[str] | None, typer.Option(help="App knob KEY=VALUE (repeatable).")] = None,
         variant: Annotated[str, typer.Option()] = "default",
+        duration: Annotated[str | None, typer.Option(help=DURATION_HELP)] = None,
+        warmup: Annotated[str | None, typer.Option(help=WARMUP_HELP)] = None,
+        start_rate: Annotated[
+            float,
+            typer.Option(
+                min=1, help="First rate probed at 1 instance (req/s); the search doubles from there."
+            ),
+        ] = 100.0,
+        max_probes: Annotated[
+            int | None,
+            typer.Option(
+                min=1,
+                help="Probes per search at most (default: until it converges); a search cut short answers with "
+                "the highest rate it held, and the table notes it.",
+            ),
+        ] = None,
         campaign: Annotated[
             str | None, typer.Option(help="Campaign name; rerun with the same name to resume.")
         ] = None,
@@ -322,13 +354,15 @@ def register(app: typer.Typer) -> None:  # noqa: C901 - one place that declares 
         impls = _impls(impl)
         cpus = _sized_cpus(cpus)
         reps = repetitions or (3 if quick else 5)
-        dur, warm = (8.0, 5.0) if quick else (15.0, 10.0)
+        dur, warm = _windows(duration, warmup, (8.0, 5.0) if quick else (15.0, 10.0))
         base = _base_plan(mix, dur, warm, cpus, _parse_knobs(knob), variant, 1, 42, 50.0, 8.0)
+        settings = SearchSettings(start_rate=start_rate, max_probes=max_probes, max_hinted_probes=max_probes)
         name = campaign or campaign_name(
-            "scaling", {"impls": impls, "n": instances, "reps": reps, "base": repr(base)}
+            "scaling",
+            {"impls": impls, "n": instances, "reps": reps, "base": repr(base), "search": repr(settings)},
         )
         console.print(f"scaling campaign {name} (resume with --campaign {name})")
-        results = run_scaling(Campaign(name), impls, base, instances, reps, SearchSettings())
+        results = run_scaling(Campaign(name), impls, base, instances, reps, settings)
         for count, records in results.items():
             print_capacity_table(f"{count} instance(s) x {cpus:g} CPU", records)
 
@@ -347,6 +381,8 @@ def register(app: typer.Typer) -> None:  # noqa: C901 - one place that declares 
         mix: Annotated[str, typer.Option()] = "browse",
         cpus: Annotated[float | None, typer.Option(help=SIZED_CPUS_HELP)] = None,
         invalid_share: Annotated[float, typer.Option(help="Share of invalid requests (STEP: 0.125).")] = 0.0,
+        duration: Annotated[str | None, typer.Option(help=DURATION_HELP)] = None,
+        warmup: Annotated[str | None, typer.Option(help=WARMUP_HELP)] = None,
         campaign: Annotated[
             str | None, typer.Option(help="Campaign name; rerun with the same name to resume.")
         ] = None,
@@ -360,7 +396,7 @@ def register(app: typer.Typer) -> None:  # noqa: C901 - one place that declares 
         cpus = _sized_cpus(cpus)
         counts = [int(u) for u in users_list.split(",") if u.strip()]
         reps = repetitions or (3 if quick else 5)
-        dur, warm = (8.0, 4.0) if quick else (15.0, 5.0)
+        dur, warm = _windows(duration, warmup, (8.0, 4.0) if quick else (15.0, 5.0))
         base = _base_plan(mix, dur, warm, cpus, {}, "default", 1, 42, 50.0, 8.0)
         base = replace(
             base, load=replace(base.load, think_ms=_parse_duration(think) * 1000, invalid_share=invalid_share)
@@ -412,6 +448,8 @@ def register(app: typer.Typer) -> None:  # noqa: C901 - one place that declares 
         ] = None,
         quick: Annotated[bool, typer.Option(help="3 repetitions, 4 s windows.")] = False,
         cpus: Annotated[float | None, typer.Option(help=SIZED_CPUS_HELP)] = None,
+        duration: Annotated[str | None, typer.Option(help=DURATION_HELP)] = None,
+        warmup: Annotated[str | None, typer.Option(help=WARMUP_HELP)] = None,
         campaign: Annotated[
             str | None, typer.Option(help="Campaign name; rerun with the same name to resume.")
         ] = None,
@@ -426,7 +464,7 @@ def register(app: typer.Typer) -> None:  # noqa: C901 - one place that declares 
         cpus = _sized_cpus(cpus)
         size_list = [int(s) for s in sizes.split(",") if s.strip()]
         reps = repetitions or (3 if quick else 5)
-        dur, warm = (4.0, 2.0) if quick else (6.0, 3.0)
+        dur, warm = _windows(duration, warmup, (4.0, 2.0) if quick else (6.0, 3.0))
         base = _base_plan("payload", dur, warm, cpus, {}, "default", 1, 42, 50.0, 8.0)
         base = replace(base, load=replace(base.load, rate=rate))
         name = campaign or campaign_name(
