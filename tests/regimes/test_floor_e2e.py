@@ -18,9 +18,17 @@ from harness.analysis.comparison import floor_usable
 from harness.analysis.ladder_report import floor_of
 from harness.analysis.load import read_run
 from harness.loadrun import LoadSettings
-from harness.regimes.floor import BODY, REGIME, run_floor, static_responder
+from harness.regimes.floor import (
+    BODY,
+    REGIME,
+    floor_plan,
+    highest_rates,
+    render_conf,
+    run_floor,
+    static_responder,
+)
 from harness.regimes.ladder import LadderSettings
-from harness.run import RunPlan
+from harness.run import RunOutcome, RunPlan
 from harness.validity import Slo
 
 
@@ -44,17 +52,44 @@ def test_static_responder_answers_and_stops(tmp_path: Path) -> None:
         urllib.request.urlopen(responder.url + "/health", timeout=2)
 
 
-@pytest.mark.slow
-def test_floor_ladder_is_stored_and_read_as_a_floor(tmp_path: Path) -> None:
-    settings = replace(LadderSettings(), steps=3, step_s=1.0, warmup_s=2.0)
-    base = RunPlan(
+def _base(tmp_path: Path) -> RunPlan:
+    return RunPlan(
         impl="node",
         load=LoadSettings(targets=[], mix="browse"),
         cpus=0.5,
         slo=Slo(p99_ms=50.0, mean_ms=8.0),
         results_dir=tmp_path,
     )
-    outcome = run_floor(base, (100.0, 200.0, 300.0), settings, quiet=True)
+
+
+def test_the_floor_runs_at_the_ladder_that_reaches_highest() -> None:
+    def outcome(rates: list[float] | None) -> RunOutcome:
+        metrics = {"ladder": {"rates": rates}} if rates is not None else None
+        return RunOutcome(None, "completed" if metrics else "failed", metrics, None)  # type: ignore[arg-type]
+
+    outcomes = {
+        ("node", 1): [outcome([100.0, 200.0, 400.0]), outcome([100.0, 200.0, 390.0])],
+        ("php", 1): [outcome(None), outcome([50.0, 80.0])],
+    }
+    assert highest_rates(outcomes) == (100.0, 200.0, 400.0)
+    assert highest_rates({("php", 1): [outcome(None)]}) is None
+
+
+def test_floor_plan_is_the_ladder_with_the_bare_mix_at_the_responder(tmp_path: Path) -> None:
+    settings = replace(LadderSettings(), steps=3, step_s=2.0)
+    plan = floor_plan(_base(tmp_path), (10.0, 20.0, 40.0), settings, "http://127.0.0.1:1")
+    assert (plan.regime, plan.impl, plan.variant) == (REGIME, "nginx", "static")
+    assert plan.target_urls == ("http://127.0.0.1:1",) and not plan.prewarm
+    assert plan.load.mix == "bare" and plan.load.steps == (10.0, 20.0, 40.0) and plan.load.step_s == 2.0
+    assert plan.slo.p99_ms == 50.0 and plan.results_dir == tmp_path
+    conf = render_conf(tmp_path, 8080, None)
+    assert "listen 127.0.0.1:8080;" in conf and f"return 200 '{BODY}';" in conf and "user " not in conf
+
+
+@pytest.mark.slow
+def test_floor_ladder_is_stored_and_read_as_a_floor(tmp_path: Path) -> None:
+    settings = replace(LadderSettings(), steps=3, step_s=1.0, warmup_s=2.0)
+    outcome = run_floor(_base(tmp_path), (100.0, 200.0, 300.0), settings, quiet=True)
     assert outcome.status == "completed", outcome.reason
     manifest = json.loads((outcome.folder.path / "manifest.json").read_text())
     assert manifest["regime"]["name"] == REGIME and manifest["load"]["mix"] == "bare"
