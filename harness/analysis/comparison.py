@@ -168,7 +168,8 @@ def compare(
 
     run_dirs: run folders, folders holding run folders, or index.jsonl files; empty means results/.
     include_invalid: use runs that failed validity (marked `!` everywhere, with a banner).
-    metrics: names from harness.analysis.metrics (default: the seven of docs/design.md §8).
+    metrics: names from harness.analysis.metrics (default: docs/design.md §8's and the ladder's, each set
+        getting those that apply to its regime: a ladder set its cost, capacity and memory figures).
     alpha: significance level; the confidence of every interval is 1 - alpha.
     test: "welch" or "mannwhitney" for two groups (three or more always use ANOVA + post hoc).
     baseline: the label others are compared with in the verdict columns (default: the first by name).
