@@ -39,6 +39,10 @@ def register(app: typer.Typer) -> None:
         slo_p99: Annotated[float, typer.Option(help="SLO p99 bound (ms).")] = 50.0,
         slo_mean: Annotated[float, typer.Option(help="SLO mean bound (ms).")] = 8.0,
         alpha: Annotated[float, typer.Option(help="Significance level of each test.")] = 0.05,
+        include_invalid: Annotated[
+            bool,
+            typer.Option(help="Test every completed ladder, valid or not (flagged in the table's title)."),
+        ] = False,
     ) -> None:
         from dataclasses import replace
 
@@ -66,13 +70,14 @@ def register(app: typer.Typer) -> None:
         )
         used, outcomes = run_aa(plan, on_outcome=_print_outcome)
         group_a, group_b = runs_of(outcomes["A"]), runs_of(outcomes["B"])
-        rows = aa_verdicts(group_a, group_b, alpha)
-        print_aa_table(plan.impl, rows, group_a, group_b, alpha)
+        rows = aa_verdicts(group_a, group_b, alpha, include_invalid=include_invalid)
+        print_aa_table(plan.impl, rows, group_a, group_b, alpha, include_invalid)
         record = {
             "impl": plan.impl,
             "created_utc": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "rates": list(used),
             "alpha": alpha,
+            "include_invalid": include_invalid,
             "groups": {g: [str(o.folder.path) for o in runs] for g, runs in outcomes.items()},
             "rows": [r.to_json() for r in rows],
         }
@@ -93,7 +98,12 @@ def _fmt(value: float | None, digits: int = 1) -> str:
 
 
 def print_aa_table(
-    impl: str, rows: Sequence[object], group_a: Sequence[object], group_b: Sequence[object], alpha: float
+    impl: str,
+    rows: Sequence[object],
+    group_a: Sequence[object],
+    group_b: Sequence[object],
+    alpha: float,
+    include_invalid: bool = False,
 ) -> None:
     from harness.regimes.aa import DIFFERS, AaRow
 
@@ -101,7 +111,7 @@ def print_aa_table(
     valid_b = sum(1 for r in group_b if getattr(r, "is_valid", False))
     table = Table(
         title=f"A/A {impl}: group B against group A (valid ladders A {valid_a} of {len(group_a)}, "
-        f"B {valid_b} of {len(group_b)})"
+        f"B {valid_b} of {len(group_b)})" + (": INVALID LADDERS INCLUDED" if include_invalid else "")
     )
     for column in ("metric", "A mean", "B mean", "B - A [95 % CI]", "test", "p", "Holm p", "verdict"):
         table.add_column(column, justify="left" if column in ("metric", "verdict", "test") else "right")

@@ -88,13 +88,22 @@ def _welch_ci(a: np.ndarray, b: np.ndarray, confidence: float) -> tuple[float, f
 
 
 def aa_verdicts(
-    group_a: Sequence[Run], group_b: Sequence[Run], alpha: float = 0.05, metrics: Sequence[str] = AA_METRICS
+    group_a: Sequence[Run],
+    group_b: Sequence[Run],
+    alpha: float = 0.05,
+    metrics: Sequence[str] = AA_METRICS,
+    include_invalid: bool = False,
 ) -> list[AaRow]:
     """One row per metric over the valid ladders of each group: Welch's test (harness/analysis/stats.py
     two_sample_test), the difference with its interval and the verdict. A metric that is only a lower
-    bound in some ladder (a capacity no step failed) is not tested, as in the comparison report."""
-    valid_a = [r for r in group_a if r.is_valid]
-    valid_b = [r for r in group_b if r.is_valid]
+    bound in some ladder (a capacity no step failed) is not tested, as in the comparison report.
+    include_invalid: every completed ladder counts, as compare.py --include-invalid does."""
+
+    def usable(run: Run) -> bool:
+        return run.is_valid or (include_invalid and run.status == "completed" and run.metrics is not None)
+
+    valid_a = [r for r in group_a if usable(r)]
+    valid_b = [r for r in group_b if usable(r)]
     rows: list[AaRow] = []
     for key in metrics:
         metric = ALL_METRICS[key]

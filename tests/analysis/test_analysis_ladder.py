@@ -221,3 +221,10 @@ def test_aa_uses_valid_ladders_and_needs_three(tmp_path: Path) -> None:
     rows = {r.metric: r for r in aa_verdicts(group_a, group_b)}
     assert (rows["cpu_us_per_request"].n_a, rows["cpu_us_per_request"].n_b) == (2, 2)
     assert all(r.verdict == "not tested: n < 3 in a group" for r in rows.values())
+
+
+def test_aa_can_include_invalid_ladders(tmp_path: Path) -> None:
+    group_a, group_b = _aa_runs(tmp_path, 5, invalid={"node": 3})
+    rows = {r.metric: r for r in aa_verdicts(group_a, group_b, include_invalid=True)}
+    cost = rows["cpu_us_per_request"]
+    assert (cost.n_a, cost.n_b) == (5, 5) and cost.p_value is not None
