@@ -19,6 +19,7 @@ from harness import paths, toolchain
 from harness.apps import IMPLS, driver
 from harness.console import UserError, console
 from harness.loadrun import LoadSettings
+from harness.regimes.floor import floor_after_ladders
 from harness.regimes.ladder import LadderPlan, LadderSettings, run_ladders
 from harness.run import RunOutcome, RunPlan
 from harness.sizing import default_instance_cpus, machine_cores
@@ -104,6 +105,9 @@ def run_demo(results_dir: Path | None = None) -> int:
     ladders = run_ladders(
         LadderPlan(list(IMPLS), base, plan.repetitions, (1,), plan.ladder), on_outcome=_print_outcome
     )
+    # The driver against a static responder at the highest app's rates: the p99 below which a step says
+    # more about the machine than about the app.
+    floor = floor_after_ladders(LadderPlan(list(IMPLS), base, 1, (1,), plan.ladder), ladders)
     console.rule(f"5/5 scaling: {', '.join(plan.scaling_impls)} with {plan.scaling_instances} instances")
     # n instances should carry about n times one instance's load: its ladder's rates, scaled.
     scaled = {
@@ -126,6 +130,8 @@ def run_demo(results_dir: Path | None = None) -> int:
         f"ladders, {plan.cpus:g} CPU per instance", {f"{i} x{n}": runs for (i, n), runs in all_runs.items()}
     )
     run_dirs = [str(o.folder.path) for runs in all_runs.values() for o in runs]
+    if floor is not None:
+        run_dirs.append(str(floor.folder.path))
     invalid = [o for runs in all_runs.values() for o in runs if not (o.verdict and o.verdict.valid)]
     report = (results_dir or paths.RESULTS) / f"demo-{stamp}.html"
     console.rule("comparison")

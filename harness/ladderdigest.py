@@ -60,7 +60,12 @@ def step_records(
             and mean <= slo.mean_ms
             and int(step["late_sends"]) == 0
         )
-        instance_cpu = sum(sampler.cpu_seconds_between(name, start, end) for name in instance_names)
+        # A deployment bidbench did not start (the noise floor's nginx) has no instance to measure.
+        instance_cpu = (
+            sum(sampler.cpu_seconds_between(name, start, end) for name in instance_names)
+            if instance_names
+            else math.nan
+        )
         db_cpu = (
             sampler.cpu_seconds_between("postgres", start, end)
             if "postgres" in sampler.components
@@ -161,7 +166,8 @@ def ladder_verdict(records: list[dict[str, Any]], outcome: dict[str, Any], slo: 
             None,
             f"the first step ({records[0]['rate']:g} req/s) already missed the SLO: lower the ladder's start rate",
         )
-    if outcome.get("cpu_cost") is None and records:
+    measured = any(s["instance_cpu_s"] is not None for s in records)
+    if outcome.get("cpu_cost") is None and records and measured:
         checks["cost_fit"] = Check(
             False, None, 2, "fewer than two steps below saturation: no cost per request"
         )

@@ -107,12 +107,17 @@ def calibrate(
 
 
 def first_failing_rate(metrics: dict[str, Any] | None) -> float | None:
-    """The calibration's first step that missed the SLO, from its stored steps."""
-    steps = ((metrics or {}).get("ladder") or {}).get("steps") or []
-    for step in sorted(steps, key=lambda s: s["rate"]):
-        if not step.get("slo_met"):
-            return float(step["rate"])
-    return None
+    """Where the calibration broke the SLO for good: the failing step right above its highest passing
+    one (a lone failing step with passing steps above it was a stall, not the load). None when no step
+    failed; the first step when none passed."""
+    steps = sorted(((metrics or {}).get("ladder") or {}).get("steps") or [], key=lambda s: s["rate"])
+    passing = [k for k, step in enumerate(steps) if step.get("slo_met")]
+    if not steps:
+        return None
+    if not passing:
+        return float(steps[0]["rate"])
+    above = passing[-1] + 1
+    return float(steps[above]["rate"]) if above < len(steps) else None
 
 
 def ladder_rates(failing: float, settings: LadderSettings) -> tuple[float, ...]:

@@ -99,6 +99,10 @@ def test_the_ladder_spans_well_below_to_past_the_calibration_failure() -> None:
     assert max(ratios) - min(ratios) < 0.01  # geometric
     assert first_failing_rate({"ladder": {"steps": [step(200, 5, True), step(300, 70, False)]}}) == 300
     assert first_failing_rate({"ladder": {"steps": [step(200, 5, True)]}}) is None
+    # A lone failure below passing steps is a stall: the calibration looks past it.
+    stalled = [step(200, 70, False), step(300, 5, True), step(450, 5, True), step(675, 90, False)]
+    assert first_failing_rate({"ladder": {"steps": stalled}}) == 675
+    assert first_failing_rate({"ladder": {"steps": [step(200, 70, False)]}}) == 200
 
 
 def test_a_ladder_needs_a_rising_range() -> None:
