@@ -694,7 +694,7 @@ def digest(
         # No completed request means no latency: count it as infinitely slow, never as fast.
         mean_latency_ms=latency.get("mean") if latency.get("mean") is not None else math.inf,
         p99_latency_ms=latency.get("p99") if latency.get("p99") is not None else math.inf,
-        offered_rps=plan.load.rate if plan.load.model == "open" else None,
+        offered_rps=(summary.get("offered_rps") or plan.load.rate) if plan.load.model == "open" else None,
         users=plan.load.users if plan.load.model == "closed" else None,
         think_ms=plan.load.think_ms,
         loadgen_cpu_pct=loadgen_cpu,
