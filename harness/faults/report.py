@@ -51,6 +51,7 @@ def print_table(scenario: str, description: str, rows: Sequence[dict[str, Any]])
     columns = list(COLUMNS)
     if scenario == "overload":
         columns.insert(1, ("overload req/s", "peak_rate", 0, ""))
+        columns.insert(2, ("due at peak req/s", "fault_due_rps", 0, ""))
     if scenario == "kill-instance":
         columns.append(("errors to survivor", "errors_to_survivors", 0, ""))
     for header, key, digits, unit in columns:
@@ -71,6 +72,12 @@ def print_table(scenario: str, description: str, rows: Sequence[dict[str, Any]])
         "whole run, largest instance."
     )
     for row in rows:
+        if row.get("run_valid") is False:
+            # A finding, not a failure: under overload the driver's connection cap makes late sends.
+            console.print(
+                f"{row.get('impl')}: not a valid measurement run (expected under a fault): "
+                + "; ".join(row.get("run_invalid_reasons") or [])
+            )
         if row.get("status") != "completed" or not row.get("invariants_ok"):
             console.print(
                 f"[red]{row.get('impl')}: status {row.get('status')}; invariants: {row.get('invariants')}[/]"

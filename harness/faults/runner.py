@@ -35,7 +35,7 @@ from harness.console import UserError
 from harness.db.cluster import EmbeddedCluster
 from harness.faults import invariants, timeline
 from harness.faults.injector import PROXY_NAME, FaultHooks
-from harness.faults.scenarios import Scenario
+from harness.faults.scenarios import OVERLOAD_RAMP_S, Scenario
 from harness.faults.toxiproxy import Toxiproxy
 from harness.instances import INSTANCE_MARKER
 from harness.loadrun import LoadSettings
@@ -353,6 +353,7 @@ def analyse(
     folder.write_json("invariants.json", report.to_json())
 
     metrics = folder.read_json("metrics.json") if folder.has("metrics.json") else {}
+    verdict = folder.read_json("verdict.json") if folder.has("verdict.json") else {}
     instances = metrics.get("instances") or []
     peak_rss = max((i.get("rss_peak_mb") or 0.0 for i in instances), default=None)
 
@@ -418,7 +419,17 @@ def analyse(
         "invariants_ok": report.ok,
         "invariants": report.describe(),
         "fault_window_s": [round(fault_start, 3), round(recover_from, 3)],
+        # The run's validity as a measurement is a finding here, never a failure of the scenario: an
+        # overload queues requests past the driver's connection cap, and those count as late sends.
+        "run_valid": verdict.get("valid"),
+        "run_invalid_reasons": verdict.get("reasons") or [],
     }
+    if scenario.overload_factor:
+        # What the overload offered: the requests due (by their intended send time) at the held peak.
+        held_from = scenario.fault_start_s + OVERLOAD_RAMP_S
+        span = scenario.fault_end_s - held_from
+        due = timeline.between(measured, t0, held_from, scenario.fault_end_s)
+        row["fault_due_rps"] = round(len(due) / span, 1) if span > 0 else None
     details = {
         "windows": windows,
         "invariants": report.to_json(),

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 NAMES = ("db-outage", "slow-db", "overload", "kill-instance")
+OVERLOAD_RAMP_S = 1.0
+"""overload: the rate ramps linearly to the peak over this long at the fault's start, and back at its end."""
 
 
 @dataclass(frozen=True)
@@ -41,7 +43,7 @@ class Scenario:
             return ""
         peak = round(self.overload_factor * capacity)
         base = round(rate)
-        ramp = 1.0
+        ramp = OVERLOAD_RAMP_S
         return ",".join(
             [
                 f"{self.fault_start_s:g}s:{base}",

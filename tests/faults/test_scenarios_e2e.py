@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 from faults_helpers import TEST_RATE, assert_sound, instance_processes
 
+from harness.faults import timeline
 from harness.faults.runner import fault_cluster, run_scenario
-from harness.faults.scenarios import kill_instance, overload, slow_db
+from harness.faults.scenarios import OVERLOAD_RAMP_S, kill_instance, overload, slow_db
+from harness.upgrade import trace_log
 
 pytestmark = pytest.mark.slow
 IMPLS = os.environ.get("BIDBENCH_FAULT_IMPLS", "node,php,java").split(",")
@@ -43,10 +45,28 @@ def test_slow_db(impl: str, database_url: str, tmp_path: Path) -> None:
 
 
 def test_overload_node(database_url: str, tmp_path: Path) -> None:
-    result = run_scenario("node", overload(quick=True), TEST_RATE, cpus=0.5, results_dir=tmp_path)
-    assert_sound(result, tmp_path)
+    scenario = overload(quick=True)
+    result = run_scenario("node", scenario, TEST_RATE, cpus=0.5, results_dir=tmp_path)
+    faults = assert_sound(result, tmp_path)
     assert result.row["peak_rate"] == 160
     assert result.row["peak_rss_mb"] and result.row["rss_bounded"]
+    # The overload is offered in full: the requests due (by their intended send time, from the trace) in the
+    # fault window after its 1 s ramp number 2x the capacity for that long. The old generator's cap of
+    # virtual users dropped requests here; the driver queues them and times them from when they were due.
+    assert result.folder is not None
+    requests = [r for r in timeline.read_trace(trace_log(result.folder.logs)) if r.phase == "m"]
+    t0 = faults["measure_start_unix"]
+    held_from, held_to = scenario.fault_start_s + OVERLOAD_RAMP_S, scenario.fault_end_s
+    due = [r for r in requests if held_from <= r.start_ms / 1000 - t0 < held_to]
+    expected = result.row["peak_rate"] * (held_to - held_from)
+    assert len(due) == pytest.approx(expected, rel=0.05), (len(due), expected)
+    # The row reports that figure, and the run's validity as a finding (it does not decide the pass).
+    assert result.row["fault_due_rps"] == pytest.approx(len(due) / (held_to - held_from), abs=0.1)
+    assert isinstance(result.row["run_valid"], bool)
+    assert result.row["run_valid"] == (not result.row["run_invalid_reasons"])
+    # And only there: before the fault the base rate.
+    before = [r for r in requests if 0 <= r.start_ms / 1000 - t0 < scenario.fault_start_s]
+    assert len(before) == pytest.approx(TEST_RATE.rate * scenario.fault_start_s, rel=0.05)
 
 
 def test_kill_instance_node(database_url: str, tmp_path: Path) -> None:
