@@ -231,7 +231,7 @@ def run(
                 steps,
                 settings,
             )
-            outcome = ladder.run_one(plan, prewarm_rate=ladder._prewarm_rate(steps), quiet=True)
+            outcome = ladder.run_one(plan, prewarm_rate=ladder.prewarm_rate_for(steps), quiet=True)
             valid = bool(outcome.verdict and outcome.verdict.valid)
             observations[key].append(
                 _record(claim, size, cell, outcome.folder.run_id, outcome.status, valid, outcome.metrics)

@@ -21,7 +21,7 @@ from harness.analysis.metrics import ALL_METRICS
 from harness.analysis.stats import MIN_N_INFERENCE, two_sample_test
 from harness.regimes.ladder import (
     LadderSettings,
-    _prewarm_rate,
+    prewarm_rate_for,
     calibrate,
     ladder_plan,
     ladder_rates,
@@ -168,7 +168,7 @@ def run_aa(
                 variant=group,
                 group="",
             )
-            outcome = run_one(run_plan, prewarm_rate=_prewarm_rate(rates), quiet=quiet)
+            outcome = run_one(run_plan, prewarm_rate=prewarm_rate_for(rates), quiet=quiet)
             outcomes[group].append(outcome)
             on_outcome(group, repetition, outcome)
     return rates, outcomes

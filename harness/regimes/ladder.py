@@ -89,8 +89,9 @@ def calibrate(
     plan = replace(
         base,
         regime=CALIBRATION_REGIME,
+        group=f"{base.group}/calibration" if base.group else "",
         instances=instances,
-        point={"instances": instances},
+        point={**base.point, "instances": instances},
         load=_load(base.load, rates, settings.calibration_step_s, settings.warmup_s, base.slo.p99_ms),
         expect_below_capacity=False,
         prewarm_max_s=settings.prewarm_max_s,
@@ -147,7 +148,7 @@ def run_ladders(
             for impl in plan.impls:
                 key = (impl, instances)
                 run_plan = ladder_plan(plan.base, impl, instances, repetition, rates[key], settings)
-                outcome = run_one(run_plan, prewarm_rate=_prewarm_rate(rates[key]), quiet=quiet)
+                outcome = run_one(run_plan, prewarm_rate=prewarm_rate_for(rates[key]), quiet=quiet)
                 outcomes[key].append(outcome)
                 on_outcome(impl, instances, repetition, outcome)
     return outcomes
@@ -167,7 +168,7 @@ def ladder_plan(
         impl=impl,
         regime=REGIME,
         instances=instances,
-        point={"instances": instances},
+        point={**base.point, "instances": instances},
         repetition=repetition,
         load=_load(base.load, steps, settings.step_s, settings.warmup_s, base.slo.p99_ms),
         expect_below_capacity=False,
@@ -175,6 +176,6 @@ def ladder_plan(
     )
 
 
-def _prewarm_rate(rates: tuple[float, ...]) -> float:
+def prewarm_rate_for(rates: tuple[float, ...]) -> float:
     """The middle of the ladder's steps below its top third: well under capacity, busy enough to compile."""
     return rates[max(0, math.ceil(len(rates) / 2) - 1)]
