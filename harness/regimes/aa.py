@@ -21,10 +21,10 @@ from harness.analysis.metrics import ALL_METRICS
 from harness.analysis.stats import MIN_N_INFERENCE, two_sample_test
 from harness.regimes.ladder import (
     LadderSettings,
-    prewarm_rate_for,
     calibrate,
     ladder_plan,
     ladder_rates,
+    prewarm_rate_for,
     run_one,
 )
 from harness.run import RunOutcome, RunPlan
