@@ -24,6 +24,7 @@ def digest_summary(summary: dict[str, Any]) -> dict[str, Any]:
         "app_errors": int(summary["app_errors"]),
         "sys_errors": int(summary["sys_errors"]),
         "late_sends": int(summary["late_sends"]),
+        "offered_rps": summary.get("offered_rps"),
         "latency_ms": summary["latency_ms"],
         "latency_sent_ms": summary.get("latency_sent_ms"),
         "per_type": summary.get("per_type", {}),
