@@ -55,7 +55,10 @@ def register(app: typer.Typer) -> None:
         ] = 0.5,
         rate: Annotated[
             float | None,
-            typer.Option(help="Arrival rate in req/s instead of --share of the measured capacity."),
+            typer.Option(
+                help="Arrival rate in req/s instead of --share of the measured capacity. overload's peak is "
+                "still 2x the capacity: the stored one, or else --rate / --share (--rate 1200: peak 4800)."
+            ),
         ] = None,
         outage: Annotated[
             float | None, typer.Option(help="db-outage: seconds the database is down (10).")
