@@ -58,10 +58,11 @@ def sizing() -> DemoPlan:
     return DemoPlan(
         cpus=cpus,
         repetitions=3,
-        # 7 steps of 3 s (>= 1000 requests each near capacity) after a pre-warm of at most 15 s and a 4 s
-        # warm-up: about 45 s per fresh start, so 9 ladders, 3 calibrations and the scaling ladders fit
-        # in about 10 minutes.
-        ladder=LadderSettings(steps=7, step_s=3.0, warmup_s=4.0, prewarm_max_s=15.0, calibration_step_s=1.5),
+        # 6 steps of 3 s (>= 1000 requests each near capacity) after a pre-warm of at most 30 s and a 3 s
+        # warm-up. node and php settle within the pre-warm's first blocks; a JVM needs the time: with a
+        # 15 s cap, java's cost per request moved from 366 to 81 us between fresh starts (still compiling).
+        # With 7 steps and the 15 s cap the demo took 6.4 min.
+        ladder=LadderSettings(steps=6, step_s=3.0, warmup_s=3.0, prewarm_max_s=30.0, calibration_step_s=1.5),
         # Java uses the least CPU per request, so two of its instances still leave the load driver and
         # PostgreSQL room.
         scaling_impls=("java",),

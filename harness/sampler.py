@@ -60,6 +60,10 @@ class Sampler:
         self._thread = threading.Thread(target=self._loop, name="bidbench-sampler", daemon=True)
         self._thread.start()
 
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and not self._stop.is_set()
+
     def stop(self) -> None:
         self._stop.set()
         if self._thread:
@@ -142,7 +146,8 @@ class Sampler:
         after = [s for s in rows if s.t >= t]
         if not before or not after:
             return float("nan")
-        a, b = before[-1], after[0]
+        # Readings from the step-edge thread and the sampling thread may be appended out of order.
+        a, b = max(before, key=lambda s: s.t), min(after, key=lambda s: s.t)
         if b.t <= a.t:
             return a.cpu_seconds
         return a.cpu_seconds + (b.cpu_seconds - a.cpu_seconds) * (t - a.t) / (b.t - a.t)

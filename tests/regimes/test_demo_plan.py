@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness import demo, toolchain
+from harness import demo, prewarm, toolchain
 from harness.apps import IMPLS
 
 
@@ -16,13 +16,22 @@ def test_the_demo_ensures_every_tool_its_runs_use_and_not_the_fault_proxy() -> N
 def test_the_demo_ladders_are_planned_to_fit_ten_minutes() -> None:
     plan = demo.sizing()
     ladder = plan.ladder
-    # Per fresh start: start-up (~5 s for a JVM), the pre-warm's cap, the warm-up and every step.
-    per_ladder = 5 + ladder.prewarm_max_s + ladder.warmup_s + ladder.steps * ladder.step_s
-    per_calibration = (
-        5 + ladder.prewarm_max_s + ladder.warmup_s + ladder.calibration_steps * ladder.calibration_step_s
+    # A JVM uses its pre-warm's whole cap; node and php settle after the ramp and three blocks.
+    settled = prewarm.RAMP_S + prewarm.SETTLE_BLOCKS * prewarm.BLOCK_S
+    start_up = 3.0
+
+    def fresh_start(prewarm_s: float, steps: float, step_s: float) -> float:
+        return start_up + prewarm_s + ladder.warmup_s + steps * step_s
+
+    java_runs = plan.repetitions + len(plan.scaling_impls)
+    other_runs = (len(IMPLS) - 1) * plan.repetitions
+    # A calibration stops two steps past its break: about 8 of its steps.
+    planned = (
+        java_runs * fresh_start(ladder.prewarm_max_s, ladder.steps, ladder.step_s)
+        + other_runs * fresh_start(settled, ladder.steps, ladder.step_s)
+        + fresh_start(ladder.prewarm_max_s, 8, ladder.calibration_step_s)
+        + (len(IMPLS) - 1) * fresh_start(settled, 8, ladder.calibration_step_s)
     )
-    ladders = len(IMPLS) * plan.repetitions + len(plan.scaling_impls)
-    planned = ladders * per_ladder + len(IMPLS) * per_calibration
     assert planned <= 10 * 60, f"the demo's ladders alone are planned at {planned / 60:.1f} min"
     assert plan.repetitions >= 3 and ladder.steps >= 5  # enough points for a slope with an interval
 
