@@ -142,9 +142,7 @@ def test_far_past_capacity_is_invalid_or_over_slo_for_the_right_reason(
         "loadgen_cpu",
         "database_host",
     }
-    assert (
-        failed & {"late_sends", "system_errors", "littles_law"} or not verdict["slo"]["parts"]["p99"]
-    )
+    assert failed & {"late_sends", "system_errors", "littles_law"} or not verdict["slo"]["parts"]["p99"]
 
 
 def test_crashed_app_is_stored_as_failed_and_nothing_is_left(tmp_path: Path, database_url: str) -> None:
