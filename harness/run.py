@@ -480,7 +480,7 @@ class Session:
             t_measure = t_start + load.warmup_s
             t_end = t_measure + load.duration_s
             if load.steps:
-                _sample_at_step_edges(sampler, t_measure, load.step_s, len(load.steps))
+                sampler.sample_at([t_measure + k * load.step_s for k in range(len(load.steps) + 1)])
             hooks.started(self, time.time() + (sampler.t0 + t_measure - time.monotonic()))
             pg_before: list[dict[str, Any]] | None = None
             with Progressor(f"{plan.impl} x{plan.instances}") as progress:
@@ -581,24 +581,6 @@ def _ladder_digest(
         rps_per_mb=best / memory if best and memory else None,
     )
     return metrics, ladderdigest.ladder_verdict(records, outcome, plan.slo, stopped)
-
-
-def _sample_at_step_edges(sampler: Sampler, t_measure: float, step_s: float, steps: int) -> None:
-    """Extra CPU readings exactly at a ladder's step edges: a step lasts a few seconds, and interpolating
-    between once-a-second readings put a step's CPU off by up to a tenth (a JIT or GC burst near an
-    edge lands in the wrong step), which the cost-per-request slope then carries."""
-    import threading
-
-    def edges() -> None:
-        for k in range(steps + 1):
-            wait = sampler.t0 + t_measure + k * step_s - time.monotonic()
-            if wait > 0:
-                time.sleep(wait)
-            if not sampler.running:
-                return
-            sampler.sample_now()
-
-    threading.Thread(target=edges, name="step-edges", daemon=True).start()
 
 
 def _last_step_text(steps: list[dict[str, Any]]) -> str:

@@ -60,6 +60,22 @@ class Sampler:
         self._thread = threading.Thread(target=self._loop, name="bidbench-sampler", daemon=True)
         self._thread.start()
 
+    def sample_at(self, offsets: list[float]) -> None:
+        """Extra readings at these times (seconds on this sampler's clock), from a thread of their own: a
+        ladder's steps last a few seconds, and interpolating between once-a-second readings moved bursts
+        across step edges, which the cost-per-request slope then carried."""
+
+        def read() -> None:
+            for offset in offsets:
+                wait = self.t0 + offset - time.monotonic()
+                if wait > 0:
+                    time.sleep(wait)
+                if not self.running:
+                    return
+                self.sample_now()
+
+        threading.Thread(target=read, name="bidbench-sampler-edges", daemon=True).start()
+
     @property
     def running(self) -> bool:
         return self._thread is not None and not self._stop.is_set()

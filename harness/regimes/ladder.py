@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from harness.analysis.ladder import capacity
 from harness.console import UserError
 from harness.loadrun import LoadSettings
 from harness.run import RunOutcome, RunPlan, Session
@@ -108,17 +109,17 @@ def calibrate(
 
 
 def first_failing_rate(metrics: dict[str, Any] | None) -> float | None:
-    """Where the calibration broke the SLO for good: the failing step right above its highest passing
-    one (a lone failing step with passing steps above it was a stall, not the load). None when no step
-    failed; the first step when none passed."""
+    """Where the calibration broke the SLO for good: the failing step that brackets its capacity (a lone
+    failing step with passing steps above it was a stall, not the load). None when no step failed; the
+    first step when none passed."""
     steps = sorted(((metrics or {}).get("ladder") or {}).get("steps") or [], key=lambda s: s["rate"])
-    passing = [k for k, step in enumerate(steps) if step.get("slo_met")]
     if not steps:
         return None
-    if not passing:
+    # The threshold only places the capacity inside its bracket; the bracket's edges do not depend on it.
+    bracket = capacity(steps, slo_p99_ms=math.inf)
+    if bracket is None:
         return float(steps[0]["rate"])
-    above = passing[-1] + 1
-    return float(steps[above]["rate"]) if above < len(steps) else None
+    return bracket.above
 
 
 def ladder_rates(failing: float, settings: LadderSettings) -> tuple[float, ...]:
