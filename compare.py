@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness.analysis.cli import main  # noqa: E402
+from harness.cli.compare import main  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -12,7 +12,7 @@ from harness import paths
 PROBE = "from harness.console import console, widen_for_logs; widen_for_logs(); print(console.width)"
 
 PHASES = """
-from harness.run import Progressor
+from harness.engine.session import Progressor
 with Progressor("node x1") as progress:
     for second in range(4):
         progress.phase("warm-up", completed=second, total=8, live=f"{100 * second} req/s  CPU 30 %")

@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from harness.console import UserError
-from harness.placement import ENV, pin_tree, plan_cpus, plan_here
-from harness.resources import format_cpuset, parse_cpuset
+from harness.engine.placement import ENV, pin_tree, plan_cpus, plan_here
+from harness.engine.resources import format_cpuset, parse_cpuset
 
 
 def test_two_cores_are_not_split_unless_asked(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,4 +1,4 @@
-"""The pre-warm's stopping rule and loop (harness/prewarm.py), with a scripted clock, CPU counter and load."""
+"""The pre-warm's stopping rule and loop (harness/engine/prewarm.py), with a scripted clock, CPU counter and load."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import prewarm
+from harness.engine import prewarm
 
 
 class ScriptedLoad:

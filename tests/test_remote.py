@@ -15,10 +15,10 @@ from harness import paths
 from harness.apps import driver
 from harness.apps.base import InstanceSpec
 from harness.db.cluster import free_port
-from harness.instances import running_instance
-from harness.loadrun import LoadSettings
-from harness.remote import DockerStatsSource, PrometheusQueries, PrometheusSource, build_sources
-from harness.run import RunPlan, execute
+from harness.engine.driver import LoadSettings
+from harness.engine.instances import running_instance
+from harness.engine.remote import DockerStatsSource, PrometheusQueries, PrometheusSource, build_sources
+from harness.engine.session import RunPlan, execute
 
 
 @pytest.mark.slow

@@ -12,7 +12,7 @@ from contextlib import contextmanager, suppress
 
 import pytest
 
-from harness.resources import Limits, ProcessTreeGroup, ResourceGroup, detect_backend, new_group
+from harness.engine.resources import Limits, ProcessTreeGroup, ResourceGroup, detect_backend, new_group
 
 BURNER = "while True: pass"
 # The machine is shared and noisy; a heavy weight (with nice -20 inside the group) lets the process under

@@ -16,10 +16,10 @@ import pytest
 
 from harness import paths
 from harness.apps import IMPLS
-from harness.instances import INSTANCE_MARKER
-from harness.loadrun import LoadSettings
-from harness.results import read_index
-from harness.run import RunPlan, execute
+from harness.engine.driver import LoadSettings
+from harness.engine.instances import INSTANCE_MARKER
+from harness.engine.session import RunPlan, execute
+from harness.record.folders import read_index
 
 RUN_FILES = (
     "manifest.json",

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import resources
-from harness.resources import (
+from harness.engine import resources
+from harness.engine.resources import (
     CgroupV1Group,
     CgroupV2Group,
     Limits,
@@ -30,7 +30,7 @@ from harness.resources import (
     new_group,
     parse_cpu_stat_throttling,
 )
-from harness.sampler import Sampler
+from harness.engine.sampler import Sampler
 
 # Spins for at most 2.5 s of wall time, whatever happens to the test.
 SPINNER = "import time\nend = time.monotonic() + 2.5\nwhile time.monotonic() < end: pass\n"
@@ -120,7 +120,7 @@ def test_process_tree_fallback_cannot_know() -> None:
 
 
 def test_window_throttling_from_synthetic_samples() -> None:
-    from harness.sampler import Sample
+    from harness.engine.sampler import Sample
 
     sampler = Sampler({})
     for t, (p, n, s) in enumerate([(0, 0, 0.0), (100, 40, 0.2), (200, 90, 0.5), (300, 140, 0.8)]):

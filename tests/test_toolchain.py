@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from harness import paths, toolchain
+from harness import paths
 from harness.console import UserError
+from harness.tools import toolchain
 
 
 def _write_executable(path: Path, text: str) -> None:

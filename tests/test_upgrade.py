@@ -1,4 +1,4 @@
-"""Result folders written before the load driver was bidbench's own still read, through harness/upgrade.py
+"""Result folders written before the load driver was bidbench's own still read, through harness/record/upgrade.py
 alone: the legacy file names and fields are taken from that module, never spelled out elsewhere."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from harness import upgrade
 from harness.analysis.load import read_run
 from harness.faults import timeline
+from harness.record import upgrade
 
 
 def _legacy_folder(root: Path) -> Path:

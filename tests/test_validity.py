@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from harness.validity import RunFigures, Slo, verdict
+from harness.engine.validity import RunFigures, Slo, verdict
 
 GOOD = RunFigures(
     model="open",

@@ -30,14 +30,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from harness.analysis.cli import main
     from harness.analysis.comparison import Comparison, compare
     from harness.analysis.report import render_html, write_html
     from harness.analysis.writers import render_terminal, write_csv, write_markdown
+    from harness.cli.compare import main
 
 # Imported on first use, so `compare.py --help` and the loaders stay quick (matplotlib, scipy load later).
 _EXPORTS = {
-    "main": "harness.analysis.cli",
+    "main": "harness.cli.compare",
     "Comparison": "harness.analysis.comparison",
     "compare": "harness.analysis.comparison",
     "render_html": "harness.analysis.report",

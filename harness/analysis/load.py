@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.upgrade import (
+from harness.record.upgrade import (
     load_summary_path,
     upgrade_load_summary,
     upgrade_manifest,

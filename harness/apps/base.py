@@ -2,7 +2,7 @@
 
 An *instance* (docs/design.md §4) is one independently started unit: a JVM, a node process (or cluster primary
 with its workers), or an nginx + PHP-FPM pair. A driver turns an InstanceSpec into the processes to
-launch; the harness (harness/instances.py) starts them inside the instance's resource group, waits for
+launch; the harness (harness/engine/instances.py) starts them inside the instance's resource group, waits for
 GET /ready, and stops them.
 """
 

@@ -15,8 +15,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from harness import knobs as knob_defaults
 from harness import paths
+from harness.apps import knobs as knob_defaults
 from harness.apps.base import AppDriver, InstanceSpec, ProcessLaunch, TestSuite
 from harness.console import UserError
 
@@ -28,7 +28,7 @@ BUILD_STAMP = paths.CACHE / "java-app.build.sha256"
 # RAM nor a 1-CPU limit (where ergonomics would switch to Serial) silently changes them.
 DEFAULT_JVM_FLAGS = "-Xms256m -Xmx256m -XX:+UseG1GC -XX:+ExitOnOutOfMemoryError"
 
-# Knobs only this driver reads, on top of harness.knobs.
+# Knobs only this driver reads, on top of harness.apps.knobs.
 DRIVER_KNOBS: dict[str, str] = {
     "JVM_FLAGS": DEFAULT_JVM_FLAGS,
     "BIDBENCH_UNFAIR_UNSORTED": "0",

@@ -21,8 +21,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from harness import knobs as knob_defaults
 from harness import paths
+from harness.apps import knobs as knob_defaults
 from harness.apps.base import AppDriver, InstanceSpec, ProcessLaunch, TestSuite
 from harness.console import UserError
 
@@ -36,7 +36,7 @@ INSTALL_LOCK = paths.CACHE / "node-app.install.lock"
 INSTALL_INPUTS = ("package-lock.json", ".npmrc")
 INSTALL_FIELDS = ("dependencies", "optionalDependencies", "devDependencies", "overrides", "allowScripts")
 
-# Knobs only this driver reads, on top of harness.knobs.
+# Knobs only this driver reads, on top of harness.apps.knobs.
 DRIVER_KNOBS: dict[str, str] = {
     "BIDBENCH_UNFAIR_UNSORTED": "0",
 }

@@ -25,10 +25,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness import knobs as knob_defaults
-from harness import paths, toolchain
+from harness import paths
+from harness.apps import knobs as knob_defaults
 from harness.apps.base import AppDriver, InstanceSpec, ProcessLaunch, TestSuite
 from harness.console import UserError
+from harness.tools import toolchain
 
 APP_DIR = paths.app_dir("php")
 CONF_DIR = APP_DIR / "conf"
@@ -42,7 +43,7 @@ APT_HINT = (
 # The contract's body limit (contract/README.md, rule 1), enforced by nginx and again by the app.
 BODY_LIMIT_BYTES = 65536
 
-# Knobs only this driver reads, on top of harness.knobs, with their defaults.
+# Knobs only this driver reads, on top of harness.apps.knobs, with their defaults.
 DRIVER_KNOBS: dict[str, str] = {
     "NGINX_WORKER_PROCESSES": "1",
     "BIDBENCH_UNFAIR_UNSORTED": "0",

@@ -52,7 +52,7 @@ def cell_instances(size: Size, cell: Any) -> int:
 def fingerprint(size: Size, cell: Any) -> dict[str, Any]:
     """What a ladder of this cell runs; knobs as the instance sees them (defaults filled in), so a variant
     that names a default (LOG_LEVEL=info) shares the default's ladders."""
-    from harness.knobs import default_knobs
+    from harness.apps.knobs import default_knobs
 
     v = cell.variant
     return {
@@ -77,8 +77,8 @@ def calibration_group(size: Size, cell: Any) -> str:
 
 
 def base_plan(size: Size, cell: Any, results_dir: Path | None) -> Any:
-    from harness.loadrun import LoadSettings
-    from harness.run import RunPlan
+    from harness.engine.driver import LoadSettings
+    from harness.engine.session import RunPlan
 
     v = cell.variant
     return RunPlan(
@@ -110,7 +110,7 @@ def calibration_s(shape: LadderShape) -> float:
 
 def stored(group: str, repetition: int, results_dir: Path | None) -> dict[str, Any] | None:
     """The newest completed run of this group and repetition in the results index, if any."""
-    from harness.results import read_index
+    from harness.record.folders import read_index
 
     for entry in reversed(read_index(results_dir)):
         if (
@@ -166,8 +166,8 @@ def run(
 ) -> dict[tuple[str, str], list[dict[str, Any]]]:
     """Calibrate each cell that still has ladders to run (or reuse its stored calibration), then run the
     ladders interleaved, reusing every stored one. `rates` (per impl) skips the calibration."""
+    from harness.record.folders import RunFolder
     from harness.regimes import ladder
-    from harness.results import RunFolder
 
     settings = settings_for(size.ladder)
     observations: dict[tuple[str, str], list[dict[str, Any]]] = {(c.impl, c.variant.name): [] for c in todo}

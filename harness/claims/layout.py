@@ -2,12 +2,12 @@
 variants name (a JVM build, a tool)? Every refusal names the claim file's field.
 
 The CPU budget lives here, once. On one machine the load driver, PostgreSQL and the sampler share the
-cores with the instances. harness/sizing.py measured, on this 2-core machine, PostgreSQL at 24-54 % of a
+cores with the instances. harness/engine/sizing.py measured, on this 2-core machine, PostgreSQL at 24-54 % of a
 core and the driver at 50-59 % when one instance ran past its capacity; at 1.0 CPU per instance every run
 was invalid (the host 99 % busy). The ladder demo (#28) measured PostgreSQL at 160-330 us of CPU per
 request, i.e. 0.3-0.6 core at 2,000 req/s. So a claim must leave the driver and the database at least one
 whole core: instances x cpus <= cores - 1 (on 2 cores: at most 1 CPU of instances). The run-time check
-(harness/run.py check_fits, 0.5 core) only stops plans that cannot run at all; a claim needs runs that are
+(harness/engine/session.py check_fits, 0.5 core) only stops plans that cannot run at all; a claim needs runs that are
 valid, not merely possible.
 """
 
@@ -23,7 +23,7 @@ DRIVER_AND_DATABASE_CORES = 1.0
 
 
 def machine_cores() -> int:
-    from harness.sizing import machine_cores as cores
+    from harness.engine.sizing import machine_cores as cores
 
     return cores()
 
@@ -68,8 +68,8 @@ def layout_problems(claim: Claim, size: Size, cores: int) -> list[str]:
 def availability_problems(claim: Claim, size: Size) -> list[str]:
     """A variant's JVM build must be installed; a tool it names must be on the machine (never installed
     here: a claim names a tool precisely because the apps' own setup does not provide it)."""
-    from harness import toolchain
     from harness.claims.runner import cells
+    from harness.tools import toolchain
 
     problems = []
     used = {cell.variant.name for cell in cells(claim, size)}

@@ -14,7 +14,7 @@ from harness import paths
 from harness.analysis.stats import mean_ci
 from harness.claims.model import Claim
 from harness.claims.store import latest_per_claim, load_verdicts, verdicts_dir
-from harness.results import git_state
+from harness.record.folders import git_state
 
 REPORT = Path(paths.ROOT) / "docs" / "replication" / "REPORT.md"
 NOT_RUN = "not yet run on this machine"

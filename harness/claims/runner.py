@@ -77,8 +77,8 @@ def is_unfair(variant: Variant) -> bool:
 
 
 def _plan(claim: Claim, size: Size, cell: Cell, group: str, repetition: int) -> Any:
-    from harness.loadrun import LoadSettings
-    from harness.run import RunPlan
+    from harness.engine.driver import LoadSettings
+    from harness.engine.session import RunPlan
 
     v = cell.variant
     return RunPlan(
@@ -285,7 +285,7 @@ def from_folders(claim: Claim, folders: list[Path]) -> tuple[Size, bool, Observa
     its manifest (the quick or the full size, whichever the folders belong to). Calibrations are skipped.
     Raises ValueError naming the folders that belong to no cell of this claim."""
     from harness.claims import ladders
-    from harness.results import RunFolder
+    from harness.record.folders import RunFolder
 
     runs = []
     for path in folders:

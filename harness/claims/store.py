@@ -13,7 +13,7 @@ from typing import Any
 from harness import paths
 from harness.claims.model import Claim, Size
 from harness.claims.verdict import ClaimVerdict
-from harness.results import finite, utc_now
+from harness.record.folders import finite, utc_now
 
 CLAIMS_SUBDIR = "claims"
 

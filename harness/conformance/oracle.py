@@ -138,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--overwrite", action="store_true", help="rewrite every expected file")
     parser.add_argument("--check", action="store_true", help="compare expected files with the oracle")
     args = parser.parse_args(argv)
-    from harness.cli import _server, ensure_db_up
+    from harness.cli.main import _server, ensure_db_up
     from harness.conformance.dbstate import prepare
 
     ensure_db_up()

@@ -43,7 +43,7 @@ def _drop_stale_run_dirs() -> None:
 
 
 def _prepare_db() -> ConformanceDb:
-    from harness.cli import _server, ensure_db_up
+    from harness.cli.main import _server, ensure_db_up
     from harness.conformance.dbstate import prepare
 
     ensure_db_up()

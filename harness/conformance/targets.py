@@ -1,6 +1,6 @@
 """An implementation under test: something that serves the contract on a loopback port.
 
-A real app is started through its driver (harness/apps) and harness.instances.running_instance, pointed
+A real app is started through its driver (harness/apps) and harness.engine.instances.running_instance, pointed
 at the suite's private database. Test fixtures (the negative controls) are targets too, so the very same
 golden, differential and parity machinery runs against them.
 """
@@ -62,7 +62,7 @@ class AppTarget(Target):
     @contextmanager
     def running(self, db: ConformanceDb, knobs: dict[str, str] | None = None) -> Iterator[str]:
         from harness.apps.base import InstanceSpec
-        from harness.instances import running_instance
+        from harness.engine.instances import running_instance
 
         all_knobs = {**BASE_KNOBS, **self.fixed_knobs, **(knobs or {})}
         port = free_port()

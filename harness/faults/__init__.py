@@ -7,6 +7,6 @@ time, on loopback only. One job per module:
 - toxiproxy.py: the Toxiproxy server and its REST API
 - timeline.py: per-request trace -> per-second series, error classes, recovery times
 - invariants.py: no lost or duplicated bids after a scenario
-- runner.py: one scenario run on the ordinary run machinery (harness/run.py), stored like every run
+- runner.py: one scenario run on the ordinary run machinery (harness/engine/session.py), stored like every run
 - report.py: the terminal table per scenario
 """

@@ -1,6 +1,6 @@
 """Carrying out a scenario's schedule during the measurement window, and recording what happened when.
 
-`FaultHooks` plugs into harness/run.py's window (WindowHooks): when the driver's measurement starts it runs the
+`FaultHooks` plugs into harness/engine/session.py's window (WindowHooks): when the driver's measurement starts it runs the
 steps on a thread at their times; every action becomes an event (relative and wall-clock time, how long
 the action took, its outcome). Whatever happens (an exception, Ctrl-C), `finished()` undoes the faults:
 PostgreSQL is started again and the toxics are removed.
@@ -15,14 +15,14 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from harness.engine.instances import sigkill
 from harness.faults.scenarios import Scenario, Step
-from harness.instances import sigkill
 
 if TYPE_CHECKING:
     from harness.db.cluster import EmbeddedCluster
+    from harness.engine.instances import RunningInstance
+    from harness.engine.session import Session
     from harness.faults.toxiproxy import Toxiproxy
-    from harness.instances import RunningInstance
-    from harness.run import Session
 
 PROXY_NAME = "postgres"
 
@@ -94,7 +94,7 @@ def start_again(cluster: EmbeddedCluster) -> None:
 
 
 class FaultHooks:
-    """harness.run.WindowHooks for one scenario (duck-typed, so run.py needs no import of this package)."""
+    """harness.engine.session.WindowHooks for one scenario (duck-typed, so run.py needs no import of this package)."""
 
     def __init__(
         self,

@@ -1,4 +1,4 @@
-"""One fault scenario run for one implementation, on the ordinary run machinery (harness/run.py).
+"""One fault scenario run for one implementation, on the ordinary run machinery (harness/engine/session.py).
 
 The run is a normal Session with one measurement window, so it is stored like every run (manifest, load
 summary, metrics with per-instance peak RSS, per-second CPU/memory, logs, index line, regime `faults`).
@@ -30,17 +30,18 @@ from urllib.parse import urlsplit, urlunsplit
 
 import psutil
 
-from harness import paths, toolchain
+from harness import paths
 from harness.console import UserError
 from harness.db.cluster import EmbeddedCluster
+from harness.engine.driver import LoadSettings
+from harness.engine.instances import INSTANCE_MARKER
 from harness.faults import invariants, timeline
 from harness.faults.injector import PROXY_NAME, FaultHooks
 from harness.faults.scenarios import OVERLOAD_RAMP_S, Scenario
 from harness.faults.toxiproxy import Toxiproxy
-from harness.instances import INSTANCE_MARKER
-from harness.loadrun import LoadSettings
-from harness.results import RunFolder, read_index
-from harness.upgrade import trace_log, upgrade_metrics
+from harness.record.folders import RunFolder, read_index
+from harness.record.upgrade import trace_log, upgrade_metrics
+from harness.tools import toolchain
 
 DEFAULT_SHARE = 0.5
 DEFAULT_RATE = 50.0
@@ -237,9 +238,9 @@ def _run(
     results_dir: Path | None,
     knobs: dict[str, str] | None,
 ) -> FaultResult:
-    from harness.cli import ensure_db_up
+    from harness.cli.main import ensure_db_up
     from harness.db.target import current_server
-    from harness.run import RunPlan, Session
+    from harness.engine.session import RunPlan, Session
 
     ensure_db_up()
     server = current_server()

@@ -4,7 +4,7 @@ About 31 connections that sent a POST's headers and part of its body, then held,
 for every other client (a blocking body read parked each one on a pool thread). This scenario checks
 that no app has such a limit any more, self-contained (it does not use the load driver):
 
-1. start the app as the harness does (its driver, `harness.instances`, the resource backend and CPU
+1. start the app as the harness does (its driver, `harness.engine.instances`, the resource backend and CPU
    limit of a run) on a private clone of the seeded database;
 2. warm up, then measure a **baseline**: a bounded closed loop of ordinary GET requests from a plain
    Python client (a few threads, each on its own keep-alive connection);
@@ -314,8 +314,8 @@ def run_app(impl: str, database_url: str, plan: Plan, cpus: float | None) -> App
     from harness.apps import driver
     from harness.apps.base import InstanceSpec
     from harness.db.cluster import free_port
-    from harness.instances import running_instance
-    from harness.resources import Limits, detect_backend
+    from harness.engine.instances import running_instance
+    from harness.engine.resources import Limits, detect_backend
 
     app = driver(impl)
     app.ensure_built()
@@ -423,7 +423,7 @@ def print_table(results: list[AppResult]) -> None:
 
 def main(impls: list[str], cpus: float | None, quick: bool) -> int:
     """The CLI entry: every app, one after the other, on a private clone of the seeded database."""
-    from harness.cli import _server, ensure_db_up
+    from harness.cli.main import _server, ensure_db_up
     from harness.conformance.dbstate import prepare
     from harness.console import console
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.upgrade import trace_error_class
+from harness.record.upgrade import trace_error_class
 
 # The order of the error classes in tables and CSV columns.
 CLASSES = ("ok", "client_4xx", "unavailable_503", "server_5xx", "connection", "timeout")

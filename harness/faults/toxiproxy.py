@@ -1,6 +1,6 @@
 """A real fault-injection proxy between the apps and PostgreSQL: Toxiproxy's server on 127.0.0.1.
 
-The binary is built once with `go install` into .bidbench/bin (harness/toolchain.py). `Toxiproxy` starts it
+The binary is built once with `go install` into .bidbench/bin (harness/tools/toolchain.py). `Toxiproxy` starts it
 on a free loopback port, creates one TCP proxy in front of the database, and adds or removes toxics
 (`latency`, `reset_peer`, ...) through its REST API.
 """
@@ -18,8 +18,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from harness import toolchain
 from harness.db.cluster import free_port
+from harness.tools import toolchain
 
 
 class ToxiproxyError(RuntimeError):

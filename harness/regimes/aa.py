@@ -19,6 +19,7 @@ from statsmodels.stats.multitest import multipletests
 from harness.analysis.load import Run, read_run
 from harness.analysis.metrics import ALL_METRICS
 from harness.analysis.stats import MIN_N_INFERENCE, two_sample_test
+from harness.engine.session import RunOutcome, RunPlan
 from harness.regimes.ladder import (
     LadderSettings,
     calibrate,
@@ -27,7 +28,6 @@ from harness.regimes.ladder import (
     prewarm_rate_for,
     run_one,
 )
-from harness.run import RunOutcome, RunPlan
 
 REGIME = "ladder-aa"
 GROUPS = ("A", "B")

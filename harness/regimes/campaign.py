@@ -16,16 +16,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from harness import prewarm
 from harness.console import console
-from harness.loadrun import LoadSettings
-from harness.results import RunFolder, read_index
-from harness.run import RunPlan, Session, execute
+from harness.engine import prewarm
+from harness.engine.driver import LoadSettings
+from harness.engine.session import RunPlan, Session, execute
+from harness.record.folders import RunFolder, read_index
 
 SESSION_REWARM_S = 4.0  # half of it ramps from the previous probe's rate (the driver's BB_WARMUP_FROM)
 # Before a search's first probe, every instance gets the same unmeasured warm-up at a gentle rate, so a
 # JIT runtime under a small CPU limit is not judged while it is still compiling (the thesis warmed up too).
-# The pre-warm runs at half the rate (at least 800 req/s per CPU: harness/prewarm.py); the first window's warm-up then lasts at least this long at the rate
+# The pre-warm runs at half the rate (at least 800 req/s per CPU: harness/engine/prewarm.py); the first window's warm-up then lasts at least this long at the rate
 # itself. A JVM at 0.5 CPU needed 10-12 s at the doubled rate before its CPU settled: with a 3 s warm-up,
 # java's first probe at the previous search's capacity failed in all of a demo's later searches (p99
 # 500-880 ms, dropped iterations), and 20-30 s after it the same instance held that rate with p99 under

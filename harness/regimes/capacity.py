@@ -16,9 +16,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from harness.engine.session import RunPlan
+from harness.record.folders import RunFolder, append_index, base_manifest, new_run_folder, read_index
 from harness.regimes.campaign import Campaign, LazySession, PointResult
-from harness.results import RunFolder, append_index, base_manifest, new_run_folder, read_index
-from harness.run import RunPlan
 
 NO_CAPACITY = "no rate met the SLO"
 """The verdict of a search that found no capacity (it has no run to stand on)."""

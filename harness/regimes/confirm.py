@@ -25,7 +25,7 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from harness.loadrun import FIXED_RATE_WARMUP_S
+from harness.engine.driver import FIXED_RATE_WARMUP_S
 from harness.regimes.campaign import Campaign, LazySession, PointResult
 from harness.regimes.capacity import (
     MEASUREMENT_LIMITS,

@@ -3,7 +3,7 @@ rates. nginx answers every path with a fixed JSON document, so what the driver m
 the loopback and the machine's scheduling: no app can beat it here. The report shows the floor's p99
 beside each app's and labels a step within 2x of it "floor-limited" (harness/analysis/ladder_report.py).
 
-The responder is measured as a deployment bidbench did not start (harness/run.py's remote path): the
+The responder is measured as a deployment bidbench did not start (harness/engine/session.py's remote path): the
 driver's figures only, no CPU or memory, so the ladder yields no cost per request.
 """
 
@@ -26,8 +26,8 @@ from harness import paths
 from harness.apps import php as php_app
 from harness.console import UserError, console
 from harness.db.cluster import free_port
+from harness.engine.session import RunOutcome, RunPlan, Session, new_session_id
 from harness.regimes.ladder import LadderPlan, LadderSettings, ladder_plan
-from harness.run import RunOutcome, RunPlan, Session, new_session_id
 
 REGIME = "ladder-floor"
 IMPL = "nginx"

@@ -13,8 +13,8 @@ from typing import Any
 
 from harness.analysis.ladder import capacity
 from harness.console import UserError
-from harness.loadrun import LoadSettings
-from harness.run import RunOutcome, RunPlan, Session
+from harness.engine.driver import LoadSettings
+from harness.engine.session import RunOutcome, RunPlan, Session
 
 REGIME = "ladder"
 CALIBRATION_REGIME = "ladder-calibration"

@@ -12,9 +12,9 @@ from typing import Any
 import psutil
 
 from harness.console import UserError, console
+from harness.engine.session import RunPlan
 from harness.regimes.campaign import Campaign, PointResult
 from harness.regimes.capacity import CapacityPlan, SearchSettings, refile_capacity, run_capacity
-from harness.run import RunPlan
 
 CONTRACT_BODY_LIMIT = 65536
 PAYLOAD_SIZES = (256, 1024, 4096, 16384, 32768, 65535, 65536, 65537, 131072)

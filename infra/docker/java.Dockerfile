@@ -26,7 +26,7 @@ RUN apt-get update \
 WORKDIR /app
 COPY --from=build /out/app.jar /app/app.jar
 
-# The contract's configuration (contract/README.md) with the local runner's defaults (harness/knobs.py).
+# The contract's configuration (contract/README.md) with the local runner's defaults (harness/apps/knobs.py).
 # HOST is 0.0.0.0 here: a container must accept connections from outside itself.
 ENV HOST=0.0.0.0 \
     PORT=8080 \

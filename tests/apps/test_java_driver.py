@@ -1,5 +1,5 @@
 """The Java driver: build stamp, launch command, knobs, JDK versions, and one real JVM instance through
-harness.instances on the database of `./bidbench test` (DATABASE_URL; that test fails without it)."""
+harness.engine.instances on the database of `./bidbench test` (DATABASE_URL; that test fails without it)."""
 
 from __future__ import annotations
 
@@ -104,7 +104,7 @@ def test_test_suite_shows_the_surefire_summary() -> None:
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("mvn") is None, reason="needs Maven")
 def test_real_instance_through_the_harness(tmp_path: Path, database_url: str) -> None:
-    from harness.instances import running_instance
+    from harness.engine.instances import running_instance
 
     driver = JavaDriver()
     driver.ensure_built()

@@ -114,7 +114,7 @@ def test_no_jcmd_anywhere_gives_none(monkeypatch: pytest.MonkeyPatch, tmp_path: 
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("mvn") is None, reason="needs Maven")
 def test_heap_after_full_gc_of_a_real_idle_instance(tmp_path: Path, database_url: str) -> None:
-    from harness.instances import running_instance
+    from harness.engine.instances import running_instance
 
     driver = JavaDriver()
     driver.ensure_built()

@@ -19,7 +19,7 @@ from harness import paths
 from harness.apps import IMPLS, driver
 from harness.apps.base import AppDriver, InstanceSpec
 from harness.db.cluster import free_port
-from harness.instances import running_instance
+from harness.engine.instances import running_instance
 
 CONNECTIONS = 3000
 REQUESTS_PER_CONNECTION = 2

@@ -1,5 +1,5 @@
 """The Node.js driver: install stamp, launch command, knobs, versions, the test suite's summary line, and
-real instances (one process with pg, a cluster with pg-native) through harness.instances on the database of
+real instances (one process with pg, a cluster with pg-native) through harness.engine.instances on the database of
 `./bidbench test` (DATABASE_URL; those tests fail without it)."""
 
 from __future__ import annotations
@@ -138,7 +138,7 @@ def _get(url: str) -> tuple[int, dict[str, str], bytes]:
 def test_real_instance_through_the_harness(
     tmp_path: Path, database_url: str, knobs: dict[str, str], processes: int
 ) -> None:
-    from harness.instances import running_instance
+    from harness.engine.instances import running_instance
 
     driver = NodeDriver()
     driver.ensure_built()

@@ -1,4 +1,4 @@
-"""The PHP app through nginx: a real nginx + PHP-FPM instance (PhpDriver, harness.instances) on the real
+"""The PHP app through nginx: a real nginx + PHP-FPM instance (PhpDriver, harness.engine.instances) on the real
 database of `./bidbench test` (DATABASE_URL; the test fails without it).
 
 Covers every endpoint, the wire rules on every response, the hostile-input list with the contract's
@@ -32,7 +32,7 @@ from harness import paths
 from harness.apps.base import InstanceSpec
 from harness.apps.php import PhpDriver
 from harness.db.cluster import free_port
-from harness.instances import RunningInstance, running_instance
+from harness.engine.instances import RunningInstance, running_instance
 
 pytestmark = pytest.mark.slow
 
@@ -210,7 +210,7 @@ def unready_instance(
     driver: PhpDriver, database_url: str, knobs: dict[str, str]
 ) -> Iterator[tuple[int, list[Any]]]:
     """An instance whose /ready cannot answer 200 (running_instance would wait for it): started from the
-    driver's launches by hand, ready when /health answers, stopped like harness.instances does."""
+    driver's launches by hand, ready when /health answers, stopped like harness.engine.instances does."""
     import subprocess
 
     run_dir = paths.RUNTIME / "tests" / f"php-{uuid.uuid4().hex[:8]}"

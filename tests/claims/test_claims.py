@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 
 from harness import paths
 from harness.claims import runner
-from harness.claims.cli import register
 from harness.claims.model import Claim, ClaimError, Comparison, find, load_all, load_file, load_schema
 from harness.claims.verdict import CONTRADICTED, INCONCLUSIVE, NOT_RUNNABLE, REPLICATED, Side, judge
+from harness.cli.claims import register
 
 CLAIMS = Path(paths.ROOT) / "claims"
 DESIGN = Path(paths.ROOT) / "docs" / "design.md"

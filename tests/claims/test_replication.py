@@ -16,13 +16,13 @@ import yaml
 from typer.testing import CliRunner
 
 from harness import paths
-from harness.claims import cli as claims_cli
 from harness.claims import ladders, report_md, runner
 from harness.claims.equivalence import n_for_power, tost, tost_power
 from harness.claims.layout import DRIVER_AND_DATABASE_CORES, layout_problems, preflight
 from harness.claims.model import ClaimError, Comparison, find, load_all, load_file, load_schema
 from harness.claims.store import save_verdict, verdict_record
 from harness.claims.verdict import CONTRADICTED, INCONCLUSIVE, REPLICATED, Side, judge
+from harness.cli import claims as claims_cli
 
 CLAIMS = Path(paths.ROOT) / "claims"
 A = [100.0, 101.0, 99.0, 100.5, 99.5, 100.2]
@@ -164,7 +164,7 @@ def test_a_missing_jvm_is_refused_naming_the_field(tmp_path: Path) -> None:
 def test_a_missing_or_unknown_tool_is_refused_naming_the_field(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from harness import toolchain
+    from harness.tools import toolchain
 
     claim = load_file(
         _variant(tmp_path, "thesis-6.4-pg-native", tools=["nosuchtool", "nginx"]), load_schema(tmp_path)

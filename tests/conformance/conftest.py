@@ -12,7 +12,7 @@ from harness.conformance.dbstate import ConformanceDb
 
 @pytest.fixture(scope="module")
 def db() -> Iterator[ConformanceDb]:
-    from harness.cli import _server, ensure_db_up
+    from harness.cli.main import _server, ensure_db_up
     from harness.conformance.dbstate import prepare
 
     ensure_db_up()

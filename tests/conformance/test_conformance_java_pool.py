@@ -44,7 +44,7 @@ def test_target_label_names_the_variant() -> None:
 
 def test_cli_knob_option_reaches_run_conformance(monkeypatch: pytest.MonkeyPatch) -> None:
     """Only the plumbing: the database and the toolchain are stubbed, the real suite runs above."""
-    import harness.cli as cli
+    import harness.cli.main as cli
     import harness.conformance.runner as runner
 
     seen: dict[str, Any] = {}

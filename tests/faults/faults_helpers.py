@@ -8,9 +8,9 @@ from typing import Any
 
 import psutil
 
+from harness.engine.instances import INSTANCE_MARKER
 from harness.faults.runner import FaultResult, RateChoice
-from harness.instances import INSTANCE_MARKER
-from harness.results import read_index
+from harness.record.folders import read_index
 
 TEST_RATE = RateChoice(rate=40.0, capacity=80.0, source="test: fixed 40 req/s, capacity taken as 80")
 

@@ -13,7 +13,7 @@ from faults_helpers import TEST_RATE, assert_sound, instance_processes
 from harness.faults import timeline
 from harness.faults.runner import fault_cluster, run_scenario
 from harness.faults.scenarios import OVERLOAD_RAMP_S, kill_instance, overload, slow_db
-from harness.upgrade import trace_log
+from harness.record.upgrade import trace_log
 
 pytestmark = pytest.mark.slow
 IMPLS = os.environ.get("BIDBENCH_FAULT_IMPLS", "node,php,java").split(",")

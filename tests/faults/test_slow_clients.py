@@ -82,7 +82,7 @@ def test_a_stalled_body_gets_the_contracts_408(database_url: str) -> None:
     from harness.apps import driver
     from harness.apps.base import InstanceSpec
     from harness.db.cluster import free_port
-    from harness.instances import running_instance
+    from harness.engine.instances import running_instance
 
     head = b"POST /items HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n"
     with ExitStack() as stack:

@@ -9,10 +9,10 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from harness import toolchain
 from harness.db.target import DatabaseServer
 from harness.faults.runner import _replace_port
 from harness.faults.toxiproxy import Toxiproxy
+from harness.tools import toolchain
 
 pytestmark = pytest.mark.slow
 

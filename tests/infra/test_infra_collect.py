@@ -1,4 +1,4 @@
-"""`./bidbench collect` (harness/distributed.py): the shards of a distributed load, run for real (two
+"""`./bidbench collect` (harness/engine/distributed.py): the shards of a distributed load, run for real (two
 `bidbench-load run` processes with BB_SHARDS=2 against the loopback fake service), read from a pod log and
 a summary file, merged by `bidbench-load merge` and stored as one result folder."""
 
@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from harness import distributed
 from harness.console import UserError
+from harness.engine import distributed
 
 ROOT = Path(__file__).resolve().parents[2]
 

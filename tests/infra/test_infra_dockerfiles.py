@@ -208,7 +208,7 @@ def test_seed_entrypoint_takes_the_clis_arguments() -> None:
     args = module.parse(["db", "seed", "--scale", "3", "--seed", "7", "--no-indexes"])
     assert (args.scale, args.seed, args.no_indexes) == (3, 7, True)
     assert module.parse([]).scale == 1 and module.parse([]).seed == 42
-    from harness.cli import db_seed
+    from harness.cli.main import db_seed
 
     defaults = inspect.signature(db_seed).parameters
     assert (defaults["scale"].default, defaults["seed"].default) == (1, 42), "the CLI's defaults changed"

@@ -1,4 +1,4 @@
-"""Parity with the local runner: every knob of harness/knobs.py (APP_KNOBS, IMPL_KNOBS per implementation,
+"""Parity with the local runner: every knob of harness/apps/knobs.py (APP_KNOBS, IMPL_KNOBS per implementation,
 the CPU limit and the memory limit) has its counterpart in Compose and in the Kubernetes manifests, with
 the same name and the same default. So does the data set (scale, seed), and the load driver: one image
 everywhere, built with the Go of loadgen/go.mod, set only through variables the driver reads."""
@@ -30,7 +30,7 @@ from infra_helpers import (
     rendered,
 )
 
-from harness import knobs
+from harness.apps import knobs
 
 # The Compose names of the two resource knobs (the local runner's --cpus and its memory limit).
 CPU_KNOB = "BB_CPUS"
@@ -137,7 +137,7 @@ def test_image_defaults_agree_with_the_runner(impl: str) -> None:
 
 
 def test_scale_and_seed_defaults_are_the_harness_ones() -> None:
-    from harness.cli import db_seed
+    from harness.cli.main import db_seed
 
     parameters = inspect.signature(db_seed).parameters
     scale, seed = str(parameters["scale"].default), str(parameters["seed"].default)

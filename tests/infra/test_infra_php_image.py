@@ -18,7 +18,7 @@ from types import ModuleType
 import pytest
 from infra_helpers import DOCKER, ROOT, third_party_modules_loaded_by
 
-from harness import toolchain
+from harness.tools import toolchain
 
 
 def _load() -> ModuleType:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import paths
-from harness.toolchain import _cached_binary
+from harness.tools.toolchain import _cached_binary
 
 # sigs.k8s.io/kustomize/kustomize/v5 v5.8.3 needs kustomize/api v0.21.3, which needs Go 1.27; v5.8.2 takes
 # api v0.21.2 and builds with the Go 1.26 of these machines.
@@ -79,7 +79,7 @@ def _go_proxy(go: str) -> str:
 
 
 def ensure(tool: GoTool) -> Path:
-    """The tool's binary in .bidbench/bin/, copied from the per-user cache of harness/toolchain.py
+    """The tool's binary in .bidbench/bin/, copied from the per-user cache of harness/tools/toolchain.py
     (~/.cache/bidbench/bin/NAME-VERSION) or built with `go install` into both."""
     with _locked(tool.name):
         if tool.present():

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from fake_service import FakeService  # sibling module: pytest puts this folder on sys.path
 
-from harness import toolchain
+from harness.tools import toolchain
 
 LATENCY_KEYS = {"mean", "p50", "p90", "p95", "p99", "p999", "max"}
 SHORT_KEYS = {"mean", "p50", "p99"}

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from harness import overhead
 from harness.console import UserError
 from harness.db.cluster import free_port
-from harness.overhead import Sample, Spread
+from harness.regimes import overhead
+from harness.regimes.overhead import Sample, Spread
 
 
 def sample(

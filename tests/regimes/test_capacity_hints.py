@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from test_confirm_sessions import FakeSession, Folder, Outcome, plan_for
 
+from harness.engine.session import RunPlan
 from harness.regimes import capacity
 from harness.regimes.campaign import Campaign
 from harness.regimes.capacity import run_capacity
-from harness.run import RunPlan
 
 # Per search of java: the highest rate it holds. The second is a search thrown low (node in a demo here:
 # 1850, then 710 after an overloaded first window).

@@ -171,7 +171,7 @@ def test_confirmation_starts_at_the_mean_of_the_searches_that_found_a_capacity()
 def test_confirmation_table_shows_every_run_and_the_verdict(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from harness.cli_regimes import print_confirmation_table
+    from harness.cli.regimes import print_confirmation_table
     from harness.console import console
 
     monkeypatch.setattr(console, "width", 250)  # one line per row, whatever terminal runs the tests
@@ -190,7 +190,7 @@ def test_confirmation_table_shows_every_run_and_the_verdict(
 
 
 def test_capacity_table_interval_of_equal_searches_is_the_value() -> None:
-    from harness.cli_regimes import mean_ci
+    from harness.cli.regimes import mean_ci
 
     assert mean_ci([300.0, 300.0, 300.0]) == (300.0, 300.0, 300.0)
     mean, low, high = mean_ci([280.0, 300.0, 320.0])
@@ -328,9 +328,9 @@ def test_a_stale_bound_is_rechecked_in_its_turn() -> None:
 
 
 def test_a_rate_plan_is_the_base_at_one_open_model_rate() -> None:
-    from harness.loadrun import LoadSettings
+    from harness.engine.driver import LoadSettings
+    from harness.engine.session import RunPlan
     from harness.regimes.capacity import rate_plan
-    from harness.run import RunPlan
 
     base = RunPlan(
         impl="java", load=LoadSettings(targets=[], mix="browse", duration_s=3.0, warmup_s=3.0), cpus=0.5
@@ -422,7 +422,7 @@ def test_a_hint_that_fails_once_steps_down_in_the_hint_s_small_steps() -> None:
 def test_capacity_table_says_how_many_searches_used_their_budget(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from harness.cli_regimes import print_capacity_table
+    from harness.cli.regimes import print_capacity_table
     from harness.console import console
 
     monkeypatch.setattr(console, "width", 250)
@@ -439,7 +439,7 @@ def test_capacity_table_says_how_many_searches_used_their_budget(
 def test_capacity_table_leaves_out_a_search_that_found_no_rate_and_says_so(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from harness.cli_regimes import print_capacity_table
+    from harness.cli.regimes import print_capacity_table
     from harness.console import console
 
     monkeypatch.setattr(console, "width", 250)

@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from harness.loadrun import LoadSettings
+from harness.engine.driver import LoadSettings
+from harness.engine.session import RunPlan
 from harness.regimes import capacity, confirm
 from harness.regimes.campaign import Campaign
 from harness.regimes.capacity import CapacityPlan, SearchSettings, run_capacity
 from harness.regimes.confirm import ConfirmSettings, confirm_capacity, confirm_in_session
-from harness.run import RunPlan
 
 HOLDS_UP_TO = {"java": 450.0, "node": 330.0}
 

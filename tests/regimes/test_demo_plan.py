@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from harness import demo, prewarm, toolchain
 from harness.apps import IMPLS
+from harness.engine import prewarm
+from harness.regimes import demo
+from harness.tools import toolchain
 
 
 def test_the_demo_ensures_every_tool_its_runs_use_and_not_the_fault_proxy() -> None:

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from harness import run as run_module
-from harness.cli import app
-from harness.loadrun import FIXED_RATE_WARMUP_S
+from harness.cli.main import app
+from harness.engine import session as run_module
+from harness.engine.driver import FIXED_RATE_WARMUP_S
 from harness.regimes.confirm import ConfirmSettings
 
 

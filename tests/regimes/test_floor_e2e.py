@@ -17,7 +17,9 @@ import pytest
 from harness.analysis.comparison import floor_usable
 from harness.analysis.ladder_report import floor_of
 from harness.analysis.load import read_run
-from harness.loadrun import LoadSettings
+from harness.engine.driver import LoadSettings
+from harness.engine.session import RunOutcome, RunPlan
+from harness.engine.validity import Slo
 from harness.regimes.floor import (
     BODY,
     REGIME,
@@ -28,8 +30,6 @@ from harness.regimes.floor import (
     static_responder,
 )
 from harness.regimes.ladder import LadderSettings
-from harness.run import RunOutcome, RunPlan
-from harness.validity import Slo
 
 
 def _alive(pid: int) -> bool:

@@ -9,7 +9,9 @@ from typing import Any
 import pytest
 
 from harness.analysis.ladder import capacity, cost_fit, ladder_row, saturation, spread
-from harness.loadrun import LoadSettings
+from harness.engine.driver import LoadSettings
+from harness.engine.session import RunPlan
+from harness.engine.validity import Slo
 from harness.regimes.ladder import (
     LadderSettings,
     first_failing_rate,
@@ -18,8 +20,6 @@ from harness.regimes.ladder import (
     ladder_rates,
     run_one,
 )
-from harness.run import RunPlan
-from harness.validity import Slo
 
 
 def step(

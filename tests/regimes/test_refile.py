@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from harness.engine.session import RunPlan
+from harness.record.folders import RunFolder, append_index, new_run_folder, read_index
 from harness.regimes.campaign import Campaign
 from harness.regimes.capacity import CapacityPlan, SearchSettings, refile_capacity
-from harness.results import RunFolder, append_index, new_run_folder, read_index
-from harness.run import RunPlan
 
 
 def stored_search(results: Path) -> dict[str, object]:

@@ -22,9 +22,9 @@ import pytest
 
 from harness import paths
 from harness.db.cluster import EmbeddedCluster
-from harness.instances import INSTANCE_MARKER
+from harness.engine.instances import INSTANCE_MARKER
+from harness.record.folders import RunFolder, read_index
 from harness.regimes.capacity import MEASUREMENT_LIMITS, NO_CAPACITY, SearchSettings, round_rate
-from harness.results import RunFolder, read_index
 
 pytestmark = pytest.mark.slow
 

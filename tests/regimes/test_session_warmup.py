@@ -3,7 +3,7 @@ pre-warm, short and ramped from the previous rate on warm instances."""
 
 from __future__ import annotations
 
-from harness.loadrun import LoadSettings
+from harness.engine.driver import LoadSettings
 from harness.regimes.campaign import FRESH_WARMUP_S, SESSION_REWARM_S, session_window_load
 
 

@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from harness import demo, sizing
-from harness.cli import app
-from harness.regimes import capacity, sweeps
+from harness.cli.main import app
+from harness.engine import sizing
+from harness.regimes import capacity, demo, sweeps
 
 
 @pytest.mark.parametrize(("cores", "cpus"), [(1, 0.25), (2, 0.5), (3, 0.75), (4, 1.0), (64, 1.0)])

@@ -27,8 +27,8 @@ from test_run_e2e import _app_processes
 
 from harness import paths
 from harness.db.cluster import EmbeddedCluster, free_port
-from harness.instances import INSTANCE_MARKER
-from harness.serve import LOCK_PATH
+from harness.engine.instances import INSTANCE_MARKER
+from harness.engine.serve import LOCK_PATH
 
 # Bounded well above the start-up wait below, so a hung serve fails by its own message first.
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]

@@ -23,11 +23,11 @@ from pathlib import Path
 ROOT = Path(os.environ.get("BIDBENCH_ROOT", "/opt/bidbench"))
 sys.path.insert(0, str(ROOT))
 
-from harness import knobs  # noqa: E402 - the harness lives at BIDBENCH_ROOT, not in site-packages
+from harness.apps import knobs  # noqa: E402 - the harness lives at BIDBENCH_ROOT, not in site-packages
 from harness.apps.base import InstanceSpec, ProcessLaunch  # noqa: E402
 from harness.apps.php import DRIVER_KNOBS, PhpDriver  # noqa: E402
 
-# What the harness passes from its own environment to an instance (harness/instances.py does the same).
+# What the harness passes from its own environment to an instance (harness/engine/instances.py does the same).
 BASE_ENV_KEYS = (
     "PATH",
     "HOME",

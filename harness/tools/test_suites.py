@@ -16,8 +16,9 @@ from dataclasses import dataclass
 
 from rich.table import Table
 
-from harness import paths, toolchain
+from harness import paths
 from harness.console import console
+from harness.tools import toolchain
 
 SUITES = ("loadgen", "python", "java", "node", "php", "conformance")
 TEST_SCALE = 1
@@ -69,7 +70,7 @@ def _run_streaming(
 
 
 def _prepare_database() -> str:
-    from harness.cli import _server, ensure_seeded
+    from harness.cli.main import _server, ensure_seeded
 
     ensure_seeded(TEST_SCALE, TEST_SEED)
     return _server().url()
@@ -142,7 +143,7 @@ def run_all(only: Iterable[str], pytest_args: list[str]) -> int:
         app_driver = driver(impl)
         app_driver.ensure_built()
         for suite in app_driver.test_suites():
-            from harness.cli import _server
+            from harness.cli.main import _server
             from harness.db import seed as seeding
 
             seeding.reset(_server())

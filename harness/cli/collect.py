@@ -1,4 +1,4 @@
-"""`./bidbench collect`: one result folder from the summaries of a distributed load (harness/distributed.py)."""
+"""`./bidbench collect`: one result folder from the summaries of a distributed load (harness/engine/distributed.py)."""
 
 from __future__ import annotations
 
@@ -40,10 +40,10 @@ def register(app: typer.Typer) -> None:
         `./bidbench run --target-url` (CPU and memory unknown).
 
         Example: ./bidbench collect --from results/k8s/java --impl java"""
+        from harness.analysis.summary_table import print_run
         from harness.console import UserError
-        from harness.distributed import collect as collect_shards
-        from harness.summary_table import print_run
-        from harness.validity import Slo
+        from harness.engine.distributed import collect as collect_shards
+        from harness.engine.validity import Slo
 
         chosen = [*(sources or []), *([from_dir] if from_dir else [])]
         if not chosen:

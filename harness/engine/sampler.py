@@ -17,7 +17,7 @@ from typing import Any
 
 import psutil
 
-from harness.resources import ProcessMemory, ResourceGroup, Throttling, parse_cpuset
+from harness.engine.resources import ProcessMemory, ResourceGroup, Throttling, parse_cpuset
 
 MIB = 1024 * 1024
 

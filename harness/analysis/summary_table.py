@@ -8,7 +8,7 @@ from typing import Any
 from rich.table import Table
 
 from harness.console import console
-from harness.validity import Verdict
+from harness.engine.validity import Verdict
 
 
 def _fmt(value: Any, digits: int = 1, suffix: str = "") -> str:

@@ -15,8 +15,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness import paths, toolchain
-from harness.resources import ResourceGroup
+from harness import paths
+from harness.engine.resources import ResourceGroup
+from harness.tools import toolchain
 
 # The warm-up of a fixed-rate run as `./bidbench run` and `./bidbench capacity`'s check make it, after the
 # pre-warm. 10 s was not enough at 0.5 CPU: fresh-start runs at a demo's capacities (java 1,870, node

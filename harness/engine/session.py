@@ -18,27 +18,29 @@ from typing import Any
 import psutil
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
-from harness import knobs as knob_defaults
-from harness import ladderdigest, paths, toolchain
-from harness import prewarm as prewarming
+from harness import paths
 from harness.apps import driver as app_driver
+from harness.apps import knobs as knob_defaults
 from harness.apps.base import InstanceSpec
 from harness.apps.jvm import read_heap_after_full_gc
 from harness.console import IN_CI, UserError, console
 from harness.db import pgstats
 from harness.db.cluster import EmbeddedCluster, free_port
 from harness.db.target import DatabaseServer, current_server, mask_password
-from harness.instances import RunningInstance, start, stop
-from harness.loadrun import DriverProcess, LoadSettings
-from harness.loadsummary import digest_summary
-from harness.placement import pin_tree, plan_here
-from harness.resources import Limits, ProcessTreeGroup, describe_backend, detect_backend, new_group
-from harness.results import RunFolder, append_index, base_manifest, new_run_folder, utc_now
-from harness.sampler import Sampler
-from harness.upgrade import GROUP as LOADGEN_GROUP
-from harness.upgrade import LOG as LOADGEN_LOG
-from harness.upgrade import SUMMARY as LOAD_SUMMARY
-from harness.validity import RunFigures, Slo, Verdict, verdict
+from harness.engine import ladder_digest as ladderdigest
+from harness.engine import prewarm as prewarming
+from harness.engine.driver import DriverProcess, LoadSettings
+from harness.engine.driver_summary import digest_summary
+from harness.engine.instances import RunningInstance, start, stop
+from harness.engine.placement import pin_tree, plan_here
+from harness.engine.resources import Limits, ProcessTreeGroup, describe_backend, detect_backend, new_group
+from harness.engine.sampler import Sampler
+from harness.engine.validity import RunFigures, Slo, Verdict, verdict
+from harness.record.folders import RunFolder, append_index, base_manifest, new_run_folder, utc_now
+from harness.record.upgrade import GROUP as LOADGEN_GROUP
+from harness.record.upgrade import LOG as LOADGEN_LOG
+from harness.record.upgrade import SUMMARY as LOAD_SUMMARY
+from harness.tools import toolchain
 
 
 @dataclass(frozen=True)
@@ -67,7 +69,7 @@ class RunPlan:
     database_url: str | None = None
     """Where the instances connect instead of the server's working database (e.g. a fault-injection proxy)."""
     prewarm: bool = True
-    """Open model, fresh start: ramped load until the instances' CPU settles before the run (harness/prewarm.py)."""
+    """Open model, fresh start: ramped load until the instances' CPU settles before the run (harness/engine/prewarm.py)."""
     prewarm_max_s: float = prewarming.MAX_S
 
     def group_key(self) -> str:
@@ -227,7 +229,7 @@ class Session:
         return list(self.plan.target_urls) or [i.base_url for i in self.instances]
 
     def _start_remote(self) -> None:
-        from harness.remote import build_sources
+        from harness.engine.remote import build_sources
 
         toolchain.ensure(["load"])
         plan = self.plan
@@ -254,7 +256,7 @@ class Session:
             self._start_remote()
             return
         toolchain.ensure(["db", "load", plan.impl])
-        from harness.cli import ensure_db_up
+        from harness.cli.main import ensure_db_up
         from harness.db import seed as seeding
 
         ensure_db_up()
@@ -309,7 +311,7 @@ class Session:
         ]
 
     def prewarm(self, rate: float, max_s: float = prewarming.MAX_S) -> prewarming.PrewarmRecord | None:
-        """Unmeasured, ramped load until the instances' CPU settles (harness/prewarm.py); the same rule for
+        """Unmeasured, ramped load until the instances' CPU settles (harness/engine/prewarm.py); the same rule for
         every implementation. What it did goes into every later run's manifest."""
         if not self.started_ok or self.remote or not self.instances or rate <= 0:
             return None
@@ -372,7 +374,7 @@ class Session:
         self, plan: RunPlan, hooks: WindowHooks | None = None, prewarm_rate: float | None = None
     ) -> RunOutcome:
         """One measurement window (warm-up + measure) with the given load; writes one result folder.
-        With `prewarm_rate`, the instances are pre-warmed first (harness/prewarm.py) and the warm-up ramps
+        With `prewarm_rate`, the instances are pre-warmed first (harness/engine/prewarm.py) and the warm-up ramps
         on from that rate; the folder exists from the start, so an interrupted pre-warm is stored too."""
         folder = new_run_folder(plan.impl, plan.regime, plan.results_dir)
         manifest: dict[str, Any] = base_manifest()
@@ -553,7 +555,7 @@ def _ladder_digest(
     instance_names: list[str],
     t_measure: float,
 ) -> tuple[dict[str, Any], Verdict]:
-    """A ladder's steps, its yield and its verdict (harness/ladderdigest.py) on top of the whole-run figures."""
+    """A ladder's steps, its yield and its verdict (harness/engine/ladder_digest.py) on top of the whole-run figures."""
     records = ladderdigest.step_records(
         summary, sampler, instance_names, t_measure, plan.slo, _allotments(plan)
     )

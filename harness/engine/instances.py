@@ -21,7 +21,7 @@ import psutil
 
 from harness.apps.base import AppDriver, InstanceSpec, ProcessLaunch
 from harness.console import UserError
-from harness.resources import Limits, ResourceGroup, new_group
+from harness.engine.resources import Limits, ResourceGroup, new_group
 
 BASE_ENV_KEYS = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER")
 STOP_GRACE_S = 15.0

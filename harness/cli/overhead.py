@@ -31,7 +31,7 @@ HELP = (
     "request count and late sends (each printed number is recomputable from it), plus each driver "
     "run's summary.\n\n"
     "[bold]--accuracy[/] instead checks the driver's latency figures against a fake target on "
-    "127.0.0.1 (harness/fake_target.py): the p50 against a fixed 5 ms answer at 500 req/s (it should "
+    "127.0.0.1 (harness/tools/fake_target.py): the p50 against a fixed 5 ms answer at 500 req/s (it should "
     "be within a few tenths of a ms), and a target that freezes once for 1 s while the driver may "
     "hold 2 connections: the p99 from each request's intended start shows the freeze, the p99 from "
     "its actual send hides it (coordinated omission).\n\n"
@@ -80,7 +80,7 @@ def register(app: typer.Typer) -> None:
             ),
         ] = False,
     ) -> None:
-        from harness.overhead import Options, benchmark
+        from harness.regimes.overhead import Options, benchmark
 
         options = Options(
             impl=impl,

@@ -15,15 +15,16 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from harness import paths, toolchain
+from harness import paths
 from harness.apps import IMPLS, driver
 from harness.console import UserError, console
-from harness.loadrun import LoadSettings
+from harness.engine.driver import LoadSettings
+from harness.engine.session import RunOutcome, RunPlan
+from harness.engine.sizing import default_instance_cpus, machine_cores
+from harness.engine.validity import Slo
 from harness.regimes.floor import floor_after_ladders
 from harness.regimes.ladder import LadderPlan, LadderSettings, run_ladders
-from harness.run import RunOutcome, RunPlan
-from harness.sizing import default_instance_cpus, machine_cores
-from harness.validity import Slo
+from harness.tools import toolchain
 
 MIN_CORES = 2
 
@@ -42,7 +43,7 @@ DEMO_TOOLS = ("db", "java", "node", "php", "load")
 
 
 def sizing() -> DemoPlan:
-    """The demo at the machine sizing rule (harness/sizing.py: 0.5 CPU per instance on 2 cores), so the load
+    """The demo at the machine sizing rule (harness/engine/sizing.py: 0.5 CPU per instance on 2 cores), so the load
     driver and PostgreSQL, sharing the rest, can drive the app past its capacity with valid runs. At 0.25 core the
     quota's stalls (GC, JIT) decided p99 more than the load did, and the capacity could not be reproduced
     by fixed-rate runs."""
@@ -83,7 +84,7 @@ def run_demo(results_dir: Path | None = None) -> int:
     console.rule("1/5 tools")
     toolchain.ensure(DEMO_TOOLS, quiet=False)
     console.rule("2/5 database")
-    from harness.cli import ensure_seeded
+    from harness.cli.main import ensure_seeded
 
     ensure_seeded(1, 42)
     console.rule("3/5 build")
@@ -100,7 +101,7 @@ def run_demo(results_dir: Path | None = None) -> int:
         slo=Slo(),
         results_dir=results_dir,
     )
-    from harness.cli_ladder import _print_outcome, print_ladder_table
+    from harness.cli.ladder import _print_outcome, print_ladder_table
 
     console.rule("4/5 ladders: a calibration per app, then its ladders, interleaved")
     ladders = run_ladders(

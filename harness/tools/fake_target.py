@@ -7,8 +7,8 @@ leaves until it ends, neither those in flight nor those of requests that arrive 
 
 `./bidbench overhead --accuracy` runs it in its own process (so its CPU is not the measuring process's):
 
-    python -m harness.fake_target --port 18081 --delay-ms 5
-    python -m harness.fake_target --port 18081 --delay-ms 1 --stall-at-s 3 --stall-ms 1000
+    python -m harness.tools.fake_target --port 18081 --delay-ms 5
+    python -m harness.tools.fake_target --port 18081 --delay-ms 1 --stall-at-s 3 --stall-ms 1000
 
 It exits by itself after --max-s seconds (default 600) so a forgotten one cannot linger.
 """

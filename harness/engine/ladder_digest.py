@@ -8,9 +8,8 @@ import math
 from typing import Any
 
 from harness.analysis import ladder as yields
-from harness.sampler import Sampler
-from harness.upgrade import GROUP as LOADGEN_GROUP
-from harness.validity import (
+from harness.engine.sampler import Sampler
+from harness.engine.validity import (
     DB_MAX_SHARE,
     HOST_MAX_BUSY_PCT,
     LOADGEN_MAX_SHARE,
@@ -19,6 +18,7 @@ from harness.validity import (
     Slo,
     Verdict,
 )
+from harness.record.upgrade import GROUP as LOADGEN_GROUP
 
 # A step kept up when it completed at least this share of its offered rate.
 KEPT_UP_SHARE = 1.0 - OPEN_RATE_TOLERANCE

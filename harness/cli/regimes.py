@@ -11,7 +11,7 @@ from rich.table import Table
 from scipy import stats
 
 from harness.console import UserError, console
-from harness.sizing import default_instance_cpus
+from harness.engine.sizing import default_instance_cpus
 
 IMPLS_HELP = "Comma-separated implementations: java,node,php."
 SIZED_CPUS_HELP = (
@@ -31,7 +31,7 @@ WARMUP_HELP = "Warm-up of each run (e.g. 2s); overrides the default and --quick'
 def _windows(duration: str | None, warmup: str | None, default: tuple[float, float]) -> tuple[float, float]:
     """A regime's (window, warm-up) in seconds: the explicit options where given, else `default` (the
     regime's own, or its --quick values)."""
-    from harness.cli import _parse_duration
+    from harness.cli.main import _parse_duration
 
     dur = _parse_duration(duration) if duration else default[0]
     warm = _parse_duration(warmup) if warmup else default[1]
@@ -107,9 +107,9 @@ def _base_plan(
     slo_p99: float,
     slo_mean: float,
 ) -> Any:
-    from harness.loadrun import LoadSettings
-    from harness.run import RunPlan
-    from harness.validity import Slo
+    from harness.engine.driver import LoadSettings
+    from harness.engine.session import RunPlan
+    from harness.engine.validity import Slo
 
     return RunPlan(
         impl="node",
@@ -241,7 +241,7 @@ def _payload_timing(metrics: dict[str, Any], layer: str) -> float | None:
 
 
 def register(app: typer.Typer) -> None:  # noqa: C901 - one place that declares every regime command
-    from harness.cli import _parse_duration, _parse_knobs
+    from harness.cli.main import _parse_duration, _parse_knobs
 
     @app.command()
     def capacity(

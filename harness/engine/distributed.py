@@ -19,12 +19,12 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from harness import toolchain
 from harness.console import UserError
-from harness.loadrun import LoadSettings
-from harness.results import RunFolder, append_index, base_manifest, new_run_folder, utc_now
-from harness.upgrade import SUMMARY as SUMMARY_FILE
-from harness.validity import Check, Slo, Verdict
+from harness.engine.driver import LoadSettings
+from harness.engine.validity import Check, Slo, Verdict
+from harness.record.folders import RunFolder, append_index, base_manifest, new_run_folder, utc_now
+from harness.record.upgrade import SUMMARY as SUMMARY_FILE
+from harness.tools import toolchain
 
 DRIVER = "bidbench-load"
 # Shards started by the start gate (infra/k8s/base/load-gate.sh) begin their windows within a few
@@ -174,8 +174,8 @@ def collect(
     binary: Path | None = None,
 ) -> Collected:
     """Merge the shards' summaries in `sources` and store one result folder (regime `remote`)."""
-    from harness.run import RunPlan, digest  # the measured-run module pulls in the whole runner
-    from harness.sampler import Sampler
+    from harness.engine.sampler import Sampler
+    from harness.engine.session import RunPlan, digest  # the measured-run module pulls in the whole runner
 
     inputs = find_inputs(sources)
     shards = [shard_of(path, read_summary(path)) for path in inputs]

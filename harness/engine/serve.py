@@ -3,7 +3,7 @@
 For a student who wants to curl the service, a teacher showing the three apps side by side, or an outside
 tool (API test suite, fuzzer, browser). Nothing is measured: the database is brought up and seeded, each
 app is built if needed and started in its own resource group with the run's knobs and CPU limit
-(harness/instances.py, the same code a measured run uses), and serve waits for SIGINT/SIGTERM. It then
+(harness/engine/instances.py, the same code a measured run uses), and serve waits for SIGINT/SIGTERM. It then
 stops every process it started, and the database too if (and only if) it started it.
 """
 
@@ -23,15 +23,16 @@ from typing import Any, TextIO
 
 import psutil
 
-from harness import paths, toolchain
+from harness import paths
 from harness.apps import IMPLS
 from harness.apps import driver as app_driver
 from harness.apps.base import InstanceSpec
 from harness.console import UserError, console
 from harness.db.cluster import free_port, port_is_free
-from harness.instances import INSTANCE_MARKER, RunningInstance, sigkill, start, stop
-from harness.resources import Limits, describe_backend, detect_backend
-from harness.sizing import default_instance_cpus
+from harness.engine.instances import INSTANCE_MARKER, RunningInstance, sigkill, start, stop
+from harness.engine.resources import Limits, describe_backend, detect_backend
+from harness.engine.sizing import default_instance_cpus
+from harness.tools import toolchain
 
 LOCK_PATH = paths.STATE / "serve.lock"
 DEFAULT_READY_TIMEOUT_S = 180.0
@@ -68,7 +69,7 @@ def parse_impls(text: str) -> list[str]:
 
 
 def default_cpus(cpus: float | None) -> float | None:
-    """The sizing rule measured regimes use (harness/sizing.py) unless given; 0 means no limit."""
+    """The sizing rule measured regimes use (harness/engine/sizing.py) unless given; 0 means no limit."""
     if cpus is None:
         return default_instance_cpus()
     return cpus or None
@@ -219,7 +220,7 @@ def stdout_reserved(reserve: bool) -> Iterator[TextIO]:
 def start_database() -> bool:
     """The embedded server up; returns whether serve started it (then serve stops it on exit; a server
     that was already up, or an external one, is left as it was)."""
-    from harness.cli import _cluster
+    from harness.cli.main import _cluster
     from harness.db.target import external_url
 
     if external_url():
@@ -235,7 +236,7 @@ def start_database() -> bool:
 
 def seed_database(options: ServeOptions) -> None:
     """Seeded with (scale, seed); with --reset, the working database restored from the template."""
-    from harness.cli import _server, ensure_seeded
+    from harness.cli.main import _server, ensure_seeded
     from harness.db import seed as seeding
 
     if options.reset:
@@ -251,7 +252,7 @@ def seed_database(options: ServeOptions) -> None:
 def stop_database_if_ours(started: bool) -> None:
     if not started:
         return
-    from harness.cli import _cluster
+    from harness.cli.main import _cluster
 
     if _cluster().down():
         console.print("serve: stopped the database serve had started")
@@ -270,8 +271,8 @@ class Served:
 def start_apps(options: ServeOptions, ports: dict[str, int], backend: str, served: list[Served]) -> None:
     """Start each app as a measured run does (same knobs, resource group, launch), appending to `served`
     as each one answers /ready, so the caller can stop whatever started if a later one fails."""
-    from harness.cli import _server
-    from harness.run import RunPlan, _instance_knobs
+    from harness.cli.main import _server
+    from harness.engine.session import RunPlan, _instance_knobs
 
     database_url = _server().url()
     run_root = run_root_dir()

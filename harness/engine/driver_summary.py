@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.upgrade import upgrade_load_summary
+from harness.record.upgrade import upgrade_load_summary
 
 REQUIRED = ("requests", "ok", "app_errors", "sys_errors", "late_sends", "latency_ms")
 

@@ -89,7 +89,7 @@ def print_verdict(claim: Claim, verdict: ClaimVerdict) -> None:
 
 def write_report(verdicts: list[tuple[Claim, ClaimVerdict]], html: Path | None) -> None:
     """The comparison report over every run behind these verdicts; its Claims section shows the verdicts."""
-    from harness.analysis.cli import main as compare_main
+    from harness.cli.compare import main as compare_main
 
     run_dirs = sorted(
         {

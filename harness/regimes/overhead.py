@@ -17,7 +17,7 @@ one process; the table shows the median over repetitions and the min-max range. 
 overhead.json holds every repetition's raw figures, so every printed number can be recomputed from it.
 
 `--accuracy` instead checks the driver's latency figures against a fake target with a known answer time
-(harness/fake_target.py): p50 against a fixed 5 ms, then the intended-start and actual-send p99 when the
+(harness/tools/fake_target.py): p50 against a fixed 5 ms, then the intended-start and actual-send p99 when the
 target freezes once for 1 s while the driver may hold only 2 connections.
 """
 
@@ -43,8 +43,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from harness import paths, toolchain
+from harness import paths
 from harness.console import UserError, console
+from harness.tools import toolchain
 
 GENERATORS = ("driver", "bare", "wrk", "vegeta")
 VEGETA_PACKAGE = "github.com/tsenart/vegeta/v12"
@@ -523,11 +524,11 @@ def started_app(impl: str, cpus: float | None) -> Iterator[str]:
     stopped on the way out whatever happens."""
     from harness.apps import driver as app_driver
     from harness.apps.base import InstanceSpec
-    from harness.cli import _server, ensure_seeded
+    from harness.cli.main import _server, ensure_seeded
     from harness.db.cluster import free_port
-    from harness.instances import start, stop
-    from harness.resources import Limits, detect_backend
-    from harness.run import RunPlan, _instance_knobs
+    from harness.engine.instances import start, stop
+    from harness.engine.resources import Limits, detect_backend
+    from harness.engine.session import RunPlan, _instance_knobs
 
     toolchain.ensure(["db", impl])
     ensure_seeded()
@@ -553,8 +554,16 @@ def started_app(impl: str, cpus: float | None) -> Iterator[str]:
 def fake_target(
     port: int, delay_ms: float, stall_at_s: float | None = None, max_s: float = 300
 ) -> Iterator[str]:
-    """harness/fake_target.py in its own process group, killed on the way out."""
-    argv = [sys.executable, "-m", "harness.fake_target", "--port", str(port), "--delay-ms", f"{delay_ms:g}"]
+    """harness/tools/fake_target.py in its own process group, killed on the way out."""
+    argv = [
+        sys.executable,
+        "-m",
+        "harness.tools.fake_target",
+        "--port",
+        str(port),
+        "--delay-ms",
+        f"{delay_ms:g}",
+    ]
     argv += ["--max-s", f"{max_s:g}"]
     if stall_at_s is not None:
         argv += ["--stall-at-s", f"{stall_at_s:g}", "--stall-ms", f"{STALL_MS:g}"]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import psutil
 
 from harness.console import UserError
-from harness.resources import format_cpuset, parse_cpuset
+from harness.engine.resources import format_cpuset, parse_cpuset
 
 ENV = "BIDBENCH_CPUSETS"
 MODES = ("auto", "split", "off")

@@ -70,7 +70,7 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option(help="The short versions the tests run (about 15-25 s each).")
         ] = False,
     ) -> None:
-        from harness.cli_regimes import _impls
+        from harness.cli.regimes import _impls
         from harness.db.target import external_url
         from harness.faults import report, runner, scenarios
 

@@ -11,9 +11,10 @@ from typing import Annotated
 
 import typer
 
-from harness import __version__, toolchain
+from harness import __version__
 from harness.console import UserError, console, err_console, widen_for_logs
-from harness.loadrun import FIXED_RATE_WARMUP_S
+from harness.engine.driver import FIXED_RATE_WARMUP_S
+from harness.tools import toolchain
 
 app = typer.Typer(
     help=(
@@ -248,7 +249,7 @@ def test(
     """Run every test suite (Python harness tests, each app's own tests, the conformance suite).
     Installs what it needs, starts and seeds the embedded database, prints each runner's summary line,
     and exits non-zero on any failure."""
-    from harness.testing import run_all
+    from harness.tools.test_suites import run_all
 
     raise typer.Exit(run_all(only or [], pytest_args or []))
 
@@ -348,10 +349,10 @@ def run(
     account CPU and memory, judge validity, and store everything in a new folder under results/.
 
     Example: ./bidbench run --impl node --mix browse --rate 300 --duration 20s"""
-    from harness.loadrun import LoadSettings
-    from harness.run import RunPlan, execute
-    from harness.summary_table import print_run
-    from harness.validity import Slo
+    from harness.analysis.summary_table import print_run
+    from harness.engine.driver import LoadSettings
+    from harness.engine.session import RunPlan, execute
+    from harness.engine.validity import Slo
 
     plan = RunPlan(
         impl=impl,
@@ -452,8 +453,8 @@ def serve(
 
     For scripts: ./bidbench serve --json prints {"java": "http://127.0.0.1:PORT", ...} on one line of stdout.
     """
-    from harness.serve import ServeOptions, default_cpus, parse_impls
-    from harness.serve import serve as run_serve
+    from harness.engine.serve import ServeOptions, default_cpus, parse_impls
+    from harness.engine.serve import serve as run_serve
 
     options = ServeOptions(
         impls=parse_impls(impl),
@@ -540,14 +541,19 @@ def demo() -> None:
     fixed-rate runs (it must hold, and 1.2x of it must break the SLO), run a short scaling sweep, then print
     the comparison and write an HTML report under results/. About 15 minutes on 2 cores once the tools are
     installed; every run is kept in results/."""
-    from harness.demo import run_demo
+    from harness.regimes.demo import run_demo
 
     raise typer.Exit(run_demo())
 
 
 def _register_regimes() -> None:
-    from harness import cli_aa, cli_collect, cli_faults, cli_ladder, cli_overhead, cli_regimes
-    from harness.claims.cli import register as register_claims
+    from harness.cli import aa as cli_aa
+    from harness.cli import collect as cli_collect
+    from harness.cli import faults as cli_faults
+    from harness.cli import ladder as cli_ladder
+    from harness.cli import overhead as cli_overhead
+    from harness.cli import regimes as cli_regimes
+    from harness.cli.claims import register as register_claims
 
     cli_regimes.register(app)
     cli_faults.register(app)

@@ -49,8 +49,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         from dataclasses import replace
 
-        from harness.cli import _parse_duration
-        from harness.cli_regimes import _base_plan, _impls, _sized_cpus
+        from harness.cli.main import _parse_duration
+        from harness.cli.regimes import _base_plan, _impls, _sized_cpus
         from harness.regimes.ladder import LadderPlan, LadderSettings, run_ladders
 
         if endpoint not in ("crud", "health"):
@@ -104,7 +104,7 @@ def _positive_floats(text: str, option: str) -> list[float]:
 
 
 def _print_outcome(impl: str, instances: int, repetition: int, outcome: object) -> None:
-    from harness.run import RunOutcome
+    from harness.engine.session import RunOutcome
 
     assert isinstance(outcome, RunOutcome)
     what = "calibration" if repetition < 0 else f"ladder {repetition + 1}"

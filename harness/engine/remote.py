@@ -17,7 +17,7 @@ import urllib.request
 from dataclasses import dataclass
 
 from harness.console import UserError
-from harness.resources import Limits, ResourceGroup, Usage
+from harness.engine.resources import Limits, ResourceGroup, Usage
 
 SOURCES = ("none", "docker", "prometheus")
 

@@ -47,9 +47,9 @@ def register(app: typer.Typer) -> None:
         from dataclasses import replace
 
         from harness import paths
-        from harness.cli import _parse_duration
-        from harness.cli_ladder import _positive_floats
-        from harness.cli_regimes import _base_plan, _impls, _sized_cpus
+        from harness.cli.ladder import _positive_floats
+        from harness.cli.main import _parse_duration
+        from harness.cli.regimes import _base_plan, _impls, _sized_cpus
         from harness.regimes.aa import AaPlan, aa_verdicts, run_aa, runs_of
         from harness.regimes.ladder import LadderSettings
 
@@ -88,7 +88,7 @@ def register(app: typer.Typer) -> None:
 
 
 def _print_outcome(group: str, repetition: int, outcome: object) -> None:
-    from harness.cli_ladder import _print_outcome as print_ladder
+    from harness.cli.ladder import _print_outcome as print_ladder
 
     print_ladder(f"A/A {group}", 1, repetition, outcome)
 

@@ -1,0 +1,1 @@
+"""The command line: the only code that knows typer. Nothing imports this package but `harness.__main__`."""
