@@ -1,23 +1,50 @@
-"""One driver per implementation. A driver knows how to build its app and how to launch one instance."""
+"""The registry of implementations: one AppAdapter per language, declared in its own module.
+
+An adapter names the app's folder, its driver (how to build it and launch one instance), its knobs, its
+tools and whatever else the harness would otherwise decide by comparing names. IMPLS is the ordered tuple
+of registered names; that order (java, node, php) is the order of every listing and table.
+A new language registers its adapter here (docs/adding-an-implementation.md).
+"""
 
 from __future__ import annotations
 
-from harness.apps.base import AppDriver
+from harness.apps import java, node, php
+from harness.apps.base import AppAdapter, AppDriver
 
-IMPLS = ("java", "node", "php")
+_REGISTERED: dict[str, AppAdapter] = {}
+IMPLS: tuple[str, ...] = ()
+
+
+def register(app: AppAdapter) -> None:
+    """Adds an implementation after the ones already registered."""
+    global IMPLS
+    if app.name in _REGISTERED:
+        raise ValueError(f"implementation {app.name!r} is registered already")
+    _REGISTERED[app.name] = app
+    IMPLS = tuple(_REGISTERED)
+
+
+def unregister(name: str) -> None:
+    """Removes an implementation (a test's throwaway adapter)."""
+    global IMPLS
+    del _REGISTERED[name]
+    IMPLS = tuple(_REGISTERED)
+
+
+def adapters() -> tuple[AppAdapter, ...]:
+    return tuple(_REGISTERED.values())
+
+
+def adapter(impl: str) -> AppAdapter:
+    found = _REGISTERED.get(impl)
+    if found is None:
+        raise ValueError(f"unknown implementation {impl!r}; choose from {', '.join(IMPLS)}")
+    return found
 
 
 def driver(impl: str) -> AppDriver:
-    if impl == "java":
-        from harness.apps.java import JavaDriver
+    return adapter(impl).driver()
 
-        return JavaDriver()
-    if impl == "node":
-        from harness.apps.node import NodeDriver
 
-        return NodeDriver()
-    if impl == "php":
-        from harness.apps.php import PhpDriver
-
-        return PhpDriver()
-    raise ValueError(f"unknown implementation {impl!r}; choose from {', '.join(IMPLS)}")
+for _module in (java, node, php):
+    register(_module.ADAPTER)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import signal
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -84,3 +85,41 @@ class AppDriver(ABC):
     def runtime_versions(self) -> dict[str, str]:
         """Runtime versions for the manifest (JDK vendor/version, node, PHP, nginx)."""
         return {}
+
+
+def no_implied_knobs(given: Mapping[str, str]) -> dict[str, str]:
+    return {}
+
+
+@dataclass(frozen=True)
+class AppAdapter:
+    """Everything the harness knows about one implementation, declared once in its module (harness/apps).
+
+    The harness asks these attributes instead of comparing implementation names, so a fourth language is
+    its folder, one module declaring an AppAdapter, and its line in harness/apps/__init__.py
+    (docs/adding-an-implementation.md).
+    """
+
+    name: str
+    """The name on the command line (--impl), in result folders and tables."""
+    folder: Path
+    """The app's own folder (`<name>-app/`): its sources, README, build files and tests."""
+    driver_class: type[AppDriver]
+    knobs: Mapping[str, str]
+    """The language's own concurrency and runtime knobs with their defaults (docs/design.md §2.5, §3.3), on
+    top of the knobs every app reads (harness.apps.knobs.APP_KNOBS)."""
+    tools: tuple[str, ...]
+    """The tools (harness/tools/toolchain.py TOOLS) needed to build, run and test the app."""
+    pytest_files_in_own_suite: tuple[str, ...] = ()
+    """Repository-relative pytest files one of the app's own test suites runs; the python suite of
+    `./bidbench test` leaves them out so that they run once."""
+    first_build_note: str = ""
+    """Said before building, when the first build is slow enough that a silent wait would look stuck."""
+    runs_on_jvm: bool = False
+    """A JVM's heap after a full GC can be read after a stepped run (harness/apps/jvm.py)."""
+    knobs_implied_by: Callable[[Mapping[str, str]], dict[str, str]] = no_implied_knobs
+    """Knobs that follow from the knobs a run gives, unless the run gives them too (PHP: a pool size is a
+    child count)."""
+
+    def driver(self) -> AppDriver:
+        return self.driver_class()

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from harness import paths
 from harness.apps import knobs as knob_defaults
-from harness.apps.base import AppDriver, InstanceSpec, ProcessLaunch, TestSuite
+from harness.apps.base import AppAdapter, AppDriver, InstanceSpec, ProcessLaunch, TestSuite
 from harness.console import UserError
 
 APP_DIR = paths.app_dir("java")
@@ -149,3 +149,16 @@ class JavaDriver(AppDriver):
             "jvm": properties.get("java.vm.name", "?"),
             "java_home": properties.get("java.home", str(Path(java).resolve().parent.parent)),
         }
+
+
+ADAPTER = AppAdapter(
+    name="java",
+    folder=APP_DIR,
+    driver_class=JavaDriver,
+    # JAVA_POOL is the connection-pool library (hikari, driver = pgjdbc unpooled, dbcp2); only Java has that
+    # choice (Node: pg.Pool, PHP: persistent PDO).
+    knobs={"JAVA_THREADS": "32", "JAVA_POOL": "hikari"},
+    tools=("java", "maven"),
+    first_build_note="java's first build takes a minute or two",
+    runs_on_jvm=True,
+)

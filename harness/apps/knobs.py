@@ -1,7 +1,8 @@
 """Every knob the local runner sets, with its default (docs/design.md §2.5, §3.3).
 
 This is the single source of truth: the runner fills instance environments from it, the manifest
-records it, and infra/ (Compose, Kubernetes) is tested for parity against it.
+records it, and infra/ (Compose, Kubernetes) is tested for parity against it. The knobs every app reads
+are here; each language's own knobs are declared by its adapter (harness/apps/<name>.py, AppAdapter.knobs).
 """
 
 from __future__ import annotations
@@ -13,18 +14,27 @@ APP_KNOBS: dict[str, str] = {
     "SERVER_TIMING": "1",
 }
 
-# The language's own concurrency and runtime knobs. JAVA_POOL is the connection-pool library (hikari,
-# driver = pgjdbc unpooled, dbcp2); only Java has that choice (Node: pg.Pool, PHP: persistent PDO).
-IMPL_KNOBS: dict[str, dict[str, str]] = {
-    "java": {"JAVA_THREADS": "32", "JAVA_POOL": "hikari"},
-    "node": {"NODE_WORKERS": "0", "PG_NATIVE": "0"},
-    "php": {"PHP_FPM_CHILDREN": "10", "PHP_JIT": "0"},
-}
-
 # Resource knobs of an instance (docs/design.md §4): CPU limit in cores (thesis: one CPU per instance) and memory.
 DEFAULT_CPU_LIMIT = 1.0
 DEFAULT_MEMORY_LIMIT_MB = 1024
 
 
+def impl_knobs() -> dict[str, dict[str, str]]:
+    """The language's own concurrency and runtime knobs per implementation, in registry order."""
+    from harness.apps import adapters
+
+    return {app.name: dict(app.knobs) for app in adapters()}
+
+
 def default_knobs(impl: str) -> dict[str, str]:
-    return {**APP_KNOBS, **IMPL_KNOBS[impl]}
+    from harness.apps import adapter
+
+    return {**APP_KNOBS, **adapter(impl).knobs}
+
+
+def __getattr__(name: str) -> dict[str, dict[str, str]]:
+    # IMPL_KNOBS is read where infra/ is checked for parity; the adapters own the values, so it is built
+    # from the registry when asked for (harness/apps/__init__.py imports the adapters, which import this).
+    if name == "IMPL_KNOBS":
+        return impl_knobs()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from harness import paths
 from harness.apps import knobs as knob_defaults
-from harness.apps.base import AppDriver, InstanceSpec, ProcessLaunch, TestSuite
+from harness.apps.base import AppAdapter, AppDriver, InstanceSpec, ProcessLaunch, TestSuite
 from harness.console import UserError
 
 APP_DIR = paths.app_dir("node")
@@ -220,3 +220,12 @@ class NodeDriver(AppDriver):
         if pg_config:
             versions["libpq"] = _output([pg_config, "--version"])
         return versions
+
+
+ADAPTER = AppAdapter(
+    name="node",
+    folder=APP_DIR,
+    driver_class=NodeDriver,
+    knobs={"NODE_WORKERS": "0", "PG_NATIVE": "0"},
+    tools=("node", "npm", "build-tools", "libpq-dev"),
+)

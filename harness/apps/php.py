@@ -23,18 +23,21 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 from harness import paths
 from harness.apps import knobs as knob_defaults
-from harness.apps.base import AppDriver, InstanceSpec, ProcessLaunch, TestSuite
+from harness.apps.base import AppAdapter, AppDriver, InstanceSpec, ProcessLaunch, TestSuite
 from harness.console import UserError
 from harness.tools import toolchain
 
 APP_DIR = paths.app_dir("php")
 CONF_DIR = APP_DIR / "conf"
 LINT_STAMP = paths.CACHE / "php-app.lint.sha256"
-INTEGRATION_TEST = paths.ROOT / "tests" / "apps" / "test_php_instance.py"
+# The app through nginx: the PHP suite's second runner in `./bidbench test`.
+INTEGRATION_TEST_PATH = "tests/apps/test_php_instance.py"
+INTEGRATION_TEST = paths.ROOT / INTEGRATION_TEST_PATH
 
 APT_HINT = (
     "sudo apt-get install php8.2-cli php8.2-fpm php8.2-pgsql php8.2-opcache php8.2-mbstring nginx-light"
@@ -449,3 +452,21 @@ class PhpDriver(AppDriver):
                 continue
             versions[key] = match.group(1) if match else "?"
         return versions
+
+
+def pool_size_as_children(given: Mapping[str, str]) -> dict[str, str]:
+    """PHP's "pool" is one persistent connection per FPM child: a pool size means that many children."""
+    if "DB_POOL_SIZE" in given and "PHP_FPM_CHILDREN" not in given:
+        return {"PHP_FPM_CHILDREN": given["DB_POOL_SIZE"]}
+    return {}
+
+
+ADAPTER = AppAdapter(
+    name="php",
+    folder=APP_DIR,
+    driver_class=PhpDriver,
+    knobs={"PHP_FPM_CHILDREN": "10", "PHP_JIT": "0"},
+    tools=("php", "php-fpm", "phpunit", "nginx"),
+    pytest_files_in_own_suite=(INTEGRATION_TEST_PATH,),
+    knobs_implied_by=pool_size_as_children,
+)

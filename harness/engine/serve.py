@@ -25,6 +25,7 @@ import psutil
 
 from harness import paths
 from harness.apps import IMPLS
+from harness.apps import adapter as app_adapter
 from harness.apps import driver as app_driver
 from harness.apps.base import InstanceSpec
 from harness.console import UserError, console
@@ -376,7 +377,8 @@ def serve(options: ServeOptions) -> int:
         try:
             db_started = start_database()
             seed_database(options)
-            slow = " (java's first build takes a minute or two)" if "java" in options.impls else ""
+            notes = [app_adapter(impl).first_build_note for impl in options.impls]
+            slow = "".join(f" ({note})" for note in notes if note)
             console.print(f"serve: building what changed of {', '.join(options.impls)}{slow} ...")
             for impl in options.impls:
                 app_driver(impl).ensure_built()

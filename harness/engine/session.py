@@ -19,6 +19,7 @@ import psutil
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
 from harness import paths
+from harness.apps import adapter as app_adapter
 from harness.apps import driver as app_driver
 from harness.apps import knobs as knob_defaults
 from harness.apps.base import InstanceSpec
@@ -117,9 +118,7 @@ def _postgres_group(server: DatabaseServer) -> ProcessTreeGroup | None:
 
 def _instance_knobs(plan: RunPlan) -> dict[str, str]:
     values = knob_defaults.default_knobs(plan.impl)
-    if plan.impl == "php" and "DB_POOL_SIZE" in plan.knobs and "PHP_FPM_CHILDREN" not in plan.knobs:
-        # PHP's "pool" is one persistent connection per FPM child: a pool size means that many children.
-        values["PHP_FPM_CHILDREN"] = plan.knobs["DB_POOL_SIZE"]
+    values.update(app_adapter(plan.impl).knobs_implied_by(plan.knobs))
     values.update(plan.knobs)
     if plan.jvm:
         values["JAVA_HOME"] = plan.jvm
@@ -528,7 +527,7 @@ class Session:
             if server is not None:
                 folder.write_json("pg_stat_statements.json", pgstats.delta(pg_before or [], pg_after))
             metrics, run_verdict = digest(plan, folder, sampler, list(self.resources), t_measure, t_end)
-            if plan.load.steps and plan.impl == "java" and not self.remote:
+            if plan.load.steps and app_adapter(plan.impl).runs_on_jvm and not self.remote:
                 # After the window, so the full GC's CPU is not charged to any step.
                 metrics["jvm_heap_after_gc"] = [
                     read_heap_after_full_gc(

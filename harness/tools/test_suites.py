@@ -20,9 +20,16 @@ from harness import paths
 from harness.console import console
 from harness.tools import toolchain
 
-SUITES = ("loadgen", "python", "java", "node", "php", "conformance")
 TEST_SCALE = 1
 TEST_SEED = 42
+
+
+def suite_names() -> tuple[str, ...]:
+    """The suites in their running order: each registered implementation's own tests between the harness's
+    tests and the conformance suite."""
+    from harness.apps import IMPLS
+
+    return ("loadgen", "python", *IMPLS, "conformance")
 
 
 @dataclass
@@ -93,12 +100,13 @@ def _go_tests(env: dict[str, str]) -> Outcome:
 
 
 def run_all(only: Iterable[str], pytest_args: list[str]) -> int:
-    from harness.apps import IMPLS, driver
+    from harness.apps import IMPLS, adapters, driver
 
-    wanted = list(only) or list(SUITES)
-    unknown = [s for s in wanted if s not in SUITES]
+    suites = suite_names()
+    wanted = list(only) or list(suites)
+    unknown = [s for s in wanted if s not in suites]
     if unknown:
-        console.print(f"[red]unknown suite(s) {', '.join(unknown)}; choose from {', '.join(SUITES)}[/]")
+        console.print(f"[red]unknown suite(s) {', '.join(unknown)}; choose from {', '.join(suites)}[/]")
         return 2
     needs = (
         ["db", "load"]
@@ -124,14 +132,14 @@ def run_all(only: Iterable[str], pytest_args: list[str]) -> int:
             driver(impl).ensure_built()
     if "python" in wanted:
         venv_python = paths.STATE / "venv" / "bin" / "python"
-        # The PHP integration test (through nginx) is the PHP suite's second runner; not run twice.
+        # Pytest files an app's own suite runs (PHP through nginx) are not run twice.
         argv = [
             str(venv_python),
             "-m",
             "pytest",
             "-ra",
             "-q",
-            "--ignore=tests/apps/test_php_instance.py",
+            *(f"--ignore={path}" for app in adapters() for path in app.pytest_files_in_own_suite),
             *pytest_args,
         ]
         outcomes.append(

@@ -307,16 +307,27 @@ TOOLS: dict[str, Tool] = {
     )
 }
 
-# What each kind of work needs; commands ask for a group, setup checks them all.
-NEEDS: dict[str, tuple[str, ...]] = {
+# What each kind of work needs; commands ask for a group, setup checks them all. Each implementation is a
+# group too, of the tools its adapter lists (AppAdapter.tools, harness/apps).
+SHARED_NEEDS: dict[str, tuple[str, ...]] = {
     "db": ("postgres",),
-    "java": ("java", "maven"),
-    "node": ("node", "npm", "build-tools", "libpq-dev"),
-    "php": ("php", "php-fpm", "phpunit", "nginx"),
     "load": ("go", "driver"),
     "faults": ("go", "toxiproxy"),
     "report": ("chromium",),
 }
+
+
+def needs_by_group() -> dict[str, tuple[str, ...]]:
+    from harness.apps import adapters
+
+    return {"db": SHARED_NEEDS["db"], **{app.name: app.tools for app in adapters()}, **SHARED_NEEDS}
+
+
+def __getattr__(name: str) -> dict[str, tuple[str, ...]]:
+    # NEEDS is built when asked for: the adapters own their groups, and harness/apps imports this module.
+    if name == "NEEDS":
+        return needs_by_group()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _can_apt() -> bool:
@@ -355,8 +366,9 @@ class SetupRow:
 def ensure(names: Iterable[str], quiet: bool = True) -> list[SetupRow]:
     """Make sure the named tools (or NEEDS groups) are present, installing what is missing."""
     wanted: list[str] = []
+    groups = needs_by_group()
     for name in names:
-        for tool in NEEDS.get(name, (name,)):
+        for tool in groups.get(name, (name,)):
             if tool not in wanted:
                 wanted.append(tool)
     rows: dict[str, SetupRow] = {}
