@@ -19,6 +19,7 @@ from harness.analysis.metrics import ALL_METRICS
 from harness.analysis.plots import all_figures
 from harness.analysis.report_template import TEMPLATE
 from harness.analysis.resilience import resilience_section
+from harness.analysis.table_render import html_table
 from harness.analysis.tables import (
     anova_table,
     details_table,
@@ -99,7 +100,7 @@ def headline(comparison: Comparison) -> tuple[str, list[str]]:
 
 def render_html(comparison: Comparison) -> str:
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
-    env.filters["cell_class"] = _cell_class
+    env.globals["render_table"] = lambda table, collapsed=False: html_table(table, collapsed, _cell_class)
     template = env.from_string(TEMPLATE)
     runset = comparison.runset
     invalid_used = runset.invalid_included

@@ -62,21 +62,7 @@ TEMPLATE = r"""<!DOCTYPE html>
 {% if banner_excluded %}<div class="banner excluded" id="banner-excluded">{{ banner_excluded }}</div>{% endif %}
 {% if not banner_invalid and not banner_excluded %}<div class="banner clean" id="banner">All {{ n_runs }} runs found are valid and used.</div>{% endif %}
 
-{% macro render_table(t, collapsed=False) -%}
-  <div class="table" id="{{ t.id }}">
-  <h3>{{ t.title }}{% if t.source %} <span class="source">({{ t.source }})</span>{% endif %}</h3>
-  {% if t.caption %}<p class="caption">{{ t.caption }}</p>{% endif %}
-  {% if t.is_empty %}<p class="empty">{{ t.empty }}</p>{% else %}
-  {% if collapsed %}<details><summary>show {{ t.rows|length }} rows</summary>{% endif %}
-  <div class="scroll"><table>
-    <thead><tr>{% for c in t.columns %}<th>{{ c }}</th>{% endfor %}</tr></thead>
-    <tbody>{% for row in t.rows %}{% set r = loop.index0 %}<tr>{% for cell in row %}<td class="{{ t.styles[r][loop.index0] if t.styles else cell|cell_class }}">{{ cell }}</td>{% endfor %}</tr>{% endfor %}</tbody>
-  </table></div>
-  {% if collapsed %}</details>{% endif %}
-  {% endif %}
-  {% if t.notes %}<ul class="notes">{% for n in t.notes %}<li>{{ n }}</li>{% endfor %}</ul>{% endif %}
-  </div>
-{%- endmacro %}
+{# render_table(t, collapsed): harness/analysis/table_render.py html_table #}
 
 {% macro render_figure(f) -%}
   <figure id="{{ f.id }}">

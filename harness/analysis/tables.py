@@ -1,4 +1,5 @@
-"""Every table as a plain `Table` (title, columns, text rows, numeric records for CSV), built from runs.
+"""Every table of a comparison as a model `Table` (table_model.py), built from runs: cells keep the numbers
+they print, records feed the CSV; table_render.py lays them out.
 
 - the benchstat-like verdict table, one per comparison set (docs/design.md §8)
 - per-group details with the compact letter display (seed 004 Tables 5-7) and the ANOVA table (Tables 2-4)
@@ -16,34 +17,18 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from harness.analysis import format as fmt
+from harness.analysis import table_model as cell
 from harness.analysis.load import Run, as_float, get_path
 from harness.analysis.metrics import ALL_METRICS
 from harness.analysis.stats import MetricResult, PairTest, Summary, stable_seed, summarize
+from harness.analysis.table_model import Cell, Table
 
 if TYPE_CHECKING:
     from harness.analysis.comparison import Comparison, ComparisonSet
-
-
-@dataclass
-class Table:
-    id: str
-    title: str
-    columns: list[str]
-    rows: list[list[str]]
-    caption: str = ""
-    source: str = ""
-    records: list[dict[str, Any]] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    empty: str = "no data"
-    styles: list[list[str]] | None = None  # per-cell class: better, worse, changed, same, flag, or ""
-
-    @property
-    def is_empty(self) -> bool:
-        return not self.rows
 
 
 def _label_sort(labels: Sequence[str], baseline: str | None) -> list[str]:
@@ -64,6 +49,18 @@ def verdict_style(pair: PairTest | None, higher_is_better: bool | None) -> str:
     return "better" if (pair.delta_pct > 0) == higher_is_better else "worse"
 
 
+def _verdict_cell(pair: PairTest | None) -> str:
+    """The delta column's text; its value is the change in per cent, with the ratio's interval as per cent."""
+    ci = pair.ratio_ci if pair else None
+    return Cell(
+        fmt.verdict(pair),
+        pair.delta_pct if pair else None,
+        (ci.low - 1.0) * 100.0 if ci else None,
+        (ci.high - 1.0) * 100.0 if ci else None,
+        "%",
+    )
+
+
 def verdict_table(cset: ComparisonSet, comparison: Comparison) -> Table:
     """benchstat-like: one row per metric; a value column per group; a delta column per non-baseline group."""
     baseline = next((r.baseline for r in cset.results if r.baseline), None)
@@ -78,14 +75,14 @@ def verdict_table(cset: ComparisonSet, comparison: Comparison) -> Table:
     for result in [*cset.results, *(MetricResult(k, [], [], None, None, []) for k in bounded_only)]:
         metric = ALL_METRICS[result.metric]
         bounds = cset.bounds.get(result.metric, {})
-        row = [metric.heading()]
+        row: list[str] = [metric.heading()]
         style = [""]
         for label in labels:
             summary = result.summary(label)
             if label in bounds:
                 row.append(bounds[label].text())
             else:
-                row.append(fmt.mean_pm(summary) if summary else "-")
+                row.append(cell.mean_pm(summary, metric.unit) if summary else "-")
             style.append("flag" if summary and summary.invalid_runs else "")
         for label in others:
             if label in bounds or baseline in bounds:
@@ -93,7 +90,7 @@ def verdict_table(cset: ComparisonSet, comparison: Comparison) -> Table:
                 style.append("")
                 continue
             pair = result.vs_baseline(label)
-            row.append(fmt.verdict(pair))
+            row.append(_verdict_cell(pair))
             style.append(verdict_style(pair, metric.higher_is_better))
         rows.append(row)
         styles.append(style)
@@ -195,21 +192,25 @@ def details_table(comparison: Comparison) -> Table:
             metric = ALL_METRICS[result.metric]
             letters = result.omnibus.letters if result.omnibus else {}
             for s in result.summaries:
+                unit = metric.unit
                 rows.append(
                     [
                         cset.title,
                         metric.heading(),
                         s.label + ("!" if s.invalid_runs else ""),
-                        str(s.n),
-                        fmt.num(s.mean),
-                        fmt.interval(s.mean_ci),
-                        fmt.num(s.median),
-                        fmt.interval(s.median_ci)
-                        + (" b" if s.median_ci and "bootstrap" in s.median_ci.method else ""),
-                        fmt.num(s.std),
-                        fmt.pct(s.cv_pct),
-                        f"{fmt.num(s.q1)}-{fmt.num(s.q3)}",
-                        f"{fmt.num(s.minimum)}-{fmt.num(s.maximum)}",
+                        cell.count(s.n),
+                        cell.number(s.mean, unit),
+                        cell.interval(s.mean_ci, unit),
+                        cell.number(s.median, unit),
+                        cell.interval(
+                            s.median_ci,
+                            unit,
+                            " b" if s.median_ci and "bootstrap" in s.median_ci.method else "",
+                        ),
+                        cell.number(s.std, unit),
+                        cell.percent(s.cv_pct),
+                        Cell(f"{fmt.num(s.q1)}-{fmt.num(s.q3)}", None, s.q1, s.q3, unit),
+                        Cell(f"{fmt.num(s.minimum)}-{fmt.num(s.maximum)}", None, s.minimum, s.maximum, unit),
                         letters.get(s.label, ""),
                     ]
                 )
@@ -260,15 +261,15 @@ def anova_table(comparison: Comparison) -> Table:
                     cset.title,
                     ALL_METRICS[result.metric].heading(),
                     om.test,
-                    str(om.df_between),
-                    str(om.df_within),
-                    fmt.num(om.ms_between),
-                    fmt.num(om.ms_within),
-                    fmt.num(om.statistic),
-                    fmt.p_value(om.p_value) + verdict,
-                    fmt.num(om.grand_mean),
-                    fmt.pct(om.cv_pct),
-                    fmt.p_value(om.levene_p),
+                    cell.count(om.df_between),
+                    cell.count(om.df_within),
+                    cell.number(om.ms_between),
+                    cell.number(om.ms_within),
+                    cell.number(om.statistic),
+                    cell.p_value(om.p_value, verdict),
+                    cell.number(om.grand_mean, ALL_METRICS[result.metric].unit),
+                    cell.percent(om.cv_pct),
+                    cell.p_value(om.levene_p),
                     om.posthoc,
                 ]
             )
@@ -298,11 +299,11 @@ def ratio_table(comparison: Comparison) -> Table:
                         cset.title,
                         metric.heading(),
                         f"{pair.b} / {pair.a}",
-                        fmt.num(pair.ratio),
-                        fmt.interval(pair.ratio_ci),
-                        fmt.pct(pair.delta_pct, signed=True),
+                        Cell.measured(fmt.num(pair.ratio), pair.ratio, pair.ratio_ci),
+                        cell.interval(pair.ratio_ci),
+                        cell.percent(pair.delta_pct, signed=True),
                         pair.test,
-                        fmt.p_value(pair.p_value),
+                        cell.p_value(pair.p_value),
                         fmt.verdict(pair).split(" (")[0] + (f" ({pair.note})" if pair.note else ""),
                     ]
                 )
@@ -394,10 +395,10 @@ def cpu_utilization_table(comparison: Comparison) -> Table:
                 label + _flag(members),
                 _instances_text(members),
                 point,
-                fmt.mean_with_ci(cpu),
-                fmt.num(max_cpu),
-                fmt.mean_with_ci(util),
-                str(len(members)),
+                cell.mean_with_ci(cpu, "%"),
+                cell.number(max_cpu, "%"),
+                cell.mean_with_ci(util, "%"),
+                cell.count(len(members)),
             ]
         )
         records.append(
@@ -445,10 +446,10 @@ def normalized_table(comparison: Comparison) -> Table:
                 label + _flag(members),
                 _instances_text(members),
                 point,
-                fmt.mean_with_ci(cpu),
-                fmt.mean_with_ci(thr),
-                fmt.mean_with_ci(norm),
-                str(len(members)),
+                cell.mean_with_ci(cpu, "%"),
+                cell.mean_with_ci(thr, "req/s"),
+                cell.mean_with_ci(norm, "req/s per CPU %"),
+                cell.count(len(members)),
             ]
         )
         records.append(
@@ -522,11 +523,11 @@ def memory_table(comparison: Comparison) -> Table:
                 label + _flag(members),
                 _instances_text(members),
                 point,
-                fmt.mean_with_ci(cpu),
-                fmt.mean_with_ci(mem),
-                fmt.mean_with_ci(total),
-                fmt.num(max(peak) if peak else None),
-                str(len(members)),
+                cell.mean_with_ci(cpu, "%"),
+                cell.mean_with_ci(mem, "MB"),
+                cell.mean_with_ci(total, "MB"),
+                cell.number(max(peak) if peak else None, "MB"),
+                cell.count(len(members)),
             ]
         )
         records.append(
@@ -612,10 +613,10 @@ def qos_table(comparison: Comparison) -> Table:
         over = [(over_one_second(r), w) for r, w in zip(members, weights, strict=True)]
         exact = [(v, w) for (v, how), w in over if v is not None]
         if len(exact) == len(over) and exact:
-            over_text = fmt.pct(sum(v * w for v, w in exact) / sum(w for _, w in exact))
+            over_cell: str = cell.percent(sum(v * w for v, w in exact) / sum(w for _, w in exact))
         else:
             bounds = [how for (v, how), _ in over if v is None]
-            over_text = max(
+            over_cell = max(
                 bounds, key=lambda b: float("".join(c for c in b if c.isdigit() or c == ".") or 0)
             )
         thr = _summ(
@@ -627,13 +628,13 @@ def qos_table(comparison: Comparison) -> Table:
         rows.append(
             [
                 label + _flag(members),
-                str(users if users is not None else point),
-                fmt.mean_with_ci(thr),
-                fmt.num(max(maxima) if maxima else None),
-                fmt.num(mean),
-                fmt.num(median),
-                over_text,
-                str(len(members)),
+                cell.count(users) if users is not None else point,
+                cell.mean_with_ci(thr, "req/s"),
+                cell.number(max(maxima) if maxima else None, "ms"),
+                cell.number(mean, "ms"),
+                cell.number(median, "ms"),
+                over_cell,
+                cell.count(len(members)),
             ]
         )
         records.append(
@@ -644,7 +645,7 @@ def qos_table(comparison: Comparison) -> Table:
                 "max_ms": max(maxima) if maxima else None,
                 "mean_ms": mean,
                 "median_ms": median,
-                "over_1s": over_text,
+                "over_1s": str(over_cell),
                 "n": len(members),
             }
         )
@@ -684,11 +685,11 @@ def errors_table(comparison: Comparison) -> Table:
         rows.append(
             [
                 label + _flag(members),
-                str(users if users is not None else point),
-                f"{requests:,.0f}",
-                fmt.mean_with_ci(app),
-                fmt.mean_with_ci(sys_),
-                str(len(members)),
+                cell.count(users) if users is not None else point,
+                cell.count(requests, f"{requests:,.0f}"),
+                cell.mean_with_ci(app, "%"),
+                cell.mean_with_ci(sys_, "%"),
+                cell.count(len(members)),
             ]
         )
         records.append(
@@ -787,13 +788,13 @@ def reference_set(comparison: Comparison) -> ComparisonSet | None:
 
 def _slice_cells(slices: Slices) -> list[str]:
     total = slices.latency if slices.latency else slices.app
-    share = (lambda v: fmt.pct(v / total * 100.0)) if total else (lambda v: "-")
+    share = (lambda v: cell.percent(v / total * 100.0)) if total else (lambda v: "-")
     outside = slices.outside
     return [
-        fmt.num(slices.latency),
-        fmt.num(slices.db),
-        fmt.num(slices.app_only),
-        fmt.num(outside),
+        cell.number(slices.latency, "ms"),
+        cell.number(slices.db, "ms"),
+        cell.number(slices.app_only, "ms"),
+        cell.number(outside, "ms"),
         share(slices.db),
         share(slices.app_only),
         share(outside) if outside is not None else "-",
@@ -810,7 +811,8 @@ def breakdown_table(comparison: Comparison) -> Table:
         for label in _label_sort(ref.labels, comparison.baseline):
             members = ref.runs_of(label)
             for name, slices in breakdown_of(members).items():
-                rows.append([label + _flag(members), name, f"{slices.requests:,.0f}", *_slice_cells(slices)])
+                requests = cell.count(slices.requests, f"{slices.requests:,.0f}")
+                rows.append([label + _flag(members), name, requests, *_slice_cells(slices)])
                 records.append(
                     {
                         "set": ref.title,
@@ -878,22 +880,32 @@ def usl_table(comparison: Comparison) -> Table:
     for fit in comparison.usl_fits:
         if not fit.ok:
             rows.append(
-                [fit.label, str(fit.n_points), str(fit.n_levels), "-", "-", "-", "-", "-", "-", fit.message]
+                [
+                    fit.label,
+                    cell.count(fit.n_points),
+                    cell.count(fit.n_levels),
+                    *["-"] * 6,
+                    fit.message,
+                ]
             )
             records.append({"label": fit.label, "ok": False, "message": fit.message})
             continue
-        peak = "none (kappa ~ 0)" if fit.peak is None else f"{fmt.num(fit.peak)} {fmt.interval(fit.peak_ci)}"
+        peak = (
+            "none (kappa ~ 0)"
+            if fit.peak is None
+            else cell.value_with_interval(fit.peak, fit.peak_ci, "instances")
+        )
         rows.append(
             [
                 fit.label,
-                str(fit.n_points),
-                str(fit.n_levels),
-                f"{fmt.num(fit.lam)} {fmt.interval(fit.lam_ci)}",
-                f"{fmt.num(fit.sigma)} {fmt.interval(fit.sigma_ci)}",
-                f"{fmt.num(fit.kappa)} {fmt.interval(fit.kappa_ci)}",
+                cell.count(fit.n_points),
+                cell.count(fit.n_levels),
+                cell.value_with_interval(fit.lam, fit.lam_ci, "req/s per instance"),
+                cell.value_with_interval(fit.sigma, fit.sigma_ci),
+                cell.value_with_interval(fit.kappa, fit.kappa_ci),
                 peak,
-                fmt.num(fit.peak_capacity),
-                fmt.num(fit.r2),
+                cell.number(fit.peak_capacity, "req/s"),
+                cell.number(fit.r2),
                 fit.message,
             ]
         )
@@ -951,7 +963,7 @@ def runs_table(comparison: Comparison) -> Table:
                 run.label,
                 run.regime,
                 run.point,
-                str(run.repetition if run.repetition is not None else "-"),
+                cell.count(run.repetition) if run.repetition is not None else "-",
                 "valid" if run.is_valid else "INVALID: " + run.reason_text,
                 slo_text,
             ]

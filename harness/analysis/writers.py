@@ -1,28 +1,38 @@
-"""Plain outputs: the terminal (rich), CSV and Markdown. The HTML report lives in report.py."""
+"""Plain outputs: the terminal (rich), CSV, Markdown and JSON. The HTML report lives in report.py."""
 
 from __future__ import annotations
 
-import csv
+import json
 import re
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.panel import Panel
-from rich.table import Table as RichTable
 
+from harness import __version__
 from harness.analysis import format as fmt
 from harness.analysis.claims_section import claim_tables
 from harness.analysis.ladder_report import first_screen, step_table
 from harness.analysis.manifest import manifest_tables
 from harness.analysis.metrics import ALL_METRICS
 from harness.analysis.resilience import fault_runs, latest, resilience_table
+from harness.analysis.table_render import (
+    escape_markup,
+    json_table,
+    markdown_table,
+    rich_table,
+    write_records_csv,
+)
 from harness.analysis.tables import (
     Table,
     anova_table,
+    details_table,
     excluded_table,
     ratio_table,
+    runs_table,
     source_tables,
     verdict_tables,
 )
@@ -44,26 +54,6 @@ def _style_verdict(cell: str, higher_is_better: bool | None) -> str:
         return f"[bold]{cell}[/]"
     better = (match.group(1) == "+") == higher_is_better
     return f"[bold green]{cell}[/]" if better else f"[bold red]{cell}[/]"
-
-
-def _escape(text: str) -> str:
-    return text.replace("[", r"\[")
-
-
-def _rich_table(table: Table, styled: list[list[str]] | None = None) -> RichTable:
-    out = RichTable(
-        title=f"[bold]{_escape(table.title)}[/]",
-        title_justify="left",
-        show_lines=False,
-        caption=_escape(table.caption) if table.caption else None,
-        caption_justify="left",
-    )
-    for column in table.columns:
-        out.add_column(_escape(column), overflow="fold")
-    rows = styled if styled is not None else [[_escape(c) for c in row] for row in table.rows]
-    for row in rows:
-        out.add_row(*row)
-    return out
 
 
 def _compact(table: Table) -> Table | None:
@@ -120,21 +110,21 @@ def render_terminal(comparison: Comparison, console: Console | None = None, *, f
         reasons = runset.reason_text()
         console.print(
             Panel(
-                f"excluded {len(runset.excluded)} run(s) as failed or invalid: {_escape(reasons)}",
+                f"excluded {len(runset.excluded)} run(s) as failed or invalid: {escape_markup(reasons)}",
                 style="yellow",
                 title="excluded",
             )
         )
     console.print(
-        f"{len(comparison.runs)} runs used from {_escape(' '.join(runset.sources))}; "
+        f"{len(comparison.runs)} runs used from {escape_markup(' '.join(runset.sources))}; "
         f"{len(comparison.sets)} comparison set(s); alpha={comparison.alpha:g}, "
         f"{comparison.confidence:.0%} confidence intervals."
     )
     glance = first_screen(comparison)
     if glance is not None:
         for sentence in glance.sentences:
-            console.print(f"[bold]-[/] {_escape(sentence)}")
-        console.print(_rich_table(glance.table))
+            console.print(f"[bold]-[/] {escape_markup(sentence)}")
+        console.print(rich_table(glance.table))
     console.print(
         "[dim]Each cell: mean ± half its confidence interval (as % of the mean), with n. The last columns compare "
         "with the first group: the change where significant, '~' where not, with p and n.[/]"
@@ -144,38 +134,38 @@ def render_terminal(comparison: Comparison, console: Console | None = None, *, f
         for result, row in zip(cset.results, table.rows, strict=True):
             direction = ALL_METRICS[result.metric].higher_is_better
             n_values = len(cset.labels)
-            cells = [_escape(row[0])] + [_escape(c) for c in row[1 : 1 + n_values]]
-            cells += [_style_verdict(_escape(c), direction) for c in row[1 + n_values :]]
+            cells = [escape_markup(row[0])] + [escape_markup(c) for c in row[1 : 1 + n_values]]
+            cells += [_style_verdict(escape_markup(c), direction) for c in row[1 + n_values :]]
             styled.append(cells)
-        console.print(_rich_table(table, styled))
+        console.print(rich_table(table, styled))
         for note in table.notes:
-            console.print(f"  [dim]{_escape(note)}[/]")
+            console.print(f"  [dim]{escape_markup(note)}[/]")
     anova = anova_table(comparison)
     if full and not anova.is_empty:
-        console.print(_rich_table(anova))
+        console.print(rich_table(anova))
     for table in source_tables(comparison):
         shown = table if full else _compact(table)
         if shown is not None and not shown.is_empty:
-            console.print(_rich_table(shown))
+            console.print(rich_table(shown))
             for note in shown.notes:
-                console.print(f"  [dim]{_escape(note)}[/]")
+                console.print(f"  [dim]{escape_markup(note)}[/]")
     if full:
-        console.print(_rich_table(ratio_table(comparison)))
+        console.print(rich_table(ratio_table(comparison)))
     faults = latest(fault_runs(comparison))
     if faults:
-        console.print(_rich_table(resilience_table(faults)))
+        console.print(rich_table(resilience_table(faults)))
     for table in claim_tables(comparison):
-        console.print(_rich_table(table))
+        console.print(rich_table(table))
     if comparison.warnings:
         console.print("[yellow]warnings:[/]")
         for warning in condense_warnings(comparison.warnings):
-            console.print(f"  [yellow]-[/] {_escape(warning)}")
+            console.print(f"  [yellow]-[/] {escape_markup(warning)}")
     if runset.excluded:
         console.print("[yellow]excluded runs:[/]")
         for item in runset.excluded[:MAX_EXCLUDED_LISTED]:
             console.print(
-                f"  - {_escape(item.run_id)} ({_escape(item.label)}, {item.regime} {item.point}): "
-                f"{_escape(item.reason)}"
+                f"  - {escape_markup(item.run_id)} ({escape_markup(item.label)}, {item.regime} {item.point}): "
+                f"{escape_markup(item.reason)}"
             )
         if len(runset.excluded) > MAX_EXCLUDED_LISTED:
             console.print(
@@ -234,10 +224,32 @@ PAIR_COLUMNS = [
 ]
 
 
-def _cell(value: Any) -> Any:
-    if isinstance(value, float):
-        return f"{value:.6g}"
-    return "" if value is None else value
+def pair_records(comparison: Comparison) -> Iterator[dict[str, Any]]:
+    """Every pairwise comparison of every set and metric, in PAIR_COLUMNS."""
+    for cset in comparison.sets:
+        for result in cset.results:
+            for pair in result.pairs:
+                yield {
+                    "regime": cset.regime,
+                    "point": cset.point,
+                    "metric": result.metric,
+                    "a": pair.a,
+                    "b": pair.b,
+                    "n_a": pair.n_a,
+                    "n_b": pair.n_b,
+                    "mean_a": pair.mean_a,
+                    "mean_b": pair.mean_b,
+                    "ratio": pair.ratio,
+                    "ratio_ci_low": pair.ratio_ci.low if pair.ratio_ci else None,
+                    "ratio_ci_high": pair.ratio_ci.high if pair.ratio_ci else None,
+                    "delta_pct": pair.delta_pct,
+                    "test": pair.test,
+                    "p_value": pair.p_value,
+                    "significant": pair.significant,
+                    "omnibus": result.omnibus.test if result.omnibus else None,
+                    "omnibus_p": result.omnibus.p_value if result.omnibus else None,
+                    "note": pair.note,
+                }
 
 
 def write_csv(comparison: Comparison, path: str | Path) -> list[Path]:
@@ -245,71 +257,14 @@ def write_csv(comparison: Comparison, path: str | Path) -> list[Path]:
     beside it, `<name>.pairs.csv` with every pairwise comparison. Returns both paths."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    with target.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=CSV_COLUMNS)
-        writer.writeheader()
-        for table in verdict_tables(comparison):
-            for record in table.records:
-                writer.writerow({k: _cell(record.get(k)) for k in CSV_COLUMNS})
+    records = (record for table in verdict_tables(comparison) for record in table.records)
+    write_records_csv(target, CSV_COLUMNS, records)
     pairs_path = target.with_name(target.stem + ".pairs.csv")
-    with pairs_path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=PAIR_COLUMNS)
-        writer.writeheader()
-        for cset in comparison.sets:
-            for result in cset.results:
-                for pair in result.pairs:
-                    writer.writerow(
-                        {
-                            k: _cell(v)
-                            for k, v in {
-                                "regime": cset.regime,
-                                "point": cset.point,
-                                "metric": result.metric,
-                                "a": pair.a,
-                                "b": pair.b,
-                                "n_a": pair.n_a,
-                                "n_b": pair.n_b,
-                                "mean_a": pair.mean_a,
-                                "mean_b": pair.mean_b,
-                                "ratio": pair.ratio,
-                                "ratio_ci_low": pair.ratio_ci.low if pair.ratio_ci else None,
-                                "ratio_ci_high": pair.ratio_ci.high if pair.ratio_ci else None,
-                                "delta_pct": pair.delta_pct,
-                                "test": pair.test,
-                                "p_value": pair.p_value,
-                                "significant": pair.significant,
-                                "omnibus": result.omnibus.test if result.omnibus else None,
-                                "omnibus_p": result.omnibus.p_value if result.omnibus else None,
-                                "note": pair.note,
-                            }.items()
-                        }
-                    )
+    write_records_csv(pairs_path, PAIR_COLUMNS, pair_records(comparison))
     return [target, pairs_path]
 
 
 # ---- Markdown ------------------------------------------------------------------------------------------
-
-
-def _md_cell(text: str) -> str:
-    return text.replace("|", r"\|").replace("\n", " ")
-
-
-def markdown_table(table: Table) -> str:
-    lines = [f"### {table.title}", ""]
-    if table.caption:
-        lines += [table.caption + (f" _(source: {table.source})_" if table.source else ""), ""]
-    if table.is_empty:
-        lines += [f"_{table.empty}_", ""]
-        return "\n".join(lines)
-    lines.append("| " + " | ".join(_md_cell(c) for c in table.columns) + " |")
-    lines.append("|" + "|".join(" --- " for _ in table.columns) + "|")
-    for row in table.rows:
-        lines.append("| " + " | ".join(_md_cell(c) for c in row) + " |")
-    lines.append("")
-    lines += [f"- {note}" for note in table.notes]
-    if table.notes:
-        lines.append("")
-    return "\n".join(lines)
 
 
 def render_markdown(comparison: Comparison) -> str:
@@ -365,4 +320,58 @@ def write_markdown(comparison: Comparison, path: str | Path) -> Path:
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(render_markdown(comparison), encoding="utf-8")
+    return target
+
+
+# ---- JSON ------------------------------------------------------------------------------------------------
+
+
+def comparison_tables(comparison: Comparison) -> list[Table]:
+    """Every table of the comparison, in the Markdown's order (with the per-group details and the faults)."""
+    glance = first_screen(comparison)
+    faults = latest(fault_runs(comparison))
+    return [
+        *([glance.table] if glance is not None else []),
+        *verdict_tables(comparison),
+        details_table(comparison),
+        anova_table(comparison),
+        ratio_table(comparison),
+        step_table(comparison),
+        *source_tables(comparison),
+        *([resilience_table(faults)] if faults else []),
+        *claim_tables(comparison),
+        *manifest_tables(comparison.runs),
+        runs_table(comparison),
+        excluded_table(comparison),
+    ]
+
+
+def render_json(comparison: Comparison) -> dict[str, Any]:
+    """For scripts and dashboards (as hyperfine's --export-json): every table with each cell's text, value,
+    interval bounds and unit, and the runs behind them."""
+    runset = comparison.runset
+    return {
+        "bidbench": __version__,
+        "sources": list(runset.sources),
+        "alpha": comparison.alpha,
+        "confidence": comparison.confidence,
+        "runs_used": [run.run_id for run in comparison.runs],
+        "runs_excluded": [{"run_id": e.run_id, "reason": e.reason} for e in runset.excluded],
+        "warnings": condense_warnings(comparison.warnings),
+        "tables": [json_table(table) for table in comparison_tables(comparison)],
+    }
+
+
+def _json_number(value: Any) -> Any:
+    """numpy scalars that reach a cell are written as the plain numbers they hold."""
+    if hasattr(value, "item"):
+        return value.item()
+    raise TypeError(f"not JSON serializable: {type(value).__name__}")
+
+
+def write_json(comparison: Comparison, path: str | Path) -> Path:
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(render_json(comparison), indent=2, ensure_ascii=False, default=_json_number)
+    target.write_text(text + "\n", encoding="utf-8")
     return target

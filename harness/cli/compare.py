@@ -42,6 +42,7 @@ examples:
   python compare.py --index results/index.jsonl --html report.html
   python compare.py results/ --metric throughput,p99 --alpha 0.01 --markdown cmp.md
   python compare.py results/ --csv cmp.csv            also writes cmp.pairs.csv
+  python compare.py results/ --json cmp.json          every table for scripts and dashboards
 
 metrics (--metric, repeatable or comma-separated):
 """
@@ -97,6 +98,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--markdown", metavar="FILE", help="write the tables as Markdown")
     parser.add_argument("--html", metavar="FILE", help="write the self-contained HTML report with plots")
+    parser.add_argument(
+        "--json",
+        metavar="FILE",
+        help="write every table as JSON for scripts and dashboards: each cell's text, value, CI bounds and "
+        "unit (numbers as numbers), and the run ids used",
+    )
     parser.add_argument("--full", action="store_true", help="also print the ANOVA and ratio tables")
     parser.add_argument("--quiet", action="store_true", help="print nothing but the paths written")
     return parser
@@ -142,6 +149,10 @@ def main(argv: Sequence[str] | None = None, console: Console | None = None) -> i
         from harness.analysis.report import write_html
 
         written.append(write_html(comparison, args.html))
+    if args.json:
+        from harness.analysis.writers import write_json
+
+        written.append(write_json(comparison, args.json))
     for path in written:
         console.print(f"wrote {path}", markup=False, soft_wrap=True)
     if not args.quiet:
