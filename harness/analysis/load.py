@@ -4,8 +4,9 @@ A run is used when its status is `completed` and its verdict says `valid: true`.
 excluded with a reason (counted and shown by every output), unless `include_invalid` is set; then runs
 that have a metrics.json are used anyway and marked, and the outputs say so loudly (docs/design.md §7).
 
-The reader is defensive about fields the README does not pin down (the manifest's inner layout, the form
-of `point`): it looks in metrics.json, then the manifest, then the index line, then the folder name.
+Manifests and index lines are read as records (harness/record/manifest.py, index_line.py), so a folder
+written by an earlier version arrives upgraded. A field the manifest leaves empty is taken from the index
+line, then from the folder name; a run whose records cannot be read is excluded with the reason.
 """
 
 from __future__ import annotations
@@ -19,13 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.record.upgrade import (
-    load_summary_path,
-    upgrade_load_summary,
-    upgrade_manifest,
-    upgrade_metrics,
-    upgrade_verdict,
-)
+from harness.record.index_line import IndexLine
+from harness.record.manifest import Manifest
+from harness.record.schema import SchemaError
+from harness.record.upgrade import load_summary_path, upgrade_load_summary, upgrade_metrics, upgrade_verdict
 
 RUN_FILES = ("manifest.json", "metrics.json", "verdict.json")
 DEFAULT_VARIANTS = {"", "default", "base", "baseline", "none"}
@@ -61,24 +59,6 @@ def _read_json(path: Path) -> tuple[Any, str | None]:
         return None, None
     except (OSError, ValueError) as exc:
         return None, f"{path.name} unreadable ({exc.__class__.__name__}: {exc})"
-
-
-def find_key(data: Any, *names: str, max_depth: int = 4) -> Any:
-    """The value of the first key named like one of `names`, searching nested dicts breadth-first."""
-    wanted = {n.lower() for n in names}
-    layer: list[Any] = [data]
-    for _ in range(max_depth + 1):
-        nxt: list[Any] = []
-        for item in layer:
-            if isinstance(item, Mapping):
-                for key, value in item.items():
-                    if str(key).lower() in wanted and value is not None:
-                        return value
-                nxt.extend(v for v in item.values() if isinstance(v, Mapping))
-        layer = nxt
-        if not layer:
-            break
-    return None
 
 
 def get_path(data: Any, *keys: str) -> Any:
@@ -170,6 +150,7 @@ class Run:
     created_utc: str | None = None
     group_id: str | None = None
     manifest: dict[str, Any] = field(default_factory=dict)
+    record: Manifest | None = None
     metrics: dict[str, Any] | None = None
     verdict: dict[str, Any] | None = None
     problems: list[str] = field(default_factory=list)
@@ -217,12 +198,8 @@ class Run:
     @property
     def instances(self) -> int | None:
         """Instance count: the manifest, else metrics.json's instance list, else a scaling point."""
-        value = find_key(self.manifest, "instances", "instance_count")
-        if isinstance(value, list):
-            return len(value)
-        number = as_float(value)
-        if number is not None:
-            return int(number)
+        if self.record is not None and self.record.instances is not None:
+            return self.record.instances
         listed = (self.metrics or {}).get("instances")
         if isinstance(listed, list) and listed:
             return len(listed)
@@ -233,34 +210,21 @@ class Run:
     @property
     def cpu_limit(self) -> float | None:
         limit = self.metric("cpu_limit_cores")
-        if limit is None:
-            limit = as_float(find_key(self.manifest, "cpu_limit_cores", "cpu_limit", "cpus"))
+        if limit is None and self.record is not None:
+            limit = self.record.cpu_limit_cores
         return limit
 
     @property
     def users(self) -> int | None:
         if self.regime == "users" and self.point_value is not None:
             return int(self.point_value)
-        load = find_key(self.manifest, "load", "load_settings")
-        value = as_float(find_key(load, "users", "vus")) if isinstance(load, Mapping) else None
+        load = self.record.load if self.record is not None else None
+        value = as_float(load.get("users")) if load else None
         return int(value) if value is not None else None
 
     @property
     def reason_text(self) -> str:
         return "; ".join(self.reasons) if self.reasons else "no reason recorded"
-
-
-def _status_of(manifest: Mapping[str, Any], index_entry: Mapping[str, Any] | None) -> tuple[str, str | None]:
-    raw = manifest.get("status") if isinstance(manifest, Mapping) else None
-    detail = None
-    if isinstance(raw, Mapping):
-        detail = raw.get("reason") or raw.get("error") or raw.get("message")
-        raw = raw.get("state") or raw.get("status") or raw.get("name")
-    if raw is None and index_entry:
-        raw = index_entry.get("status")
-    if detail is None and isinstance(manifest, Mapping):
-        detail = manifest.get("failure_reason") or manifest.get("reason") or manifest.get("error")
-    return (str(raw) if raw is not None else "unknown"), (str(detail) if detail else None)
 
 
 def _verdict_reasons(verdict: Mapping[str, Any]) -> list[str]:
@@ -290,106 +254,100 @@ def _verdict_reasons(verdict: Mapping[str, Any]) -> list[str]:
     return reasons
 
 
-def read_run(folder: Path, index_entry: Mapping[str, Any] | None = None) -> Run:
-    """Read one result folder. Never raises for a broken folder: the problem becomes an exclusion reason."""
-    problems: list[str] = []
-    manifest, problem = _read_json(folder / "manifest.json")
+def _read_manifest(folder: Path, problems: list[str]) -> Manifest | None:
+    data, problem = _read_json(folder / "manifest.json")
     if problem:
         problems.append(problem)
+    if data is None:
+        return None
+    try:
+        return Manifest.from_json(data)
+    except (SchemaError, KeyError, TypeError, ValueError) as exc:
+        problems.append(f"manifest.json unreadable ({exc})")
+        return None
+
+
+def read_run(folder: Path, index_entry: IndexLine | None = None) -> Run:
+    """Read one result folder. Never raises for a broken folder: the problem becomes an exclusion reason."""
+    problems: list[str] = []
+    record = _read_manifest(folder, problems)
     metrics, problem = _read_json(folder / "metrics.json")
     if problem:
         problems.append(problem)
     verdict, problem = _read_json(folder / "verdict.json")
     if problem:
         problems.append(problem)
-    manifest = upgrade_manifest(manifest) if isinstance(manifest, dict) else {}
     metrics = upgrade_metrics(metrics) if isinstance(metrics, dict) else None
     verdict = upgrade_verdict(verdict) if isinstance(verdict, dict) else None
-    entry = dict(index_entry or {})
+    manifest = record or Manifest(run_id=None, impl=None, variant=None, regime=None, status=None)
+    entry = index_entry
     names = _name_parts(folder)
-
-    def pick(*keys: str, default: Any = None) -> Any:
-        for key in keys:
-            value = manifest.get(key)
-            if isinstance(value, Mapping):
-                value = value.get("name") or value.get(key)
-            if value not in (None, ""):
-                return value
-        for key in keys:
-            if entry.get(key) not in (None, ""):
-                return entry[key]
-        return default
-
-    impl = pick("impl", "implementation", default=names.get("impl", "unknown"))
-    variant = pick("variant", default="default")
-    regime_raw = manifest.get("regime")
-    point_raw: Any = manifest.get("point")
-    if isinstance(regime_raw, Mapping):  # the runner's form: {"name", "group", "point", "repetition"}
-        if point_raw is None:
-            point_raw = regime_raw.get("point")
-        for key in ("repetition", "group"):
-            if regime_raw.get(key) is not None and manifest.get(key) is None:
-                entry.setdefault(key, regime_raw[key])
-        regime_raw = regime_raw.get("name") or regime_raw.get("regime")
-    regime = regime_raw or entry.get("regime") or names.get("regime") or "unknown"
-    if point_raw is None:
-        point_raw = entry.get("point")
-    repetition = as_float(pick("repetition", "rep"))
-    status, status_detail = _status_of(manifest, entry)
+    regime = manifest.regime
+    impl = manifest.impl or (entry.impl if entry else None) or names.get("impl", "unknown")
+    variant = manifest.variant or (entry.variant if entry else None) or "default"
+    regime_name = (regime.name if regime else None) or (entry.regime if entry else None)
+    point_raw = regime.point if regime and regime.point is not None else (entry.point if entry else None)
+    repetition = regime.repetition if regime and regime.repetition is not None else None
+    if repetition is None and entry:
+        repetition = entry.repetition
+    group = (regime.group if regime else None) or (entry.group if entry else None)
+    status = manifest.status or (entry.status if entry else None) or "unknown"
     valid: bool | None = None
     reasons: list[str] = []
     if verdict is not None:
         valid = bool(verdict.get("valid")) if verdict.get("valid") is not None else None
         if valid is False:
             reasons = _verdict_reasons(verdict) or ["invalid (the verdict gives no reason)"]
-    elif isinstance(entry.get("valid"), bool):
-        valid = entry["valid"]
-    if status == "unknown" and metrics is not None and verdict is not None:
-        status = COMPLETED  # an older or partial manifest; the digested files are there
+    elif entry is not None:
+        valid = entry.valid
+    if status == "unknown" and metrics is not None and verdict is not None and not problems:
+        status = COMPLETED  # a partial manifest; the digested files are there
     if status != COMPLETED:
-        reasons.insert(0, f"status {status}" + (f": {status_detail}" if status_detail else ""))
+        detail = manifest.failure_reason
+        reasons.insert(0, f"status {status}" + (f": {detail}" if detail else ""))
     if metrics is None and status == COMPLETED:
         reasons.append("no metrics.json")
     elif verdict is None and valid is None and status == COMPLETED:
         reasons.append("no verdict.json (validity unknown)")
     reasons.extend(problems)
     return Run(
-        run_id=str(pick("run_id", "id", default=folder.name)),
+        run_id=manifest.run_id or (entry.run_id if entry else None) or folder.name,
         path=folder,
-        impl=str(impl),
-        variant=str(variant),
-        regime=str(regime),
+        impl=impl,
+        variant=variant,
+        regime=regime_name or names.get("regime") or "unknown",
         point_raw=point_raw,
-        repetition=int(repetition) if repetition is not None else None,
+        repetition=repetition,
         status=status,
         valid=valid,
         reasons=reasons,
-        created_utc=pick("created_utc", "date", "created"),
-        group_id=pick("group"),
-        manifest=manifest,
+        created_utc=manifest.created_utc or (entry.created_utc if entry else None),
+        group_id=group,
+        manifest=record.to_json() if record else {},
+        record=record,
         metrics=metrics,
         verdict=verdict,
         problems=problems,
     )
 
 
-def _run_from_index_only(entry: Mapping[str, Any], why: str) -> Run:
-    status = str(entry.get("status", "unknown"))
+def _run_from_index_only(entry: IndexLine, why: str) -> Run:
+    status = entry.status or "unknown"
     reasons = [f"status {status}"] if status != COMPLETED else []
     reasons.append(why)
     return Run(
-        run_id=str(entry.get("run_id", entry.get("path", "?"))),
+        run_id=entry.run_id,
         path=None,
-        impl=str(entry.get("impl", "unknown")),
-        variant=str(entry.get("variant") or "default"),
-        regime=str(entry.get("regime", "unknown")),
-        point_raw=entry.get("point"),
-        repetition=int(entry["repetition"]) if isinstance(entry.get("repetition"), int) else None,
+        impl=entry.impl or "unknown",
+        variant=entry.variant,
+        regime=entry.regime,
+        point_raw=entry.point,
+        repetition=entry.repetition,
         status=status,
-        valid=entry.get("valid") if isinstance(entry.get("valid"), bool) else None,
+        valid=entry.valid,
         reasons=reasons,
-        created_utc=entry.get("created_utc"),
-        group_id=entry.get("group"),
+        created_utc=entry.created_utc,
+        group_id=entry.group,
     )
 
 
@@ -397,23 +355,29 @@ def is_run_folder(path: Path) -> bool:
     return path.is_dir() and any((path / name).exists() for name in RUN_FILES)
 
 
-def read_index(index: Path) -> list[tuple[dict[str, Any], Path | None]]:
+def read_index(index: Path) -> list[tuple[IndexLine, Path | None]]:
     """The index lines with each run's folder resolved (None when the folder is gone)."""
     try:
         text = index.read_text(encoding="utf-8")
     except OSError as exc:
         raise AnalysisError(f"cannot read the run index {index}: {exc}") from exc
-    entries: list[tuple[dict[str, Any], Path | None]] = []
+    entries: list[tuple[IndexLine, Path | None]] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            entry = json.loads(line)
+            data = json.loads(line)
         except ValueError as exc:
             raise AnalysisError(f"{index}:{number} is not JSON ({exc}); fix or remove that line") from exc
-        if not isinstance(entry, dict):
-            continue
-        raw = Path(str(entry.get("path", "")))
+        try:
+            entry = IndexLine.from_json(data)
+        except SchemaError as exc:
+            raise AnalysisError(f"{index}:{number}: {exc}") from exc
+        except (KeyError, TypeError, ValueError) as exc:
+            raise AnalysisError(
+                f"{index}:{number} is not an index line (missing {exc}); fix or remove it"
+            ) from exc
+        raw = Path(entry.path)
         candidates = (
             [raw] if raw.is_absolute() else [index.parent / raw, index.parent.parent / raw, Path.cwd() / raw]
         )
@@ -510,7 +474,7 @@ def discover(paths: Sequence[str | Path], index: str | Path | None = None) -> tu
                 )
             folders.extend(children)
         sources.append(str(path))
-    index_by_folder: dict[Path, dict[str, Any]] = {}
+    index_by_folder: dict[Path, IndexLine] = {}
     for idx in indexes:
         sources.append(str(idx))
         for entry, folder in read_index(idx):

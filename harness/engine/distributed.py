@@ -22,7 +22,9 @@ from typing import Any
 from harness.console import UserError
 from harness.engine.driver import LoadSettings
 from harness.engine.validity import Check, Slo, Verdict
-from harness.record.folders import RunFolder, append_index, base_manifest, new_run_folder, utc_now
+from harness.record.folders import RunFolder, new_run_folder
+from harness.record.index_line import IndexLine, append_line
+from harness.record.manifest import Manifest, RegimeRef, write_manifest
 from harness.record.upgrade import SUMMARY as SUMMARY_FILE
 from harness.tools import toolchain
 
@@ -205,29 +207,30 @@ def collect(
         "latency, throughput and errors are their merged summary; CPU and memory are UNKNOWN, so nothing "
         "is normalized per CPU"
     )
-    manifest: dict[str, Any] = base_manifest()
-    manifest.update(
-        run_id=folder.run_id,
+    manifest = Manifest.new(
+        folder.run_id,
+        impl,
+        variant,
+        RegimeRef("remote", plan.group_key(), plan.point, 0),
         status="collecting",
-        impl=impl,
-        variant=variant,
-        regime={"name": "remote", "group": plan.group_key(), "point": plan.point, "repetition": 0},
         load=asdict(load),
         instances=instances,
         cpu_limit_cores=None,
         slo=asdict(plan.slo),
-        target={"urls": list(load.targets), "resource_source": "none", "note": note},
-        resource_backend={"name": "remote:none", "description": note},
-        runtimes={DRIVER: str(merged.get("driver_version", "?"))},
-        distributed={
-            "shards": [
-                {**asdict(s), "path": str(s.path.resolve()), "log": f"logs/{s.path.name}"} for s in shards
-            ],
-            "start_skew_s": skew,
-            "max_start_skew_s": MAX_START_SKEW_S,
+        sections={
+            "target": {"urls": list(load.targets), "resource_source": "none", "note": note},
+            "resource_backend": {"name": "remote:none", "description": note},
+            "runtimes": {DRIVER: str(merged.get("driver_version", "?"))},
+            "distributed": {
+                "shards": [
+                    {**asdict(s), "path": str(s.path.resolve()), "log": f"logs/{s.path.name}"} for s in shards
+                ],
+                "start_skew_s": skew,
+                "max_start_skew_s": MAX_START_SKEW_S,
+            },
         },
     )
-    folder.write_json("manifest.json", manifest)
+    write_manifest(folder, manifest)
     for shard in shards:
         shutil.copy2(shard.path, folder.logs / shard.path.name)
 
@@ -256,23 +259,9 @@ def collect(
     reason = f"interrupted shards: {', '.join(partial)}" if partial else ""
     folder.write_json("metrics.json", metrics)
     folder.write_json("verdict.json", run_verdict.to_json())
-    manifest.update(status=status, failure_reason=reason or None, finished_utc=utc_now())
-    folder.write_json("manifest.json", manifest)
-    append_index(
-        {
-            "run_id": folder.run_id,
-            "path": str(folder.path),
-            "created_utc": manifest["created_utc"],
-            "impl": impl,
-            "variant": variant,
-            "regime": "remote",
-            "group": plan.group_key(),
-            "point": plan.point,
-            "repetition": 0,
-            "status": status,
-            "valid": run_verdict.valid,
-            "slo_met": bool(run_verdict.slo.get("met")),
-        },
-        results_dir,
+    manifest.finish(status, reason)
+    write_manifest(folder, manifest)
+    append_line(
+        IndexLine.of(folder, manifest, run_verdict.valid, bool(run_verdict.slo.get("met"))), results_dir
     )
     return Collected(folder, status, metrics, run_verdict, reason, shards)

@@ -37,7 +37,9 @@ from harness.engine.placement import pin_tree, plan_here
 from harness.engine.resources import Limits, ProcessTreeGroup, describe_backend, detect_backend, new_group
 from harness.engine.sampler import Sampler
 from harness.engine.validity import RunFigures, Slo, Verdict, verdict
-from harness.record.folders import RunFolder, append_index, base_manifest, new_run_folder, utc_now
+from harness.record.folders import RunFolder, new_run_folder
+from harness.record.index_line import IndexLine, append_line
+from harness.record.manifest import Manifest, RegimeRef, write_manifest
 from harness.record.upgrade import GROUP as LOADGEN_GROUP
 from harness.record.upgrade import LOG as LOADGEN_LOG
 from harness.record.upgrade import SUMMARY as LOAD_SUMMARY
@@ -271,7 +273,7 @@ class Session:
             "scale": plan.scale,
             "seed": plan.seed,
             "indexes": plan.with_indexes,
-            "checksum": (info or {}).get("checksum"),
+            "checksum": info.get("checksum"),
             "database": mask_password(server.url()),
         }
         driver = app_driver(plan.impl)
@@ -376,32 +378,27 @@ class Session:
         With `prewarm_rate`, the instances are pre-warmed first (harness/engine/prewarm.py) and the warm-up ramps
         on from that rate; the folder exists from the start, so an interrupted pre-warm is stored too."""
         folder = new_run_folder(plan.impl, plan.regime, plan.results_dir)
-        manifest: dict[str, Any] = base_manifest()
-        manifest.update(
-            run_id=folder.run_id,
-            status="running",
-            impl=plan.impl,
-            variant=plan.variant,
-            regime={
-                "name": plan.regime,
-                "group": plan.group_key(),
-                "point": plan.point,
-                "repetition": plan.repetition,
-            },
+        manifest = Manifest.new(
+            folder.run_id,
+            plan.impl,
+            plan.variant,
+            RegimeRef(plan.regime, plan.group_key(), plan.point, plan.repetition),
             load=asdict(plan.load),
             instances=plan.instances,
             cpu_limit_cores=plan.cpus,
             slo=asdict(plan.slo),
-            session={
-                "root": str(getattr(self, "run_root", "")),
-                "window": self.windows,
-                "fresh_start": self.windows == 0,
+            sections={
+                "session": {
+                    "root": str(getattr(self, "run_root", "")),
+                    "window": self.windows,
+                    "fresh_start": self.windows == 0,
+                },
+                **self.common,
             },
-            **self.common,
         )
         self.windows += 1
         self.last_rate = plan.load.rate if plan.load.model == "open" else None
-        folder.write_json("manifest.json", manifest)
+        write_manifest(folder, manifest)
         status, reason = "failed", ""
         metrics: dict[str, Any] | None = None
         run_verdict: Verdict | None = None
@@ -417,7 +414,8 @@ class Session:
                 if record is not None and plan.load.model == "open":
                     plan = replace(plan, load=replace(plan.load, warmup_from_rate=record.rate))
                 if record is not None:
-                    manifest.update(prewarm=record.as_manifest(), load=asdict(plan.load))
+                    manifest.sections["prewarm"] = record.as_manifest()
+                    manifest.load = asdict(plan.load)
                 if not self.alive():
                     raise RuntimeError(
                         f"an instance died during the pre-warm: {[d for i in self.instances for d in i.exited()]}"
@@ -432,25 +430,11 @@ class Session:
         finally:
             for instance in self.instances:
                 _copy_logs(instance, folder)
-            manifest.update(status=status, failure_reason=reason or None, finished_utc=utc_now())
-            folder.write_json("manifest.json", manifest)
-            append_index(
-                {
-                    "run_id": folder.run_id,
-                    "path": str(folder.path),
-                    "created_utc": manifest["created_utc"],
-                    "impl": plan.impl,
-                    "variant": plan.variant,
-                    "regime": plan.regime,
-                    "group": plan.group_key(),
-                    "point": plan.point,
-                    "repetition": plan.repetition,
-                    "status": status,
-                    "valid": bool(run_verdict and run_verdict.valid),
-                    "slo_met": bool(run_verdict and run_verdict.slo.get("met")),
-                },
-                plan.results_dir,
-            )
+            manifest.finish(status, reason)
+            write_manifest(folder, manifest)
+            valid = bool(run_verdict and run_verdict.valid)
+            slo_met = bool(run_verdict and run_verdict.slo.get("met"))
+            append_line(IndexLine.of(folder, manifest, valid, slo_met), plan.results_dir)
         return RunOutcome(folder, status, metrics, run_verdict, reason)
 
     def _window(self, plan: RunPlan, folder: RunFolder, hooks: WindowHooks) -> tuple[dict[str, Any], Verdict]:

@@ -39,7 +39,9 @@ from harness.faults import invariants, timeline
 from harness.faults.injector import PROXY_NAME, FaultHooks
 from harness.faults.scenarios import OVERLOAD_RAMP_S, Scenario
 from harness.faults.toxiproxy import Toxiproxy
-from harness.record.folders import RunFolder, read_index
+from harness.record.folders import RunFolder
+from harness.record.index_line import read_lines
+from harness.record.manifest import read_manifest, write_manifest
 from harness.record.upgrade import trace_log, upgrade_metrics
 from harness.tools import toolchain
 
@@ -88,21 +90,21 @@ def measured_capacity(
     impl: str, cpus: float | None, results_dir: Path | None = None
 ) -> tuple[float, str] | None:
     """The newest stored capacity (regime `capacity`, one instance, same CPU limit) above zero."""
-    for entry in reversed(read_index(results_dir)):
-        if entry.get("regime") != "capacity" or entry.get("impl") != impl:
+    for line in reversed(read_lines(results_dir)):
+        if line.regime != "capacity" or line.impl != impl:
             continue
-        folder = Path(str(entry.get("path", "")))
+        folder = RunFolder(Path(line.path))
         try:
-            metrics = RunFolder(folder).read_json("metrics.json")
-            manifest = RunFolder(folder).read_json("manifest.json")
+            metrics = folder.read_json("metrics.json")
+            manifest = read_manifest(folder)
         except (OSError, ValueError):
             continue
         capacity = float(metrics.get("capacity_rps") or 0.0)
-        if capacity <= 0 or manifest.get("instances") not in (1, None):
+        if capacity <= 0 or manifest.instances not in (1, None):
             continue
-        if cpus is not None and manifest.get("cpu_limit_cores") != cpus:
+        if cpus is not None and manifest.cpu_limit_cores != cpus:
             continue
-        return capacity, str(entry.get("run_id"))
+        return capacity, line.run_id
     return None
 
 
@@ -314,9 +316,9 @@ def _run(
         **details,
     }
     outcome.folder.write_json("faults.json", faults)
-    manifest = outcome.folder.read_json("manifest.json")
-    manifest["faults"] = {"scenario": scenario.name, "rate_source": rate.source, "summary": row}
-    outcome.folder.write_json("manifest.json", manifest)
+    manifest = read_manifest(outcome.folder)
+    manifest.sections["faults"] = {"scenario": scenario.name, "rate_source": rate.source, "summary": row}
+    write_manifest(outcome.folder, manifest)
     return FaultResult(impl, scenario.name, outcome.folder, outcome.status, outcome.reason, row)
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import psutil
 
-from harness import __version__, paths
+from harness import paths
 
 INDEX_NAME = "index.jsonl"
 
@@ -91,11 +91,19 @@ def append_index(entry: dict[str, Any], results_dir: Path | None = None) -> None
         fcntl.flock(index, fcntl.LOCK_UN)
 
 
-def read_index(results_dir: Path | None = None) -> list[dict[str, Any]]:
+def read_index_json(results_dir: Path | None = None) -> list[dict[str, Any]]:
+    """The index lines as written, of whatever version: read them through harness/record/index_line.py."""
     path = (results_dir or paths.RESULTS) / INDEX_NAME
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def read_index(results_dir: Path | None = None) -> list[dict[str, Any]]:
+    """Every index line in today's form (an older line upgraded), as JSON."""
+    from harness.record.index_line import read_lines  # that module builds on this one
+
+    return [line.to_json() for line in read_lines(results_dir)]
 
 
 def git_state() -> dict[str, Any]:
@@ -126,14 +134,4 @@ def host_info() -> dict[str, Any]:
         "kernel": platform.release(),
         "os": platform.platform(),
         "python": platform.python_version(),
-    }
-
-
-def base_manifest() -> dict[str, Any]:
-    return {
-        "schema": 1,
-        "bidbench_version": __version__,
-        "git": git_state(),
-        "created_utc": utc_now(),
-        "host": host_info(),
     }

@@ -1,4 +1,11 @@
-"""The one place that reads result folders written before the load driver was bidbench's own.
+"""The one place that knows how result folders written by earlier versions of bidbench spelled things.
+
+Records carry a schema version (harness/record/schema.py); an older one is upgraded here one version at a
+time, so the record types and their readers only ever see today's form:
+- manifest 1 -> 2: the version moves from `schema` to `schema_version`; the early flat layout (`regime` a
+  name, `point`, `repetition` and `group` beside it) is nested under `regime`; a k6-era generator version
+  moves under runtimes.load_driver.
+- index line 0 (no `schema_version`) -> 1: a line from before `slo_met` gets `slo_met: false`.
 
 Folders from before issue #27 were written with k6: the driver's summary was `k6-summary.json`, its
 log `logs/k6.log`, its resource group `k6`, and a request not sent in time was a "dropped iteration".
@@ -9,6 +16,9 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+
+from harness.record import index_line, manifest
+from harness.record.schema import version_of
 
 SUMMARY = "load-summary.json"
 LOG = "loadgen.log"
@@ -51,14 +61,40 @@ def upgrade_verdict(verdict: dict[str, Any]) -> dict[str, Any]:
     return upgraded
 
 
-def upgrade_manifest(manifest: dict[str, Any]) -> dict[str, Any]:
-    """The legacy generator's version moves under runtimes.load_driver, where today's is."""
-    runtimes = manifest.get("runtimes")
-    if not isinstance(runtimes, dict) or _LEGACY_GROUP not in runtimes:
-        return manifest
-    moved = {k: v for k, v in runtimes.items() if k != _LEGACY_GROUP}
-    moved.setdefault("load_driver", f"{_LEGACY_GROUP} {runtimes[_LEGACY_GROUP]}")
-    return {**manifest, "runtimes": moved}
+def manifest_to_current(data: Any) -> dict[str, Any]:
+    """A manifest of any version up to today's, in today's form; a newer version raises SchemaError."""
+    version = version_of("manifest", data, manifest.SCHEMA_VERSION, before_versioning=1)
+    steps = {1: _manifest_1_to_2}
+    while version < manifest.SCHEMA_VERSION:
+        data, version = steps[version](data), version + 1
+    return data
+
+
+def _manifest_1_to_2(old: dict[str, Any]) -> dict[str, Any]:
+    upgraded = {k: v for k, v in old.items() if k != "schema"}
+    regime = upgraded.get("regime")
+    if isinstance(regime, str):
+        upgraded["regime"] = {
+            "name": regime,
+            "group": upgraded.pop("group", None),
+            "point": upgraded.pop("point", None),
+            "repetition": upgraded.pop("repetition", None),
+        }
+    runtimes = upgraded.get("runtimes")
+    if isinstance(runtimes, dict) and _LEGACY_GROUP in runtimes:
+        moved = {k: v for k, v in runtimes.items() if k != _LEGACY_GROUP}
+        moved.setdefault("load_driver", f"{_LEGACY_GROUP} {runtimes[_LEGACY_GROUP]}")
+        upgraded["runtimes"] = moved
+    upgraded["schema_version"] = 2
+    return upgraded
+
+
+def index_line_to_current(data: Any) -> dict[str, Any]:
+    """An index line of any version up to today's, in today's form; a newer version raises SchemaError."""
+    version = version_of("index line", data, index_line.SCHEMA_VERSION, before_versioning=0)
+    if version == 0:
+        data = {"slo_met": False, **data, "schema_version": 1}
+    return data
 
 
 # The numeric error codes of legacy traces that meant "no answer in time".

@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.engine.session import RunPlan
-from harness.record.folders import RunFolder, append_index, base_manifest, new_run_folder, read_index
+from harness.record.folders import RunFolder, new_run_folder
+from harness.record.index_line import IndexLine, append_line, read_lines
+from harness.record.manifest import COMPLETED, Manifest, RegimeRef, read_manifest, write_manifest
 from harness.regimes.campaign import Campaign, LazySession, PointResult
 
 NO_CAPACITY = "no rate met the SLO"
@@ -423,39 +425,33 @@ def _store_capacity(
             f"the search used its {len(state.probes)} probes before it converged: the capacity is the highest "
             "rate its probes held"
         )
-    manifest = base_manifest()
-    source = best.folder.read_json("manifest.json") if best else {}
-    manifest.update(
-        {
-            k: source[k]
-            for k in (
-                "impl",
-                "variant",
-                "knobs",
-                "runtimes",
-                "instances",
-                "cpu_limit_cores",
-                "data",
-                "slo",
-                "resource_backend",
-                "load",
-            )
-            if k in source
-        },
-        run_id=folder.run_id,
+    source = read_manifest(best.folder) if best else None
+    manifest = Manifest.new(
+        folder.run_id,
+        impl,
+        plan.base.variant,
+        RegimeRef(plan.regime, group, plan.point, repetition),
         status="completed",
-        impl=impl,
-        variant=plan.base.variant,
-        regime={"name": plan.regime, "group": group, "point": plan.point, "repetition": repetition},
-        capacity_probe_run=best.folder.run_id if best else None,
-        probes=state.probes,
-        search=vars(plan.settings),
+        load=source.load if source else None,
+        instances=source.instances if source else None,
+        cpu_limit_cores=source.cpu_limit_cores if source else None,
+        slo=source.slo if source else None,
+        sections={
+            **{
+                k: source.sections[k]
+                for k in ("knobs", "runtimes", "data", "resource_backend")
+                if source and k in source.sections
+            },
+            "capacity_probe_run": best.folder.run_id if best else None,
+            "probes": state.probes,
+            "search": vars(plan.settings),
+        },
     )
-    folder.write_json("manifest.json", manifest)
+    write_manifest(folder, manifest)
     folder.write_json("metrics.json", metrics)
     folder.write_json("verdict.json", verdict)
-    _index_search(
-        campaign, plan, impl, repetition, folder, manifest, bool(verdict.get("valid")), bool(state.capacity)
+    append_line(
+        IndexLine.of(folder, manifest, bool(verdict.get("valid")), bool(state.capacity)), campaign.results_dir
     )
     return {
         "impl": impl,
@@ -479,57 +475,20 @@ def refile_capacity(
         done = RunFolder(Path(stored["path"]))
         return {**record, "run_id": done.run_id, "metrics": done.read_json("metrics.json")}
     source = RunFolder(
-        Path(next(e["path"] for e in read_index(campaign.results_dir) if e.get("run_id") == record["run_id"]))
+        Path(next(line.path for line in read_lines(campaign.results_dir) if line.run_id == record["run_id"]))
     )
     folder = new_run_folder(impl, plan.regime, campaign.results_dir)
-    manifest = {
-        **source.read_json("manifest.json"),
-        "run_id": folder.run_id,
-        "regime": {"name": plan.regime, "group": group, "point": plan.point, "repetition": repetition},
-        "refiled_from": record["run_id"],
-    }
-    folder.write_json("manifest.json", manifest)
+    manifest = read_manifest(source)
+    manifest.run_id = folder.run_id
+    manifest.impl, manifest.variant, manifest.status = impl, plan.base.variant, COMPLETED
+    manifest.regime = RegimeRef(plan.regime, group, plan.point, repetition)
+    manifest.sections["refiled_from"] = record["run_id"]
+    write_manifest(folder, manifest)
     folder.write_json("metrics.json", source.read_json("metrics.json"))
     verdict = source.read_json("verdict.json")
     folder.write_json("verdict.json", verdict)
-    _index_search(
-        campaign,
-        plan,
-        impl,
-        repetition,
-        folder,
-        manifest,
-        bool(verdict.get("valid")),
-        bool(record.get("capacity_rps")),
-    )
-    return {**record, "run_id": folder.run_id}
-
-
-def _index_search(
-    campaign: Campaign,
-    plan: CapacityPlan,
-    impl: str,
-    repetition: int,
-    folder: RunFolder,
-    manifest: dict[str, Any],
-    valid: bool,
-    slo_met: bool,
-) -> None:
-    """The index line of a search result folder (stored or refiled)."""
-    append_index(
-        {
-            "run_id": folder.run_id,
-            "path": str(folder.path),
-            "created_utc": manifest["created_utc"],
-            "impl": impl,
-            "variant": plan.base.variant,
-            "regime": plan.regime,
-            "group": manifest["regime"]["group"],
-            "point": plan.point,
-            "repetition": repetition,
-            "status": "completed",
-            "valid": valid,
-            "slo_met": slo_met,
-        },
+    append_line(
+        IndexLine.of(folder, manifest, bool(verdict.get("valid")), bool(record.get("capacity_rps"))),
         campaign.results_dir,
     )
+    return {**record, "run_id": folder.run_id}

@@ -1,0 +1,104 @@
+"""One line of results/index.jsonl (results/README.md): the run, where its folder is, and how it ended.
+
+Writers build an `IndexLine` from the run's manifest; readers get one from `IndexLine.from_json`, which
+upgrades a line written by an earlier version first (harness/record/upgrade.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.record.folders import RunFolder, append_index, read_index_json
+from harness.record.manifest import Manifest
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class IndexLine:
+    run_id: str
+    path: str
+    created_utc: str | None
+    impl: str | None
+    variant: str
+    regime: str
+    group: str | None
+    point: Any
+    repetition: int | None
+    status: str | None
+    valid: bool
+    slo_met: bool
+
+    @classmethod
+    def of(cls, folder: RunFolder, manifest: Manifest, valid: bool, slo_met: bool) -> IndexLine:
+        """The line of a run whose manifest is final."""
+        regime = manifest.regime
+        if regime is None:
+            raise ValueError(f"{folder.run_id}: a manifest without a regime cannot be indexed")
+        return cls(
+            run_id=folder.run_id,
+            path=str(folder.path),
+            created_utc=manifest.created_utc,
+            impl=manifest.impl,
+            variant=manifest.variant or "default",
+            regime=regime.name,
+            group=regime.group,
+            point=regime.point,
+            repetition=regime.repetition,
+            status=manifest.status,
+            valid=valid,
+            slo_met=slo_met,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "run_id": self.run_id,
+            "path": self.path,
+            "created_utc": self.created_utc,
+            "impl": self.impl,
+            "variant": self.variant,
+            "regime": self.regime,
+            "group": self.group,
+            "point": self.point,
+            "repetition": self.repetition,
+            "status": self.status,
+            "valid": self.valid,
+            "slo_met": self.slo_met,
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> IndexLine:
+        """A line of this or an earlier version (upgraded first); a newer one raises SchemaError."""
+        from harness.record.upgrade import index_line_to_current
+
+        data = index_line_to_current(data)
+        repetition = data.get("repetition")
+        return cls(
+            run_id=str(data["run_id"]),
+            path=str(data["path"]),
+            created_utc=data.get("created_utc"),
+            impl=_text(data.get("impl")),
+            variant=str(data.get("variant") or "default"),
+            regime=str(data["regime"]),
+            group=data.get("group"),
+            point=data.get("point"),
+            repetition=int(repetition) if isinstance(repetition, int | float) else None,
+            status=_text(data.get("status")),
+            valid=data.get("valid") is True,
+            slo_met=data.get("slo_met") is True,
+        )
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def append_line(line: IndexLine, results_dir: Path | None = None) -> None:
+    append_index(line.to_json(), results_dir)
+
+
+def read_lines(results_dir: Path | None = None) -> list[IndexLine]:
+    return [IndexLine.from_json(entry) for entry in read_index_json(results_dir)]
