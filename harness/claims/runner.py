@@ -286,17 +286,19 @@ def from_folders(claim: Claim, folders: list[Path]) -> tuple[Size, bool, Observa
     Raises ValueError naming the folders that belong to no cell of this claim."""
     from harness.claims import ladders
     from harness.record.folders import RunFolder
+    from harness.record.manifest import COMPLETED, read_manifest
 
     runs = []
     for path in folders:
         folder = RunFolder(path)
         if not folder.has("manifest.json"):
             raise ValueError(f"{path}: not a result folder (no manifest.json)")
-        manifest = folder.read_json("manifest.json")
-        regime = manifest.get("regime") or {}
-        if str(regime.get("name", "")).endswith("calibration"):
+        manifest = read_manifest(folder)
+        regime = manifest.regime
+        if regime is not None and regime.name.endswith("calibration"):
             continue
-        runs.append((folder, manifest, str(regime.get("group", "")), int(regime.get("repetition", 0))))
+        group = (regime.group if regime else None) or ""
+        runs.append((folder, manifest, group, (regime.repetition if regime else None) or 0))
     best: tuple[int, bool] = (-1, True)
     for quick in (True, False):
         size = claim.size(quick)
@@ -319,7 +321,7 @@ def from_folders(claim: Claim, folders: list[Path]) -> tuple[Size, bool, Observa
         cell = by_group[group]
         metrics = folder.read_json("metrics.json") if folder.has("metrics.json") else None
         verdict = folder.read_json("verdict.json") if folder.has("verdict.json") else {}
-        valid = manifest.get("status") == "completed" and bool(verdict.get("valid"))
+        valid = manifest.status == COMPLETED and bool(verdict.get("valid"))
         if claim.regime == "ladder":
             seen = ladders.observe(
                 claim.metric, metrics, ladders.cell_cpus(size, cell), ladders.cell_instances(size, cell)
