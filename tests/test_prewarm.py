@@ -148,3 +148,43 @@ def test_prewarm_rate_is_half_the_rate_or_a_share_of_the_cpus_for_a_closed_model
     assert prewarm.prewarm_rate("closed", 200.0, 0.5, 1) == 400.0
     assert prewarm.prewarm_rate("closed", 200.0, 0.5, 2) == 800.0
     assert prewarm.prewarm_rate("closed", 200.0, None, 1) == prewarm.CLOSED_RATE_PER_CPU
+
+
+def scripted_compiles(seconds_per_s: list[float]) -> object:
+    """Cumulative JIT compile seconds, read once a second: each read adds the script's next share."""
+    total = [0.0]
+    reads = [0]
+
+    def compile_seconds() -> float:
+        total[0] += seconds_per_s[min(reads[0], len(seconds_per_s) - 1)]
+        reads[0] += 1
+        return total[0]
+
+    return compile_seconds
+
+
+def test_a_runtime_still_compiling_keeps_the_prewarm_going_after_its_cpu_settles() -> None:
+    # CPU is flat from the start; the JIT compiles 3 % of a CPU for 30 s, then nothing.
+    record, _, _ = run_scripted(
+        [10.0], limit_pct=50.0, compile_seconds=scripted_compiles([0.03] * 30 + [0.0])
+    )
+    assert record.steady and record.reason == "CPU per second settled, JIT compiler idle"
+    assert 30 <= record.seconds <= 36
+    assert record.jit_share is not None and record.jit_share < prewarm.JIT_MAX_SHARE
+
+
+def test_a_jit_that_never_settles_is_named_at_the_time_limit() -> None:
+    record, _, _ = run_scripted([10.0], limit_pct=50.0, max_s=25.0, compile_seconds=scripted_compiles([0.03]))
+    assert not record.steady and record.reason == "the JIT still compiling after 25 s"
+    assert record.as_manifest()["jit_share"] == pytest.approx(0.03)
+
+
+def test_a_runtime_without_compile_counters_settles_on_cpu_alone() -> None:
+    record, _, _ = run_scripted([10.0], limit_pct=50.0, compile_seconds=lambda: None)
+    assert record.steady and record.reason == "CPU per second settled" and record.jit_share is None
+
+
+def test_jit_share_is_compile_time_over_the_last_block() -> None:
+    readings = [(float(t), 0.1 * t) for t in range(10)]
+    assert prewarm.jit_share(readings[:4]) is None
+    assert prewarm.jit_share(readings) == pytest.approx(0.1)

@@ -8,8 +8,10 @@ instance runs on (its JAVA_HOME knob), because an attach from another JDK releas
 from __future__ import annotations
 
 import re
+import struct
 import subprocess
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -148,3 +150,50 @@ def read_heap_after_full_gc(pid: int, timeout_s: float = 20, java_home: str | No
 def heap_after_full_gc_mb(pid: int, timeout_s: float = 20, java_home: str | None = None) -> float | None:
     """Used heap in MiB after a full GC, or None (read_heap_after_full_gc says why)."""
     return read_heap_after_full_gc(pid, timeout_s, java_home).used_mb
+
+
+# The JVM's performance counters (HotSpot's hsperfdata, the shared file jstat reads): a prologue, then
+# entries of (length, name offset, vector length, type, flags, units, variability, data offset).
+_PERF_MAGIC = 0xCAFEC0C0
+_PROLOGUE = struct.Struct("iiqii")  # used, overflow, mod time stamp, entry offset, entry count (at byte 8)
+_ENTRY = struct.Struct("iiicccci")
+_COMPILE_TICKS = "java.ci.totalTime"
+_TICKS_PER_S = "sun.os.hrt.frequency"
+
+
+def perf_counters(data: bytes, wanted: Sequence[str]) -> dict[str, int]:
+    """The named long counters of an hsperfdata file's bytes (those present among `wanted`)."""
+    if len(data) < 32 or struct.unpack(">I", data[:4])[0] != _PERF_MAGIC:
+        return {}
+    order = "<" if data[4] == 1 else ">"
+    _, _, _, offset, count = struct.Struct(order + _PROLOGUE.format).unpack_from(data, 8)
+    entry = struct.Struct(order + _ENTRY.format)
+    found: dict[str, int] = {}
+    for _ in range(count):
+        if offset + entry.size > len(data):
+            break
+        length, name_at, _, kind, _, _, _, data_at = entry.unpack_from(data, offset)
+        if length <= 0:
+            break
+        name_end = data.find(b"\0", offset + name_at)
+        name = data[offset + name_at : name_end].decode("ascii", "replace")
+        if kind == b"J" and name in wanted:
+            found[name] = struct.unpack_from(order + "q", data, offset + data_at)[0]
+        offset += length
+    return found
+
+
+def jit_compile_seconds(pid: int) -> float | None:
+    """Seconds the JVM `pid` has spent compiling (its `java.ci.totalTime`, as `jstat -compiler` prints it),
+    read from its hsperfdata file without attaching; None when the JVM publishes none (-XX:-UsePerfData) or
+    `pid` is no JVM."""
+    try:
+        user = psutil.Process(pid).username()
+        # HotSpot writes it under /tmp on Linux whatever TMPDIR or java.io.tmpdir say.
+        data = (Path("/tmp") / f"hsperfdata_{user}" / str(pid)).read_bytes()
+    except (psutil.Error, OSError):
+        return None
+    counters = perf_counters(data, (_COMPILE_TICKS, _TICKS_PER_S))
+    if _COMPILE_TICKS not in counters or not counters.get(_TICKS_PER_S):
+        return None
+    return counters[_COMPILE_TICKS] / counters[_TICKS_PER_S]

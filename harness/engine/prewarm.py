@@ -49,6 +49,12 @@ IDLE_MAX_S = 15.0
 # 50 %, php 24 %, a warm JVM 8 %); a JVM still compiling used 66-100 % for tens of seconds, and its CPU
 # falls slowly enough that two 4 s blocks agree within 15 % on the way down.
 WARM_MAX_SHARE = 0.65
+# Of wall time, over the last block: a runtime that reports its JIT compiler's time (the JVM) is warm when
+# it compiles less than this. CPU settling alone ended a fresh JVM's pre-warm at 20 s while C2 still
+# compiled: at 500 req/s and 0.5 CPU it spent 2.6-3.8 % of a CPU compiling 35-45 s after its start and
+# ~0 after 50 s, while the whole app used 6.4 %; the ladders that followed gave CPU costs from 48 to 220
+# µs per request (CV 59 %).
+JIT_MAX_SHARE = 0.01
 
 
 @dataclass
@@ -58,6 +64,8 @@ class PrewarmRecord:
     steady: bool = False
     reason: str = ""
     cpu_pct_per_s: list[float] = field(default_factory=list)
+    # Seconds of JIT compilation per second of the last block, for runtimes that report it (else None).
+    jit_share: float | None = None
     # After the load stops: an instance the pre-warm overloaded still works off its backlog, which would
     # otherwise land in the first window (and can starve the driver's setup request).
     idle_wait_s: float = 0.0
@@ -66,6 +74,7 @@ class PrewarmRecord:
         record = asdict(self)
         record["cpu_pct_per_s"] = [round(v, 1) for v in self.cpu_pct_per_s]
         record["idle_wait_s"] = round(self.idle_wait_s, 1)
+        record["jit_share"] = None if self.jit_share is None else round(self.jit_share, 4)
         return record
 
 
@@ -86,6 +95,21 @@ def settled(
         return False
     spread = max(means) - min(means)
     return spread <= ABS_SLACK_PCT or spread / max(means) <= MAX_DRIFT
+
+
+def jit_share(compiled: Sequence[tuple[float, float]], block_s: int = BLOCK_S) -> float | None:
+    """Compile seconds per second over the last `block_s` readings' span, or None before there are enough."""
+    if len(compiled) <= block_s:
+        return None
+    (t0, c0), (t1, c1) = compiled[-1 - block_s], compiled[-1]
+    return (c1 - c0) / (t1 - t0) if t1 > t0 else None
+
+
+def jit_idle(share: float | None, compiled: Sequence[tuple[float, float]]) -> bool:
+    """True without compile readings (a runtime that reports none); else the last block's share is low."""
+    if not compiled:
+        return True
+    return share is not None and share < JIT_MAX_SHARE
 
 
 def prewarm_rate(model: str, rate: float, cpus: float | None, instances: int) -> float:
@@ -112,15 +136,18 @@ def prewarm_until_steady(
     max_s: float = MAX_S,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
+    compile_seconds: Callable[[], float | None] | None = None,
 ) -> PrewarmRecord:
     """Runs the ramped load (start_load returns a handle with poll() and kill()) and samples the instances'
     cumulative CPU seconds once a second until `settled`, the driver ends, or max_s. `limit_pct` is the instances'
-    summed CPU limit in CPU % (None: no limit)."""
+    summed CPU limit in CPU % (None: no limit). `compile_seconds`, for a runtime that reports its JIT
+    compiler's cumulative time, adds a condition: the last block compiled less than JIT_MAX_SHARE of its time."""
     record = PrewarmRecord(rate=rate)
     start_rate, stages = ramp_stages(rate, max_s)
     load = start_load(start_rate, stages, max_s, scratch)
     began = clock()
     last_t, last_cpu = began, cpu_seconds()
+    compiled: list[tuple[float, float]] = []  # (time, cumulative compile seconds), one per second
     try:
         while True:
             sleep(1.0)
@@ -129,14 +156,23 @@ def prewarm_until_steady(
                 record.cpu_pct_per_s.append(100.0 * (cpu - last_cpu) / (now - last_t))
             last_t, last_cpu = now, cpu
             record.seconds = now - began
-            if settled(record.cpu_pct_per_s[RAMP_S:], limit_pct):
-                record.steady, record.reason = True, "CPU per second settled"
+            if compile_seconds is not None and (total := compile_seconds()) is not None:
+                compiled.append((now, total))
+                record.jit_share = jit_share(compiled)
+            if settled(record.cpu_pct_per_s[RAMP_S:], limit_pct) and jit_idle(record.jit_share, compiled):
+                record.steady = True
+                record.reason = "CPU per second settled" + (", JIT compiler idle" if compiled else "")
                 break
             if load.poll() is not None:
                 record.reason = "the load generator ended before the CPU settled"
                 break
             if record.seconds >= max_s:
-                record.reason = f"CPU still changing after {max_s:g} s"
+                still = (
+                    "the JIT still compiling"
+                    if not jit_idle(record.jit_share, compiled)
+                    else "CPU still changing"
+                )
+                record.reason = f"{still} after {max_s:g} s"
                 break
     finally:
         load.kill()

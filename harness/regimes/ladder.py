@@ -25,7 +25,9 @@ class LadderSettings:
     steps: int = 8
     step_s: float = 4.0
     warmup_s: float = 5.0
-    prewarm_max_s: float = 20.0
+    prewarm_max_s: float = 60.0
+    """The pre-warm ends sooner once CPU settles (and a JVM's JIT is idle): node and php took 12-16 s, a
+    fresh JVM at 0.5 CPU about 45 s (harness/engine/prewarm.py)."""
     low: float = 0.25
     """The first step, as a share of the calibration's first failing rate."""
     high: float = 1.4

@@ -3,7 +3,9 @@ Temurin 25, the failure paths, and one real java-app instance (bounded: start-up
 
 from __future__ import annotations
 
+import os
 import shutil
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +15,13 @@ from app_helpers import instance_spec
 
 from harness.apps import jvm
 from harness.apps.java import JAR, JavaDriver
-from harness.apps.jvm import heap_after_full_gc_mb, parse_heap_info_used_mb, read_heap_after_full_gc
+from harness.apps.jvm import (
+    heap_after_full_gc_mb,
+    jit_compile_seconds,
+    parse_heap_info_used_mb,
+    perf_counters,
+    read_heap_after_full_gc,
+)
 from harness.console import UserError
 from harness.db.cluster import free_port
 
@@ -122,9 +130,42 @@ def test_heap_after_full_gc_of_a_real_idle_instance(tmp_path: Path, database_url
     spec = instance_spec("java", tmp_path, port=free_port(), database_url=database_url, DB_POOL_SIZE="2")
     with running_instance(driver, spec) as instance:
         reading = read_heap_after_full_gc(instance.processes[0].pid, timeout_s=30)
+        compiled = jit_compile_seconds(instance.processes[0].pid)
     print(f"idle java-app, heap after full GC: {reading}")
     assert reading.reason is None, reading.reason
     assert reading.jcmd and Path(reading.jcmd).name == "jcmd"
     # The default flags fix the heap at 256 MiB; an idle app's live set is a few MiB.
     assert reading.used_mb is not None and 0.5 < reading.used_mb < 256
     assert reading.to_manifest()["heap_after_full_gc_mb"] == reading.used_mb
+    # A started JVM has compiled its start-up path; its counters are read without attaching.
+    assert compiled is not None and compiled > 0
+
+
+def hsperfdata(counters: dict[str, int], order: str) -> bytes:
+    """An hsperfdata file as HotSpot lays it out: prologue, then one entry per long counter."""
+    entries = b""
+    for name, value in counters.items():
+        name_bytes = name.encode() + b"\0"
+        name_at = 20
+        data_at = name_at + len(name_bytes) + (-(name_at + len(name_bytes)) % 8)
+        length = data_at + 8
+        head = struct.pack(order + "iiicccci", length, name_at, 0, b"J", b"\0", b"\3", b"\3", data_at)
+        entries += head + name_bytes.ljust(data_at - name_at, b"\0") + struct.pack(order + "q", value)
+    prologue = struct.pack(">I", 0xCAFEC0C0) + bytes([1 if order == "<" else 0, 2, 0, 1])
+    prologue += struct.pack(order + "iiqii", 32 + len(entries), 0, 0, 32, len(counters))
+    return prologue + entries
+
+
+@pytest.mark.parametrize("order", ["<", ">"])
+def test_perf_counters_reads_named_longs_in_either_byte_order(order: str) -> None:
+    data = hsperfdata({"sun.os.hrt.frequency": 10**9, "java.ci.totalTime": 2_500_000_000, "x.y": 7}, order)
+    found = perf_counters(data, ("java.ci.totalTime", "sun.os.hrt.frequency"))
+    assert found == {"java.ci.totalTime": 2_500_000_000, "sun.os.hrt.frequency": 10**9}
+
+
+def test_perf_counters_refuse_a_file_that_is_not_hsperfdata() -> None:
+    assert perf_counters(b"\0" * 64, ("java.ci.totalTime",)) == {}
+
+
+def test_a_process_without_perf_data_has_no_compile_time() -> None:
+    assert jit_compile_seconds(os.getpid()) is None
