@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-import statistics
 from dataclasses import replace
 from typing import Annotated, Any
 
 import typer
 from rich.table import Table
-from scipy import stats
 
+from harness.analysis.regime_tables import (
+    mean_ci_text,
+    print_capacity_table,
+    print_confirmation_table,
+    users_cells,
+)
 from harness.console import UserError, console
 from harness.engine.sizing import default_instance_cpus
 
@@ -50,51 +54,6 @@ def _impls(text: str) -> list[str]:
     return impls
 
 
-def mean_ci(values: list[float]) -> tuple[float, float, float]:
-    """Mean with its 95 % t-interval; the interval is nan when there are fewer than two values."""
-    clean = [v for v in values if v is not None]
-    if not clean:
-        return float("nan"), float("nan"), float("nan")
-    mean = statistics.fmean(clean)
-    if len(clean) < 2:
-        return mean, float("nan"), float("nan")
-    if len(set(clean)) == 1:  # no spread: the interval is the value itself (scipy would give nan)
-        return mean, mean, mean
-    low, high = stats.t.interval(0.95, len(clean) - 1, loc=mean, scale=stats.sem(clean))
-    return mean, float(low), float(high)
-
-
-def _fmt_ci(values: list[float], digits: int = 0) -> str:
-    mean, low, high = mean_ci(values)
-    if mean != mean:
-        return "-"
-    if low != low:
-        return f"{mean:,.{digits}f} (n=1)"
-    return f"{mean:,.{digits}f} [{low:,.{digits}f}, {high:,.{digits}f}]"
-
-
-def users_cells(metrics: list[dict[str, Any]], valid: int) -> list[str]:
-    """One user count's row of the `users` table, after the report's QoS table (harness/analysis/tables.py):
-    the maximum is the largest of the runs, not a mean with a t-interval (over 3 heavy-tailed maxima that
-    interval went below 0 ms), and the share over 1 s is of all the runs' requests."""
-    requests = [float(m.get("requests") or 0) for m in metrics]
-    over = [float(m.get("over_1s_pct") or 0.0) for m in metrics]
-    total = sum(requests)
-    over_pct = (
-        sum(o * r for o, r in zip(over, requests, strict=True)) / total if total else statistics.fmean(over)
-    )
-    return [
-        _fmt_ci([m["throughput_rps"] for m in metrics]),
-        f"{max(m['latency_ms']['max'] for m in metrics):,.1f}",
-        _fmt_ci([m["latency_ms"]["mean"] for m in metrics], 2),
-        _fmt_ci([m["latency_ms"]["p50"] for m in metrics], 2),
-        f"{over_pct:.2f}",
-        str(sum(m["app_errors"] for m in metrics)),
-        str(sum(m["sys_errors"] for m in metrics)),
-        f"{valid}/{len(metrics)}",
-    ]
-
-
 def _base_plan(
     mix: str,
     duration: float,
@@ -120,114 +79,6 @@ def _base_plan(
         scale=scale,
         seed=seed,
         slo=Slo(p99_ms=slo_p99, mean_ms=slo_mean),
-    )
-
-
-def print_capacity_table(title: str, records: dict[str, list[dict[str, Any]]]) -> None:
-    table = Table(title=title)
-    for column in (
-        "impl",
-        "capacity req/s",
-        "CPU % at capacity",
-        "req/s per CPU %",
-        "memory/instance MiB",
-        "n",
-        "note",
-    ):
-        table.add_column(column, justify="left" if column in ("impl", "note") else "right")
-    for impl, rows in records.items():
-        # As in the report (and where the check starts): a search that found no rate within the SLO has no
-        # capacity to average; averaged as 0 it gave php 787 [-958, 2,531] req/s from 1010, 0 and 1350.
-        capacities = [r["capacity_rps"] for r in rows if r["capacity_rps"]]
-        cpu = [
-            r["metrics"].get("cpu_pct_total") for r in rows if r["metrics"].get("cpu_pct_total") is not None
-        ]
-        norm = [
-            r["metrics"].get("normalized_throughput")
-            for r in rows
-            if r["metrics"].get("normalized_throughput")
-        ]
-        mem = [
-            r["metrics"].get("memory_per_instance_mb")
-            for r in rows
-            if r["metrics"].get("memory_per_instance_mb")
-        ]
-        notes = []
-        if any(r["bound_by_measurement"] for r in rows):
-            notes.append("lower bound: load generator/host limit")
-        if len(capacities) < len(rows):
-            notes.append(
-                f"{len(rows) - len(capacities)} of {len(rows)} found no rate within the SLO (left out)"
-            )
-        cut_short = sum(1 for r in rows if r["metrics"].get("capacity_budget_spent"))
-        if cut_short:
-            notes.append(f"cut short: {cut_short} of {len(rows)} (probe budget)")
-        note = "; ".join(notes)
-        table.add_row(
-            impl,
-            _fmt_ci(capacities),
-            _fmt_ci(cpu, 1),
-            _fmt_ci(norm, 2),
-            _fmt_ci(mem, 1),
-            str(len(capacities)),
-            note,
-        )
-    console.print(table)
-    console.print("values are means with 95 % confidence intervals over independent searches (fresh starts)")
-
-
-def print_confirmation_table(confirmations: dict[str, Any], settings: Any) -> None:
-    """The fixed-rate check of each capacity: does it hold in a fresh run, and does 1.2x of it break the SLO?"""
-    starts = (
-        f"windows continuing each implementation's last search, each warmed up {settings.warmup_s:g} s at its rate"
-        if getattr(settings, "after_search", False)
-        else f"a fresh start each, {settings.warmup_s:g} s warm-up"
-    )
-    table = Table(
-        title=f"capacity checked with fixed-rate runs ({starts}; {settings.duration_s:g} s windows)"
-    )
-    for column in (
-        "impl",
-        "searches' mean",
-        "confirmed req/s",
-        "mean / p99 ms",
-        "CPU %",
-        "1.2x",
-        "runs",
-        "verdict",
-    ):
-        table.add_column(column, justify="left" if column in ("impl", "verdict", "runs") else "right")
-    for impl, c in confirmations.items():
-        m = c.capacity_metrics
-        lat = m.get("latency_ms") or {}
-        latency = f"{lat['mean']:.1f} / {lat['p99']:.1f}" if lat else "-"
-        cpu = f"{m['cpu_pct_total']:.1f}" if m.get("cpu_pct_total") is not None else "-"
-        above = (
-            "-"
-            if c.above_rate is None
-            else f"{c.above_rate:g}: "
-            + ("breaks SLO" if c.above_broke else "meets SLO" if c.above_broke is False else "unknown")
-        )
-        runs = ", ".join(f"{r['rate']:g}{'✓' if r['ok'] else '✗'}" for r in c.runs) or "-"
-        verdict = "[green]consistent[/]" if c.consistent else f"[yellow]{c.summary()}[/]"
-        table.add_row(
-            impl,
-            f"{c.start:,.0f}" if c.start else "-",
-            f"{c.capacity:g}" if c.capacity else "-",
-            latency,
-            cpu,
-            above,
-            runs,
-            verdict,
-        )
-    console.print(table)
-    for impl, c in confirmations.items():
-        # The table's verdict column is cut short in a narrow terminal; this line is whole.
-        word = "[green]consistent[/]" if c.consistent else "[yellow]not confirmed[/]"
-        console.print(f"{impl}: {word}: {c.summary()}")
-    console.print(
-        "✓ = valid and within the SLO; every run is stored (regime capacity-confirm). The confirmed figure is the "
-        "capacity a fixed-rate run reproduces: `./bidbench run --rate <it> --cpus <limit>` should meet the SLO."
     )
 
 
@@ -485,10 +336,10 @@ def register(app: typer.Typer) -> None:  # noqa: C901 - one place that declares 
                 impl_name,
                 str(size),
                 "/".join(outcomes),
-                _fmt_ci([m["latency_ms"]["mean"] for m in measured], 2),
-                _fmt_ci([m["latency_ms"]["p99"] for m in measured], 2),
-                _fmt_ci([v for m in measured if (v := _payload_timing(m, "db")) is not None], 3),
-                _fmt_ci([v for m in measured if (v := _payload_timing(m, "app")) is not None], 3),
+                mean_ci_text([m["latency_ms"]["mean"] for m in measured], 2),
+                mean_ci_text([m["latency_ms"]["p99"] for m in measured], 2),
+                mean_ci_text([v for m in measured if (v := _payload_timing(m, "db")) is not None], 3),
+                mean_ci_text([v for m in measured if (v := _payload_timing(m, "app")) is not None], 3),
                 f"{sum(r.valid for r in group)}/{len(group)}",
             )
         console.print(table)

@@ -171,7 +171,7 @@ def test_confirmation_starts_at_the_mean_of_the_searches_that_found_a_capacity()
 def test_confirmation_table_shows_every_run_and_the_verdict(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from harness.cli.regimes import print_confirmation_table
+    from harness.analysis.regime_tables import print_confirmation_table
     from harness.console import console
 
     monkeypatch.setattr(console, "width", 250)  # one line per row, whatever terminal runs the tests
@@ -190,12 +190,15 @@ def test_confirmation_table_shows_every_run_and_the_verdict(
 
 
 def test_capacity_table_interval_of_equal_searches_is_the_value() -> None:
-    from harness.cli.regimes import mean_ci
+    from harness.analysis.regime_tables import mean_ci_text
+    from harness.analysis.stats import mean_ci
 
-    assert mean_ci([300.0, 300.0, 300.0]) == (300.0, 300.0, 300.0)
-    mean, low, high = mean_ci([280.0, 300.0, 320.0])
-    assert low < mean == 300.0 < high
-    assert mean_ci([300.0])[1] != mean_ci([300.0])[1]  # one search: no interval (nan)
+    equal = mean_ci([300.0, 300.0, 300.0])
+    assert equal is not None and (equal.low, equal.high) == (300.0, 300.0)
+    spread = mean_ci([280.0, 300.0, 320.0])
+    assert spread is not None and spread.low < 300.0 < spread.high
+    assert mean_ci([300.0]) is None  # one search: no interval
+    assert mean_ci_text([300.0, 300.0, 300.0]) == "300 [300, 300]" and mean_ci_text([300.0]) == "300 (n=1)"
 
 
 def test_probe_windows_hold_a_minimum_number_of_requests() -> None:
@@ -422,7 +425,7 @@ def test_a_hint_that_fails_once_steps_down_in_the_hint_s_small_steps() -> None:
 def test_capacity_table_says_how_many_searches_used_their_budget(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from harness.cli.regimes import print_capacity_table
+    from harness.analysis.regime_tables import print_capacity_table
     from harness.console import console
 
     monkeypatch.setattr(console, "width", 250)
@@ -439,7 +442,7 @@ def test_capacity_table_says_how_many_searches_used_their_budget(
 def test_capacity_table_leaves_out_a_search_that_found_no_rate_and_says_so(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from harness.cli.regimes import print_capacity_table
+    from harness.analysis.regime_tables import print_capacity_table
     from harness.console import console
 
     monkeypatch.setattr(console, "width", 250)

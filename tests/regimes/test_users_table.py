@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.cli.regimes import users_cells
+from harness.analysis.regime_tables import users_cells
 
 
 def run(rps: float, max_ms: float, mean_ms: float, requests: int, over_pct: float = 0.0) -> dict[str, Any]:
