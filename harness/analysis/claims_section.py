@@ -6,9 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.analysis import format as fmt
-from harness.analysis.stats import mean_ci
-from harness.analysis.tables import Table
+from harness.analysis.claim_rows import REPORT_STYLE, published_text, ratio_cell, side_cell
+from harness.analysis.table_model import Table
 from harness.claims.store import CLAIMS_SUBDIR, latest_per_claim, load_verdicts
 
 if TYPE_CHECKING:
@@ -38,49 +37,18 @@ def verdict_dirs(sources: list[str]) -> list[Path]:
     return list(found)
 
 
-def _side(side: dict[str, Any]) -> str:
-    values = [float(v) for v in side.get("values", []) if v is not None]
-    if not values:
-        return f"{side.get('label', '?')}: no valid run"
-    mean = sum(values) / len(values)
-    interval = mean_ci(values)
-    ci = f" [{fmt.num(interval.low)}, {fmt.num(interval.high)}]" if interval else ""
-    invalid = f", {side['invalid']} invalid excluded" if side.get("invalid") else ""
-    if side.get("unbracketed"):
-        invalid += f", {len(side['unbracketed'])} unbracketed (>= {fmt.num(min(side['unbracketed']))})"
-    return f"{side.get('label', '?')}: {fmt.num(mean)}{ci} n={len(values)}{invalid}"
-
-
-def _ratio(row: dict[str, Any]) -> str:
-    if row.get("ratio") is None:
-        return "-"
-    text = f"{row['ratio']:.3f}"
-    if row.get("ratio_ci"):
-        low, high = row["ratio_ci"]
-        text += f" [{low:.3f}, {high:.3f}]"
-    if row.get("tost_p") is not None:
-        low, high = row.get("tost_ci90") or (float("nan"), float("nan"))
-        text += f" (TOST p={row['tost_p']:.3g}, 90 % [{low:.3f}, {high:.3f}])"
-    elif row.get("p_value") is not None:
-        text += f" (Welch p={row['p_value']:.3g})"
-    return text
-
-
 def claim_table(record: dict[str, Any]) -> Table:
     rows, styles = [], []
     for row in record.get("comparisons", []):
-        published = row.get("published") or record.get("published", "")
-        if row.get("published_ratio") is not None:
-            published += f" (ratio {row['published_ratio']:.3g})"
         outcome = row.get("outcome", "")
         rows.append(
             [
                 row.get("impl", ""),
                 row.get("expected", ""),
-                _side(row.get("a", {})),
-                _side(row.get("b", {})),
-                _ratio(row),
-                published,
+                side_cell(row.get("a", {}), REPORT_STYLE),
+                side_cell(row.get("b", {}), REPORT_STYLE),
+                ratio_cell(row, REPORT_STYLE),
+                published_text(row, record),
                 outcome + (f": {row['reason']}" if row.get("reason") else ""),
             ]
         )

@@ -75,7 +75,7 @@ def interval(iv: Interval | None, unit: str = "", suffix: str = "") -> Cell:
 
 
 def value_with_interval(value: float | None, iv: Interval | None, unit: str = "") -> Cell:
-    """ "v [low, high]", as the USL table prints its parameters."""
+    """A value and its interval, "v [low, high]", as the USL table prints its parameters."""
     return Cell.measured(f"{fmt.num(value)} {fmt.interval(iv)}", value, iv, unit)
 
 
