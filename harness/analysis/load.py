@@ -228,27 +228,11 @@ class Run:
 
 
 def _verdict_reasons(verdict: Mapping[str, Any]) -> list[str]:
-    reasons: list[str] = []
-    for item in verdict.get("reasons") or []:
-        if isinstance(item, Mapping):
-            text = (
-                item.get("reason")
-                or item.get("message")
-                or item.get("check")
-                or json.dumps(item, sort_keys=True)
-            )
-            reasons.append(str(text))
-        else:
-            reasons.append(str(item))
+    """The verdict's reasons (engine/validity.py writes them as text), else its failing checks."""
+    reasons = [str(item) for item in verdict.get("reasons") or []]
     if not reasons:
-        checks = verdict.get("checks")
-        items: Iterable[tuple[str, Any]] = []
-        if isinstance(checks, Mapping):
-            items = checks.items()
-        elif isinstance(checks, list):
-            items = [(str(c.get("name", c.get("check", "?"))), c) for c in checks if isinstance(c, Mapping)]
-        for name, check in items:
-            if isinstance(check, Mapping) and (check.get("ok") is False or check.get("passed") is False):
+        for name, check in (verdict.get("checks") or {}).items():
+            if check.get("ok") is False:
                 value, threshold = check.get("value"), check.get("threshold")
                 reasons.append(f"{name}: {value} (threshold {threshold})" if value is not None else str(name))
     return reasons

@@ -1,6 +1,6 @@
 """What the runs were run on and with: versions, knobs, host, from every manifest.json (docs/design.md §9).
 
-The manifest's inner layout is the runner's business, so this reads it generically: each manifest is
+Every field counts, whatever the regime added (harness/record/manifest.py), so each manifest is
 flattened to dotted keys, and each key lands in one of three tables: the same for every run (host,
 versions, data scale), the same within each implementation but different between them (knobs, runtimes),
 or different from run to run (ids, times). Secrets never reach the report.
