@@ -188,3 +188,23 @@ def test_jit_share_is_compile_time_over_the_last_block() -> None:
     readings = [(float(t), 0.1 * t) for t in range(10)]
     assert prewarm.jit_share(readings[:4]) is None
     assert prewarm.jit_share(readings) == pytest.approx(0.1)
+
+
+def test_a_driver_that_exits_with_an_error_is_recorded_with_its_code() -> None:
+    class FailingLoad(ScriptedLoad):
+        def poll(self) -> int | None:
+            return 2
+
+    now = [0.0]
+    record = prewarm.prewarm_until_steady(
+        lambda *_: FailingLoad(),
+        lambda: 0.0,
+        100.0,
+        Path("/nonexistent"),
+        clock=lambda: now[0],
+        sleep=lambda s: now.__setitem__(0, now[0] + s),
+    )
+    assert (
+        record.driver_exit == 2
+        and record.reason == "the load generator ended (exit 2) before the CPU settled"
+    )

@@ -69,6 +69,8 @@ class PrewarmRecord:
     # After the load stops: an instance the pre-warm overloaded still works off its backlog, which would
     # otherwise land in the first window (and can starve the driver's setup request).
     idle_wait_s: float = 0.0
+    # The driver's exit code when it ended before the pre-warm did; non-zero means it could not run.
+    driver_exit: int | None = None
 
     def as_manifest(self) -> dict[str, Any]:
         record = asdict(self)
@@ -163,8 +165,9 @@ def prewarm_until_steady(
                 record.steady = True
                 record.reason = "CPU per second settled" + (", JIT compiler idle" if compiled else "")
                 break
-            if load.poll() is not None:
-                record.reason = "the load generator ended before the CPU settled"
+            if (code := load.poll()) is not None:
+                record.driver_exit = code
+                record.reason = f"the load generator ended (exit {code}) before the CPU settled"
                 break
             if record.seconds >= max_s:
                 still = (

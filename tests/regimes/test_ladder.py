@@ -131,3 +131,6 @@ def test_one_real_ladder_end_to_end(tmp_path: Path, database_url: str) -> None:
         outcome.folder.has("load-summary.json")
         and outcome.folder.read_json("manifest.json")["regime"]["name"] == "ladder"
     )
+    # The pre-warm ran its course: a ladder's steps once made the driver refuse the pre-warm's ramp.
+    prewarm = outcome.folder.read_json("manifest.json")["prewarm"]
+    assert prewarm["driver_exit"] in (None, 0) and prewarm["seconds"] >= 3, prewarm
