@@ -9,10 +9,11 @@ import math
 from rich.console import Console
 from synthetic import fixed_rate_groups
 
-from harness.analysis import compare, main
+from harness.analysis import compare
 from harness.analysis.metrics import ALL_METRICS
 from harness.analysis.table_render import json_table
 from harness.analysis.tables import details_table, usl_table, verdict_tables
+from harness.cli.compare import main
 
 
 def test_the_json_holds_every_table_with_the_analysis_numbers(tmp_path):
