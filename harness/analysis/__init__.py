@@ -1,6 +1,6 @@
 """bidbench analysis: from result folders to statistics, the source texts' tables, plots and a report.
 
-The public entry points (what `compare.py` and `./bidbench compare` call):
+The public entry points (what `compare.py` and `./bidbench compare` build on):
 
     from harness.analysis import compare, render_terminal, write_csv, write_markdown, write_html
 
@@ -8,7 +8,7 @@ The public entry points (what `compare.py` and `./bidbench compare` call):
     render_terminal(comparison)
     write_html(comparison, "report.html")
 
-`main(argv)` is the whole command line (argparse); it returns the process exit status.
+The command line over them (argparse, `main(argv)`) is harness/cli/compare.py.
 
 Modules, one job each:
     load        find and read result folders and results/index.jsonl; decide who is excluded and why
@@ -22,7 +22,6 @@ Modules, one job each:
     plots       matplotlib figures as base64 PNG
     report      the self-contained HTML report (jinja2)
     writers     terminal (rich), CSV and Markdown output
-    cli         the argparse command line behind compare.py
 """
 
 from __future__ import annotations
@@ -33,11 +32,9 @@ if TYPE_CHECKING:
     from harness.analysis.comparison import Comparison, compare
     from harness.analysis.report import render_html, write_html
     from harness.analysis.writers import render_terminal, write_csv, write_markdown
-    from harness.cli.compare import main
 
 # Imported on first use, so `compare.py --help` and the loaders stay quick (matplotlib, scipy load later).
 _EXPORTS = {
-    "main": "harness.cli.compare",
     "Comparison": "harness.analysis.comparison",
     "compare": "harness.analysis.comparison",
     "render_html": "harness.analysis.report",
@@ -50,7 +47,6 @@ _EXPORTS = {
 __all__ = [
     "Comparison",
     "compare",
-    "main",
     "render_html",
     "render_terminal",
     "write_csv",

@@ -5,12 +5,30 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 
+from harness.cli.options import (
+    LADDER_CPUS,
+    LADDER_MIX,
+    RATES,
+    SLO_MEAN,
+    SLO_P99,
+    STEP,
+    STEPS,
+    base_run_plan,
+    parse_duration,
+    parse_impls,
+    parse_rates,
+    repetitions_option,
+    sized_cpus,
+)
 from harness.console import UserError, console
+
+if TYPE_CHECKING:
+    from harness.analysis.ladder_tables import LadderOutcome
 
 AA_HELP = """A/A: the same app against itself. Two interleaved groups of fresh-start ladders (A, B, A, B, ...)
 at the same rates (one calibration sizes them), then the verdict table for every ladder metric: Welch's
@@ -24,20 +42,14 @@ def register(app: typer.Typer) -> None:
     @app.command(help=AA_HELP)
     def aa(
         impl: Annotated[str, typer.Option(help="One implementation: java, node or php.")],
-        repetitions: Annotated[
-            int, typer.Option("--repetitions", "-r", min=1, help="Ladders per group (A and B each).")
-        ] = 5,
-        cpus: Annotated[
-            float | None, typer.Option(help="CPU limit per instance (default: the sizing rule). 0: none.")
-        ] = None,
-        mix: Annotated[str, typer.Option(help="Request mix: browse, bid, mixed.")] = "browse",
-        steps: Annotated[int, typer.Option(min=3, help="Steps per ladder.")] = 8,
-        step: Annotated[str, typer.Option(help="Length of each step.")] = "4s",
-        rates: Annotated[
-            str | None, typer.Option(help="The steps' rates, e.g. 200,300,450 (skips the calibration).")
-        ] = None,
-        slo_p99: Annotated[float, typer.Option(help="SLO p99 bound (ms).")] = 50.0,
-        slo_mean: Annotated[float, typer.Option(help="SLO mean bound (ms).")] = 8.0,
+        repetitions: Annotated[int, repetitions_option("Ladders per group (A and B each).")] = 5,
+        cpus: LADDER_CPUS = None,
+        mix: LADDER_MIX = "browse",
+        steps: STEPS = 8,
+        step: STEP = "4s",
+        rates: RATES = None,
+        slo_p99: SLO_P99 = 50.0,
+        slo_mean: SLO_MEAN = 8.0,
         alpha: Annotated[float, typer.Option(help="Significance level of each test.")] = 0.05,
         include_invalid: Annotated[
             bool,
@@ -47,21 +59,18 @@ def register(app: typer.Typer) -> None:
         from dataclasses import replace
 
         from harness import paths
-        from harness.cli.ladder import _positive_floats
-        from harness.cli.main import _parse_duration
-        from harness.cli.regimes import _base_plan, _impls, _sized_cpus
         from harness.regimes.aa import AaPlan, aa_verdicts, run_aa, runs_of
         from harness.regimes.ladder import LadderSettings
 
-        chosen = _impls(impl)
+        chosen = parse_impls(impl)
         if len(chosen) != 1:
             raise UserError(f"--impl takes one implementation for an A/A run; got {impl!r}")
         if not 0 < alpha < 0.5:
             raise UserError(f"--alpha must be between 0 and 0.5; got {alpha:g}")
-        given = tuple(_positive_floats(rates, "--rates")) if rates else ()
-        settings = replace(LadderSettings(), steps=len(given) or steps, step_s=_parse_duration(step))
-        base = _base_plan(
-            mix, 0.0, settings.warmup_s, _sized_cpus(cpus), {}, "crud", 1, 42, slo_p99, slo_mean
+        given = tuple(parse_rates(rates, "--rates")) if rates else ()
+        settings = replace(LadderSettings(), steps=len(given) or steps, step_s=parse_duration(step))
+        base = base_run_plan(
+            mix, 0.0, settings.warmup_s, sized_cpus(cpus), {}, "crud", 1, 42, slo_p99, slo_mean
         )
         plan = AaPlan(chosen[0], base, repetitions, settings, given)
         console.print(
@@ -87,10 +96,10 @@ def register(app: typer.Typer) -> None:
         console.print(f"A/A table stored in {target}")
 
 
-def _print_outcome(group: str, repetition: int, outcome: object) -> None:
-    from harness.cli.ladder import _print_outcome as print_ladder
+def _print_outcome(group: str, repetition: int, outcome: LadderOutcome) -> None:
+    from harness.analysis.ladder_tables import print_ladder_outcome
 
-    print_ladder(f"A/A {group}", 1, repetition, outcome)
+    print_ladder_outcome(f"A/A {group}", 1, repetition, outcome)
 
 
 def _fmt(value: float | None, digits: int = 1) -> str:

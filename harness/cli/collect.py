@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from harness.cli.options import SLO_MEAN_LATENCY, SLO_P99_LATENCY
 from harness.console import console
 
 
@@ -32,8 +33,8 @@ def register(app: typer.Typer) -> None:
         variant: Annotated[
             str, typer.Option(help="A name for this configuration, to group runs.")
         ] = "default",
-        slo_p99: Annotated[float, typer.Option(help="SLO: p99 latency bound in ms.")] = 50.0,
-        slo_mean: Annotated[float, typer.Option(help="SLO: mean latency bound in ms.")] = 8.0,
+        slo_p99: SLO_P99_LATENCY = 50.0,
+        slo_mean: SLO_MEAN_LATENCY = 8.0,
     ) -> None:
         """Merge the summaries of the shards of one distributed load (the Kubernetes load Job's pod logs,
         infra/README.md) with `bidbench-load merge` and store them as one run under results/, like

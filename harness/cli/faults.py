@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from harness.cli.options import IMPLS, parse_impls
 from harness.console import UserError, console
 
 SCENARIO_HELP = (
@@ -44,9 +45,7 @@ def register(app: typer.Typer) -> None:
         scenario: Annotated[
             str, typer.Argument(help="db-outage, slow-db, overload, kill-instance, slow-clients or all.")
         ],
-        impl: Annotated[
-            str, typer.Option(help="Comma-separated implementations: java,node,php.")
-        ] = "java,node,php",
+        impl: IMPLS = "java,node,php",
         cpus: Annotated[
             float, typer.Option(help="CPU limit per instance (the stored capacity must match).")
         ] = 0.25,
@@ -70,18 +69,17 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option(help="The short versions the tests run (about 15-25 s each).")
         ] = False,
     ) -> None:
-        from harness.cli.regimes import _impls
         from harness.db.target import external_url
         from harness.faults import report, runner, scenarios
 
         if scenario == "slow-clients":  # self-contained, no load driver: harness/faults/slowclients.py
             from harness.faults import slowclients
 
-            raise typer.Exit(slowclients.main(_impls(impl), cpus or None, quick))
+            raise typer.Exit(slowclients.main(parse_impls(impl), cpus or None, quick))
         names = list(scenarios.NAMES) if scenario == "all" else [scenario]
         if any(name not in scenarios.NAMES for name in names):
             raise UserError(f"unknown scenario {scenario!r}; choose from {', '.join(scenarios.NAMES)} or all")
-        impls = _impls(impl)
+        impls = parse_impls(impl)
         failed: list[str] = []
         for name in names:
             options = {"outage_s": outage} if name == "db-outage" else {}

@@ -12,14 +12,16 @@ from typing import Annotated
 import typer
 
 from harness import __version__
+from harness.cli.options import IMPLS, SLO_MEAN_LATENCY, SLO_P99_LATENCY, parse_duration, parse_knobs
 from harness.console import UserError, console, err_console, widen_for_logs
+from harness.db import ready
 from harness.engine.driver import FIXED_RATE_WARMUP_S
 from harness.tools import toolchain
 
 app = typer.Typer(
     help=(
         "bidbench: compare Java, Node.js and PHP implementations of one auction service, fairly.\n\n"
-        "Start with `./bidbench demo` (everything, about 15 minutes) or `./bidbench test` (the test suites). "
+        "Start with `./bidbench demo` (everything, about 10 minutes) or `./bidbench test` (the test suites). "
         "Both install what they need. Results go to results/."
     ),
     no_args_is_help=True,
@@ -58,53 +60,6 @@ def setup() -> None:
 # ---- db --------------------------------------------------------------------------------------------
 
 
-def _cluster():  # noqa: ANN202 - lazy import keeps `--help` instant
-    from harness.db.cluster import EmbeddedCluster
-
-    return EmbeddedCluster()
-
-
-def _server():  # noqa: ANN202
-    from harness.db.target import current_server, external_url
-
-    if external_url():
-        return current_server()
-    return current_server(_cluster())
-
-
-def ensure_db_up() -> None:
-    from harness.db.target import external_url
-
-    if external_url():
-        return
-    toolchain.ensure(["db"])
-    report = _cluster().up()
-    if report.started:  # say something only when something happened
-        for message in report.messages:
-            console.print(f"db: {message}")
-
-
-def ensure_seeded(scale: int = 1, seed: int = 42) -> None:
-    """Seed unless the template already holds this (scale, seed); then reset the working database."""
-    from harness.db import seed as seeding
-
-    ensure_db_up()
-    server = _server()
-    info = seeding.template_info(server)
-    if (
-        info is None
-        or info.get("scale") != str(scale)
-        or info.get("seed") != str(seed)
-        or info.get("indexes") != "True"
-    ):
-        result = seeding.seed(server, scale, seed)
-        console.print(
-            f"db: seeded scale={scale} seed={seed} checksum={result.checksum} in {result.seconds:.1f} s"
-        )
-    else:
-        seeding.reset(server)
-
-
 @db_app.command("up")
 def db_up() -> None:
     """Start the embedded PostgreSQL (create it on first use) on 127.0.0.1 and a free port. Idempotent;
@@ -115,7 +70,7 @@ def db_up() -> None:
         console.print(f"using the existing server at {mask_password(external_url() or '')}; nothing to start")
         return
     toolchain.ensure(["db"])
-    cluster = _cluster()
+    cluster = ready.embedded_cluster()
     for message in cluster.up().messages:
         console.print(message)
     console.print(f"DATABASE_URL={cluster.url('bidbench')}")
@@ -124,13 +79,13 @@ def db_up() -> None:
 @db_app.command("down")
 def db_down() -> None:
     """Stop the embedded PostgreSQL (fast shutdown). The data stays."""
-    console.print("stopped" if _cluster().down() else "not running")
+    console.print("stopped" if ready.embedded_cluster().down() else "not running")
 
 
 @db_app.command("destroy")
 def db_destroy(yes: Annotated[bool, typer.Option("--yes", help="Do not ask.")] = False) -> None:
     """Stop the embedded PostgreSQL and delete its data directory."""
-    cluster = _cluster()
+    cluster = ready.embedded_cluster()
     if not yes and not typer.confirm(f"delete {cluster.base_dir}?"):
         raise typer.Exit(1)
     cluster.destroy()
@@ -146,14 +101,14 @@ def db_status() -> None:
     if external_url():
         console.print(f"external server: {mask_password(external_url() or '')}")
     else:
-        cluster = _cluster()
+        cluster = ready.embedded_cluster()
         running = cluster.is_running()
         console.print(f"data dir:  {cluster.data_dir}")
         console.print(f"running:   {'yes, pid ' + str(cluster.server_pid()) if running else 'no'}")
         console.print(f"port:      {cluster.port or '-'}")
         if not running:
             return
-    info = seeding.template_info(_server())
+    info = seeding.template_info(ready.server())
     console.print(f"template:  {info if info else 'not seeded (run ./bidbench db seed)'}")
 
 
@@ -174,8 +129,8 @@ def db_seed(
     Prints the content checksum."""
     from harness.db import seed as seeding
 
-    ensure_db_up()
-    info = seeding.seed(_server(), scale, seed, with_indexes=not no_indexes)
+    ready.ensure_up()
+    info = seeding.seed(ready.server(), scale, seed, with_indexes=not no_indexes)
     counts = ", ".join(f"{table} {count}" for table, count in info.row_counts.items())
     console.print(f"seeded scale={scale} seed={seed} in {info.seconds:.1f} s: {counts}")
     console.print(f"checksum {info.checksum}")
@@ -186,7 +141,7 @@ def db_reset() -> None:
     """Restore the working database to the seeded state (about a second) and print its checksum."""
     from harness.db import seed as seeding
 
-    server = _server()
+    server = ready.server()
     seconds = seeding.reset(server)
     console.print(f"reset in {seconds:.2f} s; checksum {seeding.checksum(server)}")
 
@@ -196,13 +151,13 @@ def db_checksum() -> None:
     """Print the content checksum of the working database."""
     from harness.db import seed as seeding
 
-    console.print(seeding.checksum(_server()))
+    console.print(seeding.checksum(ready.server()))
 
 
 @db_app.command("url")
 def db_url() -> None:
     """Print the DATABASE_URL of the working database (what the apps use)."""
-    print(_server().url())
+    print(ready.server().url())
 
 
 @db_app.command("psql")
@@ -213,7 +168,7 @@ def db_psql() -> None:
     from harness.db.cluster import find_pg_bindir
 
     psql = str(find_pg_bindir() / "psql") if not shutil.which("psql") else shutil.which("psql")
-    os.execvp(psql or "psql", [psql or "psql", _server().url()])
+    os.execvp(psql or "psql", [psql or "psql", ready.server().url()])
 
 
 # ---- build and test ------------------------------------------------------------------------------
@@ -255,25 +210,6 @@ def test(
 
 
 # ---- measured runs -------------------------------------------------------------------------------
-
-
-def _parse_knobs(pairs: list[str] | None) -> dict[str, str]:
-    knobs: dict[str, str] = {}
-    for pair in pairs or []:
-        if "=" not in pair:
-            raise UserError(f"--knob expects KEY=VALUE, got {pair!r} (for example --knob DB_POOL_SIZE=30)")
-        key, value = pair.split("=", 1)
-        knobs[key.strip()] = value.strip()
-    return knobs
-
-
-def _parse_duration(text: str) -> float:
-    text = text.strip().lower()
-    units = {"ms": 0.001, "s": 1.0, "m": 60.0}
-    for unit in ("ms", "s", "m"):
-        if text.endswith(unit):
-            return float(text[: -len(unit)]) * units[unit]
-    return float(text)
 
 
 @app.command()
@@ -321,8 +257,8 @@ def run(
     ] = "default",
     scale: Annotated[int, typer.Option(min=1, help="Data scale.")] = 1,
     seed: Annotated[int, typer.Option(help="Data seed.")] = 42,
-    slo_p99: Annotated[float, typer.Option(help="SLO: p99 latency bound in ms.")] = 50.0,
-    slo_mean: Annotated[float, typer.Option(help="SLO: mean latency bound in ms.")] = 8.0,
+    slo_p99: SLO_P99_LATENCY = 50.0,
+    slo_mean: SLO_MEAN_LATENCY = 8.0,
     target_url: Annotated[
         str | None,
         typer.Option(
@@ -362,14 +298,14 @@ def run(
             model=model,
             rate=rate,
             users=users,
-            think_ms=_parse_duration(think) * 1000,
-            duration_s=_parse_duration(duration),
-            warmup_s=_parse_duration(warmup),
+            think_ms=parse_duration(think) * 1000,
+            duration_s=parse_duration(duration),
+            warmup_s=parse_duration(warmup),
             invalid_share=invalid_share,
         ),
         instances=instances,
         cpus=cpus or None,
-        knobs=_parse_knobs(knob),
+        knobs=parse_knobs(knob),
         variant=variant,
         point={"rate": rate} if model == "open" else {"users": users},
         scale=scale,
@@ -410,9 +346,7 @@ def run(
 
 @app.command()
 def serve(
-    impl: Annotated[
-        str, typer.Option(help="Comma-separated implementations: java,node,php.")
-    ] = "java,node,php",
+    impl: IMPLS = "java,node,php",
     cpus: Annotated[
         float | None,
         typer.Option(
@@ -459,7 +393,7 @@ def serve(
     options = ServeOptions(
         impls=parse_impls(impl),
         cpus=default_cpus(cpus),
-        knobs=_parse_knobs(knob),
+        knobs=parse_knobs(knob),
         reset=reset,
         json=json_out,
         scale=scale,
@@ -493,9 +427,7 @@ def main() -> None:
 
 @app.command()
 def conformance(
-    impl: Annotated[
-        str, typer.Option(help="Comma-separated implementations: java,node,php.")
-    ] = "java,node,php",
+    impl: IMPLS = "java,node,php",
     part: Annotated[
         str | None,
         typer.Option(
@@ -516,19 +448,19 @@ def conformance(
     (e.g. --impl java --knob JAVA_POOL=dbcp2); a part's own knobs (a golden session's) still win."""
     from harness.conformance.runner import run_conformance
 
-    ensure_db_up()  # the suite clones the seeded template into its own database; nobody else's data is touched
+    ready.ensure_up()  # the suite clones the seeded template into its own database; nobody else's data is touched
     impls = [i.strip() for i in impl.split(",") if i.strip()]
     for name in impls:
         toolchain.ensure([name])
     parts = [p.strip() for p in part.split(",")] if part else None
-    raise typer.Exit(run_conformance(impls, parts, json_out, _parse_knobs(knob)))
+    raise typer.Exit(run_conformance(impls, parts, json_out, parse_knobs(knob)))
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def compare(ctx: typer.Context) -> None:
     """Statistics over result folders (same as `python compare.py`): pass run folders, results/ or
     results/index.jsonl, and --html/--csv/--markdown FILE. `./bidbench compare --help-compare` lists its options."""
-    from harness.analysis import main as compare_main
+    from harness.cli.compare import main as compare_main
 
     args = ["--help" if a == "--help-compare" else a for a in ctx.args]
     raise typer.Exit(compare_main(args))
@@ -537,10 +469,10 @@ def compare(ctx: typer.Context) -> None:
 @app.command()
 def demo() -> None:
     """The main job, from a fresh clone: install the tools, seed the embedded PostgreSQL, build the three
-    apps, find each one's capacity under the SLO (3 time-boxed searches each), check each capacity with
-    fixed-rate runs (it must hold, and 1.2x of it must break the SLO), run a short scaling sweep, then print
-    the comparison and write an HTML report under results/. About 15 minutes on 2 cores once the tools are
-    installed; every run is kept in results/."""
+    apps, then run load ladders (a calibration and 3 ladders per app, interleaved; each ladder steps the rate
+    from well below to past the SLO), java with 2 instances for scaling, and the noise floor (the load driver
+    against a static responder), then print the comparison and write an HTML report under results/. About
+    10 minutes on 2 cores once the tools are installed; every run is kept in results/."""
     from harness.regimes.demo import run_demo
 
     raise typer.Exit(run_demo())

@@ -14,72 +14,24 @@ from harness.analysis.regime_tables import (
     print_confirmation_table,
     users_cells,
 )
-from harness.console import UserError, console
-from harness.engine.sizing import default_instance_cpus
-
-IMPLS_HELP = "Comma-separated implementations: java,node,php."
-SIZED_CPUS_HELP = (
-    "CPU limit per instance. Default: the sizing rule, a quarter of this machine's cores and at most 1 "
-    f"(here {default_instance_cpus():g}), so the load driver and PostgreSQL keep enough CPU for valid runs. 0: no limit."
+from harness.cli.options import (
+    CAMPAIGN,
+    IMPLS,
+    KNOBS,
+    REPETITIONS_PER_POINT,
+    SIZED_CPUS,
+    SLO_MEAN,
+    SLO_P99,
+    WARMUP,
+    WINDOW,
+    base_run_plan,
+    parse_duration,
+    parse_impls,
+    parse_knobs,
+    parse_windows,
+    sized_cpus,
 )
-
-
-def _sized_cpus(cpus: float | None) -> float:
-    return default_instance_cpus() if cpus is None else cpus
-
-
-DURATION_HELP = "Measurement window of each run (e.g. 3s); overrides the default and --quick's."
-WARMUP_HELP = "Warm-up of each run (e.g. 2s); overrides the default and --quick's."
-
-
-def _windows(duration: str | None, warmup: str | None, default: tuple[float, float]) -> tuple[float, float]:
-    """A regime's (window, warm-up) in seconds: the explicit options where given, else `default` (the
-    regime's own, or its --quick values)."""
-    from harness.cli.main import _parse_duration
-
-    dur = _parse_duration(duration) if duration else default[0]
-    warm = _parse_duration(warmup) if warmup else default[1]
-    if dur <= 0 or warm < 0:
-        raise UserError(f"--duration must be above 0 and --warmup at least 0; got {duration!r}, {warmup!r}")
-    return dur, warm
-
-
-def _impls(text: str) -> list[str]:
-    from harness.apps import IMPLS
-
-    impls = [part.strip() for part in text.split(",") if part.strip()]
-    unknown = [impl for impl in impls if impl not in IMPLS]
-    if unknown or not impls:
-        raise UserError(f"--impl takes a comma-separated list of {', '.join(IMPLS)}; got {text!r}")
-    return impls
-
-
-def _base_plan(
-    mix: str,
-    duration: float,
-    warmup: float,
-    cpus: float,
-    knobs: dict[str, str],
-    variant: str,
-    scale: int,
-    seed: int,
-    slo_p99: float,
-    slo_mean: float,
-) -> Any:
-    from harness.engine.driver import LoadSettings
-    from harness.engine.session import RunPlan
-    from harness.engine.validity import Slo
-
-    return RunPlan(
-        impl="node",
-        load=LoadSettings(targets=[], mix=mix, duration_s=duration, warmup_s=warmup),
-        cpus=cpus or None,
-        knobs=knobs,
-        variant=variant,
-        scale=scale,
-        seed=seed,
-        slo=Slo(p99_ms=slo_p99, mean_ms=slo_mean),
-    )
+from harness.console import console
 
 
 def _payload_timing(metrics: dict[str, Any], layer: str) -> float | None:
@@ -92,11 +44,9 @@ def _payload_timing(metrics: dict[str, Any], layer: str) -> float | None:
 
 
 def register(app: typer.Typer) -> None:  # noqa: C901 - one place that declares every regime command
-    from harness.cli.main import _parse_duration, _parse_knobs
-
     @app.command()
     def capacity(
-        impl: Annotated[str, typer.Option(help=IMPLS_HELP)] = "java,node,php",
+        impl: IMPLS = "java,node,php",
         repetitions: Annotated[
             int | None,
             typer.Option(
@@ -116,15 +66,13 @@ def register(app: typer.Typer) -> None:  # noqa: C901 - one place that declares 
         start_rate: Annotated[
             float, typer.Option(help="First rate probed (req/s); the search doubles from there.")
         ] = 100.0,
-        knob: Annotated[list[str] | None, typer.Option(help="App knob KEY=VALUE (repeatable).")] = None,
+        knob: KNOBS = None,
         variant: Annotated[str, typer.Option(help="Configuration name for grouping.")] = "default",
-        slo_p99: Annotated[float, typer.Option(help="SLO p99 bound (ms).")] = 50.0,
-        slo_mean: Annotated[float, typer.Option(help="SLO mean bound (ms).")] = 8.0,
+        slo_p99: SLO_P99 = 50.0,
+        slo_mean: SLO_MEAN = 8.0,
         scale: Annotated[int, typer.Option(min=1)] = 1,
         seed: Annotated[int, typer.Option()] = 42,
-        campaign: Annotated[
-            str | None, typer.Option(help="Campaign name; rerun with the same name to resume.")
-        ] = None,
+        campaign: CAMPAIGN = None,
         confirm: Annotated[
             bool,
             typer.Option(
@@ -139,10 +87,10 @@ def register(app: typer.Typer) -> None:  # noqa: C901 - one place that declares 
         from harness.regimes.campaign import Campaign, campaign_name
         from harness.regimes.capacity import CapacityPlan, SearchSettings, run_capacity
 
-        impls = _impls(impl)
+        impls = parse_impls(impl)
         reps = repetitions or (3 if quick else 5)
-        dur, warm = (8.0, 5.0) if quick else (_parse_duration(duration), _parse_duration(warmup))
-        base = _base_plan(mix, dur, warm, cpus, _parse_knobs(knob), variant, scale, seed, slo_p99, slo_mean)
+        dur, warm = (8.0, 5.0) if quick else (parse_duration(duration), parse_duration(warmup))
+        base = base_run_plan(mix, dur, warm, cpus, parse_knobs(knob), variant, scale, seed, slo_p99, slo_mean)
         name = campaign or campaign_name(
             "capacity", {"impls": impls, "reps": reps, "base": repr(base), "start": start_rate}
         )
@@ -161,21 +109,18 @@ def register(app: typer.Typer) -> None:  # noqa: C901 - one place that declares 
 
     @app.command()
     def scaling(
-        impl: Annotated[str, typer.Option(help=IMPLS_HELP)] = "java,node,php",
+        impl: IMPLS = "java,node,php",
         instances: Annotated[
             int | None, typer.Option(help="Largest instance count (default: what fits this machine).")
         ] = None,
-        cpus: Annotated[float | None, typer.Option(help=SIZED_CPUS_HELP)] = None,
-        repetitions: Annotated[
-            int | None,
-            typer.Option("--repetitions", "-r", min=1, help="Repetitions per point (default 5; --quick: 3)."),
-        ] = None,
+        cpus: SIZED_CPUS = None,
+        repetitions: REPETITIONS_PER_POINT = None,
         quick: Annotated[bool, typer.Option(help="3 repetitions and short probes.")] = False,
         mix: Annotated[str, typer.Option()] = "browse",
-        knob: Annotated[list[str] | None, typer.Option(help="App knob KEY=VALUE (repeatable).")] = None,
+        knob: KNOBS = None,
         variant: Annotated[str, typer.Option()] = "default",
-        duration: Annotated[str | None, typer.Option(help=DURATION_HELP)] = None,
-        warmup: Annotated[str | None, typer.Option(help=WARMUP_HELP)] = None,
+        duration: WINDOW = None,
+        warmup: WARMUP = None,
         start_rate: Annotated[
             float,
             typer.Option(
@@ -190,9 +135,7 @@ def register(app: typer.Typer) -> None:  # noqa: C901 - one place that declares 
                 "the highest rate it held, and the table notes it.",
             ),
         ] = None,
-        campaign: Annotated[
-            str | None, typer.Option(help="Campaign name; rerun with the same name to resume.")
-        ] = None,
+        campaign: CAMPAIGN = None,
     ) -> None:
         """Capacity, CPU %, utilized CPU, normalized throughput and memory per instance for 1..N instances
         (thesis Tables 7.1 and 7.2). Sizing rule: each instance gets a quarter of the cores (at most 1) unless
@@ -202,11 +145,11 @@ def register(app: typer.Typer) -> None:  # noqa: C901 - one place that declares 
         from harness.regimes.capacity import SearchSettings
         from harness.regimes.sweeps import run_scaling
 
-        impls = _impls(impl)
-        cpus = _sized_cpus(cpus)
+        impls = parse_impls(impl)
+        cpus = sized_cpus(cpus)
         reps = repetitions or (3 if quick else 5)
-        dur, warm = _windows(duration, warmup, (8.0, 5.0) if quick else (15.0, 10.0))
-        base = _base_plan(mix, dur, warm, cpus, _parse_knobs(knob), variant, 1, 42, 50.0, 8.0)
+        dur, warm = parse_windows(duration, warmup, (8.0, 5.0) if quick else (15.0, 10.0))
+        base = base_run_plan(mix, dur, warm, cpus, parse_knobs(knob), variant, 1, 42, 50.0, 8.0)
         settings = SearchSettings(start_rate=start_rate, max_probes=max_probes, max_hinted_probes=max_probes)
         name = campaign or campaign_name(
             "scaling",
@@ -219,38 +162,33 @@ def register(app: typer.Typer) -> None:  # noqa: C901 - one place that declares 
 
     @app.command()
     def users(
-        impl: Annotated[str, typer.Option(help=IMPLS_HELP)] = "java,node,php",
+        impl: IMPLS = "java,node,php",
         users_list: Annotated[
             str, typer.Option("--users", help="Comma-separated user counts.")
         ] = "1,2,4,8,16,32",
         think: Annotated[str, typer.Option(help="Think time per user between requests.")] = "0",
-        repetitions: Annotated[
-            int | None,
-            typer.Option("--repetitions", "-r", min=1, help="Repetitions per point (default 5; --quick: 3)."),
-        ] = None,
+        repetitions: REPETITIONS_PER_POINT = None,
         quick: Annotated[bool, typer.Option(help="3 repetitions, 8 s windows.")] = False,
         mix: Annotated[str, typer.Option()] = "browse",
-        cpus: Annotated[float | None, typer.Option(help=SIZED_CPUS_HELP)] = None,
+        cpus: SIZED_CPUS = None,
         invalid_share: Annotated[float, typer.Option(help="Share of invalid requests (STEP: 0.125).")] = 0.0,
-        duration: Annotated[str | None, typer.Option(help=DURATION_HELP)] = None,
-        warmup: Annotated[str | None, typer.Option(help=WARMUP_HELP)] = None,
-        campaign: Annotated[
-            str | None, typer.Option(help="Campaign name; rerun with the same name to resume.")
-        ] = None,
+        duration: WINDOW = None,
+        warmup: WARMUP = None,
+        campaign: CAMPAIGN = None,
     ) -> None:
         """The closed model at 1, 2, 4, ... users: throughput, the RUBiS QoS table (max, mean, median, % over 1 s)
         and application exceptions vs system errors (STEP Table 6)."""
         from harness.regimes.campaign import Campaign, campaign_name
         from harness.regimes.sweeps import run_users
 
-        impls = _impls(impl)
-        cpus = _sized_cpus(cpus)
+        impls = parse_impls(impl)
+        cpus = sized_cpus(cpus)
         counts = [int(u) for u in users_list.split(",") if u.strip()]
         reps = repetitions or (3 if quick else 5)
-        dur, warm = _windows(duration, warmup, (8.0, 4.0) if quick else (15.0, 5.0))
-        base = _base_plan(mix, dur, warm, cpus, {}, "default", 1, 42, 50.0, 8.0)
+        dur, warm = parse_windows(duration, warmup, (8.0, 4.0) if quick else (15.0, 5.0))
+        base = base_run_plan(mix, dur, warm, cpus, {}, "default", 1, 42, 50.0, 8.0)
         base = replace(
-            base, load=replace(base.load, think_ms=_parse_duration(think) * 1000, invalid_share=invalid_share)
+            base, load=replace(base.load, think_ms=parse_duration(think) * 1000, invalid_share=invalid_share)
         )
         name = campaign or campaign_name(
             "users", {"impls": impls, "users": counts, "reps": reps, "base": repr(base)}
@@ -288,7 +226,7 @@ def register(app: typer.Typer) -> None:  # noqa: C901 - one place that declares 
 
     @app.command()
     def payload(
-        impl: Annotated[str, typer.Option(help=IMPLS_HELP)] = "java,node,php",
+        impl: IMPLS = "java,node,php",
         sizes: Annotated[
             str, typer.Option(help="Comma-separated body sizes in bytes.")
         ] = "256,1024,4096,16384,32768,65535,65536,65537,131072",
@@ -298,12 +236,10 @@ def register(app: typer.Typer) -> None:  # noqa: C901 - one place that declares 
             typer.Option("--repetitions", "-r", min=1, help="Repetitions per size (default 5; --quick: 3)."),
         ] = None,
         quick: Annotated[bool, typer.Option(help="3 repetitions, 4 s windows.")] = False,
-        cpus: Annotated[float | None, typer.Option(help=SIZED_CPUS_HELP)] = None,
-        duration: Annotated[str | None, typer.Option(help=DURATION_HELP)] = None,
-        warmup: Annotated[str | None, typer.Option(help=WARMUP_HELP)] = None,
-        campaign: Annotated[
-            str | None, typer.Option(help="Campaign name; rerun with the same name to resume.")
-        ] = None,
+        cpus: SIZED_CPUS = None,
+        duration: WINDOW = None,
+        warmup: WARMUP = None,
+        campaign: CAMPAIGN = None,
     ) -> None:
         """Growing request bodies up to and past the contract's 65536-byte limit: the outcome of each size
         (ok, 413, error) and the latency breakdown into db and app time (STEP Table 4). Each size is run R
@@ -311,12 +247,12 @@ def register(app: typer.Typer) -> None:  # noqa: C901 - one place that declares 
         from harness.regimes.campaign import Campaign, campaign_name
         from harness.regimes.sweeps import payload_outcome, run_payload
 
-        impls = _impls(impl)
-        cpus = _sized_cpus(cpus)
+        impls = parse_impls(impl)
+        cpus = sized_cpus(cpus)
         size_list = [int(s) for s in sizes.split(",") if s.strip()]
         reps = repetitions or (3 if quick else 5)
-        dur, warm = _windows(duration, warmup, (4.0, 2.0) if quick else (6.0, 3.0))
-        base = _base_plan("payload", dur, warm, cpus, {}, "default", 1, 42, 50.0, 8.0)
+        dur, warm = parse_windows(duration, warmup, (4.0, 2.0) if quick else (6.0, 3.0))
+        base = base_run_plan("payload", dur, warm, cpus, {}, "default", 1, 42, 50.0, 8.0)
         base = replace(base, load=replace(base.load, rate=rate))
         name = campaign or campaign_name(
             "payload", {"impls": impls, "sizes": size_list, "rate": rate, "reps": reps, "base": repr(base)}

@@ -27,6 +27,7 @@ from psycopg import sql
 
 from harness.db import seed as seeding
 from harness.db.checks import ITEMS_MISMATCH_SQL
+from harness.db.ready import ensure_template
 from harness.db.target import TEMPLATE_DB, DatabaseServer
 
 CONFORMANCE_DB_PREFIX = "bidbench_conf_"
@@ -242,14 +243,7 @@ def drop_stale(server: DatabaseServer) -> list[str]:
 
 def prepare(server: DatabaseServer) -> ConformanceDb:
     """Make sure the template holds scale 1 / seed 42 (the golden data), then clone the private database."""
-    info = seeding.template_info(server)
-    if (
-        info is None
-        or info.get("scale") != str(SCALE)
-        or info.get("seed") != str(SEED)
-        or info.get("indexes") != "True"
-    ):
-        seeding.seed(server, SCALE, SEED)
+    ensure_template(server, SCALE, SEED)
     if server.embedded:
         drop_stale(server)
     db = ConformanceDb(server)

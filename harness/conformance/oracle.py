@@ -138,11 +138,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--overwrite", action="store_true", help="rewrite every expected file")
     parser.add_argument("--check", action="store_true", help="compare expected files with the oracle")
     args = parser.parse_args(argv)
-    from harness.cli.main import _server, ensure_db_up
     from harness.conformance.dbstate import prepare
+    from harness.db.ready import ensure_up, server
 
-    ensure_db_up()
-    db = prepare(_server())
+    ensure_up()
+    db = prepare(server())
     failures = 0
     with db.connect() as conn:
         oracle = Oracle(conn)

@@ -43,11 +43,11 @@ def _drop_stale_run_dirs() -> None:
 
 
 def _prepare_db() -> ConformanceDb:
-    from harness.cli.main import _server, ensure_db_up
     from harness.conformance.dbstate import prepare
+    from harness.db.ready import ensure_up, server
 
-    ensure_db_up()
-    return prepare(_server())
+    ensure_up()
+    return prepare(server())
 
 
 def run_targets(

@@ -221,7 +221,7 @@ def stdout_reserved(reserve: bool) -> Iterator[TextIO]:
 def start_database() -> bool:
     """The embedded server up; returns whether serve started it (then serve stops it on exit; a server
     that was already up, or an external one, is left as it was)."""
-    from harness.cli.main import _cluster
+    from harness.db.ready import embedded_cluster
     from harness.db.target import external_url
 
     if external_url():
@@ -229,7 +229,7 @@ def start_database() -> bool:
     toolchain.ensure(["db"])
     # up() itself says whether it started the server: checking beforehand could race with another command
     # starting it meanwhile, and serve would then stop a server others use.
-    report = _cluster().up()
+    report = embedded_cluster().up()
     for message in report.messages if report.started else []:
         console.print(f"db: {message}")
     return report.started
@@ -237,25 +237,18 @@ def start_database() -> bool:
 
 def seed_database(options: ServeOptions) -> None:
     """Seeded with (scale, seed); with --reset, the working database restored from the template."""
-    from harness.cli.main import _server, ensure_seeded
-    from harness.db import seed as seeding
+    from harness.db import ready
 
-    if options.reset:
-        ensure_seeded(options.scale, options.seed)  # seeds if needed, else restores the template
-        return
-    info = seeding.template_info(_server())
-    wanted = {"scale": str(options.scale), "seed": str(options.seed), "indexes": "True"}
     # Without --reset the working data is left as it is: what a student changed stays between serves.
-    if info is None or any(info.get(key) != value for key, value in wanted.items()):
-        ensure_seeded(options.scale, options.seed)
+    ready.ensure_template(ready.server(), options.scale, options.seed, restore=options.reset, announce=True)
 
 
 def stop_database_if_ours(started: bool) -> None:
     if not started:
         return
-    from harness.cli.main import _cluster
+    from harness.db.ready import embedded_cluster
 
-    if _cluster().down():
+    if embedded_cluster().down():
         console.print("serve: stopped the database serve had started")
 
 
@@ -272,10 +265,10 @@ class Served:
 def start_apps(options: ServeOptions, ports: dict[str, int], backend: str, served: list[Served]) -> None:
     """Start each app as a measured run does (same knobs, resource group, launch), appending to `served`
     as each one answers /ready, so the caller can stop whatever started if a later one fails."""
-    from harness.cli.main import _server
+    from harness.db.ready import server
     from harness.engine.session import RunPlan, _instance_knobs
 
-    database_url = _server().url()
+    database_url = server().url()
     run_root = run_root_dir()
     for impl in options.impls:
         driver = app_driver(impl)

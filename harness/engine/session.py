@@ -257,18 +257,12 @@ class Session:
             self._start_remote()
             return
         toolchain.ensure(["db", "load", plan.impl])
-        from harness.cli.main import ensure_db_up
-        from harness.db import seed as seeding
+        from harness.db import ready
 
-        ensure_db_up()
+        ready.ensure_up()
         server = current_server()
         self.server = server
-        info = seeding.template_info(server)
-        wanted = {"scale": str(plan.scale), "seed": str(plan.seed), "indexes": str(plan.with_indexes)}
-        if info is None or any(info.get(k) != v for k, v in wanted.items()):
-            seeding.seed(server, plan.scale, plan.seed, with_indexes=plan.with_indexes)
-            info = seeding.template_info(server)
-        seeding.reset(server)
+        info = ready.ensure_template(server, plan.scale, plan.seed, plan.with_indexes, restore=True)
         self.common["data"] = {
             "scale": plan.scale,
             "seed": plan.seed,

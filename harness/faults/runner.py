@@ -240,11 +240,11 @@ def _run(
     results_dir: Path | None,
     knobs: dict[str, str] | None,
 ) -> FaultResult:
-    from harness.cli.main import ensure_db_up
+    from harness.db.ready import ensure_up
     from harness.db.target import current_server
     from harness.engine.session import RunPlan, Session
 
-    ensure_db_up()
+    ensure_up()
     server = current_server()
     proxy: Toxiproxy | None = None
     database_url: str | None = None

@@ -423,13 +423,13 @@ def print_table(results: list[AppResult]) -> None:
 
 def main(impls: list[str], cpus: float | None, quick: bool) -> int:
     """The CLI entry: every app, one after the other, on a private clone of the seeded database."""
-    from harness.cli.main import _server, ensure_db_up
     from harness.conformance.dbstate import prepare
     from harness.console import console
+    from harness.db.ready import ensure_up, server
 
     plan = QUICK if quick else FULL
-    ensure_db_up()
-    db = prepare(_server())
+    ensure_up()
+    db = prepare(server())
     results: list[AppResult] = []
     try:
         for impl in impls:

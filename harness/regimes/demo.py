@@ -84,7 +84,7 @@ def run_demo(results_dir: Path | None = None) -> int:
     console.rule("1/5 tools")
     toolchain.ensure(DEMO_TOOLS, quiet=False)
     console.rule("2/5 database")
-    from harness.cli.main import ensure_seeded
+    from harness.db.ready import ensure_seeded
 
     ensure_seeded(1, 42)
     console.rule("3/5 build")
@@ -101,11 +101,11 @@ def run_demo(results_dir: Path | None = None) -> int:
         slo=Slo(),
         results_dir=results_dir,
     )
-    from harness.cli.ladder import _print_outcome, print_ladder_table
+    from harness.analysis.ladder_tables import print_ladder_outcome, print_ladder_table
 
     console.rule("4/5 ladders: a calibration per app, then its ladders, interleaved")
     ladders = run_ladders(
-        LadderPlan(list(IMPLS), base, plan.repetitions, (1,), plan.ladder), on_outcome=_print_outcome
+        LadderPlan(list(IMPLS), base, plan.repetitions, (1,), plan.ladder), on_outcome=print_ladder_outcome
     )
     # The driver against a static responder at the highest app's rates: the p99 below which a step says
     # more about the machine than about the app.
@@ -125,7 +125,7 @@ def run_demo(results_dir: Path | None = None) -> int:
             plan.ladder,
             {impl: rates for impl, rates in scaled.items() if rates},
         ),
-        on_outcome=_print_outcome,
+        on_outcome=print_ladder_outcome,
     )
     all_runs = {**ladders, **scaling}
     print_ladder_table(

@@ -524,8 +524,8 @@ def started_app(impl: str, cpus: float | None) -> Iterator[str]:
     stopped on the way out whatever happens."""
     from harness.apps import driver as app_driver
     from harness.apps.base import InstanceSpec
-    from harness.cli.main import _server, ensure_seeded
     from harness.db.cluster import free_port
+    from harness.db.ready import ensure_seeded, server
     from harness.engine.instances import start, stop
     from harness.engine.resources import Limits, detect_backend
     from harness.engine.session import RunPlan, _instance_knobs
@@ -538,7 +538,7 @@ def started_app(impl: str, cpus: float | None) -> Iterator[str]:
         impl=impl,
         index=0,
         port=free_port(),
-        database_url=_server().url(),
+        database_url=server().url(),
         run_dir=paths.RUNTIME / f"overhead-{os.getpid()}" / impl,
         knobs=_instance_knobs(RunPlan(impl=impl)),
     )

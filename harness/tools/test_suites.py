@@ -77,10 +77,10 @@ def _run_streaming(
 
 
 def _prepare_database() -> str:
-    from harness.cli.main import _server, ensure_seeded
+    from harness.db.ready import ensure_seeded, server
 
     ensure_seeded(TEST_SCALE, TEST_SEED)
-    return _server().url()
+    return server().url()
 
 
 def _go_tests(env: dict[str, str]) -> Outcome:
@@ -151,10 +151,10 @@ def run_all(only: Iterable[str], pytest_args: list[str]) -> int:
         app_driver = driver(impl)
         app_driver.ensure_built()
         for suite in app_driver.test_suites():
-            from harness.cli.main import _server
             from harness.db import seed as seeding
+            from harness.db.ready import server
 
-            seeding.reset(_server())
+            seeding.reset(server())
             outcomes.append(
                 _run_streaming(
                     f"{impl}: {suite.name}",

@@ -10,7 +10,7 @@ from rich.console import Console
 from synthetic import fixed_rate_groups
 
 from harness import paths
-from harness.analysis import main
+from harness.cli.compare import main
 
 COMPARE = paths.ROOT / "compare.py"
 

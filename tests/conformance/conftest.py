@@ -12,11 +12,11 @@ from harness.conformance.dbstate import ConformanceDb
 
 @pytest.fixture(scope="module")
 def db() -> Iterator[ConformanceDb]:
-    from harness.cli.main import _server, ensure_db_up
     from harness.conformance.dbstate import prepare
+    from harness.db.ready import ensure_up, server
 
-    ensure_db_up()
-    database = prepare(_server())
+    ensure_up()
+    database = prepare(server())
     try:
         yield database
     finally:

@@ -46,6 +46,7 @@ def test_cli_knob_option_reaches_run_conformance(monkeypatch: pytest.MonkeyPatch
     """Only the plumbing: the database and the toolchain are stubbed, the real suite runs above."""
     import harness.cli.main as cli
     import harness.conformance.runner as runner
+    import harness.db.ready as ready
 
     seen: dict[str, Any] = {}
 
@@ -55,7 +56,7 @@ def test_cli_knob_option_reaches_run_conformance(monkeypatch: pytest.MonkeyPatch
         seen.update(impls=impls, parts=parts, knobs=knobs)
         return 0
 
-    monkeypatch.setattr(cli, "ensure_db_up", lambda: None)
+    monkeypatch.setattr(ready, "ensure_up", lambda: None)
     monkeypatch.setattr(cli.toolchain, "ensure", lambda impls: None)
     monkeypatch.setattr(runner, "run_conformance", fake_run)
     result = CliRunner().invoke(

@@ -1,0 +1,91 @@
+"""What a terminal shows of load ladders: one line per finished ladder, then the table per app (mean [95 % CI])."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from rich.table import Table
+
+from harness.analysis.ladder import ladder_row
+from harness.console import console
+from harness.engine.validity import Verdict
+
+
+class _Folder(Protocol):
+    @property
+    def path(self) -> Path: ...
+
+
+class LadderOutcome(Protocol):
+    """What the printers read of a run's outcome (harness.engine.session.RunOutcome has it)."""
+
+    @property
+    def folder(self) -> _Folder: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def metrics(self) -> dict[str, Any] | None: ...
+    @property
+    def verdict(self) -> Verdict | None: ...
+    @property
+    def reason(self) -> str: ...
+
+
+def print_ladder_outcome(impl: str, instances: int, repetition: int, outcome: LadderOutcome) -> None:
+    """One line as a ladder finishes: its status, steps, CPU cost and capacity; repetition -1 is the calibration."""
+    what = "calibration" if repetition < 0 else f"ladder {repetition + 1}"
+    metrics = outcome.metrics or {}
+    ladder = metrics.get("ladder") or {}
+    cost = metrics.get("cpu_us_per_request")
+    cap = (ladder.get("capacity") or {}) if ladder else {}
+    parts = [f"{impl} x{instances} {what}: {outcome.status}"]
+    if outcome.verdict is not None and not outcome.verdict.valid:
+        parts.append("INVALID (" + "; ".join(outcome.verdict.reasons) + ")")
+    if ladder:
+        parts.append(f"{ladder.get('completed_steps')} steps ({ladder.get('stopped')})")
+    if cost is not None:
+        parts.append(f"{cost:,.0f} us/request")
+    if cap:
+        parts.append(("capacity " if cap.get("bracketed") else "capacity >= ") + f"{cap['rps']:,.0f} req/s")
+    if outcome.reason:
+        parts.append(outcome.reason)
+    console.print("  " + ", ".join(parts) + f"  -> {outcome.folder.path.name}")
+
+
+def print_ladder_table(title: str, outcomes: Mapping[str, Sequence[LadderOutcome]]) -> None:
+    """One row per app (label), over its ladders: validity, CPU and PostgreSQL cost, capacity, memory."""
+    table = Table(title=title + ": mean [95 % CI], CV over fresh starts")
+    for column in (
+        "app",
+        "ladders valid",
+        "CPU us/request",
+        "PostgreSQL us/request",
+        "SLO capacity req/s",
+        "saturation req/s",
+        "memory MiB",
+        "req/s per MiB",
+    ):
+        table.add_column(column, justify="left" if column == "app" else "right")
+    for label, runs in outcomes.items():
+        row = ladder_row(
+            label,
+            [run.metrics for run in runs],
+            [bool(run.verdict and run.verdict.valid) for run in runs],
+        )
+        table.add_row(
+            label,
+            f"{row.valid}/{row.ladders}",
+            row.cost_us.text(),
+            row.db_cost_us.text(),
+            row.capacity_text,
+            row.saturation.text(),
+            row.memory_mb.text(1),
+            row.rps_per_mb.text(1),
+        )
+    console.print(table)
+    console.print(
+        "CPU us/request is the slope of the instances' CPU time on completed requests below saturation; "
+        "the thesis's normalized throughput (req/s per CPU %) is 10,000 / it."
+    )

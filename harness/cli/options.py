@@ -1,0 +1,172 @@
+"""What the commands share: parsers of option values, and the options several commands declare alike.
+
+An alias such as `SLO_P99` carries the option's help; each command still gives its default, so
+`def ladder(slo_p99: SLO_P99 = 50.0)` declares `--slo-p99` (typer names the option after the parameter).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from harness.console import UserError
+from harness.engine.sizing import default_instance_cpus
+
+if TYPE_CHECKING:
+    from harness.engine.session import RunPlan
+
+# ---- parsers ---------------------------------------------------------------------------------------
+
+
+def parse_duration(text: str) -> float:
+    """Seconds from "20s", "100ms", "2m" or a bare number of seconds."""
+    text = text.strip().lower()
+    units = {"ms": 0.001, "s": 1.0, "m": 60.0}
+    for unit in ("ms", "s", "m"):
+        if text.endswith(unit):
+            return float(text[: -len(unit)]) * units[unit]
+    return float(text)
+
+
+def parse_knobs(pairs: list[str] | None) -> dict[str, str]:
+    """--knob KEY=VALUE options as a dict; a later KEY wins."""
+    knobs: dict[str, str] = {}
+    for pair in pairs or []:
+        if "=" not in pair:
+            raise UserError(f"--knob expects KEY=VALUE, got {pair!r} (for example --knob DB_POOL_SIZE=30)")
+        key, value = pair.split("=", 1)
+        knobs[key.strip()] = value.strip()
+    return knobs
+
+
+def parse_impls(text: str) -> list[str]:
+    """A comma-separated --impl list, each a known implementation."""
+    from harness.apps import IMPLS
+
+    impls = [part.strip() for part in text.split(",") if part.strip()]
+    unknown = [impl for impl in impls if impl not in IMPLS]
+    if unknown or not impls:
+        raise UserError(f"--impl takes a comma-separated list of {', '.join(IMPLS)}; got {text!r}")
+    return impls
+
+
+def parse_windows(
+    duration: str | None, warmup: str | None, default: tuple[float, float]
+) -> tuple[float, float]:
+    """A regime's (window, warm-up) in seconds: the explicit options where given, else `default` (the
+    regime's own, or its --quick values)."""
+    dur = parse_duration(duration) if duration else default[0]
+    warm = parse_duration(warmup) if warmup else default[1]
+    if dur <= 0 or warm < 0:
+        raise UserError(f"--duration must be above 0 and --warmup at least 0; got {duration!r}, {warmup!r}")
+    return dur, warm
+
+
+def parse_positive_ints(text: str, option: str) -> list[int]:
+    """Comma-separated whole numbers of at least 1, such as --instances 1,2."""
+    try:
+        values = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise UserError(f"{option} takes whole numbers like 1,2; got {text!r}") from None
+    if not values or min(values) < 1:
+        raise UserError(f"{option} takes whole numbers of at least 1; got {text!r}")
+    return values
+
+
+def parse_rates(text: str, option: str) -> list[float]:
+    """A ladder's rates: at least 3, above 0, increasing."""
+    try:
+        values = [float(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise UserError(f"{option} takes rates like 200,300,450; got {text!r}") from None
+    if len(values) < 3 or min(values) <= 0 or values != sorted(values):
+        raise UserError(f"{option} takes at least 3 increasing rates above 0; got {text!r}")
+    return values
+
+
+def sized_cpus(cpus: float | None) -> float:
+    """--cpus, or the sizing rule's share of this machine when it is not given."""
+    return default_instance_cpus() if cpus is None else cpus
+
+
+def base_run_plan(
+    mix: str,
+    duration: float,
+    warmup: float,
+    cpus: float,
+    knobs: dict[str, str],
+    variant: str,
+    scale: int,
+    seed: int,
+    slo_p99: float,
+    slo_mean: float,
+) -> RunPlan:
+    """The run plan a regime varies (impl, rate, users, instances) from the options it was given."""
+    from harness.engine.driver import LoadSettings
+    from harness.engine.session import RunPlan
+    from harness.engine.validity import Slo
+
+    return RunPlan(
+        impl="node",
+        load=LoadSettings(targets=[], mix=mix, duration_s=duration, warmup_s=warmup),
+        cpus=cpus or None,
+        knobs=knobs,
+        variant=variant,
+        scale=scale,
+        seed=seed,
+        slo=Slo(p99_ms=slo_p99, mean_ms=slo_mean),
+    )
+
+
+# ---- options declared alike by several commands ----------------------------------------------------
+
+IMPLS_HELP = "Comma-separated implementations: java,node,php."
+IMPLS = Annotated[str, typer.Option(help=IMPLS_HELP)]
+
+SIZED_CPUS = Annotated[
+    float | None,
+    typer.Option(
+        help="CPU limit per instance. Default: the sizing rule, a quarter of this machine's cores and at most 1 "
+        f"(here {default_instance_cpus():g}), so the load driver and PostgreSQL keep enough CPU for valid runs. "
+        "0: no limit."
+    ),
+]
+LADDER_CPUS = Annotated[
+    float | None, typer.Option(help="CPU limit per instance (default: the sizing rule). 0: none.")
+]
+
+REPETITIONS_PER_POINT = Annotated[
+    int | None,
+    typer.Option("--repetitions", "-r", min=1, help="Repetitions per point (default 5; --quick: 3)."),
+]
+
+
+def repetitions_option(help_text: str) -> typer.models.OptionInfo:
+    """--repetitions/-r (at least 1) with a command's own help."""
+    return typer.Option("--repetitions", "-r", min=1, help=help_text)
+
+
+WINDOW = Annotated[
+    str | None,
+    typer.Option(help="Measurement window of each run (e.g. 3s); overrides the default and --quick's."),
+]
+WARMUP = Annotated[
+    str | None, typer.Option(help="Warm-up of each run (e.g. 2s); overrides the default and --quick's.")
+]
+CAMPAIGN = Annotated[str | None, typer.Option(help="Campaign name; rerun with the same name to resume.")]
+KNOBS = Annotated[list[str] | None, typer.Option(help="App knob KEY=VALUE (repeatable).")]
+
+# The SLO as the regimes word it, and as `run` and `collect` word it.
+SLO_P99 = Annotated[float, typer.Option(help="SLO p99 bound (ms).")]
+SLO_MEAN = Annotated[float, typer.Option(help="SLO mean bound (ms).")]
+SLO_P99_LATENCY = Annotated[float, typer.Option(help="SLO: p99 latency bound in ms.")]
+SLO_MEAN_LATENCY = Annotated[float, typer.Option(help="SLO: mean latency bound in ms.")]
+
+# The load ladders' shape (`ladder` and `aa`).
+LADDER_MIX = Annotated[str, typer.Option(help="Request mix: browse, bid, mixed.")]
+STEPS = Annotated[int, typer.Option(min=3, help="Steps per ladder.")]
+STEP = Annotated[str, typer.Option(help="Length of each step.")]
+RATES = Annotated[
+    str | None, typer.Option(help="The steps' rates, e.g. 200,300,450 (skips the calibration).")
+]

@@ -1,0 +1,175 @@
+"""The harness's layers (issue #30), read from the source with `ast`, so nothing is imported or run.
+
+The command line (harness/cli) sits on top: it alone knows typer, and only `python -m harness` imports
+it. Below it the regimes drive the engine, the engine runs one measurement and writes records, and the
+database, the apps' adapters and the record formats know nothing above them.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+HARNESS = Path(__file__).resolve().parents[1] / "harness"
+
+
+@dataclass(frozen=True)
+class Import:
+    """One import statement: `from harness import cli` names both harness and harness.cli as targets."""
+
+    module: str  # the importing module, e.g. harness.engine.session
+    targets: tuple[str, ...]  # what it may import, e.g. ("harness.db.ready", "harness.db.ready.server")
+    line: int
+    text: str  # the statement as written
+
+    def reaches(self, package: str) -> bool:
+        return any(_within(target, package) for target in self.targets)
+
+    def __str__(self) -> str:
+        return f"{self.module}, line {self.line}: {self.text}"
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(HARNESS.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _resolve(module: str, is_package: bool, node: ast.ImportFrom) -> str:
+    if node.level == 0:
+        return node.module or ""
+    base = module.split(".")
+    base = base if is_package else base[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join([*base, *([node.module] if node.module else [])])
+
+
+def _imports() -> Iterator[Import]:
+    """Every import statement of every harness module, wherever it stands (inside functions and
+    TYPE_CHECKING blocks too: a lazy import is still a dependency)."""
+    for path in sorted(HARNESS.rglob("*.py")):
+        module = _module_name(path)
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                targets = tuple(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = _resolve(module, path.name == "__init__.py", node)
+                targets = (base, *(f"{base}.{alias.name}" for alias in node.names))
+            else:
+                continue
+            yield Import(module, targets, node.lineno, ast.unparse(node))
+
+
+IMPORTS = list(_imports())
+
+
+def _within(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
+
+
+def _offenders(importer: str, forbidden: tuple[str, ...]) -> list[str]:
+    return sorted(
+        {str(i) for i in IMPORTS if _within(i.module, importer) and any(i.reaches(f) for f in forbidden)}
+    )
+
+
+def test_the_imports_were_read() -> None:
+    assert any(i.module == "harness.engine.session" for i in IMPORTS)
+    assert any(i.module == "harness.cli.main" and i.reaches("typer") for i in IMPORTS)
+
+
+def test_only_the_cli_knows_typer() -> None:
+    offenders = sorted(str(i) for i in IMPORTS if i.reaches("typer") and not _within(i.module, "harness.cli"))
+    assert not offenders, (
+        "typer belongs to harness/cli; raise harness.console.UserError (or return an exit status) "
+        "below it:\n" + "\n".join(offenders)
+    )
+
+
+def test_nothing_imports_the_cli_but_the_entry_point() -> None:
+    offenders = sorted(
+        str(i)
+        for i in IMPORTS
+        if i.reaches("harness.cli")
+        and not _within(i.module, "harness.cli")
+        and i.module != "harness.__main__"
+    )
+    assert not offenders, (
+        "only harness/__main__.py imports harness.cli; move what is shared into a library module "
+        "(e.g. harness/db/ready.py, harness/analysis/ladder_tables.py):\n" + "\n".join(offenders)
+    )
+
+
+LOWER_LAYERS = (
+    # (package, what it must not import, why)
+    (
+        "harness.engine",
+        ("harness.cli", "harness.regimes", "harness.claims", "harness.faults", "harness.conformance"),
+        "the engine runs one measurement; regimes, fault scenarios, claims and the conformance suite use it",
+    ),
+    (
+        "harness.analysis",
+        ("harness.cli", "harness.regimes", "harness.engine.session"),
+        "analysis reads result folders; it neither runs nor plans measurements",
+    ),
+    (
+        "harness.db",
+        (
+            "harness.cli",
+            "harness.regimes",
+            "harness.engine",
+            "harness.analysis",
+            "harness.claims",
+            "harness.faults",
+            "harness.conformance",
+            "harness.record",
+            "harness.apps",
+        ),
+        "the database layer is below everything that measures",
+    ),
+    (
+        "harness.record",
+        (
+            "harness.cli",
+            "harness.regimes",
+            "harness.engine",
+            "harness.analysis",
+            "harness.claims",
+            "harness.faults",
+            "harness.conformance",
+            "harness.db",
+            "harness.apps",
+        ),
+        "the record formats are read by everyone and depend on nobody",
+    ),
+    (
+        "harness.apps",
+        (
+            "harness.cli",
+            "harness.regimes",
+            "harness.engine",
+            "harness.analysis",
+            "harness.claims",
+            "harness.faults",
+            "harness.conformance",
+            "harness.record",
+        ),
+        "the apps' adapters describe how to build and start an app, not how it is measured",
+    ),
+)
+
+
+@pytest.mark.parametrize(
+    ("package", "forbidden", "why"), LOWER_LAYERS, ids=[package for package, _, _ in LOWER_LAYERS]
+)
+def test_a_lower_layer_does_not_import_a_higher_one(
+    package: str, forbidden: tuple[str, ...], why: str
+) -> None:
+    offenders = _offenders(package, forbidden)
+    assert not offenders, f"{package} must not import {', '.join(forbidden)} ({why}):\n" + "\n".join(
+        offenders
+    )
