@@ -1,11 +1,12 @@
-"""One claim verdict's comparison rows as cells (docs/design.md §10), for both places that show them: the
-report's claims section (claims_section.py) and docs/replication/REPORT.md (claims/report_md.py). The two
-differ only in style: REPORT.md is a dense one-line-per-row summary with shorter numbers."""
+"""One claim verdict's comparison rows as cells (docs/design.md §10), for every place that shows them: the
+report's claims section (claims_section.py), docs/replication/REPORT.md (claims/report_md.py) and the terminal
+after `./bidbench replicate` (cli/claims.py). They differ only in style: REPORT.md is a dense
+one-line-per-row summary with shorter numbers; the terminal keeps its own digits."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,53 +24,101 @@ def short_number(value: float | None) -> str:
     return f"{value:.3g}"
 
 
+def terminal_number(value: float | None) -> str:
+    """Three significant digits below 10, one decimal from 10 up (the terminal's figures)."""
+    if value is None:
+        return "-"
+    return f"{value:,.3g}" if abs(value) < 10 else f"{value:,.1f}"
+
+
+def whole_number(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.0f}"
+
+
 @dataclass(frozen=True)
 class ClaimStyle:
     number: Callable[[float | None], str]
     label_separator: str  # between a side's label and its mean
     invalid_words: str  # after the count of invalid runs left out
     ratio_detail: bool  # the TOST 90 % interval and Welch's p beside the ratio, or the TOST p only
+    bound_number: Callable[[float | None], str] | None = None  # an unbracketed bound; `number` when None
+    says_no_valid_run: bool = True  # a side without values says so, or shows "-" with n=0
 
 
 REPORT_STYLE = ClaimStyle(fmt.num, ": ", "invalid excluded", ratio_detail=True)
 SUMMARY_STYLE = ClaimStyle(short_number, " ", "invalid", ratio_detail=False)
+TERMINAL_STYLE = ClaimStyle(
+    terminal_number,
+    ": ",
+    "invalid excluded",
+    ratio_detail=True,
+    bound_number=whole_number,
+    says_no_valid_run=False,
+)
 
 
-def side_cell(side: dict[str, Any], style: ClaimStyle) -> Cell:
+def side_of(
+    label: str, values: Sequence[float], invalid: int, unbracketed: Sequence[float], style: ClaimStyle
+) -> Cell:
     """One side of a comparison: its mean with the t-interval over its valid runs, n, and what was left out."""
-    label = side.get("label", "?")
-    values = [float(v) for v in side.get("values", []) if v is not None]
-    if not values:
+    if not values and style.says_no_valid_run:
         return Cell(f"{label}: no valid run")
-    mean = sum(values) / len(values)
+    mean = sum(values) / len(values) if values else None
     interval = mean_ci(values)
     ci = f" [{style.number(interval.low)}, {style.number(interval.high)}]" if interval else ""
-    extra = f", {side['invalid']} {style.invalid_words}" if side.get("invalid") else ""
-    if side.get("unbracketed"):
-        extra += f", {len(side['unbracketed'])} unbracketed (>= {style.number(min(side['unbracketed']))})"
+    extra = f", {invalid} {style.invalid_words}" if invalid else ""
+    if unbracketed:
+        bound = (style.bound_number or style.number)(min(unbracketed))
+        extra += f", {len(unbracketed)} unbracketed (>= {bound})"
     text = f"{label}{style.label_separator}{style.number(mean)}{ci} n={len(values)}{extra}"
     return Cell.measured(text, mean, interval)
 
 
-def ratio_cell(row: dict[str, Any], style: ClaimStyle) -> Cell:
+def side_cell(side: dict[str, Any], style: ClaimStyle) -> Cell:
+    """A side as a stored verdict holds it (claims/store.py)."""
+    values = [float(v) for v in side.get("values", []) if v is not None]
+    return side_of(
+        side.get("label", "?"), values, side.get("invalid") or 0, side.get("unbracketed") or [], style
+    )
+
+
+def ratio_of(
+    ratio: float | None,
+    ratio_ci: Sequence[float] | None,
+    tost_p: float | None,
+    tost_ci90: Sequence[float] | None,
+    p_value: float | None,
+    style: ClaimStyle,
+) -> Cell:
     """B/A with its interval, and the equivalence (TOST) or difference (Welch) test behind the verdict."""
-    ratio = row.get("ratio")
     if ratio is None:
         return Cell("-")
     text = f"{ratio:.3f}"
     low = high = None
-    if row.get("ratio_ci"):
-        low, high = row["ratio_ci"]
+    if ratio_ci:
+        low, high = ratio_ci
         text += f" [{low:.3f}, {high:.3f}]"
-    if row.get("tost_p") is not None:
+    if tost_p is not None:
         if style.ratio_detail:
-            tost_low, tost_high = row.get("tost_ci90") or (float("nan"), float("nan"))
-            text += f" (TOST p={row['tost_p']:.3g}, 90 % [{tost_low:.3f}, {tost_high:.3f}])"
+            tost_low, tost_high = tost_ci90 or (float("nan"), float("nan"))
+            text += f" (TOST p={tost_p:.3g}, 90 % [{tost_low:.3f}, {tost_high:.3f}])"
         else:
-            text += f", TOST p={row['tost_p']:.3g}"
-    elif row.get("p_value") is not None and style.ratio_detail:
-        text += f" (Welch p={row['p_value']:.3g})"
+            text += f", TOST p={tost_p:.3g}"
+    elif p_value is not None and style.ratio_detail:
+        text += f" (Welch p={p_value:.3g})"
     return Cell(text, ratio, low, high)
+
+
+def ratio_cell(row: dict[str, Any], style: ClaimStyle) -> Cell:
+    """The ratio of a comparison row as a stored verdict holds it (claims/store.py)."""
+    return ratio_of(
+        row.get("ratio"),
+        row.get("ratio_ci"),
+        row.get("tost_p"),
+        row.get("tost_ci90"),
+        row.get("p_value"),
+        style,
+    )
 
 
 def published_text(row: dict[str, Any], record: dict[str, Any]) -> str:

@@ -10,6 +10,7 @@ import typer
 from rich.table import Table
 
 from harness import paths
+from harness.analysis.claim_rows import TERMINAL_STYLE, ratio_of, side_of
 from harness.claims.model import Claim, ClaimError, find, load_all
 from harness.claims.runner import estimate, from_folders, judge_claim, replicate, size_for
 from harness.claims.store import save_verdict, verdict_record
@@ -17,12 +18,6 @@ from harness.claims.verdict import CONTRADICTED, INCONCLUSIVE, NOT_RUNNABLE, REP
 from harness.console import UserError, console
 
 COLOURS = {REPLICATED: "green", CONTRADICTED: "red", INCONCLUSIVE: "yellow", NOT_RUNNABLE: "magenta"}
-
-
-def _num(value: float | None, digits: int = 3) -> str:
-    if value is None:
-        return "-"
-    return f"{value:,.{digits}g}" if abs(value) < 10 else f"{value:,.1f}"
 
 
 def list_table(claims: list[Claim]) -> Table:
@@ -52,28 +47,20 @@ def verdict_table(claim: Claim, verdict: ClaimVerdict) -> Table:
     ):
         table.add_column(column, overflow="fold")
     for r in verdict.results:
-        cells = []
-        for s in (r.a, r.b):
-            ci = s.ci
-            interval = f" [{_num(ci.low)}, {_num(ci.high)}]" if ci else ""
-            invalid = f", {s.invalid} invalid excluded" if s.invalid else ""
-            if s.unbracketed:
-                invalid += f", {len(s.unbracketed)} unbracketed (>= {min(s.unbracketed):,.0f})"
-            cells.append(f"{s.label}: {_num(s.mean)}{interval} n={s.n}{invalid}")
-        ratio = "-"
-        if r.ratio is not None:
-            ratio = f"{r.ratio:.3f}"
-            if r.ratio_ci:
-                ratio += f" [{r.ratio_ci.low:.3f}, {r.ratio_ci.high:.3f}]"
-            if r.tost is not None:
-                ratio += f" (TOST p={r.tost.p_value:.3g}, 90 % [{r.tost.ci90[0]:.3f}, {r.tost.ci90[1]:.3f}])"
-            elif r.p_value is not None:
-                ratio += f" (Welch p={r.p_value:.3g})"
+        a, b = (side_of(s.label, s.values, s.invalid, s.unbracketed, TERMINAL_STYLE) for s in (r.a, r.b))
+        ratio = ratio_of(
+            r.ratio,
+            (r.ratio_ci.low, r.ratio_ci.high) if r.ratio_ci else None,
+            r.tost.p_value if r.tost else None,
+            r.tost.ci90 if r.tost else None,
+            r.p_value,
+            TERMINAL_STYLE,
+        )
         published = r.comparison.published or claim.source.get("published", "")
         if r.comparison.published_ratio is not None:
             published += f" (ratio {r.comparison.published_ratio:.3g})"
         outcome = f"[{COLOURS[r.outcome]}]{r.outcome}[/]" + (f": {r.reason}" if r.reason else "")
-        table.add_row(r.impl, r.comparison.expected_text(), cells[0], cells[1], ratio, published, outcome)
+        table.add_row(r.impl, r.comparison.expected_text(), a, b, ratio, published, outcome)
     return table
 
 
