@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,18 @@ def test_the_registry_lists_java_node_php_in_that_order() -> None:
         assert app.folder == paths.ROOT / f"{name}-app" and (app.folder / "README.md").is_file()
         assert apps.driver(name).impl == name
         assert set(app.tools) <= set(toolchain.TOOLS)
+        # Its name is its toolchain group and its suite: it must hide no other group, suite or tool.
+        assert name not in toolchain.SHARED_NEEDS and name not in ("loadgen", "python", "conformance")
+        assert name not in toolchain.TOOLS or name in app.tools
+
+
+def test_the_guide_names_every_adapter_field() -> None:
+    guide = (paths.ROOT / "docs" / "adding-an-implementation.md").read_text()
+    unexplained = [
+        f.name for f in fields(AppAdapter) if f"`{f.name}`" not in guide and f"{f.name}=" not in guide
+    ]
+    assert unexplained == []
+    assert "adding-an-implementation.md" in (paths.ROOT / "docs" / "design.md").read_text()
 
 
 @pytest.mark.parametrize("lookup", [apps.adapter, apps.driver])
@@ -108,13 +121,16 @@ def cobol(tmp_path: Path) -> Iterator[AppAdapter]:
 
 
 def test_a_registered_adapter_is_picked_up_where_implementations_are_listed(cobol: AppAdapter) -> None:
-    from harness.cli.regimes import _impls
+    from harness.cli.options import parse_impls
+    from harness.conformance.runner import run_conformance
 
     assert apps.IMPLS == (*BUILT_IN, "cobol")
     assert isinstance(apps.driver("cobol"), _CobolDriver)
-    assert _impls("node,cobol") == ["node", "cobol"]
+    assert parse_impls("node,cobol") == ["node", "cobol"]
     with pytest.raises(UserError, match="java, node, php, cobol"):
-        _impls("fortran")
+        parse_impls("fortran")
+    with pytest.raises(UserError, match="choose from java, node, php, cobol"):
+        run_conformance(["fortran"], parts=None, json_path=None)
     assert test_suites.suite_names() == ("loadgen", "python", *BUILT_IN, "cobol", "conformance")
     assert toolchain.NEEDS["cobol"] == ("go",)
     assert knobs.IMPL_KNOBS["cobol"] == {"COBOL_TASKS": "4"}
