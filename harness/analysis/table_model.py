@@ -103,7 +103,8 @@ class Table:
     records: list[dict[str, Any]] = field(default_factory=list)  # the numeric rows of the CSV export
     notes: list[str] = field(default_factory=list)
     empty: str = "no data"
-    styles: list[list[str]] | None = None  # per-cell class: better, worse, changed, same, flag, or ""
+    styles: list[list[str]] | None = None  # per-cell class: better, worse, changed, same, flag, warn, or ""
+    align: list[str] | None = None  # per column, "left" or "right"; None: every column on the left
 
     @property
     def is_empty(self) -> bool:

@@ -4,7 +4,8 @@ They only lay out what the table holds; every number was formatted when the tabl
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,21 +23,58 @@ def escape_markup(text: str) -> str:
     return text.replace("[", r"\[")
 
 
-def rich_table(table: Table, styled: list[list[str]] | None = None) -> RichTable:
-    """`styled`: rows already escaped and marked up by the caller (the verdict colours); else the plain rows."""
-    out = RichTable(
-        title=f"[bold]{escape_markup(table.title)}[/]",
-        title_justify="left",
-        show_lines=False,
-        caption=escape_markup(table.caption) if table.caption else None,
-        caption_justify="left",
-    )
-    for column in table.columns:
-        out.add_column(escape_markup(column), overflow="fold")
-    rows = styled if styled is not None else [[escape_markup(c) for c in row] for row in table.rows]
+@dataclass(frozen=True)
+class RichLook:
+    """How a table sits in the terminal."""
+
+    bold_left_title: bool  # the comparison's tables; else rich's centred title
+    fold: bool  # long cells wrap inside their column; else rich's default (an ellipsis)
+    colours: Mapping[str, str]  # style class (Table.styles) -> rich colour
+
+
+COMPARISON_LOOK = RichLook(bold_left_title=True, fold=True, colours={})
+# A command's own summary (a run, a capacity search): what held is green, what broke red, a doubt yellow.
+COMMAND_LOOK = RichLook(
+    bold_left_title=False, fold=False, colours={"better": "green", "worse": "red", "warn": "yellow"}
+)
+
+
+def rich_table(
+    table: Table, styled: list[list[str]] | None = None, look: RichLook = COMPARISON_LOOK
+) -> RichTable:
+    """`styled`: rows already escaped and marked up by the caller (the verdict colours); else the table's rows,
+    coloured by `look` where the table has styles."""
+    if look.bold_left_title:
+        out = RichTable(
+            title=f"[bold]{escape_markup(table.title)}[/]",
+            title_justify="left",
+            show_lines=False,
+            caption=escape_markup(table.caption) if table.caption else None,
+            caption_justify="left",
+        )
+    else:
+        out = RichTable(title=escape_markup(table.title), caption=escape_markup(table.caption) or None)
+    align = table.align or ["left"] * len(table.columns)
+    for column, justify in zip(table.columns, align, strict=True):
+        if look.fold:
+            out.add_column(escape_markup(column), overflow="fold", justify=justify)  # type: ignore[arg-type]
+        else:
+            out.add_column(escape_markup(column), justify=justify)  # type: ignore[arg-type]
+    rows = styled if styled is not None else _coloured_rows(table, look)
     for row in rows:
         out.add_row(*row)
     return out
+
+
+def _coloured_rows(table: Table, look: RichLook) -> list[list[str]]:
+    rows = []
+    for r, row in enumerate(table.rows):
+        cells = []
+        for c, cell in enumerate(row):
+            colour = look.colours.get(table.styles[r][c]) if table.styles else None
+            cells.append(f"[{colour}]{escape_markup(cell)}[/]" if colour else escape_markup(cell))
+        rows.append(cells)
+    return rows
 
 
 # ---- Markdown --------------------------------------------------------------------------------------------
