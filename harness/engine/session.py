@@ -23,7 +23,7 @@ from harness.apps import adapter as app_adapter
 from harness.apps import driver as app_driver
 from harness.apps import knobs as knob_defaults
 from harness.apps.base import InstanceSpec
-from harness.apps.jvm import read_heap_after_full_gc
+from harness.apps.jvm import jit_compile_seconds, read_heap_after_full_gc
 from harness.console import IN_CI, UserError, console
 from harness.db import pgstats
 from harness.db.cluster import EmbeddedCluster, free_port
@@ -321,6 +321,9 @@ class Session:
                 model="open",
                 warmup_s=0,
                 duration_s=seconds,
+                # A ladder's steps would clash with the ramp: the driver refuses BB_STEPS with BB_STAGES
+                # (exit 2), and every ladder's pre-warm ended after 1 s with "the load generator ended".
+                steps=(),
             )
             driver = DriverProcess(
                 load,
@@ -340,10 +343,23 @@ class Session:
                 Path(scratch),
                 limit_pct,
                 max_s,
+                compile_seconds=self._jit_compile_seconds
+                if app_adapter(self.plan.impl).runs_on_jvm
+                else None,
             )
+            if record.driver_exit:
+                log = Path(scratch) / LOADGEN_LOG
+                said = log.read_text(errors="replace").strip().splitlines()[-1:] if log.exists() else []
+                raise RuntimeError(
+                    f"the pre-warm's load driver failed (exit {record.driver_exit}): {' '.join(said) or 'no log'}"
+                )
         record.idle_wait_s = self.wait_idle()
         self.common["prewarm"] = record.as_manifest()
         return record
+
+    def _jit_compile_seconds(self) -> float | None:
+        readings = [jit_compile_seconds(i.processes[0].pid) for i in self.instances]
+        return None if any(r is None for r in readings) else sum(r for r in readings if r is not None)
 
     def wait_idle(self, max_s: float = prewarming.IDLE_MAX_S) -> float:
         """After an overloaded window the instances still work off its backlog (the driver has gone, the

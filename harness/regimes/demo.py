@@ -59,11 +59,12 @@ def sizing() -> DemoPlan:
     return DemoPlan(
         cpus=cpus,
         repetitions=3,
-        # 6 steps of 3 s (>= 1000 requests each near capacity) after a pre-warm of at most 30 s and a 3 s
-        # warm-up. node and php settle within the pre-warm's first blocks; a JVM needs the time: with a
-        # 15 s cap, java's cost per request moved from 366 to 81 us between fresh starts (still compiling).
-        # With 7 steps and the 15 s cap the demo took 6.4 min.
-        ladder=LadderSettings(steps=6, step_s=3.0, warmup_s=3.0, prewarm_max_s=30.0, calibration_step_s=1.5),
+        # 6 steps of 2.5 s (>= 1000 requests each near capacity) after a pre-warm of at most 40 s and a 3 s
+        # warm-up. node and php settle within the pre-warm's first blocks; a fresh JVM at 0.5 CPU needs
+        # 37-54 s until its JIT compiler idles (harness/engine/prewarm.py), and its cost per request moved
+        # from 48 to 220 us between fresh starts without that wait, 98-110 us with it. 40 s keeps the
+        # demo's ladders within 10 minutes; a JVM still compiling then is named in its manifest.
+        ladder=LadderSettings(steps=6, step_s=2.5, warmup_s=3.0, prewarm_max_s=40.0, calibration_step_s=1.5),
         # Java uses the least CPU per request, so two of its instances still leave the load driver and
         # PostgreSQL room.
         scaling_impls=("java",),
