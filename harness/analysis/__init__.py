@@ -17,11 +17,14 @@ Modules, one job each:
     usl         the Universal Scalability Law fit
     knee        where a latency curve turns upward
     comparison  the orchestration: groups -> statistics -> tables (the Comparison object)
-    tables      the benchstat-like table and the source texts' tables as plain Table objects
+    table_model the one table model: cells keep their value, interval and unit beside their text
+    table_render its renderers: terminal (rich), Markdown, CSV, JSON, HTML fragment
+    tables      the benchstat-like table and the source texts' tables, as model tables
+    regime_tables, ladder_tables, claim_rows, summary_table  the commands' own tables, same model
     manifest    the summary of manifests (versions, knobs, host) across runs
     plots       matplotlib figures as base64 PNG
     report      the self-contained HTML report (jinja2)
-    writers     terminal (rich), CSV and Markdown output
+    writers     terminal, CSV, Markdown and JSON files of a comparison
 """
 
 from __future__ import annotations

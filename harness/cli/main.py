@@ -459,7 +459,7 @@ def conformance(
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def compare(ctx: typer.Context) -> None:
     """Statistics over result folders (same as `python compare.py`): pass run folders, results/ or
-    results/index.jsonl, and --html/--csv/--markdown FILE. `./bidbench compare --help-compare` lists its options."""
+    results/index.jsonl, and --html/--csv/--markdown/--json FILE. `./bidbench compare --help-compare` lists its options."""
     from harness.cli.compare import main as compare_main
 
     args = ["--help" if a == "--help-compare" else a for a in ctx.args]
