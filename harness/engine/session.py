@@ -312,6 +312,8 @@ class Session:
             return None
         import tempfile
 
+        started: list[DriverProcess] = []
+
         def start_load(start_rate: float, stages: str, seconds: float, scratch: Path) -> DriverProcess:
             load = replace(
                 self.plan.load,
@@ -332,6 +334,7 @@ class Session:
                 ProcessTreeGroup(LOADGEN_GROUP, Limits()),
             )
             driver.start()
+            started.append(driver)
             return driver
 
         limit_pct = 100.0 * self.plan.cpus * len(self.instances) if self.plan.cpus else None
@@ -347,12 +350,8 @@ class Session:
                 if app_adapter(self.plan.impl).runs_on_jvm
                 else None,
             )
-            if record.driver_exit:
-                log = Path(scratch) / LOADGEN_LOG
-                said = log.read_text(errors="replace").strip().splitlines()[-1:] if log.exists() else []
-                raise RuntimeError(
-                    f"the pre-warm's load driver failed (exit {record.driver_exit}): {' '.join(said) or 'no log'}"
-                )
+            if record.driver_exit and started:
+                raise RuntimeError(f"pre-warm: {started[0].failure(record.driver_exit)}")
         record.idle_wait_s = self.wait_idle()
         self.common["prewarm"] = record.as_manifest()
         return record
@@ -521,7 +520,8 @@ class Session:
             if server is not None:
                 folder.write_json("pg_stat_statements.json", pgstats.delta(pg_before or [], pg_after))
             metrics, run_verdict = digest(plan, folder, sampler, list(self.resources), t_measure, t_end)
-            if plan.load.steps and app_adapter(plan.impl).runs_on_jvm and not self.remote:
+            # Remote first: a run against an outside target (the noise floor's nginx) has no app adapter.
+            if plan.load.steps and not self.remote and app_adapter(plan.impl).runs_on_jvm:
                 # After the window, so the full GC's CPU is not charged to any step.
                 metrics["jvm_heap_after_gc"] = [
                     read_heap_after_full_gc(
