@@ -13,6 +13,7 @@ from typing import Any
 
 from harness.analysis.ladder import capacity
 from harness.console import UserError
+from harness.engine import prewarm as prewarming
 from harness.engine.driver import LoadSettings
 from harness.engine.session import RunOutcome, RunPlan, Session
 
@@ -101,7 +102,9 @@ def calibrate(
         expect_below_capacity=False,
         prewarm_max_s=settings.prewarm_max_s,
     )
-    outcome = run_one(plan, prewarm_rate=rates[0], quiet=quiet)
+    # The pre-warm's least rate per CPU, not the calibration's first step: a JVM pre-warmed at 200 req/s
+    # broke at 1,012 req/s in its calibration, and none of its ladders broke up to 2,024.
+    outcome = run_one(plan, prewarm_rate=min(rates[-1], prewarming.MIN_RATE_PER_CPU * cpus), quiet=quiet)
     failing = first_failing_rate(outcome.metrics)
     if failing is None:
         raise UserError(
@@ -153,7 +156,9 @@ def run_ladders(
             for impl in plan.impls:
                 key = (impl, instances)
                 run_plan = ladder_plan(plan.base, impl, instances, repetition, rates[key], settings)
-                outcome = run_one(run_plan, prewarm_rate=prewarm_rate_for(rates[key]), quiet=quiet)
+                outcome = run_one(
+                    run_plan, prewarm_rate=prewarm_rate_for(rates[key], settings.high), quiet=quiet
+                )
                 outcomes[key].append(outcome)
                 on_outcome(impl, instances, repetition, outcome)
     return outcomes
@@ -181,6 +186,14 @@ def ladder_plan(
     )
 
 
-def prewarm_rate_for(rates: tuple[float, ...]) -> float:
-    """The middle of the ladder's steps below its top third: well under capacity, busy enough to compile."""
-    return rates[max(0, math.ceil(len(rates) / 2) - 1)]
+# Of the calibration's break. Near the break an instance is pinned at its CPU limit, which the pre-warm
+# reads as still warming: with ladders up to 2x the break, the middle step was node's 2,944 and php's
+# 1,308 req/s, at their capacity, and every pre-warm ran to its cap.
+PREWARM_SHARE_OF_BREAK = 0.5
+
+
+def prewarm_rate_for(rates: tuple[float, ...], high: float = LadderSettings.high) -> float:
+    """The highest step at or below half the calibration's break (the top step is `high` times the
+    break): well under capacity, busy enough to compile."""
+    ceiling = rates[-1] * PREWARM_SHARE_OF_BREAK / high
+    return max((rate for rate in rates if rate <= ceiling), default=rates[0])

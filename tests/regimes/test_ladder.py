@@ -18,6 +18,7 @@ from harness.regimes.ladder import (
     geometric,
     ladder_plan,
     ladder_rates,
+    prewarm_rate_for,
     run_one,
 )
 
@@ -134,3 +135,10 @@ def test_one_real_ladder_end_to_end(tmp_path: Path, database_url: str) -> None:
     # The pre-warm ran its course: a ladder's steps once made the driver refuse the pre-warm's ramp.
     prewarm = outcome.folder.read_json("manifest.json")["prewarm"]
     assert prewarm["driver_exit"] in (None, 0) and prewarm["seconds"] >= 3, prewarm
+
+
+def test_the_prewarm_runs_at_half_the_calibration_break_not_near_capacity() -> None:
+    settings = LadderSettings()
+    rates = ladder_rates(1000.0, settings)  # 250 ... 2000
+    assert prewarm_rate_for(rates, settings.high) == max(r for r in rates if r <= 500.0)
+    assert prewarm_rate_for((900.0, 1000.0), high=2.0) == 900.0  # no step that low: the first
