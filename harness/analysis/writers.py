@@ -131,8 +131,10 @@ def render_terminal(comparison: Comparison, console: Console | None = None, *, f
     )
     for cset, table in zip(comparison.sets, verdict_tables(comparison), strict=True):
         styled = []
-        for result, row in zip(cset.results, table.rows, strict=True):
-            direction = ALL_METRICS[result.metric].higher_is_better
+        # The table's rows: every metric with results, then those with lower bounds only (verdict_table).
+        metrics = [r.metric for r in cset.results] + [k for k in cset.bounds if cset.result(k) is None]
+        for metric, row in zip(metrics, table.rows, strict=True):
+            direction = ALL_METRICS[metric].higher_is_better
             n_values = len(cset.labels)
             cells = [escape_markup(row[0])] + [escape_markup(c) for c in row[1 : 1 + n_values]]
             cells += [_style_verdict(escape_markup(c), direction) for c in row[1 + n_values :]]

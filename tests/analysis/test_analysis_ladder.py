@@ -228,3 +228,20 @@ def test_aa_can_include_invalid_ladders(tmp_path: Path) -> None:
     rows = {r.metric: r for r in aa_verdicts(group_a, group_b, include_invalid=True)}
     cost = rows["cpu_us_per_request"]
     assert (cost.n_a, cost.n_b) == (5, 5) and cost.p_value is not None
+
+
+def test_a_set_whose_capacity_is_only_lower_bounds_prints(tmp_path: Path) -> None:
+    """When no ladder of any app failed (the demo's java x2 set), capacity has bounds and no results: its
+    verdict row comes after the rows with results, and the terminal renderer walks both."""
+    from rich.console import Console
+
+    from harness.analysis.writers import render_terminal
+
+    writer = Writer(tmp_path / "results", seed=7)
+    write_ladders(writer, ("java", "node"), reps=3, unbracketed={"java": 3, "node": 3})
+    comparison = _compare(tmp_path / "results")
+    cset = _ladder_set(comparison)
+    assert cset.result("capacity") is None and set(cset.bounds["capacity"]) == {"java/crud", "node/crud"}
+    console = Console(record=True, width=200)
+    render_terminal(comparison, console)
+    assert "(3 of 3 never failed)" in console.export_text()
