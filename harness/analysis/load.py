@@ -4,9 +4,10 @@ A run is used when its status is `completed` and its verdict says `valid: true`.
 excluded with a reason (counted and shown by every output), unless `include_invalid` is set; then runs
 that have a metrics.json are used anyway and marked, and the outputs say so loudly (docs/design.md §7).
 
-Manifests and index lines are read as records (harness/record/manifest.py, index_line.py), so a folder
-written by an earlier version arrives upgraded. A field the manifest leaves empty is taken from the index
-line, then from the folder name; a run whose records cannot be read is excluded with the reason.
+Manifests, metrics and index lines are read as records (harness/record/manifest.py, metrics.py,
+index_line.py), so a folder written by an earlier version arrives upgraded. A field the manifest leaves
+empty is taken from the index line, then from the folder name; a run whose records cannot be read is
+excluded with the reason.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from typing import Any
 
 from harness.record.index_line import IndexLine
 from harness.record.manifest import Manifest
+from harness.record.metrics import Metrics
 from harness.record.schema import SchemaError
-from harness.record.upgrade import load_summary_path, upgrade_load_summary, upgrade_metrics, upgrade_verdict
+from harness.record.upgrade import load_summary_path, upgrade_load_summary, verdict_to_current
 
 RUN_FILES = ("manifest.json", "metrics.json", "verdict.json")
 DEFAULT_VARIANTS = {"", "default", "base", "baseline", "none"}
@@ -152,6 +154,7 @@ class Run:
     manifest: dict[str, Any] = field(default_factory=dict)
     record: Manifest | None = None
     metrics: dict[str, Any] | None = None
+    metrics_record: Metrics | None = None
     verdict: dict[str, Any] | None = None
     problems: list[str] = field(default_factory=list)
     _load_summary: Any = field(default=None, repr=False)
@@ -251,18 +254,41 @@ def _read_manifest(folder: Path, problems: list[str]) -> Manifest | None:
         return None
 
 
+def _read_metrics(folder: Path, problems: list[str]) -> Metrics | None:
+    data, problem = _read_json(folder / "metrics.json")
+    if problem:
+        problems.append(problem)
+    if data is None:
+        return None
+    try:
+        return Metrics.from_json(data)
+    except (SchemaError, KeyError, TypeError, ValueError) as exc:
+        problems.append(f"metrics.json unreadable ({exc})")
+        return None
+
+
+def _read_verdict(folder: Path, problems: list[str]) -> dict[str, Any] | None:
+    """The verdict upgraded to today's form, as a dict: an old verdict may lack `valid` (validity unknown),
+    which the typed record cannot say."""
+    data, problem = _read_json(folder / "verdict.json")
+    if problem:
+        problems.append(problem)
+    if data is None:
+        return None
+    try:
+        return verdict_to_current(data)
+    except SchemaError as exc:
+        problems.append(f"verdict.json unreadable ({exc})")
+        return None
+
+
 def read_run(folder: Path, index_entry: IndexLine | None = None) -> Run:
     """Read one result folder. Never raises for a broken folder: the problem becomes an exclusion reason."""
     problems: list[str] = []
     record = _read_manifest(folder, problems)
-    metrics, problem = _read_json(folder / "metrics.json")
-    if problem:
-        problems.append(problem)
-    verdict, problem = _read_json(folder / "verdict.json")
-    if problem:
-        problems.append(problem)
-    metrics = upgrade_metrics(metrics) if isinstance(metrics, dict) else None
-    verdict = upgrade_verdict(verdict) if isinstance(verdict, dict) else None
+    metrics_record = _read_metrics(folder, problems)
+    verdict = _read_verdict(folder, problems)
+    metrics = metrics_record.to_json() if metrics_record else None
     manifest = record or Manifest(run_id=None, impl=None, variant=None, regime=None, status=None)
     entry = index_entry
     names = _name_parts(folder)
@@ -310,6 +336,7 @@ def read_run(folder: Path, index_entry: IndexLine | None = None) -> Run:
         manifest=record.to_json() if record else {},
         record=record,
         metrics=metrics,
+        metrics_record=metrics_record,
         verdict=verdict,
         problems=problems,
     )

@@ -25,7 +25,9 @@ from harness.engine.validity import Check, Slo, Verdict
 from harness.record.folders import RunFolder, new_run_folder
 from harness.record.index_line import IndexLine, append_line
 from harness.record.manifest import Manifest, RegimeRef, write_manifest
+from harness.record.metrics import Metrics, write_metrics
 from harness.record.upgrade import SUMMARY as SUMMARY_FILE
+from harness.record.verdict import write_verdict
 from harness.tools import toolchain
 
 DRIVER = "bidbench-load"
@@ -235,10 +237,11 @@ def collect(
         shutil.copy2(shard.path, folder.logs / shard.path.name)
 
     # A window [0, duration] on an empty sampler: nothing of this run was sampled here.
-    metrics, run_verdict = digest(plan, folder, Sampler({}), [], 0.0, load.duration_s)
-    metrics["loadgen_cpu_pct"] = None
-    metrics["shards"] = len(shards)
-    metrics["start_skew_s"] = skew
+    figures, run_verdict = digest(plan, folder, Sampler({}), [], 0.0, load.duration_s)
+    metrics = Metrics.of(figures)
+    if metrics.window is not None:
+        metrics.window.loadgen_cpu_pct = None
+    metrics.sections.update(shards=len(shards), start_skew_s=skew)
     checks = dict(run_verdict.checks)
     checks["loadgen_cpu"] = _loadgen_check()
     checks["shard_start_skew"] = Check(
@@ -257,11 +260,11 @@ def collect(
     run_verdict.slo["met"] = run_verdict.valid and all(run_verdict.slo.get("parts", {}).values())
     status = "failed" if partial else "completed"
     reason = f"interrupted shards: {', '.join(partial)}" if partial else ""
-    folder.write_json("metrics.json", metrics)
-    folder.write_json("verdict.json", run_verdict.to_json())
+    write_metrics(folder, metrics)
+    write_verdict(folder, run_verdict)
     manifest.finish(status, reason)
     write_manifest(folder, manifest)
     append_line(
         IndexLine.of(folder, manifest, run_verdict.valid, bool(run_verdict.slo.get("met"))), results_dir
     )
-    return Collected(folder, status, metrics, run_verdict, reason, shards)
+    return Collected(folder, status, metrics.to_json(), run_verdict, reason, shards)

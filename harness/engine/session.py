@@ -40,9 +40,11 @@ from harness.engine.validity import RunFigures, Slo, Verdict, verdict
 from harness.record.folders import RunFolder, new_run_folder
 from harness.record.index_line import IndexLine, append_line
 from harness.record.manifest import Manifest, RegimeRef, write_manifest
+from harness.record.metrics import Metrics, write_metrics
 from harness.record.upgrade import GROUP as LOADGEN_GROUP
 from harness.record.upgrade import LOG as LOADGEN_LOG
 from harness.record.upgrade import SUMMARY as LOAD_SUMMARY
+from harness.record.verdict import write_verdict
 from harness.tools import toolchain
 
 
@@ -519,19 +521,20 @@ class Session:
                 raise RuntimeError(f"the load driver wrote no summary; see logs/{LOADGEN_LOG}")
             if server is not None:
                 folder.write_json("pg_stat_statements.json", pgstats.delta(pg_before or [], pg_after))
-            metrics, run_verdict = digest(plan, folder, sampler, list(self.resources), t_measure, t_end)
+            figures, run_verdict = digest(plan, folder, sampler, list(self.resources), t_measure, t_end)
+            metrics = Metrics.of(figures)
             # Remote first: a run against an outside target (the noise floor's nginx) has no app adapter.
             if plan.load.steps and not self.remote and app_adapter(plan.impl).runs_on_jvm:
                 # After the window, so the full GC's CPU is not charged to any step.
-                metrics["jvm_heap_after_gc"] = [
+                metrics.sections["jvm_heap_after_gc"] = [
                     read_heap_after_full_gc(
                         i.processes[0].pid, java_home=i.spec.knobs.get("JAVA_HOME")
                     ).to_manifest()
                     for i in self.instances
                 ]
-            folder.write_json("metrics.json", metrics)
-            folder.write_json("verdict.json", run_verdict.to_json())
-            return metrics, run_verdict
+            write_metrics(folder, metrics)
+            write_verdict(folder, run_verdict)
+            return metrics.to_json(), run_verdict
         finally:
             hooks.finished()
             driver.kill()
@@ -649,7 +652,6 @@ def digest(
         else float("nan")
     )
     metrics: dict[str, Any] = {
-        "schema": 1,
         "window_s": window,
         **{k: summary[k] for k in ("requests", "ok", "app_errors", "sys_errors", "late_sends")},
         "throughput_rps": throughput,

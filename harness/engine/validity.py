@@ -1,15 +1,17 @@
 """Validity rules of a measured run (docs/design.md §7) and the SLO verdict (docs/design.md §6).
 
 Pure functions over the run's digested figures, so every rule is unit-tested and every verdict can be
-recomputed from a result folder.
+recomputed from a result folder. The verdict they build is the record of verdict.json
+(harness/record/verdict.py).
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass
+
+from harness.record.verdict import Check, Verdict
 
 LOADGEN_MAX_SHARE = 0.80
 DB_MAX_SHARE = 0.80
@@ -30,30 +32,6 @@ class Slo:
 
     def describe(self) -> str:
         return f"p99 <= {self.p99_ms:g} ms, mean <= {self.mean_ms:g} ms, system errors < {self.max_sys_error_share:.1%}"
-
-
-@dataclass
-class Check:
-    ok: bool
-    value: float | None
-    threshold: float | None
-    detail: str
-
-
-@dataclass
-class Verdict:
-    valid: bool
-    reasons: list[str]
-    checks: dict[str, Check] = field(default_factory=dict)
-    slo: dict[str, Any] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "valid": self.valid,
-            "reasons": self.reasons,
-            "checks": {name: asdict(check) for name, check in self.checks.items()},
-            "slo": self.slo,
-        }
 
 
 @dataclass(frozen=True)

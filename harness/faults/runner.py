@@ -42,7 +42,8 @@ from harness.faults.toxiproxy import Toxiproxy
 from harness.record.folders import RunFolder
 from harness.record.index_line import read_lines
 from harness.record.manifest import read_manifest, write_manifest
-from harness.record.upgrade import trace_log, upgrade_metrics
+from harness.record.metrics import read_metrics
+from harness.record.upgrade import trace_log
 from harness.tools import toolchain
 
 DEFAULT_SHARE = 0.5
@@ -95,7 +96,7 @@ def measured_capacity(
             continue
         folder = RunFolder(Path(line.path))
         try:
-            metrics = folder.read_json("metrics.json")
+            metrics = read_metrics(folder).to_json()
             manifest = read_manifest(folder)
         except (OSError, ValueError):
             continue
@@ -355,7 +356,7 @@ def analyse(
     report = invariants.check(db_url, requests, since_bid_id, database_oid)
     folder.write_json("invariants.json", report.to_json())
 
-    metrics = folder.read_json("metrics.json") if folder.has("metrics.json") else {}
+    metrics = read_metrics(folder).to_json() if folder.has("metrics.json") else {}
     verdict = folder.read_json("verdict.json") if folder.has("verdict.json") else {}
     instances = metrics.get("instances") or []
     peak_rss = max((i.get("rss_peak_mb") or 0.0 for i in instances), default=None)
@@ -416,7 +417,7 @@ def analyse(
         "p99_back_s": timeline.time_to_baseline(recovery_set, t0, recover_from, baseline),
         "peak_rss_mb": peak_rss,
         "rss_bounded": peak_rss is not None and peak_rss < RSS_BOUND_MB,
-        "late_sends": upgrade_metrics(metrics).get("late_sends"),
+        "late_sends": metrics.get("late_sends"),
         "survived": survived,
         "orphans": len(left),
         "invariants_ok": report.ok,

@@ -6,6 +6,9 @@ time, so the record types and their readers only ever see today's form:
   name, `point`, `repetition` and `group` beside it) is nested under `regime`; a k6-era generator version
   moves under runtimes.load_driver.
 - index line 0 (no `schema_version`) -> 1: a line from before `slo_met` gets `slo_met: false`.
+- metrics.json 1 (`schema` 1, or no version at all) -> 2: the version moves from `schema` to
+  `schema_version`; a k6-era `dropped_iterations` becomes `late_sends`.
+- verdict.json 0 (no `schema_version`) -> 1: a k6-era `dropped_iterations` check becomes `late_sends`.
 
 Folders from before issue #27 were written with k6: the driver's summary was `k6-summary.json`, its
 log `logs/k6.log`, its resource group `k6`, and a request not sent in time was a "dropped iteration".
@@ -17,7 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness.record import index_line, manifest
+from harness.record import index_line, manifest, metrics, verdict
 from harness.record.schema import version_of
 
 SUMMARY = "load-summary.json"
@@ -44,20 +47,38 @@ def upgrade_load_summary(summary: dict[str, Any]) -> dict[str, Any]:
     return upgraded
 
 
-def upgrade_metrics(metrics: dict[str, Any]) -> dict[str, Any]:
-    if "late_sends" in metrics or "dropped_iterations" not in metrics:
-        return metrics
-    upgraded = dict(metrics)
-    upgraded["late_sends"] = upgraded.pop("dropped_iterations")
+def metrics_to_current(data: Any) -> dict[str, Any]:
+    """A metrics.json of any version up to today's, in today's form; a newer version raises SchemaError."""
+    version = version_of("metrics.json", data, metrics.SCHEMA_VERSION, before_versioning=1)
+    steps = {1: _metrics_1_to_2}
+    while version < metrics.SCHEMA_VERSION:
+        data, version = steps[version](data), version + 1
+    return data
+
+
+def _metrics_1_to_2(old: dict[str, Any]) -> dict[str, Any]:
+    upgraded = {k: v for k, v in old.items() if k != "schema"}
+    if "dropped_iterations" in upgraded and "late_sends" not in upgraded:
+        upgraded["late_sends"] = upgraded.pop("dropped_iterations")
+    upgraded["schema_version"] = 2
     return upgraded
 
 
-def upgrade_verdict(verdict: dict[str, Any]) -> dict[str, Any]:
-    checks = verdict.get("checks")
-    if not isinstance(checks, dict) or "dropped_iterations" not in checks:
-        return verdict
-    upgraded = dict(verdict)
-    upgraded["checks"] = {("late_sends" if k == "dropped_iterations" else k): v for k, v in checks.items()}
+def verdict_to_current(data: Any) -> dict[str, Any]:
+    """A verdict.json of any version up to today's, in today's form; a newer version raises SchemaError."""
+    version = version_of("verdict.json", data, verdict.SCHEMA_VERSION, before_versioning=0)
+    if version == 0:
+        data = _verdict_0_to_1(data)
+    return data
+
+
+def _verdict_0_to_1(old: dict[str, Any]) -> dict[str, Any]:
+    upgraded = {**old, "schema_version": 1}
+    checks = old.get("checks")
+    if isinstance(checks, dict) and "dropped_iterations" in checks:
+        upgraded["checks"] = {
+            ("late_sends" if k == "dropped_iterations" else k): v for k, v in checks.items()
+        }
     return upgraded
 
 

@@ -20,6 +20,8 @@ from harness.engine.session import RunPlan
 from harness.record.folders import RunFolder, new_run_folder
 from harness.record.index_line import IndexLine, append_line, read_lines
 from harness.record.manifest import COMPLETED, Manifest, RegimeRef, read_manifest, write_manifest
+from harness.record.metrics import Metrics, read_metrics, write_metrics
+from harness.record.verdict import Verdict, write_verdict
 from harness.regimes.campaign import Campaign, LazySession, PointResult
 
 NO_CAPACITY = "no rate met the SLO"
@@ -396,7 +398,7 @@ def _store_capacity(
     stored = campaign.completed(group, repetition)
     if stored is not None:  # resumed campaign: this search was already summarized
         done = RunFolder(Path(stored["path"]))
-        metrics = done.read_json("metrics.json")
+        metrics = read_metrics(done).to_json()
         return {
             "impl": impl,
             "repetition": repetition,
@@ -407,21 +409,24 @@ def _store_capacity(
         }
     folder = new_run_folder(impl, plan.regime, campaign.results_dir)
     best = state.best
-    metrics = dict(best.metrics or {}) if best and state.capacity else {}
-    metrics.update(
+    record = Metrics.of(best.metrics or {}) if best and state.capacity else Metrics(window=None)
+    record.sections.update(
         capacity_rps=state.capacity or 0.0,
         capacity_bound_by_measurement=state.bound_by_measurement,
         capacity_budget_spent=state.budget_spent,
     )
-    verdict: dict[str, Any] = (
-        dict(best.verdict or {}) if best and state.capacity else {"valid": False, "reasons": [NO_CAPACITY]}
+    metrics = record.to_json()
+    verdict = (
+        Verdict.from_json(best.verdict or {})
+        if best and state.capacity
+        else Verdict(valid=False, reasons=[NO_CAPACITY])
     )
     if state.bound_by_measurement:
-        verdict.setdefault("notes", []).append(
+        verdict.notes.append(
             "the search stopped because the load generator or host ran out of CPU: the capacity is a lower bound"
         )
     if state.budget_spent:
-        verdict.setdefault("notes", []).append(
+        verdict.notes.append(
             f"the search used its {len(state.probes)} probes before it converged: the capacity is the highest "
             "rate its probes held"
         )
@@ -448,11 +453,9 @@ def _store_capacity(
         },
     )
     write_manifest(folder, manifest)
-    folder.write_json("metrics.json", metrics)
-    folder.write_json("verdict.json", verdict)
-    append_line(
-        IndexLine.of(folder, manifest, bool(verdict.get("valid")), bool(state.capacity)), campaign.results_dir
-    )
+    write_metrics(folder, record)
+    write_verdict(folder, verdict)
+    append_line(IndexLine.of(folder, manifest, verdict.valid, bool(state.capacity)), campaign.results_dir)
     return {
         "impl": impl,
         "repetition": repetition,
@@ -473,7 +476,7 @@ def refile_capacity(
     stored = campaign.completed(group, repetition)
     if stored is not None:
         done = RunFolder(Path(stored["path"]))
-        return {**record, "run_id": done.run_id, "metrics": done.read_json("metrics.json")}
+        return {**record, "run_id": done.run_id, "metrics": read_metrics(done).to_json()}
     source = RunFolder(
         Path(next(line.path for line in read_lines(campaign.results_dir) if line.run_id == record["run_id"]))
     )
