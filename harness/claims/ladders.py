@@ -21,6 +21,8 @@ from typing import Any
 
 from harness.claims.model import Claim, LadderShape, Size
 from harness.console import UserError, console
+from harness.record.metrics import read_metrics_json
+from harness.record.verdict import read_verdict_json
 
 GROUP_PREFIX = "claims-ladder"
 START_OVERHEAD_S = 8.0
@@ -185,9 +187,7 @@ def run(
         found = None
         if entry is not None:
             folder = RunFolder(Path(entry["path"]))
-            found = _rates_from_calibration(
-                folder.read_json("metrics.json") if folder.has("metrics.json") else None, settings
-            )
+            found = _rates_from_calibration(read_metrics_json(folder), settings)
         if found is None:
             try:
                 failing, outcome = ladder.calibrate(
@@ -209,8 +209,8 @@ def run(
             entry = stored(group, repetition, results_dir)
             if entry is not None:
                 folder = RunFolder(Path(entry["path"]))
-                metrics = folder.read_json("metrics.json") if folder.has("metrics.json") else None
-                verdict = folder.read_json("verdict.json") if folder.has("verdict.json") else {}
+                metrics = read_metrics_json(folder)
+                verdict = read_verdict_json(folder)
                 observations[key].append(
                     _record(
                         claim, size, cell, folder.run_id, "completed", bool(verdict.get("valid")), metrics

@@ -17,6 +17,8 @@ from typing import Any
 from harness.claims.model import Claim, Size, Variant
 from harness.claims.verdict import NOT_RUNNABLE, ClaimVerdict, Side, combine, judge
 from harness.console import console
+from harness.record.metrics import read_metrics_json
+from harness.record.verdict import read_verdict_json
 
 # (impl, variant name) -> per-run records: {"valid": bool, "value": float | None}
 Observations = dict[tuple[str, str], list[dict[str, Any]]]
@@ -319,8 +321,8 @@ def from_folders(claim: Claim, folders: list[Path]) -> tuple[Size, bool, Observa
     observations: Observations = {(c.impl, c.variant.name): [] for c in cells(claim, size)}
     for folder, manifest, group, _ in sorted(runs, key=lambda item: item[3]):
         cell = by_group[group]
-        metrics = folder.read_json("metrics.json") if folder.has("metrics.json") else None
-        verdict = folder.read_json("verdict.json") if folder.has("verdict.json") else {}
+        metrics = read_metrics_json(folder)
+        verdict = read_verdict_json(folder)
         valid = manifest.status == COMPLETED and bool(verdict.get("valid"))
         if claim.regime == "ladder":
             seen = ladders.observe(

@@ -44,6 +44,7 @@ from harness.record.index_line import read_lines
 from harness.record.manifest import read_manifest, write_manifest
 from harness.record.metrics import read_metrics
 from harness.record.upgrade import trace_log
+from harness.record.verdict import read_verdict_json
 from harness.tools import toolchain
 
 DEFAULT_SHARE = 0.5
@@ -357,7 +358,7 @@ def analyse(
     folder.write_json("invariants.json", report.to_json())
 
     metrics = read_metrics(folder).to_json() if folder.has("metrics.json") else {}
-    verdict = folder.read_json("verdict.json") if folder.has("verdict.json") else {}
+    verdict = read_verdict_json(folder)
     instances = metrics.get("instances") or []
     peak_rss = max((i.get("rss_peak_mb") or 0.0 for i in instances), default=None)
 

@@ -187,3 +187,9 @@ def write_metrics(folder: RunFolder, metrics: Metrics) -> None:
 
 def read_metrics(folder: RunFolder) -> Metrics:
     return Metrics.from_json(folder.read_json(FILE))
+
+
+def read_metrics_json(folder: RunFolder) -> dict[str, Any] | None:
+    """The folder's metrics in the current format, as the dict readers index (None without metrics.json):
+    through the record, so an old folder is upgraded and a newer one refused."""
+    return read_metrics(folder).to_json() if folder.has(FILE) else None

@@ -74,3 +74,11 @@ def write_verdict(folder: RunFolder, verdict: Verdict) -> None:
 
 def read_verdict(folder: RunFolder) -> Verdict:
     return Verdict.from_json(folder.read_json(FILE))
+
+
+def read_verdict_json(folder: RunFolder) -> dict[str, Any]:
+    """The folder's verdict in the current format ({} without verdict.json). A dict, not the record: an old
+    verdict may lack `valid` (validity unknown), which the record cannot say."""
+    from harness.record.upgrade import verdict_to_current
+
+    return verdict_to_current(folder.read_json(FILE)) if folder.has(FILE) else {}

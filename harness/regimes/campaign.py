@@ -21,6 +21,8 @@ from harness.engine import prewarm
 from harness.engine.driver import LoadSettings
 from harness.engine.session import RunPlan, Session, execute
 from harness.record.folders import RunFolder, read_index
+from harness.record.metrics import read_metrics_json
+from harness.record.verdict import read_verdict_json
 
 SESSION_REWARM_S = 4.0  # half of it ramps from the previous probe's rate (the driver's BB_WARMUP_FROM)
 # Before a search's first probe, every instance gets the same unmeasured warm-up at a gentle rate, so a
@@ -156,8 +158,8 @@ class Campaign:
             result = PointResult(
                 folder,
                 "completed",
-                folder.read_json("metrics.json") if folder.has("metrics.json") else None,
-                folder.read_json("verdict.json") if folder.has("verdict.json") else None,
+                read_metrics_json(folder),
+                (read_verdict_json(folder) or None),
                 reused=True,
             )
         else:

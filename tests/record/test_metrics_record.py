@@ -12,7 +12,7 @@ import pytest
 
 from harness.analysis.load import read_run
 from harness.record import metrics as metrics_record
-from harness.record.folders import new_run_folder
+from harness.record.folders import RunFolder, new_run_folder
 from harness.record.metrics import (
     LadderSection,
     LadderWindow,
@@ -165,3 +165,18 @@ def test_a_metrics_json_from_a_newer_bidbench_is_refused(tmp_path: Path) -> None
     (folder / "verdict.json").write_text(json.dumps({"valid": True}))
     run = read_run(folder)
     assert run.metrics is None and any("newer than this bidbench reads" in r for r in run.reasons)
+
+
+def test_readers_that_index_dicts_get_the_upgraded_files(tmp_path: Path) -> None:
+    """claims, campaigns and the faults runner read metrics and verdicts through the records."""
+    from harness.record.metrics import read_metrics_json
+    from harness.record.verdict import read_verdict_json
+
+    folder = RunFolder(tmp_path)
+    assert read_metrics_json(folder) is None and read_verdict_json(folder) == {}
+    folder.write_json("metrics.json", {"schema": 1, "dropped_iterations": 4})
+    folder.write_json("verdict.json", {"valid": False, "checks": {"dropped_iterations": {"passed": False}}})
+    metrics = read_metrics_json(folder)
+    assert metrics is not None and "dropped_iterations" not in metrics and "schema" not in metrics
+    verdict = read_verdict_json(folder)
+    assert "late_sends" in verdict["checks"] and "dropped_iterations" not in verdict["checks"]
