@@ -112,16 +112,9 @@ def calibration_s(shape: LadderShape) -> float:
 
 def stored(group: str, repetition: int, results_dir: Path | None) -> dict[str, Any] | None:
     """The newest completed run of this group and repetition in the results index, if any."""
-    from harness.record.folders import read_index
+    from harness.record.folders import newest_completed
 
-    for entry in reversed(read_index(results_dir)):
-        if (
-            entry.get("group") == group
-            and entry.get("repetition") == repetition
-            and entry.get("status") == "completed"
-        ):
-            return entry
-    return None
+    return newest_completed(group, repetition, results_dir)
 
 
 def observe(metric: str, metrics: Mapping[str, Any] | None, cpus: float, instances: int) -> dict[str, Any]:

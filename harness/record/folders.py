@@ -106,6 +106,18 @@ def read_index(results_dir: Path | None = None) -> list[dict[str, Any]]:
     return [line.to_json() for line in read_lines(results_dir)]
 
 
+def newest_completed(group: str, repetition: int, results_dir: Path | None = None) -> dict[str, Any] | None:
+    """The newest completed run of this group and repetition in the index: what resumed work reuses."""
+    for entry in reversed(read_index(results_dir)):
+        if (
+            entry.get("group") == group
+            and entry.get("repetition") == repetition
+            and entry.get("status") == "completed"
+        ):
+            return entry
+    return None
+
+
 def git_state() -> dict[str, Any]:
     def git(*args: str) -> str:
         done = subprocess.run(["git", "-C", str(paths.ROOT), *args], capture_output=True, text=True)

@@ -17,6 +17,7 @@ Readers call these functions and never see the old spellings.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -47,13 +48,22 @@ def upgrade_load_summary(summary: dict[str, Any]) -> dict[str, Any]:
     return upgraded
 
 
-def metrics_to_current(data: Any) -> dict[str, Any]:
-    """A metrics.json of any version up to today's, in today's form; a newer version raises SchemaError."""
-    version = version_of("metrics.json", data, metrics.SCHEMA_VERSION, before_versioning=1)
-    steps = {1: _metrics_1_to_2}
-    while version < metrics.SCHEMA_VERSION:
+Step = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def _to_current(
+    what: str, data: Any, current: int, before_versioning: int, steps: dict[int, Step]
+) -> dict[str, Any]:
+    """`data` taken one version at a time up to `current`; a newer version raises SchemaError."""
+    version = version_of(what, data, current, before_versioning=before_versioning)
+    while version < current:
         data, version = steps[version](data), version + 1
     return data
+
+
+def metrics_to_current(data: Any) -> dict[str, Any]:
+    """A metrics.json of any version up to today's, in today's form; a newer version raises SchemaError."""
+    return _to_current("metrics.json", data, metrics.SCHEMA_VERSION, 1, {1: _metrics_1_to_2})
 
 
 def _metrics_1_to_2(old: dict[str, Any]) -> dict[str, Any]:
@@ -66,10 +76,7 @@ def _metrics_1_to_2(old: dict[str, Any]) -> dict[str, Any]:
 
 def verdict_to_current(data: Any) -> dict[str, Any]:
     """A verdict.json of any version up to today's, in today's form; a newer version raises SchemaError."""
-    version = version_of("verdict.json", data, verdict.SCHEMA_VERSION, before_versioning=0)
-    if version == 0:
-        data = _verdict_0_to_1(data)
-    return data
+    return _to_current("verdict.json", data, verdict.SCHEMA_VERSION, 0, {0: _verdict_0_to_1})
 
 
 def _verdict_0_to_1(old: dict[str, Any]) -> dict[str, Any]:
@@ -84,11 +91,7 @@ def _verdict_0_to_1(old: dict[str, Any]) -> dict[str, Any]:
 
 def manifest_to_current(data: Any) -> dict[str, Any]:
     """A manifest of any version up to today's, in today's form; a newer version raises SchemaError."""
-    version = version_of("manifest", data, manifest.SCHEMA_VERSION, before_versioning=1)
-    steps = {1: _manifest_1_to_2}
-    while version < manifest.SCHEMA_VERSION:
-        data, version = steps[version](data), version + 1
-    return data
+    return _to_current("manifest", data, manifest.SCHEMA_VERSION, 1, {1: _manifest_1_to_2})
 
 
 def _manifest_1_to_2(old: dict[str, Any]) -> dict[str, Any]:
@@ -112,10 +115,11 @@ def _manifest_1_to_2(old: dict[str, Any]) -> dict[str, Any]:
 
 def index_line_to_current(data: Any) -> dict[str, Any]:
     """An index line of any version up to today's, in today's form; a newer version raises SchemaError."""
-    version = version_of("index line", data, index_line.SCHEMA_VERSION, before_versioning=0)
-    if version == 0:
-        data = {"slo_met": False, **data, "schema_version": 1}
-    return data
+    return _to_current("index line", data, index_line.SCHEMA_VERSION, 0, {0: _index_line_0_to_1})
+
+
+def _index_line_0_to_1(old: dict[str, Any]) -> dict[str, Any]:
+    return {"slo_met": False, **old, "schema_version": 1}
 
 
 # The numeric error codes of legacy traces that meant "no answer in time".

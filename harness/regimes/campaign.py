@@ -20,7 +20,7 @@ from harness.console import console
 from harness.engine import prewarm
 from harness.engine.driver import LoadSettings
 from harness.engine.session import RunPlan, Session, execute
-from harness.record.folders import RunFolder, read_index
+from harness.record.folders import RunFolder, newest_completed
 from harness.record.metrics import read_metrics_json
 from harness.record.verdict import read_verdict_json
 
@@ -123,14 +123,7 @@ class Campaign:
         return "/".join([self.name, *(str(p) for p in parts)])
 
     def completed(self, group: str, repetition: int) -> dict[str, Any] | None:
-        for entry in reversed(read_index(self.results_dir)):
-            if (
-                entry.get("group") == group
-                and entry.get("repetition") == repetition
-                and entry.get("status") == "completed"
-            ):
-                return entry
-        return None
+        return newest_completed(group, repetition, self.results_dir)
 
     def eta(self) -> str:
         """The time left: each planned run that starts its instances at the mean duration of such a run, and

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from record_helpers import write_fixed_rate_run
 
 from harness.analysis.load import read_run
 from harness.record import metrics as metrics_record
@@ -156,14 +157,7 @@ def test_a_metrics_json_from_a_newer_bidbench_is_refused(tmp_path: Path) -> None
         SchemaError, match=r"metrics.json has schema_version 3, newer than this bidbench reads \(2\)"
     ):
         Metrics.from_json(newer)
-    folder = tmp_path / "20260101T000000Z-node-fixed-rate-bbbbbb"
-    folder.mkdir()
-    (folder / "manifest.json").write_text(
-        json.dumps({"impl": "node", "regime": "fixed-rate", "status": "completed"})
-    )
-    (folder / "metrics.json").write_text(json.dumps(newer))
-    (folder / "verdict.json").write_text(json.dumps({"valid": True}))
-    run = read_run(folder)
+    run = read_run(write_fixed_rate_run(tmp_path, "bbbbbb", newer, {"valid": True}))
     assert run.metrics is None and any("newer than this bidbench reads" in r for r in run.reasons)
 
 

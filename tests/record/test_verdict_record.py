@@ -3,10 +3,10 @@ arrives upgraded, and a file from a newer bidbench is refused."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
+from record_helpers import write_fixed_rate_run
 
 from harness.analysis.load import read_run
 from harness.record import verdict as verdict_record
@@ -74,13 +74,6 @@ def test_a_verdict_from_a_newer_bidbench_is_refused(tmp_path: Path) -> None:
         SchemaError, match=r"verdict.json has schema_version 2, newer than this bidbench reads \(1\)"
     ):
         Verdict.from_json(newer)
-    folder = tmp_path / "20260101T000000Z-node-fixed-rate-cccccc"
-    folder.mkdir()
-    (folder / "manifest.json").write_text(
-        json.dumps({"impl": "node", "regime": "fixed-rate", "status": "completed"})
-    )
-    (folder / "metrics.json").write_text(json.dumps({"throughput_rps": 100.0}))
-    (folder / "verdict.json").write_text(json.dumps(newer))
-    run = read_run(folder)
+    run = read_run(write_fixed_rate_run(tmp_path, "cccccc", {"throughput_rps": 100.0}, newer))
     assert run.verdict is None and not run.is_valid
     assert any("newer than this bidbench reads" in reason for reason in run.reasons)
