@@ -16,10 +16,10 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from harness.record.index_line import IndexLine
 from harness.record.manifest import Manifest
@@ -242,28 +242,27 @@ def _verdict_reasons(verdict: Mapping[str, Any]) -> list[str]:
 
 
 def _read_manifest(folder: Path, problems: list[str]) -> Manifest | None:
-    data, problem = _read_json(folder / "manifest.json")
-    if problem:
-        problems.append(problem)
-    if data is None:
-        return None
-    try:
-        return Manifest.from_json(data)
-    except (SchemaError, KeyError, TypeError, ValueError) as exc:
-        problems.append(f"manifest.json unreadable ({exc})")
-        return None
+    return _read_record(folder, "manifest.json", Manifest.from_json, problems)
 
 
 def _read_metrics(folder: Path, problems: list[str]) -> Metrics | None:
-    data, problem = _read_json(folder / "metrics.json")
+    return _read_record(folder, "metrics.json", Metrics.from_json, problems)
+
+
+R = TypeVar("R")
+
+
+def _read_record(folder: Path, name: str, from_json: Callable[[Any], R], problems: list[str]) -> R | None:
+    """A record file through its from_json (old versions upgraded); a problem noted when it cannot be read."""
+    data, problem = _read_json(folder / name)
     if problem:
         problems.append(problem)
     if data is None:
         return None
     try:
-        return Metrics.from_json(data)
+        return from_json(data)
     except (SchemaError, KeyError, TypeError, ValueError) as exc:
-        problems.append(f"metrics.json unreadable ({exc})")
+        problems.append(f"{name} unreadable ({exc})")
         return None
 
 
