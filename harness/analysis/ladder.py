@@ -102,6 +102,15 @@ def capacity(steps: Sequence[Mapping[str, Any]], slo_p99_ms: float) -> Capacity 
             "no step above it failed: a lower bound" + note,
         )
     above = ordered[top + 1]
+    if host_limited(above):
+        return Capacity(
+            float(here["rate"]),
+            False,
+            float(here["rate"]),
+            None,
+            "the step above was not offered as scheduled (late sends, or a busy host or driver): "
+            "the host, not the app, set the limit, so a lower bound" + note,
+        )
     low, high = float(here["rate"]), float(above["rate"])
     p99_low, p99_high = here.get("p99_ms"), above.get("p99_ms")
     if _finite(p99_low) and _finite(p99_high) and p99_low < slo_p99_ms < p99_high:
@@ -110,6 +119,14 @@ def capacity(steps: Sequence[Mapping[str, Any]], slo_p99_ms: float) -> Capacity 
     else:
         share, how = 0.5, "midway: the step above failed on errors, the mean or throughput"
     return Capacity(low + share * (high - low), True, low, high, how + note)
+
+
+def host_limited(step: Mapping[str, Any]) -> bool:
+    """A step the load driver could not offer as scheduled: requests went out late, or the driver, the
+    database or the host was over its budget (the step's own validity, harness/engine/ladder_digest.py).
+    Its SLO miss may be the host's, so it brackets nothing: with both cores busy near ~3,000 req/s, java
+    and node at 0.5 CPU broke there (docs/method.md, "The ladder")."""
+    return bool(step.get("late_sends")) or step.get("valid") is False
 
 
 def saturation(steps: Sequence[Mapping[str, Any]]) -> float | None:

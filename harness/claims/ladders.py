@@ -55,9 +55,11 @@ def fingerprint(size: Size, cell: Any) -> dict[str, Any]:
     """What a ladder of this cell runs; knobs as the instance sees them (defaults filled in), so a variant
     that names a default (LOG_LEVEL=info) shares the default's ladders."""
     from harness.apps.knobs import default_knobs
+    from harness.regimes.ladder import METHOD_VERSION
 
     v = cell.variant
     return {
+        "method": METHOD_VERSION,
         "impl": cell.impl,
         "knobs": {**default_knobs(cell.impl), **v.knobs},
         "jvm": v.jvm,

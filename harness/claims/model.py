@@ -44,13 +44,14 @@ class Variant:
 
 @dataclass(frozen=True)
 class LadderShape:
-    """A claim's ladder (harness/regimes/ladder.py LadderSettings). The defaults are the demo's: 7 steps of
-    3 s after a pre-warm of at most 15 s and a 4 s warm-up, about 45 s per fresh start on 2 cores."""
+    """A claim's ladder (harness/regimes/ladder.py LadderSettings). The defaults are the demo's: 6 steps of
+    2.5 s after a pre-warm of at most 40 s (a fresh JVM's JIT needs it; node and php settle in 12-16 s)
+    and a 3 s warm-up: about 35 s per fresh start for node and php, 60 s for java, on 2 cores."""
 
-    steps: int = 7
-    step_s: float = 3.0
-    warmup_s: float = 4.0
-    prewarm_max_s: float = 15.0
+    steps: int = 6
+    step_s: float = 2.5
+    warmup_s: float = 3.0
+    prewarm_max_s: float = 40.0
     calibration_step_s: float = 1.5
 
 

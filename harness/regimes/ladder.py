@@ -21,6 +21,12 @@ REGIME = "ladder"
 CALIBRATION_REGIME = "ladder-calibration"
 
 
+METHOD_VERSION = 2
+"""Bumped whenever how a ladder is run or judged changes, so stored ladders of an older method are not
+reused as if current (claims key their shared ladders on it, harness/claims/ladders.py). 2: a real
+pre-warm that waits for a JVM's JIT, and a host-limited failing step gives a lower bound."""
+
+
 @dataclass(frozen=True)
 class LadderSettings:
     steps: int = 8

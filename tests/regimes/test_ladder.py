@@ -70,6 +70,42 @@ def test_a_ladder_that_never_failed_gives_a_lower_bound_and_one_that_never_passe
     assert capacity([step(200, 80, False)], 50.0) is None
 
 
+def test_a_failure_the_host_caused_brackets_nothing() -> None:
+    """A step above the last pass whose requests went out late, or that the host or driver could not
+    serve within budget, gives a lower bound: the SLO miss may be the driver's, not the app's."""
+    late = {**step(675, 90, False), "late_sends": 12}
+    cap = capacity([step(200, 10, True), step(450, 30, True), late], 50.0)
+    assert cap is not None and not cap.bracketed and cap.rps == 450 and cap.above is None
+    assert "lower bound" in cap.how
+    busy = {**step(675, 90, False), "late_sends": 0, "valid": False}
+    cap = capacity([step(200, 10, True), step(450, 30, True), busy], 50.0)
+    assert cap is not None and not cap.bracketed
+    clean = {**step(675, 90, False), "late_sends": 0, "valid": True}
+    cap = capacity([step(200, 10, True), step(450, 30, True), clean], 50.0)
+    assert cap is not None and cap.bracketed and cap.above == 675
+
+
+def test_a_ladder_whose_failing_step_was_host_limited_stays_valid() -> None:
+    """The host-limited step decides nothing, so its late sends do not invalidate the ladder; late sends
+    in a step below the capacity still do."""
+    from harness.engine.ladder_digest import ladder_verdict, ladder_yield
+
+    def digested(rate: float, p99: float, met: bool, late: int) -> dict[str, Any]:
+        return {**step(rate, p99, met), "late_sends": late, "valid": True, "problems": []}
+
+    slo = Slo()
+    top = Slo().p99_ms
+    records = [digested(200, 2, True, 0), digested(450, 3, True, 0), digested(900, top * 3, False, 40)]
+    outcome = ladder_yield(records, slo)
+    assert outcome["capacity"]["bracketed"] is False
+    assert ladder_verdict(records, outcome, slo, "done").valid
+    records[0]["late_sends"] = 3  # a late step below a pass: a stall inside the deciding steps
+    records[0]["slo_met"] = False
+    outcome = ladder_yield(records, slo)
+    verdict = ladder_verdict(records, outcome, slo, "done")
+    assert outcome["capacity"]["rps"] == 450 and verdict.valid is False
+
+
 def test_saturation_is_the_highest_completed_rate() -> None:
     assert saturation([step(200, 5, True), step(1000, 900, False, kept_up=False)]) == 700
 
