@@ -81,10 +81,13 @@ def cost_fit(steps: Sequence[Mapping[str, Any]], cpu_key: str = "instance_cpu_s"
     )
 
 
-def capacity(steps: Sequence[Mapping[str, Any]], slo_p99_ms: float) -> Capacity | None:
+def capacity(
+    steps: Sequence[Mapping[str, Any]], slo_p99_ms: float, host_bounds: bool = True
+) -> Capacity | None:
     """The SLO capacity of one ladder: the highest passing step with a failing step right above it. A
     failing step with passing steps above it (a stall, not the load) does not end the search; the record
-    says how many there were. None when no step passed."""
+    says how many there were. None when no step passed. With `host_bounds`, a failing step the host could
+    not offer gives a lower bound (a calibration, which only needs where the load broke, passes False)."""
     ordered = sorted(steps, key=lambda s: s["rate"])
     passing = [k for k, s in enumerate(ordered) if s.get("slo_met")]
     if not passing:
@@ -102,7 +105,7 @@ def capacity(steps: Sequence[Mapping[str, Any]], slo_p99_ms: float) -> Capacity 
             "no step above it failed: a lower bound" + note,
         )
     above = ordered[top + 1]
-    if host_limited(above):
+    if host_bounds and host_limited(above):
         return Capacity(
             float(here["rate"]),
             False,

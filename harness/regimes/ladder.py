@@ -129,7 +129,8 @@ def first_failing_rate(metrics: dict[str, Any] | None) -> float | None:
     if not steps:
         return None
     # The threshold only places the capacity inside its bracket; the bracket's edges do not depend on it.
-    bracket = capacity(steps, slo_p99_ms=math.inf)
+    # Whatever broke it, the host or the app: the ladder's rates only need to reach past it.
+    bracket = capacity(steps, slo_p99_ms=math.inf, host_bounds=False)
     if bracket is None:
         return float(steps[0]["rate"])
     return bracket.above

@@ -85,6 +85,14 @@ def test_a_failure_the_host_caused_brackets_nothing() -> None:
     assert cap is not None and cap.bracketed and cap.above == 675
 
 
+def test_a_calibration_broken_by_the_host_still_sizes_the_ladder() -> None:
+    """The calibration of node with pg-native broke at 7,689 req/s on a step the host was too busy to
+    offer: that is still where its ladder must reach past, not "no rate breaks the SLO"."""
+    busy = {**step(7689, 3500, False, kept_up=False), "late_sends": 0, "valid": False}
+    steps = [step(3417, 1.2, True), step(5126, 5.0, True), busy]
+    assert first_failing_rate({"ladder": {"steps": steps}}) == 7689
+
+
 def test_a_ladder_whose_failing_step_was_host_limited_stays_valid() -> None:
     """The host-limited step decides nothing, so its late sends do not invalidate the ladder; late sends
     in a step below the capacity still do."""
