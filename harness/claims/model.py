@@ -44,9 +44,12 @@ class Variant:
 
 @dataclass(frozen=True)
 class LadderShape:
-    """A claim's ladder (harness/regimes/ladder.py LadderSettings). The defaults are the demo's: 6 steps of
-    2.5 s after a pre-warm of at most 40 s (a fresh JVM's JIT needs it; node and php settle in 12-16 s)
-    and a 3 s warm-up: about 35 s per fresh start for node and php, 60 s for java, on 2 cores."""
+    """A claim's ladder (harness/regimes/ladder.py LadderSettings): 6 steps of 2.5 s after a pre-warm of
+    at most 40 s (a fresh JVM's JIT needs it; node and php settle in 12-16 s) and a 3 s warm-up, about
+    35 s per fresh start for node and php, 60 s for java, on 2 cores. The shape is part of every stored
+    ladder's group key, so it stays what docs/replication/REPORT.md was run with (its `--from` recomputes
+    match folders by that key). The demo has since moved to 8 steps of 2 s (harness/regimes/demo.py):
+    more steps below saturation give a steadier cost; claims move with their next full re-run."""
 
     steps: int = 6
     step_s: float = 2.5

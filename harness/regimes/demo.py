@@ -59,12 +59,13 @@ def sizing() -> DemoPlan:
     return DemoPlan(
         cpus=cpus,
         repetitions=3,
-        # 6 steps of 2.5 s (>= 1000 requests each near capacity) after a pre-warm of at most 40 s and a 3 s
-        # warm-up. node and php settle within the pre-warm's first blocks; a fresh JVM at 0.5 CPU needs
-        # 37-54 s until its JIT compiler idles (harness/engine/prewarm.py), and its cost per request moved
-        # from 48 to 220 us between fresh starts without that wait, 98-110 us with it. 40 s keeps the
-        # demo's ladders within 10 minutes; a JVM still compiling then is named in its manifest.
-        ladder=LadderSettings(steps=6, step_s=2.5, warmup_s=3.0, prewarm_max_s=40.0, calibration_step_s=1.5),
+        # 8 steps of 2 s after a pre-warm of at most 35 s and a 3 s warm-up. The cost per request is a slope,
+        # and its precision comes from the steps below saturation: 6 steps of 2.5 s left 2-3 of them, and
+        # the cost's CV over fresh starts was 19-40 %; ladders that kept 5-9 had 2-5 %. 8 steps of 2 s
+        # keep 5-7 in about the same time. node and php settle within the pre-warm's first blocks; a fresh
+        # JVM at 0.5 CPU idles its JIT compiler after 30-54 s (sooner at the higher pre-warm rate a finer
+        # ladder gives); one still compiling at 35 s is named in its manifest.
+        ladder=LadderSettings(steps=8, step_s=2.0, warmup_s=3.0, prewarm_max_s=35.0, calibration_step_s=1.5),
         # Java uses the least CPU per request, so two of its instances still leave the load driver and
         # PostgreSQL room.
         scaling_impls=("java",),

@@ -239,15 +239,24 @@ def test_all_quick_fits_120_minutes(tmp_path: Path) -> None:
     assert ladders.fresh_start_s(find("pereira-energy-ranking").quick.ladder) == pytest.approx(66, abs=5)
 
 
-def test_a_claims_ladder_is_the_demos_and_keyed_on_the_ladder_method() -> None:
-    """The demo's shape gives a JVM's JIT its 40 s; a claim with a shorter pre-warm measured cold JVMs.
-    The group key carries the ladder method, so ladders stored by an older method are run again."""
+def test_a_claims_ladder_keeps_the_shape_of_its_stored_verdicts_and_is_keyed_on_the_ladder_method() -> None:
+    """docs/replication/REPORT.md was run with this shape and its `--from` recomputes match folders by the
+    group key, which carries the shape: changing it means re-running the claims. The key also carries
+    the ladder method, so ladders stored by an older method are run again."""
     from harness.claims.model import LadderShape
-    from harness.regimes import demo
     from harness.regimes import ladder as ladder_regime
 
-    assert ladders.settings_for(LadderShape()) == demo.sizing().ladder
+    assert LadderShape() == LadderShape(
+        steps=6, step_s=2.5, warmup_s=3.0, prewarm_max_s=40.0, calibration_step_s=1.5
+    )
     claim = find("pereira-energy-ranking")
+    keys = {cell.impl: ladders.group_of(claim.quick, cell) for cell in runner.cells(claim, claim.quick)}
+    # The default ladders' keys of the 2026-11-25 report's runs.
+    assert keys == {
+        "java": "claims-ladder/java/f6bdc8c953",
+        "node": "claims-ladder/node/6c75c1a33e",
+        "php": "claims-ladder/php/f702e2284b",
+    }
     cell = runner.cells(claim, claim.quick)[0]
     assert ladders.fingerprint(claim.quick, cell)["method"] == ladder_regime.METHOD_VERSION
 
