@@ -97,20 +97,11 @@ def capacity(
     note = f"; {isolated} lower step(s) failed too" if isolated else ""
     here = ordered[top]
     if top + 1 == len(ordered):
-        return Capacity(
-            float(here["rate"]),
-            False,
-            float(here["rate"]),
-            None,
-            "no step above it failed: a lower bound" + note,
-        )
+        return _at_least(here, "no step above it failed: a lower bound" + note)
     above = ordered[top + 1]
     if host_bounds and host_limited(above):
-        return Capacity(
-            float(here["rate"]),
-            False,
-            float(here["rate"]),
-            None,
+        return _at_least(
+            here,
             "the step above was not offered as scheduled (late sends, or a busy host or driver): "
             "the host, not the app, set the limit, so a lower bound" + note,
         )
@@ -122,6 +113,11 @@ def capacity(
     else:
         share, how = 0.5, "midway: the step above failed on errors, the mean or throughput"
     return Capacity(low + share * (high - low), True, low, high, how + note)
+
+
+def _at_least(step: Mapping[str, Any], how: str) -> Capacity:
+    rate = float(step["rate"])
+    return Capacity(rate, False, rate, None, how)
 
 
 def host_limited(step: Mapping[str, Any]) -> bool:
