@@ -278,3 +278,44 @@ def test_process_tree_cpuset_of_a_missing_cpu_is_refused() -> None:
     assert group.cpuset_applied is False
     with child_in(group, "import time; time.sleep(2)") as proc:
         assert proc.poll() is None
+
+
+# --- lifting the quota for the pre-warm ------------------------------------------------------------------
+
+
+def test_cgroup_v2_lift_writes_max_and_puts_the_quota_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(resources, "CGROUP_ROOT", tmp_path)
+    group = CgroupV2Group("fake-lift", Limits(cpus=0.5))
+    assert group.lift_cpu_limit(True)
+    assert (group.path / "cpu.max").read_text() == "max 10000"
+    assert group.lift_cpu_limit(False)
+    assert (group.path / "cpu.max").read_text() == "5000 10000"
+    assert not CgroupV2Group("fake-lift-unlimited", Limits()).lift_cpu_limit(True), "no quota to lift"
+
+
+def test_fallback_backends_cannot_lift_a_running_quota() -> None:
+    assert not ProcessTreeGroup("tree", Limits(cpus=0.5)).lift_cpu_limit(True)
+    assert not SystemdScopeGroup("scope", Limits(cpus=0.5)).lift_cpu_limit(True)
+
+
+@needs_v1
+def test_lifted_v1_quota_lets_a_spinner_run_unthrottled_then_caps_it_again() -> None:
+    group = new_group("cgroup-v1", "test-lift", Limits(cpus=0.2))
+    assert isinstance(group, CgroupV1Group)
+    quota_file = group.paths["cpu"] / "cpu.cfs_quota_us"
+    quota = quota_file.read_text().strip()
+    with child_in(group, SPINNER):
+        assert group.lift_cpu_limit(True)
+        assert quota_file.read_text().strip() == "-1"
+        before = group.cpu_throttling()
+        time.sleep(0.5)
+        during = group.cpu_throttling()
+        assert group.lift_cpu_limit(False)
+        assert quota_file.read_text().strip() == quota
+        time.sleep(0.5)
+        after = group.cpu_throttling()
+    assert before is not None and during is not None and after is not None
+    assert during.throttled_periods == before.throttled_periods, "no quota, no throttled period"
+    assert after.throttled_periods > during.throttled_periods, "the quota is back"

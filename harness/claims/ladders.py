@@ -40,6 +40,9 @@ def settings_for(shape: LadderShape) -> Any:
         warmup_s=shape.warmup_s,
         prewarm_max_s=shape.prewarm_max_s,
         calibration_step_s=shape.calibration_step_s,
+        # As docs/replication/REPORT.md was run: the pre-warm inside the quota. The shape is pinned
+        # (harness/claims/model.py LadderShape) until the claims' next full re-run.
+        prewarm_unlimited=False,
     )
 
 
@@ -226,7 +229,7 @@ def run(
                 steps,
                 settings,
             )
-            outcome = ladder.run_one(plan, prewarm_rate=ladder.prewarm_rate_for(steps), quiet=True)
+            outcome = ladder.run_one(plan, prewarm_rate=ladder.prewarm_rate_for(steps, settings), quiet=True)
             valid = bool(outcome.verdict and outcome.verdict.valid)
             observations[key].append(
                 _record(claim, size, cell, outcome.folder.run_id, outcome.status, valid, outcome.metrics)

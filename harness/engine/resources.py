@@ -192,6 +192,11 @@ class ResourceGroup(ABC):
         (without a quota the kernel counts no periods, and zeros would read as "never throttled")."""
         return None
 
+    def lift_cpu_limit(self, lifted: bool) -> bool:
+        """Remove the group's CPU quota (True) or put it back (False). Returns whether the backend did; a
+        backend that cannot change a running group's quota leaves it as it is."""
+        return False
+
     def close(self) -> None:  # noqa: B027 - most backends have nothing to remove
         """Remove the group. The caller has stopped its processes."""
 
@@ -288,6 +293,13 @@ class CgroupV2Group(ResourceGroup):
     def cpu_throttling(self) -> Throttling | None:
         return _read_throttling(self.path / "cpu.stat") if self.limits.cpus else None
 
+    def lift_cpu_limit(self, lifted: bool) -> bool:
+        if not self.limits.cpus:
+            return False
+        quota, period = cfs_quota(self.limits.cpus)
+        _write(self.path / "cpu.max", f"max {period}" if lifted else f"{quota} {period}")
+        return True
+
     def cpu_seconds(self) -> float:
         for line in (self.path / "cpu.stat").read_text().splitlines():
             key, value = line.split()
@@ -355,6 +367,13 @@ class CgroupV1Group(ResourceGroup):
 
     def cpu_throttling(self) -> Throttling | None:
         return _read_throttling(self.paths["cpu"] / "cpu.stat") if self.limits.cpus else None
+
+    def lift_cpu_limit(self, lifted: bool) -> bool:
+        if not self.limits.cpus:
+            return False
+        quota, _ = cfs_quota(self.limits.cpus)
+        _write(self.paths["cpu"] / "cpu.cfs_quota_us", "-1" if lifted else str(quota))
+        return True
 
     def peak_memory_bytes(self) -> int:
         return int((self.paths["memory"] / "memory.max_usage_in_bytes").read_text())

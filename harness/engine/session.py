@@ -8,9 +8,11 @@ that will not start), every process is stopped and the partial run is stored, ma
 
 from __future__ import annotations
 
+import contextlib
 import math
 import shutil
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -76,6 +78,9 @@ class RunPlan:
     prewarm: bool = True
     """Open model, fresh start: ramped load until the instances' CPU settles before the run (harness/engine/prewarm.py)."""
     prewarm_max_s: float = prewarming.MAX_S
+    prewarm_unlimited: bool = False
+    """Lift the instances' CPU quota during the pre-warm (cgroups only), so a JIT compiles at full speed
+    instead of inside the quota; the quota is back before the warm-up and every measured second."""
 
     def group_key(self) -> str:
         return self.group or f"{self.impl}/{self.variant}/{self.regime}/{_point_key(self.point)}"
@@ -307,9 +312,12 @@ class Session:
             for i in self.instances
         ]
 
-    def prewarm(self, rate: float, max_s: float = prewarming.MAX_S) -> prewarming.PrewarmRecord | None:
+    def prewarm(
+        self, rate: float, max_s: float = prewarming.MAX_S, unlimited: bool = False
+    ) -> prewarming.PrewarmRecord | None:
         """Unmeasured, ramped load until the instances' CPU settles (harness/engine/prewarm.py); the same rule for
-        every implementation. What it did goes into every later run's manifest."""
+        every implementation. With `unlimited`, the instances run it without their CPU quota. What it did
+        goes into every later run's manifest."""
         if not self.started_ok or self.remote or not self.instances or rate <= 0:
             return None
         import tempfile
@@ -340,13 +348,18 @@ class Session:
             return driver
 
         limit_pct = 100.0 * self.plan.cpus * len(self.instances) if self.plan.cpus else None
-        with tempfile.TemporaryDirectory(prefix="bidbench-prewarm-") as scratch:
+        lifted = unlimited and all([i.group.lift_cpu_limit(True) for i in self.instances])
+        with (
+            tempfile.TemporaryDirectory(prefix="bidbench-prewarm-") as scratch,
+            self._quota_restored(unlimited),
+        ):
             record = prewarming.prewarm_until_steady(
                 start_load,
                 lambda: sum(i.group.cpu_seconds() for i in self.instances),
                 rate,
                 Path(scratch),
-                limit_pct,
+                # Without a quota, CPU flat at a limit cannot be mistaken for a steady state.
+                None if lifted else limit_pct,
                 max_s,
                 compile_seconds=self._jit_compile_seconds
                 if app_adapter(self.plan.impl).runs_on_jvm
@@ -354,9 +367,19 @@ class Session:
             )
             if record.driver_exit and started:
                 raise RuntimeError(f"pre-warm: {started[0].failure(record.driver_exit)}")
+        record.limit_lifted = lifted
         record.idle_wait_s = self.wait_idle()
         self.common["prewarm"] = record.as_manifest()
         return record
+
+    @contextlib.contextmanager
+    def _quota_restored(self, lifted: bool) -> Iterator[None]:
+        try:
+            yield
+        finally:
+            if lifted:
+                for instance in self.instances:
+                    instance.group.lift_cpu_limit(False)
 
     def _jit_compile_seconds(self) -> float | None:
         readings = [jit_compile_seconds(i.processes[0].pid) for i in self.instances]
@@ -421,9 +444,11 @@ class Session:
                     f"an instance had died before this window: {[d for i in self.instances for d in i.exited()]}"
                 )
             if prewarm_rate:
-                record = self.prewarm(prewarm_rate, plan.prewarm_max_s)
+                record = self.prewarm(prewarm_rate, plan.prewarm_max_s, plan.prewarm_unlimited)
                 if record is not None and plan.load.model == "open":
-                    plan = replace(plan, load=replace(plan.load, warmup_from_rate=record.rate))
+                    # A pre-warm without the quota may run at more than the instances carry with it.
+                    start = min(record.rate, plan.load.rate) if record.limit_lifted else record.rate
+                    plan = replace(plan, load=replace(plan.load, warmup_from_rate=start))
                 if record is not None:
                     manifest.sections["prewarm"] = record.as_manifest()
                     manifest.load = asdict(plan.load)

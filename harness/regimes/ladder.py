@@ -35,6 +35,10 @@ class LadderSettings:
     prewarm_max_s: float = 60.0
     """The pre-warm ends sooner once CPU settles (and a JVM's JIT is idle): node and php took 12-16 s, a
     fresh JVM at 0.5 CPU about 45 s (harness/engine/prewarm.py)."""
+    prewarm_unlimited: bool = True
+    """The pre-warm runs without the CPU quota (harness/engine/session.py RunPlan.prewarm_unlimited): inside
+    0.5 CPU a fresh JVM's JIT compiler shares the quota with the requests, and 3 of 5 demo JVMs were still
+    compiling when their 35 s pre-warm ended."""
     low: float = 0.25
     """The first step, as a share of the calibration's first failing rate."""
     high: float = 2.0
@@ -107,10 +111,12 @@ def calibrate(
         load=_load(base.load, rates, settings.calibration_step_s, settings.warmup_s, base.slo.p99_ms),
         expect_below_capacity=False,
         prewarm_max_s=settings.prewarm_max_s,
+        prewarm_unlimited=settings.prewarm_unlimited,
     )
     # The pre-warm's least rate per CPU, not the calibration's first step: a JVM pre-warmed at 200 req/s
     # broke at 1,012 req/s in its calibration, and none of its ladders broke up to 2,024.
-    outcome = run_one(plan, prewarm_rate=min(rates[-1], prewarming.MIN_RATE_PER_CPU * cpus), quiet=quiet)
+    rate = prewarming.MIN_RATE_PER_CPU * cpus * prewarm_factor(settings)
+    outcome = run_one(plan, prewarm_rate=min(rates[-1], rate), quiet=quiet)
     failing = first_failing_rate(outcome.metrics)
     if failing is None:
         raise UserError(
@@ -163,9 +169,7 @@ def run_ladders(
             for impl in plan.impls:
                 key = (impl, instances)
                 run_plan = ladder_plan(plan.base, impl, instances, repetition, rates[key], settings)
-                outcome = run_one(
-                    run_plan, prewarm_rate=prewarm_rate_for(rates[key], settings.high), quiet=quiet
-                )
+                outcome = run_one(run_plan, prewarm_rate=prewarm_rate_for(rates[key], settings), quiet=quiet)
                 outcomes[key].append(outcome)
                 on_outcome(impl, instances, repetition, outcome)
     return outcomes
@@ -190,6 +194,7 @@ def ladder_plan(
         load=_load(base.load, steps, settings.step_s, settings.warmup_s, base.slo.p99_ms),
         expect_below_capacity=False,
         prewarm_max_s=settings.prewarm_max_s,
+        prewarm_unlimited=settings.prewarm_unlimited,
     )
 
 
@@ -197,10 +202,19 @@ def ladder_plan(
 # reads as still warming: with ladders up to 2x the break, the middle step was node's 2,944 and php's
 # 1,308 req/s, at their capacity, and every pre-warm ran to its cap.
 PREWARM_SHARE_OF_BREAK = 0.5
+# Without the quota nothing is pinned at a limit, and a JIT compiles a method after a number of calls, so
+# the pre-warm runs at twice the rate. A fresh JVM at 0.5 CPU pre-warmed at 688 req/s ran to its 35 s cap
+# in 5 of 5 demo starts, its CPU still falling; at 1,246 req/s it settled with its JIT idle in 23-24 s.
+UNLIMITED_PREWARM_FACTOR = 2.0
 
 
-def prewarm_rate_for(rates: tuple[float, ...], high: float = LadderSettings.high) -> float:
+def prewarm_factor(settings: LadderSettings) -> float:
+    return UNLIMITED_PREWARM_FACTOR if settings.prewarm_unlimited else 1.0
+
+
+def prewarm_rate_for(rates: tuple[float, ...], settings: LadderSettings) -> float:
     """The highest step at or below half the calibration's break (the top step is `high` times the
-    break): well under capacity, busy enough to compile."""
-    ceiling = rates[-1] * PREWARM_SHARE_OF_BREAK / high
+    break), or at the break when the pre-warm runs without the quota: well under what the instances
+    can carry, busy enough to compile."""
+    ceiling = rates[-1] * PREWARM_SHARE_OF_BREAK * prewarm_factor(settings) / settings.high
     return max((rate for rate in rates if rate <= ceiling), default=rates[0])

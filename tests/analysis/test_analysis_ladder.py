@@ -195,6 +195,16 @@ def test_aa_same_app_shows_no_difference(tmp_path: Path) -> None:
     assert all(r.verdict in (SAME, DIFFERS) or r.verdict.startswith("not tested") for r in rows.values())
 
 
+def test_aa_shows_a_derived_metric_without_testing_it_twice(tmp_path: Path) -> None:
+    group_a, group_b = _aa_runs(tmp_path, 5)
+    rows = {r.metric: r for r in aa_verdicts(group_a, group_b)}
+    derived = rows["normalized_throughput"]
+    assert derived.verdict == "not tested: derived from CPU µs per request (its own row)"
+    assert derived.mean_a is not None and derived.p_value is None and derived.holm_p is None
+    tested = [r for r in rows.values() if r.p_value is not None]
+    assert "normalized_throughput" not in {r.metric for r in tested} and len(tested) == 6
+
+
 def test_aa_finds_a_real_difference(tmp_path: Path) -> None:
     group_a, group_b = _aa_runs(tmp_path, 5)
     for run in group_b:  # B costs 30 % more per request: the test must see it
@@ -220,7 +230,8 @@ def test_aa_uses_valid_ladders_and_needs_three(tmp_path: Path) -> None:
     group_a, group_b = _aa_runs(tmp_path, 5, invalid={"node": 3})
     rows = {r.metric: r for r in aa_verdicts(group_a, group_b)}
     assert (rows["cpu_us_per_request"].n_a, rows["cpu_us_per_request"].n_b) == (2, 2)
-    assert all(r.verdict == "not tested: n < 3 in a group" for r in rows.values())
+    tested = {k: r for k, r in rows.items() if k != "normalized_throughput"}  # never tested: derived
+    assert all(r.verdict == "not tested: n < 3 in a group" for r in tested.values())
 
 
 def test_aa_can_include_invalid_ladders(tmp_path: Path) -> None:

@@ -177,12 +177,32 @@ def test_one_real_ladder_end_to_end(tmp_path: Path, database_url: str) -> None:
         and outcome.folder.read_json("manifest.json")["regime"]["name"] == "ladder"
     )
     # The pre-warm ran its course: a ladder's steps once made the driver refuse the pre-warm's ramp.
-    prewarm = outcome.folder.read_json("manifest.json")["prewarm"]
+    manifest = outcome.folder.read_json("manifest.json")
+    prewarm = manifest["prewarm"]
     assert prewarm["driver_exit"] in (None, 0) and prewarm["seconds"] >= 3, prewarm
+    # Pre-warmed without the quota where the backend can lift it; the steps ran with it back on.
+    cgroups = manifest["resource_backend"]["name"] in ("cgroup-v1", "cgroup-v2")
+    assert prewarm["limit_lifted"] is cgroups
+    if cgroups:
+        assert all(s["throttling"] and s["throttling"][0]["periods"] > 0 for s in steps), steps
 
 
-def test_the_prewarm_runs_at_half_the_calibration_break_not_near_capacity() -> None:
-    settings = LadderSettings()
+def test_the_prewarm_runs_at_half_the_calibration_break_inside_the_quota() -> None:
+    settings = LadderSettings(prewarm_unlimited=False)
     rates = ladder_rates(1000.0, settings)  # 250 ... 2000
-    assert prewarm_rate_for(rates, settings.high) == max(r for r in rates if r <= 500.0)
-    assert prewarm_rate_for((900.0, 1000.0), high=2.0) == 900.0  # no step that low: the first
+    assert prewarm_rate_for(rates, settings) == max(r for r in rates if r <= 500.0)
+    assert prewarm_rate_for((900.0, 1000.0), settings) == 900.0  # no step that low: the first
+
+
+def test_without_the_quota_the_prewarm_runs_at_the_break() -> None:
+    settings = LadderSettings()
+    assert settings.prewarm_unlimited
+    rates = ladder_rates(1000.0, settings)
+    assert prewarm_rate_for(rates, settings) == max(r for r in rates if r <= 1000.0)
+
+
+def test_the_claims_keep_the_prewarm_their_report_was_run_with() -> None:
+    from harness.claims.ladders import settings_for
+    from harness.claims.model import LadderShape
+
+    assert settings_for(LadderShape()).prewarm_unlimited is False
