@@ -81,7 +81,7 @@ def run_demo(results_dir: Path | None = None) -> int:
         f"This compares the Java, Node.js and PHP apps on this machine with load ladders: each fresh start "
         f"of an app runs {plan.ladder.steps} steps of {plan.ladder.step_s:g} s from well below to past where it "
         f"breaks the SLO (p99 <= 50 ms, mean <= 8 ms), {plan.repetitions} ladders each, every instance capped at "
-        f"{plan.cpus:g} CPU; then java with 2 instances. Expect about 11 minutes."
+        f"{plan.cpus:g} CPU; then java with 2 instances. Expect about 10 minutes."
     )
     console.rule("1/5 tools")
     toolchain.ensure(DEMO_TOOLS, quiet=False)
