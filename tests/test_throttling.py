@@ -93,7 +93,10 @@ def test_cpu_stat_parsing_v2_and_v1() -> None:
 def test_cgroup_v2_group_reads_a_fake_cpu_stat(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(resources, "CGROUP_ROOT", tmp_path)
     group = CgroupV2Group("fake", Limits(cpus=0.5))
-    assert (group.path / "cpu.max").read_text() == "5000 10000"
+    assert (group.path / "cpu.max").read_text() == "50000 100000"  # the kernel's 100 ms period
+    pinned = CgroupV2Group("fake-10ms", Limits(cpus=0.5, cfs_period_us=10_000))
+    assert (pinned.path / "cpu.max").read_text() == "5000 10000"
+    assert pinned.describe()["cfs_quota_period_us"] == [5000, 10000]
     (group.path / "cpu.stat").write_text("usage_usec 10\nnr_periods 7\nnr_throttled 3\nthrottled_usec 1500\n")
     assert group.cpu_throttling() == Throttling(7, 3, 0.0015)
     (group.path / "cpu.stat").write_text("usage_usec 10\n")
@@ -289,10 +292,15 @@ def test_cgroup_v2_lift_writes_max_and_puts_the_quota_back(
     monkeypatch.setattr(resources, "CGROUP_ROOT", tmp_path)
     group = CgroupV2Group("fake-lift", Limits(cpus=0.5))
     assert group.lift_cpu_limit(True)
-    assert (group.path / "cpu.max").read_text() == "max 10000"
+    assert (group.path / "cpu.max").read_text() == "max 100000"
     assert group.lift_cpu_limit(False)
-    assert (group.path / "cpu.max").read_text() == "5000 10000"
+    assert (group.path / "cpu.max").read_text() == "50000 100000"
     assert not CgroupV2Group("fake-lift-unlimited", Limits()).lift_cpu_limit(True), "no quota to lift"
+
+
+def test_a_systemd_scope_gets_the_quota_and_its_period() -> None:
+    argv = SystemdScopeGroup("scope", Limits(cpus=0.5, cfs_period_us=20_000)).wrap(["true"])
+    assert "CPUQuota=50%" in argv and "CPUQuotaPeriodSec=20000us" in argv
 
 
 def test_fallback_backends_cannot_lift_a_running_quota() -> None:

@@ -139,8 +139,9 @@ def print_aa_table(
             verdict,
         )
     console.print(table)
+    tested = sum(1 for row in rows if row.p_value is not None)
     console.print(
         f"Welch's t-test per metric at alpha {alpha:g}. The groups differ only by chance, so each 'differs' "
-        f"is a false positive; over {len(rows)} metrics about {1 - (1 - alpha) ** len(rows):.0%} of A/A runs "
-        "show one. The Holm-adjusted p corrects for testing them all."
+        f"is a false positive; over {tested} tested metrics about {1 - (1 - alpha) ** tested:.0%} of A/A "
+        "runs show one. The Holm-adjusted p corrects for testing them all."
     )

@@ -22,18 +22,20 @@ from harness.console import UserError
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 GROUP_PARENT = "bidbench"
-# A 10 ms CFS period instead of the kernel's 100 ms: with a fractional CPU limit, a burst that uses up the
-# quota stalls the whole group for the rest of the period, and at 0.25 CPU a 100 ms period means stalls of
-# up to 75 ms, which would be measured as the app's latency. 10 ms bounds them at 7.5 ms.
-# BIDBENCH_CFS_PERIOD_US overrides it, to measure what the period does (docs/method.md); the manifest
-# records each group's quota and period.
-CFS_PERIOD_US = int(os.environ.get("BIDBENCH_CFS_PERIOD_US", "10000"))
+# The kernel's 100 ms CFS period. A 10 ms period was used before, to keep a stall after a burst short, but
+# it throttled bursts the apps could have absorbed: measured on 2026-11-25 at 0.5 CPU (4 interleaved
+# ladders each, docs/method.md §1), at 10 ms the apps were throttled in 6-9 % of the periods of their
+# three lowest steps (20-25 % of a core) and their p99 there was 25 ms (node) and 37 ms (java); at 100 ms,
+# 0-3 % and 3.6 and 13 ms. java's capacity rose from 2,434 req/s to >= 4,579, php's from 1,401 to 1,678.
+# BIDBENCH_CFS_PERIOD_US overrides it; a plan may pin its own (Limits.cfs_period_us); the manifest records
+# each group's quota and period.
+CFS_PERIOD_US = int(os.environ.get("BIDBENCH_CFS_PERIOD_US", "100000"))
 MIN_QUOTA_US = 1_000  # the kernel refuses smaller quotas
 
 
-def cfs_quota(cpus: float) -> tuple[int, int]:
-    """(quota, period) in microseconds; below 0.1 CPU the period grows so the quota stays >= 1 ms."""
-    period = max(CFS_PERIOD_US, int(MIN_QUOTA_US / cpus + 0.5))
+def cfs_quota(cpus: float, period_us: int | None = None) -> tuple[int, int]:
+    """(quota, period) in microseconds; at very small limits the period grows so the quota stays >= 1 ms."""
+    period = max(period_us or CFS_PERIOD_US, int(MIN_QUOTA_US / cpus + 0.5))
     return max(MIN_QUOTA_US, int(cpus * period)), period
 
 
@@ -47,6 +49,8 @@ class Limits:
     cpuset: str | None = None
     """CPU list such as "1" or "0-1"; None = any CPU."""
     memory_mb: int | None = None
+    cfs_period_us: int | None = None
+    """The CFS period of the quota; None = CFS_PERIOD_US."""
     cpu_weight: int | None = None
     """Relative CPU weight against other groups (cgroup v2 cpu.weight 1..10000, default 100). Used by
     accounting tests so that a shared, noisy machine cannot starve the process under test."""
@@ -233,7 +237,9 @@ class ResourceGroup(ABC):
             "exact_cpu": self.exact_cpu,
             "enforces_limit": self.enforces_limit,
             "cpus": self.limits.cpus,
-            "cfs_quota_period_us": list(cfs_quota(self.limits.cpus)) if self.limits.cpus else None,
+            "cfs_quota_period_us": list(cfs_quota(self.limits.cpus, self.limits.cfs_period_us))
+            if self.limits.cpus
+            else None,
             "cpuset": self.limits.cpuset,
             "cpuset_applied": self.cpuset_applied,
             "cpuset_note": self.cpuset_note,
@@ -255,7 +261,7 @@ class CgroupV2Group(ResourceGroup):
         self.path = parent / name
         self.path.mkdir()
         if limits.cpus:
-            quota, period = cfs_quota(limits.cpus)
+            quota, period = cfs_quota(limits.cpus, limits.cfs_period_us)
             _write(self.path / "cpu.max", f"{quota} {period}")
         if limits.cpuset:
             self._apply_cpuset(parent, limits.cpuset)
@@ -296,7 +302,7 @@ class CgroupV2Group(ResourceGroup):
     def lift_cpu_limit(self, lifted: bool) -> bool:
         if not self.limits.cpus:
             return False
-        quota, period = cfs_quota(self.limits.cpus)
+        quota, period = cfs_quota(self.limits.cpus, self.limits.cfs_period_us)
         _write(self.path / "cpu.max", f"max {period}" if lifted else f"{quota} {period}")
         return True
 
@@ -343,7 +349,7 @@ class CgroupV1Group(ResourceGroup):
                         f"the kernel refused cpuset.cpus={limits.cpuset}: {exc.strerror or exc}"
                     )
         if limits.cpus:
-            quota, period = cfs_quota(limits.cpus)
+            quota, period = cfs_quota(limits.cpus, limits.cfs_period_us)
             _write(self.paths["cpu"] / "cpu.cfs_period_us", str(period))
             _write(self.paths["cpu"] / "cpu.cfs_quota_us", str(quota))
         if limits.memory_mb:
@@ -371,7 +377,7 @@ class CgroupV1Group(ResourceGroup):
     def lift_cpu_limit(self, lifted: bool) -> bool:
         if not self.limits.cpus:
             return False
-        quota, _ = cfs_quota(self.limits.cpus)
+        quota, _ = cfs_quota(self.limits.cpus, self.limits.cfs_period_us)
         _write(self.paths["cpu"] / "cpu.cfs_quota_us", "-1" if lifted else str(quota))
         return True
 
@@ -399,7 +405,8 @@ class SystemdScopeGroup(ResourceGroup):
     def wrap(self, argv: list[str]) -> list[str]:
         props = ["-p", "CPUAccounting=yes", "-p", "MemoryAccounting=yes"]
         if self.limits.cpus:
-            props += ["-p", f"CPUQuota={int(self.limits.cpus * 100)}%"]
+            quota, period = cfs_quota(self.limits.cpus, self.limits.cfs_period_us)
+            props += ["-p", f"CPUQuota={int(self.limits.cpus * 100)}%", "-p", f"CPUQuotaPeriodSec={period}us"]
         if self.limits.cpuset:
             props += ["-p", f"AllowedCPUs={self.limits.cpuset}"]
         user = [] if os.geteuid() == 0 else ["--user"]

@@ -81,6 +81,8 @@ class RunPlan:
     prewarm_unlimited: bool = False
     """Lift the instances' CPU quota during the pre-warm (cgroups only), so a JIT compiles at full speed
     instead of inside the quota; the quota is back before the warm-up and every measured second."""
+    cfs_period_us: int | None = None
+    """The CFS period of the instances' quota; None: the default (harness/engine/resources.py)."""
 
     def group_key(self) -> str:
         return self.group or f"{self.impl}/{self.variant}/{self.regime}/{_point_key(self.point)}"
@@ -302,7 +304,9 @@ class Session:
                 run_dir=self.run_root / f"instance-{index}",
                 knobs=knob_values,
             )
-            limits = Limits(cpus=plan.cpus, cpuset=self.placement.instance_cpuset)
+            limits = Limits(
+                cpus=plan.cpus, cpuset=self.placement.instance_cpuset, cfs_period_us=plan.cfs_period_us
+            )
             self.instances.append(start(driver, spec, self.backend, limits))
         self.resources: dict[str, Any] = {i.name: i.group for i in self.instances}
         self.common["knobs"] = driver.effective_knobs(self.instances[0].spec)

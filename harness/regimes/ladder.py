@@ -39,6 +39,8 @@ class LadderSettings:
     """The pre-warm runs without the CPU quota (harness/engine/session.py RunPlan.prewarm_unlimited): inside
     0.5 CPU a fresh JVM's JIT compiler shares the quota with the requests, and 3 of 5 demo JVMs were still
     compiling when their 35 s pre-warm ended."""
+    cfs_period_us: int | None = None
+    """The quota's CFS period; None: the default (harness/engine/resources.py CFS_PERIOD_US)."""
     low: float = 0.25
     """The first step, as a share of the calibration's first failing rate."""
     high: float = 2.0
@@ -112,6 +114,7 @@ def calibrate(
         expect_below_capacity=False,
         prewarm_max_s=settings.prewarm_max_s,
         prewarm_unlimited=settings.prewarm_unlimited,
+        cfs_period_us=settings.cfs_period_us or base.cfs_period_us,
     )
     # The pre-warm's least rate per CPU, not the calibration's first step: a JVM pre-warmed at 200 req/s
     # broke at 1,012 req/s in its calibration, and none of its ladders broke up to 2,024.
@@ -195,6 +198,7 @@ def ladder_plan(
         expect_below_capacity=False,
         prewarm_max_s=settings.prewarm_max_s,
         prewarm_unlimited=settings.prewarm_unlimited,
+        cfs_period_us=settings.cfs_period_us or base.cfs_period_us,
     )
 
 

@@ -205,6 +205,17 @@ def test_aa_shows_a_derived_metric_without_testing_it_twice(tmp_path: Path) -> N
     assert "normalized_throughput" not in {r.metric for r in tested} and len(tested) == 6
 
 
+def test_aa_table_counts_only_the_tested_metrics_in_its_false_positive_rate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness.cli.aa import print_aa_table
+
+    group_a, group_b = _aa_runs(tmp_path, 5)
+    print_aa_table("node", aa_verdicts(group_a, group_b), group_a, group_b, 0.05)
+    out = " ".join(capsys.readouterr().out.split())
+    assert "over 6 tested metrics about 26% of A/A runs show one" in out
+
+
 def test_aa_finds_a_real_difference(tmp_path: Path) -> None:
     group_a, group_b = _aa_runs(tmp_path, 5)
     for run in group_b:  # B costs 30 % more per request: the test must see it

@@ -185,6 +185,7 @@ def test_one_real_ladder_end_to_end(tmp_path: Path, database_url: str) -> None:
     assert prewarm["limit_lifted"] is cgroups
     if cgroups:
         assert all(s["throttling"] and s["throttling"][0]["periods"] > 0 for s in steps), steps
+        assert manifest["instances_detail"][0]["group"]["cfs_quota_period_us"] == [50_000, 100_000]
 
 
 def test_the_prewarm_runs_at_half_the_calibration_break_inside_the_quota() -> None:
@@ -205,4 +206,12 @@ def test_the_claims_keep_the_prewarm_their_report_was_run_with() -> None:
     from harness.claims.ladders import settings_for
     from harness.claims.model import LadderShape
 
-    assert settings_for(LadderShape()).prewarm_unlimited is False
+    settings = settings_for(LadderShape())
+    assert settings.prewarm_unlimited is False and settings.cfs_period_us == 10_000
+
+
+def test_a_ladders_quota_period_reaches_its_run_plan() -> None:
+    base = RunPlan(impl="node", load=LoadSettings(targets=[]), cpus=0.5)
+    pinned = ladder_plan(base, "node", 1, 0, (100.0, 200.0), LadderSettings(cfs_period_us=10_000))
+    assert pinned.cfs_period_us == 10_000
+    assert ladder_plan(base, "node", 1, 0, (100.0, 200.0), LadderSettings()).cfs_period_us is None
