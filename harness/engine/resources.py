@@ -405,7 +405,7 @@ class SystemdScopeGroup(ResourceGroup):
     def wrap(self, argv: list[str]) -> list[str]:
         props = ["-p", "CPUAccounting=yes", "-p", "MemoryAccounting=yes"]
         if self.limits.cpus:
-            quota, period = cfs_quota(self.limits.cpus, self.limits.cfs_period_us)
+            _, period = cfs_quota(self.limits.cpus, self.limits.cfs_period_us)
             props += ["-p", f"CPUQuota={int(self.limits.cpus * 100)}%", "-p", f"CPUQuotaPeriodSec={period}us"]
         if self.limits.cpuset:
             props += ["-p", f"AllowedCPUs={self.limits.cpuset}"]

@@ -352,10 +352,9 @@ class Session:
             return driver
 
         limit_pct = 100.0 * self.plan.cpus * len(self.instances) if self.plan.cpus else None
-        lifted = unlimited and all([i.group.lift_cpu_limit(True) for i in self.instances])
         with (
             tempfile.TemporaryDirectory(prefix="bidbench-prewarm-") as scratch,
-            self._quota_restored(unlimited),
+            self._quota_lifted(unlimited) as lifted,
         ):
             record = prewarming.prewarm_until_steady(
                 start_load,
@@ -377,11 +376,13 @@ class Session:
         return record
 
     @contextlib.contextmanager
-    def _quota_restored(self, lifted: bool) -> Iterator[None]:
+    def _quota_lifted(self, unlimited: bool) -> Iterator[bool]:
+        """Lifts the instances' quota for the block (when asked and the backend can) and always puts it
+        back, even when a later group refused or the block failed. Yields whether every group was lifted."""
         try:
-            yield
+            yield unlimited and all([i.group.lift_cpu_limit(True) for i in self.instances])
         finally:
-            if lifted:
+            if unlimited:
                 for instance in self.instances:
                     instance.group.lift_cpu_limit(False)
 

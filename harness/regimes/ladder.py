@@ -89,6 +89,15 @@ def _load(
     )
 
 
+def _instance_settings(base: RunPlan, settings: LadderSettings) -> dict[str, Any]:
+    """What a ladder's settings set on every fresh start's plan, calibration or ladder alike."""
+    return {
+        "prewarm_max_s": settings.prewarm_max_s,
+        "prewarm_unlimited": settings.prewarm_unlimited,
+        "cfs_period_us": settings.cfs_period_us or base.cfs_period_us,
+    }
+
+
 def run_one(plan: RunPlan, prewarm_rate: float, quiet: bool = False) -> RunOutcome:
     """One fresh start: start the instances, pre-warm them, run the ladder, stop everything."""
     with Session(plan, quiet) as session:
@@ -112,9 +121,7 @@ def calibrate(
         point={**base.point, "instances": instances},
         load=_load(base.load, rates, settings.calibration_step_s, settings.warmup_s, base.slo.p99_ms),
         expect_below_capacity=False,
-        prewarm_max_s=settings.prewarm_max_s,
-        prewarm_unlimited=settings.prewarm_unlimited,
-        cfs_period_us=settings.cfs_period_us or base.cfs_period_us,
+        **_instance_settings(base, settings),
     )
     # The pre-warm's least rate per CPU, not the calibration's first step: a JVM pre-warmed at 200 req/s
     # broke at 1,012 req/s in its calibration, and none of its ladders broke up to 2,024.
@@ -196,9 +203,7 @@ def ladder_plan(
         repetition=repetition,
         load=_load(base.load, steps, settings.step_s, settings.warmup_s, base.slo.p99_ms),
         expect_below_capacity=False,
-        prewarm_max_s=settings.prewarm_max_s,
-        prewarm_unlimited=settings.prewarm_unlimited,
-        cfs_period_us=settings.cfs_period_us or base.cfs_period_us,
+        **_instance_settings(base, settings),
     )
 
 
