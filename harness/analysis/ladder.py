@@ -47,7 +47,7 @@ class Capacity:
         return f"{self.rps:,.0f}" if self.bracketed else f">= {self.rps:,.0f}"
 
 
-def _below_saturation(steps: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+def below_saturation(steps: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """The steps up to the last one whose completed rate kept up with the offered rate."""
     kept = []
     for step in sorted(steps, key=lambda s: s["rate"]):
@@ -60,7 +60,7 @@ def _below_saturation(steps: Sequence[Mapping[str, Any]]) -> list[Mapping[str, A
 def cost_fit(steps: Sequence[Mapping[str, Any]], cpu_key: str = "instance_cpu_s") -> CostFit | None:
     """Least squares of a component's CPU seconds per step on the requests completed in the step, over
     the steps below saturation (past it, queued requests and CPU stop being proportional)."""
-    rows = [s for s in _below_saturation(steps) if _finite(s.get(cpu_key)) and s.get("completed")]
+    rows = [s for s in below_saturation(steps) if _finite(s.get(cpu_key)) and s.get("completed")]
     if len(rows) < 2:
         return None
     step_s = float(rows[0]["step_s"])
@@ -183,6 +183,8 @@ class LadderRow:
     valid: int
     cost_us: Spread
     db_cost_us: Spread
+    host_r: float | None
+    """How closely the app's CPU per request followed the load driver's, step by step (host_factor.py)."""
     capacity: Spread
     capacity_text: str
     saturation: Spread
@@ -193,7 +195,11 @@ class LadderRow:
 def ladder_row(label: str, metrics: Sequence[Mapping[str, Any] | None], valid: Sequence[bool]) -> LadderRow:
     """Valid ladders only. A capacity is averaged only when every ladder bracketed it; otherwise the row
     says "at least" the smallest lower bound, never a mean of bounds."""
+    # host_factor builds on this module's steps, so it is imported where it is used.
+    from harness.analysis.host_factor import shared_factor_r
+
     kept = [m for m, ok in zip(metrics, valid, strict=True) if m is not None and ok]
+    ladders = [m["ladder"]["steps"] for m in kept if (m.get("ladder") or {}).get("steps")]
     bracketed = [m.get("capacity_rps") for m in kept]
     bounds = [m.get("capacity_at_least_rps") for m in kept if m.get("capacity_at_least_rps") is not None]
     capacity = spread(bracketed if not bounds else [])
@@ -207,6 +213,7 @@ def ladder_row(label: str, metrics: Sequence[Mapping[str, Any] | None], valid: S
         valid=len(kept),
         cost_us=spread([m.get("cpu_us_per_request") for m in kept]),
         db_cost_us=spread([m.get("db_us_per_request") for m in kept]),
+        host_r=shared_factor_r(ladders),
         capacity=capacity,
         capacity_text=text,
         saturation=spread([m.get("saturation_rps") for m in kept]),

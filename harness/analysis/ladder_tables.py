@@ -61,6 +61,7 @@ def print_ladder_table(title: str, outcomes: Mapping[str, Sequence[LadderOutcome
         "app",
         "ladders valid",
         "CPU us/request",
+        "host r",
         "PostgreSQL us/request",
         "SLO capacity req/s",
         "saturation req/s",
@@ -78,6 +79,7 @@ def print_ladder_table(title: str, outcomes: Mapping[str, Sequence[LadderOutcome
             label,
             f"{row.valid}/{row.ladders}",
             row.cost_us.text(),
+            "-" if row.host_r is None else f"{row.host_r:.2f}",
             row.db_cost_us.text(),
             row.capacity_text,
             row.saturation.text(),
@@ -87,5 +89,7 @@ def print_ladder_table(title: str, outcomes: Mapping[str, Sequence[LadderOutcome
     console.print(table)
     console.print(
         "CPU us/request is the slope of the instances' CPU time on completed requests below saturation; "
-        "the thesis's normalized throughput (req/s per CPU %) is 10,000 / it."
+        "the thesis's normalized throughput (req/s per CPU %) is 10,000 / it. Host r: how closely its "
+        "spread followed the load driver's CPU per request in the same steps; near 1, the shared host, not "
+        "the app, moved it (docs/method.md, 'The host factor')."
     )

@@ -59,6 +59,7 @@ def register(app: typer.Typer) -> None:
         from dataclasses import replace
 
         from harness import paths
+        from harness.analysis.ladder_tables import print_ladder_table
         from harness.regimes.aa import AaPlan, aa_verdicts, run_aa, runs_of
         from harness.regimes.ladder import LadderSettings
 
@@ -81,6 +82,8 @@ def register(app: typer.Typer) -> None:
         group_a, group_b = runs_of(outcomes["A"]), runs_of(outcomes["B"])
         rows = aa_verdicts(group_a, group_b, alpha, include_invalid=include_invalid)
         print_aa_table(plan.impl, rows, group_a, group_b, alpha, include_invalid)
+        both = {"A": outcomes["A"], "B": outcomes["B"], "A and B": [*outcomes["A"], *outcomes["B"]]}
+        print_ladder_table(f"A/A {plan.impl}, the spread over fresh starts", both)
         record = {
             "impl": plan.impl,
             "created_utc": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
