@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from harness.analysis import format as fmt
+from harness.analysis.host_factor import shared_factor_r
 from harness.analysis.knee import find_knee
 from harness.analysis.load import Run
 from harness.analysis.metrics import ALL_METRICS, LADDER_REGIMES
@@ -522,6 +523,13 @@ def _sureness(
     text = f"How sure: valid ladders {counts}"
     if cvs:
         text += f"; the CPU cost varies between fresh starts by CV {', '.join(cvs)}"
+    host = {lb: shared_factor_r([steps_of(r) for r in cset.runs_of(lb) if r.is_valid]) for lb in cset.labels}
+    known = [f"{lb} {r:.2f}" for lb, r in host.items() if r is not None]
+    if known:
+        text += (
+            f"; it followed the load driver's CPU per request in the same steps by r {', '.join(known)} "
+            "(near 1: the shared host, not the app, moved it)"
+        )
     small = [lb for lb in cset.labels if valid[lb] < 3]
     if small:
         text += f"; fewer than 3 valid ladders for {', '.join(small)}: no interval and no test there"

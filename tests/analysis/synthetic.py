@@ -604,10 +604,11 @@ def ladder_steps(
     throttled_above: float | None = None,
     p99_scale: float = 1.0,
     slo_p99_ms: float = 50.0,
+    host: float = 1.0,
 ) -> list[dict[str, Any]]:
     """Step records in metrics.json's form. CPU seconds = idle + cost x completed, with noise; the p99
     is flat below break_rate and climbs tenfold per step above it; steps above `throttled_above` spend
-    60 % of their CFS periods throttled."""
+    60 % of their CFS periods throttled. `host` multiplies the app's and the driver's CPU alike (a slower host)."""
     steps = []
     for index, rate in enumerate(rates):
         served = min(rate, truth.saturation_rps)
@@ -617,7 +618,7 @@ def ladder_steps(
         if over:
             p99 = slo_p99_ms * 3.0 * (rate / truth.break_rate) ** 2
         cpu_s = truth.idle_pct / 100 * step_s + truth.cost_us * 1e-6 * completed
-        cpu_s *= 1.0 + rng.normal(0.0, truth.cv / 4)
+        cpu_s *= (1.0 + rng.normal(0.0, truth.cv / 4)) * host
         db_s = 0.02 * step_s + truth.db_cost_us * 1e-6 * completed
         share = 0.6 if throttled_above is not None and rate > throttled_above else 0.01
         kept_up = served >= 0.95 * rate
@@ -642,7 +643,7 @@ def ladder_steps(
                 "instance_cpu_pct": cpu_s / step_s * 100,
                 "db_cpu_s": db_s,
                 "db_cpu_pct": db_s / step_s * 100,
-                "loadgen_cpu_pct": 10.0,
+                "loadgen_cpu_pct": 10.0 * host,
                 "host_busy_pct": 50.0,
                 "pss_mb": truth.memory_mb,
                 "rss_mb": truth.memory_mb * 1.1,
@@ -725,10 +726,12 @@ def write_ladders(
     unbracketed: Mapping[str, int] | None = None,
     throttled_above: Mapping[str, float] | None = None,
     invalid: Mapping[str, int] | None = None,
+    host_cv: float = 0.0,
 ) -> list[Path]:
     """Interleaved ladders (impl by impl, variant by variant, per repetition). `unbracketed[impl]` ladders
     of that impl stop below its break rate, so no step fails and the capacity is only a lower bound;
-    `invalid[impl]` of its ladders are marked invalid."""
+    `invalid[impl]` of its ladders are marked invalid; with `host_cv` each ladder's host is that much
+    slower or faster for the app and the driver alike."""
     rng = np.random.default_rng(seed)
     written = []
     for rep in range(reps):
@@ -738,8 +741,9 @@ def write_ladders(
                 steps_rates = tuple((rates or {}).get(impl, LADDER_RATES))
                 if rep < (unbracketed or {}).get(impl, 0):
                     steps_rates = tuple(r for r in steps_rates if r <= truth.break_rate)
+                host = 1.0 + rng.normal(0.0, host_cv) if host_cv else 1.0
                 steps = ladder_steps(
-                    truth, steps_rates, rng, throttled_above=(throttled_above or {}).get(impl)
+                    truth, steps_rates, rng, throttled_above=(throttled_above or {}).get(impl), host=host
                 )
                 memory = noisy(rng, truth.memory_mb, truth.cv)
                 bad = rep < (invalid or {}).get(impl, 0)

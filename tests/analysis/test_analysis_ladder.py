@@ -267,3 +267,20 @@ def test_a_set_whose_capacity_is_only_lower_bounds_prints(tmp_path: Path) -> Non
     console = Console(record=True, width=200)
     render_terminal(comparison, console)
     assert "(3 of 3 never failed)" in console.export_text()
+
+
+def test_first_screen_says_how_much_of_the_spread_the_host_moved(tmp_path: Path) -> None:
+    write_ladders(Writer(tmp_path), ("java", "php"), reps=5, host_cv=0.15)
+    screen = first_screen(_compare(tmp_path))
+    assert screen is not None
+    sure = screen.sentences[-1]
+    found = re.search(
+        r"followed the load driver's CPU per request in the same steps by r java/crud ([0-9.]+)", sure
+    )
+    assert found is not None and float(found.group(1)) > 0.8
+    assert re.search(r"php/crud (0\.9|1\.00)", sure) and "the shared host, not the app" in sure
+
+
+def test_first_screen_is_silent_on_the_host_when_the_driver_never_varied(ladders: Comparison) -> None:
+    screen = first_screen(ladders)
+    assert screen is not None and "load driver" not in screen.sentences[-1]
