@@ -11,6 +11,7 @@ import typer
 from rich.table import Table
 
 from harness.cli.options import (
+    COST_PASSES,
     LADDER_CPUS,
     LADDER_MIX,
     RATES,
@@ -46,7 +47,8 @@ def register(app: typer.Typer) -> None:
         cpus: LADDER_CPUS = None,
         mix: LADDER_MIX = "browse",
         steps: STEPS = 8,
-        step: STEP = "4s",
+        step: STEP = "2s",
+        cost_passes: COST_PASSES = 3,
         rates: RATES = None,
         slo_p99: SLO_P99 = 50.0,
         slo_mean: SLO_MEAN = 8.0,
@@ -69,14 +71,17 @@ def register(app: typer.Typer) -> None:
         if not 0 < alpha < 0.5:
             raise UserError(f"--alpha must be between 0 and 0.5; got {alpha:g}")
         given = tuple(parse_rates(rates, "--rates")) if rates else ()
-        settings = replace(LadderSettings(), steps=len(given) or steps, step_s=parse_duration(step))
+        settings = replace(
+            LadderSettings(), steps=len(given) or steps, step_s=parse_duration(step), cost_passes=cost_passes
+        )
         base = base_run_plan(
             mix, 0.0, settings.warmup_s, sized_cpus(cpus), {}, "crud", 1, 42, slo_p99, slo_mean
         )
         plan = AaPlan(chosen[0], base, repetitions, settings, given)
         console.print(
             f"A/A: {plan.impl} against itself, {repetitions} + {repetitions} fresh starts interleaved, "
-            f"{settings.steps} steps of {settings.step_s:g} s, {mix} mix"
+            f"{settings.steps} steps of {settings.step_s:g} s (the lower half "
+            f"{settings.cost_passes} times in all), {mix} mix"
         )
         used, outcomes = run_aa(plan, on_outcome=_print_outcome)
         group_a, group_b = runs_of(outcomes["A"]), runs_of(outcomes["B"])

@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from harness.cli.options import (
+    COST_PASSES,
     IMPLS,
     LADDER_CPUS,
     LADDER_MIX,
@@ -31,7 +32,8 @@ ladder yields the app's CPU cost per request (the slope of its CPU time on compl
 95 % interval), PostgreSQL's cost per request, the SLO capacity bracketed by a passing and a failing
 step (or "at least" when no step failed), the saturation throughput and the memory per instance.
 One ladder is one repetition; apps are interleaved. A short calibration ladder per app sizes its steps
-first, unless --rates gives them.
+first, unless --rates gives them. Before the whole ladder, its lower half runs twice more
+(--cost-passes 3): more steps below saturation for the cost's fit.
 
 Example: ./bidbench ladder --impl java,node --repetitions 5
 Runtime floor (no database work): ./bidbench ladder --endpoint health"""
@@ -49,7 +51,8 @@ def register(app: typer.Typer) -> None:
             str, typer.Option(help="crud: the mix; health: GET /health only, each runtime's HTTP floor.")
         ] = "crud",
         steps: STEPS = 8,
-        step: STEP = "4s",
+        step: STEP = "2s",
+        cost_passes: COST_PASSES = 3,
         rates: RATES = None,
         slo_p99: SLO_P99 = 50.0,
         slo_mean: SLO_MEAN = 8.0,
@@ -67,7 +70,9 @@ def register(app: typer.Typer) -> None:
         impls = parse_impls(impl)
         counts = tuple(parse_positive_ints(instances, "--instances"))
         given = tuple(parse_rates(rates, "--rates")) if rates else ()
-        settings = replace(LadderSettings(), steps=len(given) or steps, step_s=parse_duration(step))
+        settings = replace(
+            LadderSettings(), steps=len(given) or steps, step_s=parse_duration(step), cost_passes=cost_passes
+        )
         chosen_mix = "bare" if endpoint == "health" else mix
         # The runtime floor is a variant of its own, so comparisons keep it apart from the CRUD ladders.
         variant = "health" if endpoint == "health" else "default"
@@ -79,7 +84,8 @@ def register(app: typer.Typer) -> None:
         )
         console.print(
             f"ladders: {', '.join(impls)} x{'/'.join(map(str, counts))}, {repetitions} each, "
-            f"{settings.steps} steps of {settings.step_s:g} s, {chosen_mix} mix"
+            f"{settings.steps} steps of {settings.step_s:g} s (the lower half "
+            f"{settings.cost_passes} times in all), {chosen_mix} mix"
         )
         outcomes = run_ladders(plan, on_outcome=print_ladder_outcome)
         if floor:

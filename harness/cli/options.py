@@ -167,6 +167,15 @@ SLO_MEAN_LATENCY = Annotated[float, typer.Option(help="SLO: mean latency bound i
 LADDER_MIX = Annotated[str, typer.Option(help="Request mix: browse, bid, mixed.")]
 STEPS = Annotated[int, typer.Option(min=3, help="Steps per ladder.")]
 STEP = Annotated[str, typer.Option(help="Length of each step.")]
+COST_PASSES = Annotated[
+    int,
+    typer.Option(
+        min=1,
+        help="How many times the ladder's lower half runs in all: the extra passes come before the whole "
+        "ladder and add steps to the CPU cost's fit. 3 passes of 2 s steps take as long as 1 of 4 s and "
+        "steady the cost (docs/method.md §6). 1: the ladder alone.",
+    ),
+]
 RATES = Annotated[
     str | None, typer.Option(help="The steps' rates, e.g. 200,300,450 (skips the calibration).")
 ]

@@ -165,8 +165,9 @@ def static_responder(run_dir: Path | None = None) -> Iterator[Responder]:
 
 
 def floor_plan(base: RunPlan, rates: Sequence[float], settings: LadderSettings, url: str) -> RunPlan:
-    """The apps' ladder plan pointed at the responder: same rates, steps, warm-up and SLO; the bare mix."""
-    plan = ladder_plan(base, IMPL, 1, 0, rates, settings)
+    """The apps' ladder plan pointed at the responder: same rates, steps, warm-up and SLO; the bare mix.
+    One pass: the extra passes feed an instance's cost fit, and the responder is not measured for CPU."""
+    plan = ladder_plan(base, IMPL, 1, 0, rates, replace(settings, cost_passes=1))
     return replace(
         plan,
         variant=VARIANT,

@@ -76,7 +76,7 @@ def test_the_floor_runs_at_the_ladder_that_reaches_highest() -> None:
 
 
 def test_floor_plan_is_the_ladder_with_the_bare_mix_at_the_responder(tmp_path: Path) -> None:
-    settings = replace(LadderSettings(), steps=3, step_s=2.0)
+    settings = replace(LadderSettings(), steps=3, step_s=2.0, cost_passes=3)
     plan = floor_plan(_base(tmp_path), (10.0, 20.0, 40.0), settings, "http://127.0.0.1:1")
     assert (plan.regime, plan.impl, plan.variant) == (REGIME, "nginx", "static")
     assert plan.target_urls == ("http://127.0.0.1:1",) and not plan.prewarm

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from harness.analysis.ladder import capacity, cost_fit, ladder_row, saturation, spread
+from harness.console import UserError
 from harness.engine.driver import LoadSettings
 from harness.engine.session import RunPlan
 from harness.engine.validity import Slo
@@ -20,6 +21,7 @@ from harness.regimes.ladder import (
     ladder_rates,
     prewarm_rate_for,
     run_one,
+    with_cost_passes,
 )
 
 
@@ -160,13 +162,15 @@ def test_one_real_ladder_end_to_end(tmp_path: Path, database_url: str) -> None:
     base = RunPlan(
         impl="node", load=LoadSettings(targets=[]), cpus=0.5, slo=Slo(), results_dir=tmp_path, prewarm=True
     )
-    settings = LadderSettings(steps=4, step_s=2.0, warmup_s=1.0, prewarm_max_s=4.0)
+    settings = LadderSettings(steps=4, step_s=2.0, warmup_s=1.0, prewarm_max_s=4.0, cost_passes=2)
     plan = ladder_plan(base, "node", 1, 0, (100.0, 200.0, 300.0, 400.0), settings)
     outcome = run_one(plan, prewarm_rate=100.0, quiet=True)
     assert outcome.status == "completed", outcome.reason
     metrics = outcome.metrics or {}
     steps = metrics["ladder"]["steps"]
-    assert [s["rate"] for s in steps] == [100.0, 200.0, 300.0, 400.0]
+    # The lower half once more before the whole ladder: the driver runs the rates in the order given.
+    assert [s["rate"] for s in steps] == [100.0, 200.0, 100.0, 200.0, 300.0, 400.0]
+    assert metrics["ladder"]["cpu_cost"]["steps_used"] == 6
     for s in steps:
         assert s["finished_in_window"] == pytest.approx(s["rate"] * 2, abs=s["rate"] * 0.1)
         assert s["instance_cpu_s"] is not None and s["instance_cpu_s"] > 0
@@ -208,6 +212,36 @@ def test_the_claims_keep_the_prewarm_their_report_was_run_with() -> None:
 
     settings = settings_for(LadderShape())
     assert settings.prewarm_unlimited is False and settings.cfs_period_us == 10_000
+    assert settings.cost_passes == 1
+
+
+def test_cost_passes_run_the_lower_half_before_the_whole_ladder() -> None:
+    rates = (100.0, 150.0, 225.0, 340.0, 510.0)
+    assert with_cost_passes(rates, 1) == rates
+    assert with_cost_passes(rates, 3) == (100.0, 150.0, 100.0, 150.0, *rates)
+    with pytest.raises(UserError, match="at least 1 pass"):
+        with_cost_passes(rates, 0)
+    base = RunPlan(impl="node", load=LoadSettings(targets=[]), cpus=0.5)
+    plan = ladder_plan(base, "node", 1, 0, rates, LadderSettings(cost_passes=2, step_s=2.0))
+    assert plan.load.steps == (100.0, 150.0, *rates)
+    assert plan.load.duration_s == 7 * 2.0
+    assert ladder_plan(base, "node", 1, 0, rates, LadderSettings(cost_passes=1)).load.steps == rates
+
+
+def test_the_demo_runs_one_pass_for_its_time() -> None:
+    from harness.regimes.demo import sizing
+
+    assert sizing().ladder.cost_passes == 1
+
+
+def test_passes_below_the_break_leave_the_capacity_to_the_ascent() -> None:
+    passes = [step(r, 2.0, True) for r in (100, 150) * 3]
+    ascent = [step(225, 3.0, True), step(340, 40.0, True), step(510, 90.0, False, 2.0, kept_up=False)]
+    ladder = passes + ascent
+    bracket = capacity(ladder, 50.0)
+    assert bracket is not None and bracket.bracketed and (bracket.below, bracket.above) == (340, 510)
+    fit = cost_fit(ladder)
+    assert fit is not None and fit.steps_used == 8 and fit.us_per_request == pytest.approx(120.0)
 
 
 def test_a_ladders_quota_period_reaches_its_run_plan() -> None:
