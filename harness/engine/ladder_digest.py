@@ -126,8 +126,12 @@ def _step_validity(step: dict[str, Any], driver_allot: float, db_allot: float) -
     return not problems, problems
 
 
-def ladder_yield(records: list[dict[str, Any]], slo: Slo) -> dict[str, Any]:
-    cost = yields.cost_fit(records, "instance_cpu_s")
+def ladder_yield(
+    records: list[dict[str, Any]], slo: Slo, idle_cpu_pct: float | None = None
+) -> dict[str, Any]:
+    """With `idle_cpu_pct` (read with no load after the pre-warm) the cost's intercept is that idle CPU, not
+    fitted; PostgreSQL's cost keeps a fitted intercept (its idle is not read)."""
+    cost = yields.cost_fit(records, "instance_cpu_s", idle_cpu_pct)
     db_cost = yields.cost_fit(records, "db_cpu_s")
     cap = yields.capacity(records, slo.p99_ms)
     return {

@@ -46,6 +46,8 @@ MAX_DRIFT = 0.15
 ABS_SLACK_PCT = 1.0  # points of CPU %: below this, a difference between blocks is sampling noise
 IDLE_SHARE = 0.1  # of the CPU limit: below this the instances have worked off a backlog
 IDLE_MAX_S = 15.0
+IDLE_WINDOW_S = 3.0
+"""How long the instances' idle CPU is read after the pre-warm: the cost fit's intercept (docs/method.md §6)."""
 # Of the CPU limit. At half its capacity a warm app used at most 57 % of its limit here (node 28.7 % of
 # 50 %, php 24 %, a warm JVM 8 %); a JVM still compiling used 66-100 % for tens of seconds, and its CPU
 # falls slowly enough that two 4 s blocks agree within 15 % on the way down.
@@ -74,12 +76,16 @@ class PrewarmRecord:
     driver_exit: int | None = None
     # The instances ran it without their CPU quota (RunPlan.prewarm_unlimited on a cgroup backend).
     limit_lifted: bool = False
+    # The instances' CPU % with no load, read for IDLE_WINDOW_S once they were idle: a ladder's cost fit
+    # takes it as its intercept. None where it was not read.
+    idle_cpu_pct: float | None = None
 
     def as_manifest(self) -> dict[str, Any]:
         record = asdict(self)
         record["cpu_pct_per_s"] = [round(v, 1) for v in self.cpu_pct_per_s]
         record["idle_wait_s"] = round(self.idle_wait_s, 1)
         record["jit_share"] = None if self.jit_share is None else round(self.jit_share, 4)
+        record["idle_cpu_pct"] = None if self.idle_cpu_pct is None else round(self.idle_cpu_pct, 3)
         return record
 
 
@@ -186,6 +192,19 @@ def prewarm_until_steady(
     finally:
         load.kill()
     return record
+
+
+def idle_cpu_pct(
+    cpu_seconds: Callable[[], float],
+    seconds: float = IDLE_WINDOW_S,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> float | None:
+    """CPU % over `seconds` with no load; None if the clock did not move."""
+    began, before = clock(), cpu_seconds()
+    sleep(seconds)
+    elapsed = clock() - began
+    return 100.0 * (cpu_seconds() - before) / elapsed if elapsed > 0 else None
 
 
 def wait_until_idle(

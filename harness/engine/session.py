@@ -372,6 +372,9 @@ class Session:
                 raise RuntimeError(f"pre-warm: {started[0].failure(record.driver_exit)}")
         record.limit_lifted = lifted
         record.idle_wait_s = self.wait_idle()
+        record.idle_cpu_pct = prewarming.idle_cpu_pct(
+            lambda: sum(i.group.cpu_seconds() for i in self.instances)
+        )
         self.common["prewarm"] = record.as_manifest()
         return record
 
@@ -551,7 +554,8 @@ class Session:
                 raise RuntimeError(f"the load driver wrote no summary; see logs/{LOADGEN_LOG}")
             if server is not None:
                 folder.write_json("pg_stat_statements.json", pgstats.delta(pg_before or [], pg_after))
-            figures, run_verdict = digest(plan, folder, sampler, list(self.resources), t_measure, t_end)
+            idle = (self.common.get("prewarm") or {}).get("idle_cpu_pct")
+            figures, run_verdict = digest(plan, folder, sampler, list(self.resources), t_measure, t_end, idle)
             metrics = Metrics.of(figures)
             # Remote first: a run against an outside target (the noise floor's nginx) has no app adapter.
             if plan.load.steps and not self.remote and app_adapter(plan.impl).runs_on_jvm:
@@ -580,12 +584,13 @@ def _ladder_digest(
     sampler: Sampler,
     instance_names: list[str],
     t_measure: float,
+    idle_cpu_pct: float | None,
 ) -> tuple[dict[str, Any], Verdict]:
     """A ladder's steps, its yield and its verdict (harness/engine/ladder_digest.py) on top of the whole-run figures."""
     records = ladderdigest.step_records(
         summary, sampler, instance_names, t_measure, plan.slo, _allotments(plan)
     )
-    outcome = ladderdigest.ladder_yield(records, plan.slo)
+    outcome = ladderdigest.ladder_yield(records, plan.slo, idle_cpu_pct)
     stopped = str(summary["ladder"].get("stopped"))
     cost, db_cost, cap = outcome["cpu_cost"], outcome["db_cost"], outcome["capacity"]
     memory = metrics["memory_per_instance_mb"]
@@ -660,7 +665,9 @@ def digest(
     instance_names: list[str],
     t_measure: float,
     t_end: float,
+    idle_cpu_pct: float | None = None,
 ) -> tuple[dict[str, Any], Verdict]:
+    """`idle_cpu_pct`: the instances' CPU with no load, read after the pre-warm (a ladder's cost intercept)."""
     summary = digest_summary(folder.read_json(LOAD_SUMMARY))
     latency = summary["latency_ms"] or {}
     window = plan.load.duration_s
@@ -706,7 +713,7 @@ def digest(
         "host_busy_pct": sampler.host_busy_pct(t_measure, t_end),
     }
     if summary.get("steps") is not None:
-        return _ladder_digest(plan, summary, metrics, sampler, instance_names, t_measure)
+        return _ladder_digest(plan, summary, metrics, sampler, instance_names, t_measure, idle_cpu_pct)
     per_second = [
         sum(values)
         for values in zip(
