@@ -130,6 +130,21 @@ def test_waits_until_a_backlog_is_worked_off() -> None:
     assert waited == pytest.approx(2.5)  # the fifth half-second is under 10 % of the 50 % limit
 
 
+def test_idle_cpu_is_read_over_one_window_for_every_component() -> None:
+    cpu, clock, sleep = scripted_cpu([2.5])
+    readers = {"instances": cpu, "postgres": lambda: 4.0}
+    idle = prewarm.idle_cpu_pcts(readers, 3.0, clock=clock, sleep=sleep)  # type: ignore[arg-type]
+    assert idle["instances"] == pytest.approx(2.5) and idle["postgres"] == 0.0
+    frozen = prewarm.idle_cpu_pcts({"instances": lambda: 1.0}, 3.0, clock=lambda: 0.0, sleep=lambda _: None)
+    assert frozen == {"instances": None}
+
+
+def test_manifest_record_keeps_the_idle_cpu() -> None:
+    record = prewarm.PrewarmRecord(rate=50.0, idle_cpu_pct=1.23456, db_idle_cpu_pct=0.0444)
+    assert record.as_manifest()["idle_cpu_pct"] == 1.235 and record.as_manifest()["db_idle_cpu_pct"] == 0.044
+    assert prewarm.PrewarmRecord(rate=50.0).as_manifest()["idle_cpu_pct"] is None
+
+
 def test_idle_wait_is_bounded() -> None:
     cpu, clock, sleep = scripted_cpu([50.0])
     assert prewarm.wait_until_idle(cpu, 50.0, max_s=3.0, clock=clock, sleep=sleep) == pytest.approx(3.0)  # type: ignore[arg-type]

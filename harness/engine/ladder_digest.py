@@ -127,12 +127,13 @@ def _step_validity(step: dict[str, Any], driver_allot: float, db_allot: float) -
 
 
 def ladder_yield(
-    records: list[dict[str, Any]], slo: Slo, idle_cpu_pct: float | None = None
+    records: list[dict[str, Any]], slo: Slo, idle_cpu_pct: tuple[float | None, float | None] = (None, None)
 ) -> dict[str, Any]:
-    """With `idle_cpu_pct` (read with no load after the pre-warm) the cost's intercept is that idle CPU, not
-    fitted; PostgreSQL's cost keeps a fitted intercept (its idle is not read)."""
-    cost = yields.cost_fit(records, "instance_cpu_s", idle_cpu_pct)
-    db_cost = yields.cost_fit(records, "db_cpu_s")
+    """`idle_cpu_pct`: the instances' and PostgreSQL's CPU read with no load after the pre-warm. Each cost's
+    intercept is its idle CPU where it was read, and fitted where not."""
+    instances_idle, db_idle = idle_cpu_pct
+    cost = yields.cost_fit(records, "instance_cpu_s", instances_idle)
+    db_cost = yields.cost_fit(records, "db_cpu_s", db_idle)
     cap = yields.capacity(records, slo.p99_ms)
     return {
         "cpu_cost": cost.to_json() if cost else None,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,7 +46,7 @@ MAX_DRIFT = 0.15
 ABS_SLACK_PCT = 1.0  # points of CPU %: below this, a difference between blocks is sampling noise
 IDLE_SHARE = 0.1  # of the CPU limit: below this the instances have worked off a backlog
 IDLE_MAX_S = 15.0
-IDLE_WINDOW_S = 3.0
+IDLE_WINDOW_S = 2.0
 """How long the instances' idle CPU is read after the pre-warm: the cost fit's intercept (docs/method.md §6)."""
 # Of the CPU limit. At half its capacity a warm app used at most 57 % of its limit here (node 28.7 % of
 # 50 %, php 24 %, a warm JVM 8 %); a JVM still compiling used 66-100 % for tens of seconds, and its CPU
@@ -76,16 +76,18 @@ class PrewarmRecord:
     driver_exit: int | None = None
     # The instances ran it without their CPU quota (RunPlan.prewarm_unlimited on a cgroup backend).
     limit_lifted: bool = False
-    # The instances' CPU % with no load, read for IDLE_WINDOW_S once they were idle: a ladder's cost fit
-    # takes it as its intercept. None where it was not read.
+    # The instances' and PostgreSQL's CPU % with no load, read for IDLE_WINDOW_S once the instances were
+    # idle: a ladder's cost fits take them as their intercepts. None where it was not read.
     idle_cpu_pct: float | None = None
+    db_idle_cpu_pct: float | None = None
 
     def as_manifest(self) -> dict[str, Any]:
         record = asdict(self)
         record["cpu_pct_per_s"] = [round(v, 1) for v in self.cpu_pct_per_s]
         record["idle_wait_s"] = round(self.idle_wait_s, 1)
         record["jit_share"] = None if self.jit_share is None else round(self.jit_share, 4)
-        record["idle_cpu_pct"] = None if self.idle_cpu_pct is None else round(self.idle_cpu_pct, 3)
+        for key in ("idle_cpu_pct", "db_idle_cpu_pct"):
+            record[key] = None if record[key] is None else round(record[key], 3)
         return record
 
 
@@ -194,17 +196,21 @@ def prewarm_until_steady(
     return record
 
 
-def idle_cpu_pct(
-    cpu_seconds: Callable[[], float],
+def idle_cpu_pcts(
+    cpu_seconds: Mapping[str, Callable[[], float]],
     seconds: float = IDLE_WINDOW_S,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
-) -> float | None:
-    """CPU % over `seconds` with no load; None if the clock did not move."""
-    began, before = clock(), cpu_seconds()
+) -> dict[str, float | None]:
+    """Each component's CPU % over the same `seconds` with no load; None if the clock did not move."""
+    began = clock()
+    before = {name: read() for name, read in cpu_seconds.items()}
     sleep(seconds)
     elapsed = clock() - began
-    return 100.0 * (cpu_seconds() - before) / elapsed if elapsed > 0 else None
+    return {
+        name: 100.0 * (read() - before[name]) / elapsed if elapsed > 0 else None
+        for name, read in cpu_seconds.items()
+    }
 
 
 def wait_until_idle(

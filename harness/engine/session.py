@@ -83,6 +83,8 @@ class RunPlan:
     instead of inside the quota; the quota is back before the warm-up and every measured second."""
     cfs_period_us: int | None = None
     """The CFS period of the instances' quota; None: the default (harness/engine/resources.py)."""
+    idle_intercept: bool = False
+    """A ladder's cost fits go through the idle CPU read after the pre-warm, instead of fitting an intercept."""
 
     def group_key(self) -> str:
         return self.group or f"{self.impl}/{self.variant}/{self.regime}/{_point_key(self.point)}"
@@ -372,9 +374,12 @@ class Session:
                 raise RuntimeError(f"pre-warm: {started[0].failure(record.driver_exit)}")
         record.limit_lifted = lifted
         record.idle_wait_s = self.wait_idle()
-        record.idle_cpu_pct = prewarming.idle_cpu_pct(
-            lambda: sum(i.group.cpu_seconds() for i in self.instances)
-        )
+        readers = {"instances": lambda: sum(i.group.cpu_seconds() for i in self.instances)}
+        postgres = _postgres_group(self.server) if self.server is not None else None
+        if postgres is not None:
+            readers["postgres"] = postgres.cpu_seconds
+        idle = prewarming.idle_cpu_pcts(readers)
+        record.idle_cpu_pct, record.db_idle_cpu_pct = idle["instances"], idle.get("postgres")
         self.common["prewarm"] = record.as_manifest()
         return record
 
@@ -554,7 +559,8 @@ class Session:
                 raise RuntimeError(f"the load driver wrote no summary; see logs/{LOADGEN_LOG}")
             if server is not None:
                 folder.write_json("pg_stat_statements.json", pgstats.delta(pg_before or [], pg_after))
-            idle = (self.common.get("prewarm") or {}).get("idle_cpu_pct")
+            prewarmed = (self.common.get("prewarm") or {}) if plan.idle_intercept else {}
+            idle = (prewarmed.get("idle_cpu_pct"), prewarmed.get("db_idle_cpu_pct"))
             figures, run_verdict = digest(plan, folder, sampler, list(self.resources), t_measure, t_end, idle)
             metrics = Metrics.of(figures)
             # Remote first: a run against an outside target (the noise floor's nginx) has no app adapter.
@@ -584,7 +590,7 @@ def _ladder_digest(
     sampler: Sampler,
     instance_names: list[str],
     t_measure: float,
-    idle_cpu_pct: float | None,
+    idle_cpu_pct: tuple[float | None, float | None],
 ) -> tuple[dict[str, Any], Verdict]:
     """A ladder's steps, its yield and its verdict (harness/engine/ladder_digest.py) on top of the whole-run figures."""
     records = ladderdigest.step_records(
@@ -665,9 +671,10 @@ def digest(
     instance_names: list[str],
     t_measure: float,
     t_end: float,
-    idle_cpu_pct: float | None = None,
+    idle_cpu_pct: tuple[float | None, float | None] = (None, None),
 ) -> tuple[dict[str, Any], Verdict]:
-    """`idle_cpu_pct`: the instances' CPU with no load, read after the pre-warm (a ladder's cost intercept)."""
+    """`idle_cpu_pct`: the instances' and PostgreSQL's CPU with no load, read after the pre-warm (a ladder's
+    cost intercepts)."""
     summary = digest_summary(folder.read_json(LOAD_SUMMARY))
     latency = summary["latency_ms"] or {}
     window = plan.load.duration_s

@@ -41,6 +41,9 @@ class LadderSettings:
     compiling when their 35 s pre-warm ended."""
     cfs_period_us: int | None = None
     """The quota's CFS period; None: the default (harness/engine/resources.py CFS_PERIOD_US)."""
+    idle_intercept: bool = True
+    """The cost fits go through the idle CPU read after the pre-warm (RunPlan.idle_intercept): with a fitted
+    intercept java's A/A costs varied 9.0 % between fresh starts, through the idle CPU 4.6 % (docs/method.md §6)."""
     cost_passes: int = 3
     """How often a ladder's lower half is run before the whole ladder, for the cost's fit (docs/method.md
     §6): in one fresh start, three passes of java's lower steps gave costs 15 % apart, and the fit over all
@@ -108,6 +111,7 @@ def _instance_settings(base: RunPlan, settings: LadderSettings) -> dict[str, Any
         "prewarm_max_s": settings.prewarm_max_s,
         "prewarm_unlimited": settings.prewarm_unlimited,
         "cfs_period_us": settings.cfs_period_us or base.cfs_period_us,
+        "idle_intercept": settings.idle_intercept,
     }
 
 

@@ -42,6 +42,26 @@ def step(
     }
 
 
+def test_with_the_idle_cpu_read_only_the_slope_is_fitted() -> None:
+    # 10 % idle and 120 µs a request, plus noise the free fit would trade between slope and intercept.
+    noise = (0.004, -0.006, 0.005, -0.003)
+    steps = [
+        step(r, 2.0, True, 0.1 * 3 + 120e-6 * r * 3 + e)
+        for r, e in zip((200, 300, 450, 675), noise, strict=True)
+    ]
+    fit = cost_fit(steps, idle_pct=10.0)
+    assert fit is not None and fit.idle_measured and fit.idle_pct == 10.0 and fit.steps_used == 4
+    assert fit.us_per_request == pytest.approx(120.0, rel=0.01)
+    assert fit.ci95 is not None and fit.ci95[0] <= fit.us_per_request <= fit.ci95[1]
+    free = cost_fit(steps)
+    assert free is not None and not free.idle_measured
+    assert abs(free.us_per_request - 120.0) > abs(fit.us_per_request - 120.0)
+    # One step is enough once the intercept is known.
+    single = cost_fit(steps[:1], idle_pct=10.0)
+    assert single is not None and single.us_per_request == pytest.approx(120.0 + 0.004 / 600 * 1e6)
+    assert single.ci95 is None
+
+
 def test_the_cost_is_the_slope_and_the_idle_cpu_the_intercept() -> None:
     steps = [step(r, 2.0, True) for r in (200, 300, 450, 675)] + [
         step(1000, 900.0, False, 2.0, kept_up=False)
@@ -171,6 +191,12 @@ def test_one_real_ladder_end_to_end(tmp_path: Path, database_url: str) -> None:
     # The lower half once more before the whole ladder: the driver runs the rates in the order given.
     assert [s["rate"] for s in steps] == [100.0, 200.0, 100.0, 200.0, 300.0, 400.0]
     assert metrics["ladder"]["cpu_cost"]["steps_used"] == 6
+    # The intercept is the idle CPU read after the pre-warm, stored where the fit can be redone from.
+    prewarmed = outcome.folder.read_json("manifest.json")["prewarm"]
+    for cost, idle in (("cpu_cost", "idle_cpu_pct"), ("db_cost", "db_idle_cpu_pct")):
+        assert prewarmed[idle] is not None and prewarmed[idle] >= 0
+        assert metrics["ladder"][cost]["idle_measured"] is True
+        assert metrics["ladder"][cost]["idle_pct"] == prewarmed[idle]
     for s in steps:
         assert s["finished_in_window"] == pytest.approx(s["rate"] * 2, abs=s["rate"] * 0.1)
         assert s["instance_cpu_s"] is not None and s["instance_cpu_s"] > 0
@@ -212,7 +238,10 @@ def test_the_claims_keep_the_prewarm_their_report_was_run_with() -> None:
 
     settings = settings_for(LadderShape())
     assert settings.prewarm_unlimited is False and settings.cfs_period_us == 10_000
-    assert settings.cost_passes == 1
+    assert settings.cost_passes == 1 and settings.idle_intercept is False
+    base = RunPlan(impl="node", load=LoadSettings(targets=[]), cpus=0.5)
+    assert ladder_plan(base, "node", 1, 0, (100.0, 200.0), settings).idle_intercept is False
+    assert ladder_plan(base, "node", 1, 0, (100.0, 200.0), LadderSettings()).idle_intercept is True
 
 
 def test_cost_passes_run_the_lower_half_before_the_whole_ladder() -> None:
