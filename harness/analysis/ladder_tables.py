@@ -88,7 +88,8 @@ def print_ladder_table(title: str, outcomes: Mapping[str, Sequence[LadderOutcome
         )
     console.print(table)
     console.print(
-        "CPU us/request is the slope of the instances' CPU time on completed requests below saturation; "
+        "CPU us/request is the slope of the instances' CPU time above their idle CPU on completed requests "
+        "below saturation; "
         "the thesis's normalized throughput (req/s per CPU %) is 10,000 / it. Host r: how closely its "
         "spread followed the load driver's CPU per request in the same steps; near 1, the shared host, not "
         "the app, moved it (docs/method.md, 'The host factor')."

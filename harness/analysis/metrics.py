@@ -116,7 +116,8 @@ METRICS: dict[str, Metric] = {
             "cpu_us_per_request",
             lambda r: r.metric("cpu_us_per_request"),
             "the slope of the instances' CPU time on completed requests over a ladder's steps below "
-            "saturation (least squares; the intercept is the idle CPU): the work one request costs",
+            "saturation (least squares through the idle CPU read with no load; older ladders and the claims "
+            "fit the intercept): the work one request costs",
             applies="ladder",
         ),
         Metric(

@@ -46,7 +46,7 @@ MAX_DRIFT = 0.15
 ABS_SLACK_PCT = 1.0  # points of CPU %: below this, a difference between blocks is sampling noise
 IDLE_SHARE = 0.1  # of the CPU limit: below this the instances have worked off a backlog
 IDLE_MAX_S = 15.0
-IDLE_WINDOW_S = 2.0
+IDLE_WINDOW_S = 1.5
 """How long the instances' idle CPU is read after the pre-warm: the cost fit's intercept (docs/method.md §6)."""
 # Of the CPU limit. At half its capacity a warm app used at most 57 % of its limit here (node 28.7 % of
 # 50 %, php 24 %, a warm JVM 8 %); a JVM still compiling used 66-100 % for tens of seconds, and its CPU
