@@ -80,7 +80,7 @@ def register(app: typer.Typer) -> None:
         plan = AaPlan(chosen[0], base, repetitions, settings, given)
         console.print(
             f"A/A: {plan.impl} against itself, {repetitions} + {repetitions} fresh starts interleaved, "
-            f"{settings.steps} steps of {settings.step_s:g} s (the lower half "
+            f"{settings.steps} steps of {settings.step_s:g} s (its lowest steps "
             f"{settings.cost_passes} times in all), {mix} mix"
         )
         used, outcomes = run_aa(plan, on_outcome=_print_outcome)

@@ -32,7 +32,7 @@ ladder yields the app's CPU cost per request (the slope of its CPU time on compl
 95 % interval), PostgreSQL's cost per request, the SLO capacity bracketed by a passing and a failing
 step (or "at least" when no step failed), the saturation throughput and the memory per instance.
 One ladder is one repetition; apps are interleaved. A short calibration ladder per app sizes its steps
-first, unless --rates gives them. Before the whole ladder, its lower half runs twice more
+first, unless --rates gives them. Before the whole ladder, its steps below the middle run twice more
 (--cost-passes 3): more steps below saturation for the cost's fit.
 
 Example: ./bidbench ladder --impl java,node --repetitions 5
@@ -84,7 +84,7 @@ def register(app: typer.Typer) -> None:
         )
         console.print(
             f"ladders: {', '.join(impls)} x{'/'.join(map(str, counts))}, {repetitions} each, "
-            f"{settings.steps} steps of {settings.step_s:g} s (the lower half "
+            f"{settings.steps} steps of {settings.step_s:g} s (its lowest steps "
             f"{settings.cost_passes} times in all), {chosen_mix} mix"
         )
         outcomes = run_ladders(plan, on_outcome=print_ladder_outcome)

@@ -171,9 +171,9 @@ COST_PASSES = Annotated[
     int,
     typer.Option(
         min=1,
-        help="How many times the ladder's lower half runs in all: the extra passes come before the whole "
-        "ladder and add steps to the CPU cost's fit. 3 passes of 2 s steps take as long as 1 of 4 s and "
-        "steady the cost (docs/method.md §6). 1: the ladder alone.",
+        help="How many times the ladder's steps below its middle run in all: the extra passes come before "
+        "the whole ladder and add steps to the CPU cost's fit, and steady it (docs/method.md §6). 1: the "
+        "ladder alone.",
     ),
 ]
 RATES = Annotated[

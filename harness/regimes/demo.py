@@ -65,7 +65,7 @@ def sizing() -> DemoPlan:
         # keep 5-7 in about the same time. node and php settle within the pre-warm's first blocks; a fresh
         # JVM at 0.5 CPU idles its JIT compiler after 30-54 s (sooner at the higher pre-warm rate a finer
         # ladder gives); one still compiling at 35 s is named in its manifest. One pass: two more passes of
-        # the lower half steady the cost (docs/method.md §6) but add about 16 s a ladder, 3 min a demo.
+        # the lowest steps steady the cost (docs/method.md §6) but add about 12 s a ladder, 2 min a demo.
         ladder=LadderSettings(
             steps=8, step_s=2.0, warmup_s=3.0, prewarm_max_s=35.0, calibration_step_s=1.5, cost_passes=1
         ),

@@ -45,9 +45,9 @@ class LadderSettings:
     """The cost fits go through the idle CPU read after the pre-warm (RunPlan.idle_intercept): with a fitted
     intercept java's A/A costs varied 9.0 % between fresh starts, through the idle CPU 4.6 % (docs/method.md §6)."""
     cost_passes: int = 3
-    """How often a ladder's lower half is run before the whole ladder, for the cost's fit (docs/method.md
-    §6): in one fresh start, three passes of java's lower steps gave costs 15 % apart, and the fit over all
-    three varied 3.3 % between fresh starts where one pass varied 14.9 %. 1: the ladder alone."""
+    """How often a ladder's lowest steps run in all, the extra passes before the whole ladder, for the cost's
+    fit (docs/method.md §6): in one fresh start, three passes of java's lower steps gave costs 15 % apart, and
+    the fit over all three varied 3.3 % between fresh starts where one pass varied 14.9 %. 1: the ladder alone."""
     low: float = 0.25
     """The first step, as a share of the calibration's first failing rate."""
     high: float = 2.0
@@ -82,12 +82,13 @@ def geometric(low: float, high: float, count: int) -> tuple[float, ...]:
 
 
 def with_cost_passes(rates: tuple[float, ...], passes: int) -> tuple[float, ...]:
-    """The steps a ladder runs: its lower half `passes - 1` times, then the whole ladder. The lower half
-    stays well under the break (at most 0.62 x the calibration's with the default 8 steps from 0.25 to 2 x),
-    so the extra steps add points to the cost's fit, not to the capacity's bracket."""
+    """The steps a ladder runs: its steps below the middle one `passes - 1` times, then the whole ladder.
+    Those stay well under the break (the lowest 3 of the default 8, at most 0.46 x the calibration's break),
+    so the extra steps add points to the cost's fit, not to the capacity's bracket. The lower half reached
+    0.62 x the break, and a node calibration that broke late put that at its capacity: the pass stalled."""
     if passes < 1:
         raise UserError(f"a ladder needs at least 1 pass; got {passes}")
-    return rates[: len(rates) // 2] * (passes - 1) + rates
+    return rates[: (len(rates) - 1) // 2] * (passes - 1) + rates
 
 
 def _load(

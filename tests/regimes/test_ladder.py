@@ -188,9 +188,9 @@ def test_one_real_ladder_end_to_end(tmp_path: Path, database_url: str) -> None:
     assert outcome.status == "completed", outcome.reason
     metrics = outcome.metrics or {}
     steps = metrics["ladder"]["steps"]
-    # The lower half once more before the whole ladder: the driver runs the rates in the order given.
-    assert [s["rate"] for s in steps] == [100.0, 200.0, 100.0, 200.0, 300.0, 400.0]
-    assert metrics["ladder"]["cpu_cost"]["steps_used"] == 6
+    # The step below the middle once more before the whole ladder: the driver runs the rates as given.
+    assert [s["rate"] for s in steps] == [100.0, 100.0, 200.0, 300.0, 400.0]
+    assert metrics["ladder"]["cpu_cost"]["steps_used"] == 5
     # The intercept is the idle CPU read after the pre-warm, stored where the fit can be redone from.
     prewarmed = outcome.folder.read_json("manifest.json")["prewarm"]
     for cost, idle in (("cpu_cost", "idle_cpu_pct"), ("db_cost", "db_idle_cpu_pct")):
@@ -248,6 +248,8 @@ def test_cost_passes_run_the_lower_half_before_the_whole_ladder() -> None:
     rates = (100.0, 150.0, 225.0, 340.0, 510.0)
     assert with_cost_passes(rates, 1) == rates
     assert with_cost_passes(rates, 3) == (100.0, 150.0, 100.0, 150.0, *rates)
+    eight = tuple(float(r) for r in range(1, 9))
+    assert with_cost_passes(eight, 3)[:6] == (1.0, 2.0, 3.0, 1.0, 2.0, 3.0)  # the 3 below the middle
     with pytest.raises(UserError, match="at least 1 pass"):
         with_cost_passes(rates, 0)
     base = RunPlan(impl="node", load=LoadSettings(targets=[]), cpus=0.5)
