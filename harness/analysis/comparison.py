@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.analysis.load import AnalysisError, Run, RunSet, discover, select
+from harness.analysis.load import AnalysisError, Run, RunSet, discover, get_path, select
 from harness.analysis.metrics import Metric, resolve_metrics, value_of
 from harness.analysis.stats import DEFAULT_RESAMPLES, MetricResult, analyse
 from harness.analysis.usl import UslFit, fit_usl
@@ -131,6 +131,25 @@ def group_sets(runs: Sequence[Run]) -> list[ComparisonSet]:
     return sets
 
 
+def _through_idle(run: Run) -> bool | None:
+    cost = get_path(run.metrics or {}, "ladder", "cpu_cost")
+    return bool(cost.get("idle_measured")) if isinstance(cost, dict) else None
+
+
+def intercept_mix(runs: Sequence[Run]) -> str | None:
+    """Says so when some ladders' cost fits went through the idle CPU they read and others fitted the
+    intercept (ladders before 2026-11-25 17:25 UTC, and the claims'): the two put the fixed share of a
+    loaded app's CPU in different places, so their costs differ by method (docs/method.md §6)."""
+    ways = [(run.label, _through_idle(run)) for run in runs]
+    if len({way for _, way in ways if way is not None}) < 2:
+        return None
+    fitted = sorted({label for label, way in ways if way is False})
+    return (
+        "CPU µs per request mixes methods: some ladders' fits went through the idle CPU they read, others "
+        f"fitted the intercept ({', '.join(fitted)}); those costs are not comparable"
+    )
+
+
 def scaling_capacity(run: Run) -> float | None:
     """What the USL is fitted to: the capacity at each instance count (throughput when no capacity)."""
     capacity = run.metric("capacity_rps")
@@ -208,6 +227,9 @@ def compare(
         )
     sets = group_sets(runset.runs)
     for cset in sets:
+        mixed = intercept_mix(cset.runs)
+        if mixed:
+            notes.append(f"{cset.title}: {mixed}")
         for metric in chosen:
             if by_regime and not metric.applies_to(cset.regime):
                 continue

@@ -284,3 +284,18 @@ def test_first_screen_says_how_much_of_the_spread_the_host_moved(tmp_path: Path)
 def test_first_screen_is_silent_on_the_host_when_the_driver_never_varied(ladders: Comparison) -> None:
     screen = first_screen(ladders)
     assert screen is not None and "load driver" not in screen.sentences[-1]
+
+
+def test_a_comparison_says_when_cost_fits_mix_intercepts(tmp_path: Path) -> None:
+    import json
+
+    folders = write_ladders(Writer(tmp_path), ("java", "node"), reps=3)
+    assert not any("mixes methods" in w for w in _compare(tmp_path).warnings)
+    for folder in folders:
+        if "-node-" in folder.name:
+            path = folder / "metrics.json"
+            metrics = json.loads(path.read_text())
+            metrics["ladder"]["cpu_cost"]["idle_measured"] = True
+            path.write_text(json.dumps(metrics))
+    warnings = [w for w in _compare(tmp_path).warnings if "mixes methods" in w]
+    assert len(warnings) == 1 and "fitted the intercept (java/crud)" in warnings[0]
