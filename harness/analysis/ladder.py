@@ -147,12 +147,26 @@ def _at_least(step: Mapping[str, Any], how: str) -> Capacity:
     return Capacity(rate, False, rate, None, how)
 
 
+THROTTLED_SHARE = 0.2
+"""An instance that had more than this share of its CFS periods throttled in a step sat at its CPU quota there."""
+
+
 def host_limited(step: Mapping[str, Any]) -> bool:
-    """A step the load driver could not offer as scheduled: requests went out late, or the driver, the
-    database or the host was over its budget (the step's own validity, harness/engine/ladder_digest.py).
-    Its SLO miss may be the host's, so it brackets nothing: with both cores busy near ~3,000 req/s, java
-    and node at 0.5 CPU broke there (docs/method.md, "The ladder")."""
-    return bool(step.get("late_sends")) or step.get("valid") is False
+    """A step the load driver could not offer as scheduled, for the host's sake: the driver, the database or the
+    host was over its budget (the step's own validity, harness/engine/ladder_digest.py), or requests went out
+    late while the app had CPU to spare. Its SLO miss may be the host's, so it brackets nothing: with both cores
+    busy near ~3,000 req/s, java and node at 0.5 CPU broke there (docs/method.md, "The ladder"). Late sends from
+    an app at its quota are the app's: a request waits for one of the driver's connections, and an overloaded
+    app holds them all (node at 1,388 req/s, 25 % of its periods throttled, 47 late sends, the host 42 % busy)."""
+    if step.get("valid") is False:
+        return True
+    return bool(step.get("late_sends")) and not at_quota(step)
+
+
+def at_quota(step: Mapping[str, Any]) -> bool:
+    """The instances sat at their CPU quota in this step (unknown without a quota: False)."""
+    share = step.get("throttled_share")
+    return _finite(share) and share > THROTTLED_SHARE
 
 
 def saturation(steps: Sequence[Mapping[str, Any]]) -> float | None:

@@ -19,6 +19,7 @@ import numpy as np
 from harness.analysis import format as fmt
 from harness.analysis.host_factor import shared_factor_r
 from harness.analysis.knee import find_knee
+from harness.analysis.ladder import THROTTLED_SHARE
 from harness.analysis.load import Run
 from harness.analysis.metrics import ALL_METRICS, LADDER_REGIMES
 from harness.analysis.plots import Figure, _colors, _encode, plt
@@ -28,8 +29,6 @@ from harness.analysis.tables import Table
 if TYPE_CHECKING:
     from harness.analysis.comparison import Comparison, ComparisonSet
 
-THROTTLED_SHARE = 0.2
-"""A step is "throttled" when its SLO break coincides with more than this share of CFS periods throttled."""
 FLOOR_FACTOR = 2.0
 """A step is "floor-limited" when its p99 is within this factor of the noise floor's p99 at that rate."""
 FLOOR_REACH = 1.05

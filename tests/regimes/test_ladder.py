@@ -107,6 +107,44 @@ def test_a_failure_the_host_caused_brackets_nothing() -> None:
     assert cap is not None and cap.bracketed and cap.above == 675
 
 
+def test_late_sends_from_an_app_at_its_quota_bracket_the_capacity() -> None:
+    """An overloaded app holds every connection of the driver, so requests wait for one and go out late: node
+    at 1,388 req/s, 25 % of its periods throttled, sent 47 late with the host 42 % busy. That failure is the
+    app's and brackets the capacity; the same late sends with CPU to spare (or no quota to tell) do not."""
+    at_quota = {**step(675, 110, False), "late_sends": 47, "valid": True, "throttled_share": 0.25}
+    cap = capacity([step(200, 10, True), step(450, 30, True), at_quota], 50.0)
+    assert cap is not None and cap.bracketed and (cap.below, cap.above) == (450, 675)
+    for share in (0.05, None):
+        spare = {**at_quota, "throttled_share": share}
+        cap = capacity([step(200, 10, True), step(450, 30, True), spare], 50.0)
+        assert cap is not None and not cap.bracketed and cap.rps == 450
+
+
+def test_a_ladder_whose_failing_step_sent_late_at_its_quota_stays_valid() -> None:
+    from harness.engine.ladder_digest import ladder_verdict, ladder_yield
+
+    def digested(rate: float, p99: float, met: bool, late: int, throttled: float) -> dict[str, Any]:
+        return {
+            **step(rate, p99, met),
+            "late_sends": late,
+            "valid": True,
+            "problems": [],
+            "throttled_share": throttled,
+        }
+
+    slo = Slo()
+    records = [
+        digested(200, 2, True, 0, 0.0),
+        digested(450, 3, True, 0, 0.0),
+        digested(900, 110, False, 47, 0.25),
+    ]
+    outcome = ladder_yield(records, slo)
+    assert outcome["capacity"]["bracketed"] is True
+    assert ladder_verdict(records, outcome, slo, "overloaded").valid
+    records[1]["late_sends"] = 2  # late below the failing step: a stall where the app met the SLO
+    assert not ladder_verdict(records, ladder_yield(records, slo), slo, "overloaded").valid
+
+
 def test_a_calibration_broken_by_the_host_still_sizes_the_ladder() -> None:
     """The calibration of node with pg-native broke at 7,689 req/s on a step the host was too busy to
     offer: that is still where its ladder must reach past, not "no rate breaks the SLO"."""
