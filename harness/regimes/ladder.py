@@ -31,7 +31,11 @@ pre-warm that waits for a JVM's JIT, and a host-limited failing step gives a low
 class LadderSettings:
     steps: int = 8
     step_s: float = 4.0
-    warmup_s: float = 5.0
+    warmup_s: float = 12.0
+    """At the first step's rate, with the quota back after the pre-warm. A fresh JVM needs longer than 5 s to settle
+    inside the quota again: with 5 s, in 9 of 9 java A/A ladders the first of the cost passes cost more per request
+    than both later ones (234-344 µs against 209-261), and a tenth ladder stalled in it
+    (docs/method.md §2, "Settling inside the quota")."""
     prewarm_max_s: float = 60.0
     """The pre-warm ends sooner once CPU settles (and a JVM's JIT is idle): node and php took 12-16 s, a
     fresh JVM at 0.5 CPU about 45 s (harness/engine/prewarm.py)."""
@@ -58,6 +62,8 @@ class LadderSettings:
     calibration_factor: float = 1.5
     calibration_steps: int = 12
     calibration_step_s: float = 2.0
+    calibration_warmup_s: float | None = None
+    """None: the ladders' warm-up. A calibration only needs where the load breaks, steps after its warm-up."""
 
 
 @dataclass(frozen=True)
@@ -131,13 +137,16 @@ def calibrate(
     rates = tuple(
         float(round(start * settings.calibration_factor**k)) for k in range(settings.calibration_steps)
     )
+    calibration_warmup = (
+        settings.warmup_s if settings.calibration_warmup_s is None else settings.calibration_warmup_s
+    )
     plan = replace(
         base,
         regime=CALIBRATION_REGIME,
         group=f"{base.group}/calibration" if base.group else "",
         instances=instances,
         point={**base.point, "instances": instances},
-        load=_load(base.load, rates, settings.calibration_step_s, settings.warmup_s, base.slo.p99_ms),
+        load=_load(base.load, rates, settings.calibration_step_s, calibration_warmup, base.slo.p99_ms),
         expect_below_capacity=False,
         **_instance_settings(base, settings),
     )
