@@ -72,3 +72,20 @@ def shared_factor_r(ladders: Sequence[Sequence[Step]]) -> float | None:
     if np.ptp(x) == 0 or np.ptp(y) == 0:
         return None
     return float(np.corrcoef(x, y)[0, 1])
+
+
+def postgres_adjusted(costs: Sequence[float | None], db_costs: Sequence[float | None]) -> list[float | None]:
+    """Each ladder's CPU cost per request with the host's share of the spread taken out: times the group's
+    median PostgreSQL cost per request over the ladder's own. PostgreSQL runs the same statements for every
+    request of one app, so its cost moves only with the host; in the A/A runs of 2026-11-26 the app's and
+    PostgreSQL's costs per ladder correlated with r = 0.98 (php), 0.88 (java), 0.72 (node). The group's level
+    stays the app's own, so it is comparable between apps only as the raw cost is. None for a ladder
+    without both figures."""
+    known = [d for c, d in zip(costs, db_costs, strict=True) if c is not None and d is not None and d > 0]
+    if not known:
+        return [None] * len(costs)
+    middle = statistics.median(known)
+    return [
+        c * middle / d if c is not None and d is not None and d > 0 else None
+        for c, d in zip(costs, db_costs, strict=True)
+    ]

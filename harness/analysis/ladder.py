@@ -223,6 +223,9 @@ class LadderRow:
     ladders: int
     valid: int
     cost_us: Spread
+    cost_adjusted_us: Spread
+    """The cost with the host's share of its spread taken out (host_factor.postgres_adjusted): how steady the app
+    itself was. Shown, not compared: its level is the raw cost's."""
     db_cost_us: Spread
     host_r: float | None
     """How closely the app's CPU per request followed the load driver's, step by step (host_factor.py)."""
@@ -237,13 +240,15 @@ def ladder_row(label: str, metrics: Sequence[Mapping[str, Any] | None], valid: S
     """Valid ladders only. A capacity is averaged only when every ladder bracketed it; otherwise the row
     says "at least" the smallest lower bound, never a mean of bounds."""
     # host_factor builds on this module's steps, so it is imported where it is used.
-    from harness.analysis.host_factor import shared_factor_r
+    from harness.analysis.host_factor import postgres_adjusted, shared_factor_r
 
     kept = [m for m, ok in zip(metrics, valid, strict=True) if m is not None and ok]
     ladders = [m["ladder"]["steps"] for m in kept if (m.get("ladder") or {}).get("steps")]
     bracketed = [m.get("capacity_rps") for m in kept]
     bounds = [m.get("capacity_at_least_rps") for m in kept if m.get("capacity_at_least_rps") is not None]
     capacity = spread(bracketed if not bounds else [])
+    costs = [m.get("cpu_us_per_request") for m in kept]
+    db_costs = [m.get("db_us_per_request") for m in kept]
     if bounds:
         text = f">= {min(bounds):,.0f} ({len(bounds)} of {len(kept)} ladders never failed)"
     else:
@@ -252,8 +257,9 @@ def ladder_row(label: str, metrics: Sequence[Mapping[str, Any] | None], valid: S
         label=label,
         ladders=len(metrics),
         valid=len(kept),
-        cost_us=spread([m.get("cpu_us_per_request") for m in kept]),
-        db_cost_us=spread([m.get("db_us_per_request") for m in kept]),
+        cost_us=spread(costs),
+        cost_adjusted_us=spread(postgres_adjusted(costs, db_costs)),
+        db_cost_us=spread(db_costs),
         host_r=shared_factor_r(ladders),
         capacity=capacity,
         capacity_text=text,

@@ -61,6 +61,7 @@ def print_ladder_table(title: str, outcomes: Mapping[str, Sequence[LadderOutcome
         "app",
         "ladders valid",
         "CPU us/request",
+        "host-adjusted",
         "host r",
         "PostgreSQL us/request",
         "SLO capacity req/s",
@@ -79,6 +80,7 @@ def print_ladder_table(title: str, outcomes: Mapping[str, Sequence[LadderOutcome
             label,
             f"{row.valid}/{row.ladders}",
             row.cost_us.text(),
+            row.cost_adjusted_us.text(),
             "-" if row.host_r is None else f"{row.host_r:.2f}",
             row.db_cost_us.text(),
             row.capacity_text,
@@ -90,7 +92,9 @@ def print_ladder_table(title: str, outcomes: Mapping[str, Sequence[LadderOutcome
     console.print(
         "CPU us/request is the slope of the instances' CPU time above their idle CPU on completed requests "
         "below saturation; "
-        "the thesis's normalized throughput (req/s per CPU %) is 10,000 / it. Host r: how closely its "
-        "spread followed the load driver's CPU per request in the same steps; near 1, the shared host, not "
-        "the app, moved it (docs/method.md, 'The host factor')."
+        "the thesis's normalized throughput (req/s per CPU %) is 10,000 / it. Host-adjusted: each ladder's "
+        "cost times its group's median PostgreSQL cost per request over its own (the same statements in every "
+        "ladder), so its CV is the app's own spread; not compared. Host r: how closely the cost's spread "
+        "followed the load driver's CPU per request in the same steps; near 1, the shared host, not the app, "
+        "moved it (docs/method.md, 'The host factor')."
     )

@@ -12,6 +12,7 @@ import pytest
 from harness.analysis.host_factor import (
     app_s_per_request,
     driver_s_per_request,
+    postgres_adjusted,
     relative_to_median,
     shared_factor_r,
 )
@@ -103,3 +104,37 @@ def test_the_ladder_row_carries_r() -> None:
     row = ladder_row("java x1", [{"ladder": {"steps": steps}} for steps in ladders], [True] * 5)
     assert row.host_r is not None and row.host_r > 0.99
     assert ladder_row("java x1", [{"cpu_us_per_request": 90.0}], [True]).host_r is None
+
+
+def test_postgres_adjusted_costs_keep_the_app_spread_and_drop_the_host_one() -> None:
+    """A host factor per ladder moves the app's and PostgreSQL's cost alike; the app's own noise stays."""
+    rng = np.random.default_rng(5)
+    host = 1 + rng.normal(0, 0.10, 10)
+    own = 1 + rng.normal(0, 0.01, 10)
+    costs = list(200.0 * host * own)
+    db_costs = list(150.0 * host)
+    adjusted = postgres_adjusted(costs, db_costs)
+    assert all(a is not None for a in adjusted)
+    raw_cv = np.std(costs, ddof=1) / np.mean(costs)
+    adjusted_cv = np.std(adjusted, ddof=1) / np.mean(adjusted)
+    assert raw_cv > 0.05 and adjusted_cv < 0.015
+    # The level stays the app's: the ladder with the median PostgreSQL cost (of an odd count) keeps its own.
+    odd_costs, odd_db = costs[:9], db_costs[:9]
+    middle = int(np.argsort(odd_db)[4])
+    assert postgres_adjusted(odd_costs, odd_db)[middle] == pytest.approx(odd_costs[middle])
+
+
+def test_postgres_adjusted_leaves_ladders_without_a_figure_out() -> None:
+    assert postgres_adjusted([100.0, None, 120.0], [50.0, 60.0, None]) == [100.0, None, None]
+    assert postgres_adjusted([100.0], [None]) == [None]
+    assert postgres_adjusted([100.0, 110.0], [0.0, 55.0]) == [None, 110.0]
+
+
+def test_a_ladder_row_shows_the_host_adjusted_cost() -> None:
+    metrics = [
+        {"cpu_us_per_request": 200.0 * f, "db_us_per_request": 150.0 * f} for f in (0.9, 1.0, 1.1, 1.2)
+    ]
+    row = ladder_row("php x1", metrics, [True] * 4)
+    assert row.cost_us.cv_pct is not None and row.cost_us.cv_pct > 10
+    assert row.cost_adjusted_us.cv_pct == pytest.approx(0.0, abs=1e-9)
+    assert row.cost_adjusted_us.n == 4
