@@ -27,9 +27,8 @@ def test_the_demo_ladders_are_planned_to_fit_ten_minutes() -> None:
     ) -> float:
         return start_up + prewarm_s + warmup_s + steps * step_s
 
-    calibration_warmup = (
-        ladder.warmup_s if ladder.calibration_warmup_s is None else ladder.calibration_warmup_s
-    )
+    calibration_warmup = ladder.calibration_warmup_s
+    assert calibration_warmup is not None
 
     java_runs = plan.repetitions + len(plan.scaling_impls)
     other_runs = (len(IMPLS) - 1) * plan.repetitions
