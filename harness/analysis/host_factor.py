@@ -81,11 +81,10 @@ def postgres_adjusted(costs: Sequence[float | None], db_costs: Sequence[float | 
     PostgreSQL's costs per ladder correlated with r = 0.98 (php), 0.88 (java), 0.72 (node). The group's level
     stays the app's own, so it is comparable between apps only as the raw cost is. None for a ladder
     without both figures."""
-    known = [d for c, d in zip(costs, db_costs, strict=True) if c is not None and d is not None and d > 0]
-    if not known:
-        return [None] * len(costs)
-    middle = statistics.median(known)
-    return [
-        c * middle / d if c is not None and d is not None and d > 0 else None
+    pairs = [
+        (c, d) if c is not None and d is not None and d > 0 else None
         for c, d in zip(costs, db_costs, strict=True)
     ]
+    known = [pair[1] for pair in pairs if pair is not None]
+    middle = statistics.median(known) if known else None
+    return [pair[0] * middle / pair[1] if pair is not None and middle else None for pair in pairs]

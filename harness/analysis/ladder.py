@@ -160,13 +160,13 @@ def host_limited(step: Mapping[str, Any]) -> bool:
     app holds them all (node at 1,388 req/s, 25 % of its periods throttled, 47 late sends, the host 42 % busy)."""
     if step.get("valid") is False:
         return True
-    return bool(step.get("late_sends")) and not at_quota(step)
+    return bool(step.get("late_sends")) and not at_quota(step.get("throttled_share"))
 
 
-def at_quota(step: Mapping[str, Any]) -> bool:
-    """The instances sat at their CPU quota in this step (unknown without a quota: False)."""
-    share = step.get("throttled_share")
-    return _finite(share) and share > THROTTLED_SHARE
+def at_quota(throttled_share: Any) -> bool:
+    """A step's instances sat at their CPU quota: more than THROTTLED_SHARE of their CFS periods throttled
+    (unknown without a quota: False)."""
+    return _finite(throttled_share) and throttled_share > THROTTLED_SHARE
 
 
 def saturation(steps: Sequence[Mapping[str, Any]]) -> float | None:

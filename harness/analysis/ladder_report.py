@@ -19,7 +19,7 @@ import numpy as np
 from harness.analysis import format as fmt
 from harness.analysis.host_factor import shared_factor_r
 from harness.analysis.knee import find_knee
-from harness.analysis.ladder import THROTTLED_SHARE
+from harness.analysis.ladder import THROTTLED_SHARE, at_quota
 from harness.analysis.load import Run
 from harness.analysis.metrics import ALL_METRICS, LADDER_REGIMES
 from harness.analysis.plots import Figure, _colors, _encode, plt
@@ -138,12 +138,7 @@ class StepSummary:
 
     @property
     def throttled(self) -> bool:
-        return (
-            self.throttled_share is not None
-            and self.throttled_share > THROTTLED_SHARE
-            and self.p99_ms is not None
-            and self.p99_ms > self.slo_p99_ms
-        )
+        return at_quota(self.throttled_share) and self.p99_ms is not None and self.p99_ms > self.slo_p99_ms
 
     @property
     def floor_limited(self) -> bool:

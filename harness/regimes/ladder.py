@@ -65,6 +65,10 @@ class LadderSettings:
     calibration_warmup_s: float | None = None
     """None: the ladders' warm-up. A calibration only needs where the load breaks, steps after its warm-up."""
 
+    @property
+    def calibration_warmup(self) -> float:
+        return self.warmup_s if self.calibration_warmup_s is None else self.calibration_warmup_s
+
 
 @dataclass(frozen=True)
 class LadderPlan:
@@ -137,16 +141,15 @@ def calibrate(
     rates = tuple(
         float(round(start * settings.calibration_factor**k)) for k in range(settings.calibration_steps)
     )
-    calibration_warmup = (
-        settings.warmup_s if settings.calibration_warmup_s is None else settings.calibration_warmup_s
-    )
     plan = replace(
         base,
         regime=CALIBRATION_REGIME,
         group=f"{base.group}/calibration" if base.group else "",
         instances=instances,
         point={**base.point, "instances": instances},
-        load=_load(base.load, rates, settings.calibration_step_s, calibration_warmup, base.slo.p99_ms),
+        load=_load(
+            base.load, rates, settings.calibration_step_s, settings.calibration_warmup, base.slo.p99_ms
+        ),
         expect_below_capacity=False,
         **_instance_settings(base, settings),
     )
