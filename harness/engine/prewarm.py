@@ -4,8 +4,8 @@ steady state), before the first measured window.
 A fixed warm-up is too short for some runtimes and wasted on others. Measured at 0.5 CPU and 200 req/s,
 a fresh JVM still spent 29 % CPU in the first third of a 30 s window and 11 % in the last (JIT compiling);
 node and php settle within about 10 s. So the load ramps from a tenth of the rate to the rate (a cold
-instance hit at full rate builds a backlog it takes many seconds to drain), then holds it until two
-consecutive blocks of per-second CPU agree, or the time limit is reached. Nothing here is stored as a
+instance hit at full rate builds a backlog it takes many seconds to drain), then holds it until four
+consecutive 2 s blocks of per-second CPU agree (and a JVM's JIT compiler is idle), or the time limit is reached. Nothing here is stored as a
 run; the session records what the pre-warm did in every run's manifest.
 """
 
@@ -19,11 +19,14 @@ from pathlib import Path
 from typing import Any
 
 RAMP_S = 4
-BLOCK_S = 4
-# Three blocks, not two: a fresh JVM at 0.5 CPU came off the quota at 47 % and fell through 37 % and 35 %
+# Four blocks of 2 s: a fresh JVM at 0.5 CPU came off the quota at 47 % and fell through 37 % and 35 %
 # to 20 %; two noisy 4 s blocks on the way down agreed within 15 %, and its measured window that followed
-# was invalid (CPU 43 % in the first third, 30 % in the last). Costs node and php 4 s per fresh start.
-SETTLE_BLOCKS = 3
+# was invalid (CPU 43 % in the first third, 30 % in the last). Neither 3 blocks of 4 s nor 4 of 2 s call
+# that series settled. node and php are flat from the ramp's end, and on 51 stored pre-warms 4 blocks of
+# 2 s ended them after 12 s where 3 of 4 s took 16 s; a JVM's pre-warm ends on its JIT compiler anyway.
+SETTLE_BLOCK_S = 2
+SETTLE_BLOCKS = 4
+JIT_BLOCK_S = 4
 MAX_S = 60.0
 DRIVER_SLACK_S = 5.0
 # Of the first window's rate. At half its capacity a warm app runs well under its CPU limit, so an
@@ -94,7 +97,7 @@ class PrewarmRecord:
 def settled(
     cpu_pct_after_ramp: Sequence[float],
     limit_pct: float | None = None,
-    block_s: int = BLOCK_S,
+    block_s: int = SETTLE_BLOCK_S,
     blocks: int = SETTLE_BLOCKS,
 ) -> bool:
     """The last `blocks` blocks of per-second CPU % agree within MAX_DRIFT (or ABS_SLACK_PCT points), and
@@ -110,7 +113,7 @@ def settled(
     return spread <= ABS_SLACK_PCT or spread / max(means) <= MAX_DRIFT
 
 
-def jit_share(compiled: Sequence[tuple[float, float]], block_s: int = BLOCK_S) -> float | None:
+def jit_share(compiled: Sequence[tuple[float, float]], block_s: int = JIT_BLOCK_S) -> float | None:
     """Compile seconds per second over the last `block_s` readings' span, or None before there are enough."""
     if len(compiled) <= block_s:
         return None

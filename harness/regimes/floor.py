@@ -35,6 +35,8 @@ VARIANT = "static"
 BODY = '{"status":"ok","floor":"static nginx"}'
 READY_TIMEOUT_S = 10.0
 STOP_TIMEOUT_S = 5.0
+WARMUP_S = 2.0
+"""A static responder has no JIT, GC or pool to settle: its warm-up only opens the driver's connections."""
 
 CONF = """# The noise floor's static responder (harness/regimes/floor.py): every path answers 200 with a fixed
 # JSON document, so /health (the driver's bare mix) costs nginx a few microseconds.
@@ -165,9 +167,11 @@ def static_responder(run_dir: Path | None = None) -> Iterator[Responder]:
 
 
 def floor_plan(base: RunPlan, rates: Sequence[float], settings: LadderSettings, url: str) -> RunPlan:
-    """The apps' ladder plan pointed at the responder: same rates, steps, warm-up and SLO; the bare mix.
-    One pass: the extra passes feed an instance's cost fit, and the responder is not measured for CPU."""
-    plan = ladder_plan(base, IMPL, 1, 0, rates, replace(settings, cost_passes=1))
+    """The apps' ladder plan pointed at the responder: same rates, steps and SLO; the bare mix. One pass:
+    the extra passes feed an instance's cost fit, and the responder is not measured for CPU. WARMUP_S,
+    at most the apps' own."""
+    warmup_s = min(settings.warmup_s, WARMUP_S)
+    plan = ladder_plan(base, IMPL, 1, 0, rates, replace(settings, cost_passes=1, warmup_s=warmup_s))
     return replace(
         plan,
         variant=VARIANT,

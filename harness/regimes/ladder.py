@@ -58,7 +58,11 @@ class LadderSettings:
     """The last step, as a share of the calibration's first failing rate. Well past it: a calibration's
     short steps, right after the pre-warm, break early (java broke at 942 req/s in its calibration, and
     none of its ladders up to 1,417 req/s failed), and a ladder stops two steps after its break anyway."""
-    calibration_start_per_cpu: float = 400.0
+    calibration_start_per_cpu: float = 800.0
+    """The calibration's first rate per CPU of the instances. Every app here carries 1,000 req/s or more per
+    CPU on the browse mix (php at 0.5 CPU broke at 1,012-1,519 req/s in its calibrations), so the steps
+    below 800 only cost time: from 400 per CPU, the demo's calibrations ran 7-8 steps, from 800 they run 5-6.
+    A first step that already fails still sizes the ladder (`first_failing_rate`): from a quarter of it."""
     calibration_factor: float = 1.5
     calibration_steps: int = 12
     calibration_step_s: float = 2.0

@@ -82,6 +82,7 @@ def test_floor_plan_is_the_ladder_with_the_bare_mix_at_the_responder(tmp_path: P
     assert plan.target_urls == ("http://127.0.0.1:1",) and not plan.prewarm
     assert plan.load.mix == "bare" and plan.load.steps == (10.0, 20.0, 40.0) and plan.load.step_s == 2.0
     assert plan.slo.p99_ms == 50.0 and plan.results_dir == tmp_path
+    assert plan.load.warmup_s == 2.0 < settings.warmup_s  # nothing in a static responder to settle
     conf = render_conf(tmp_path, 8080, None)
     assert "listen 127.0.0.1:8080;" in conf and f"return 200 '{BODY}';" in conf and "user " not in conf
 

@@ -277,6 +277,7 @@ def test_the_claims_keep_the_prewarm_their_report_was_run_with() -> None:
     settings = settings_for(LadderShape())
     assert settings.prewarm_unlimited is False and settings.cfs_period_us == 10_000
     assert settings.cost_passes == 1 and settings.idle_intercept is False
+    assert settings.calibration_start_per_cpu == 400.0 < LadderSettings().calibration_start_per_cpu
     base = RunPlan(impl="node", load=LoadSettings(targets=[]), cpus=0.5)
     assert ladder_plan(base, "node", 1, 0, (100.0, 200.0), settings).idle_intercept is False
     assert ladder_plan(base, "node", 1, 0, (100.0, 200.0), LadderSettings()).idle_intercept is True
