@@ -71,7 +71,7 @@ def test_ramp_starts_at_a_tenth_of_the_rate_and_holds_it() -> None:
         ([24.5] * 12, 25.0, False),  # flat because pinned at the quota
         ([17.0] * 12, 25.0, False),  # flat at 68 % of the limit: still compiling at half the rate
         ([15.0] * 12, 25.0, True),  # 60 % of the limit
-        ([10.0] * 7, None, False),  # too few samples for four blocks
+        ([10.0] * 8, None, False),  # too few samples for three blocks
         # A fresh JVM at 0.5 CPU (measured): on its way down from the quota, two blocks agree (35.3 and
         # 32.4 %), three do not.
         ([46.4, 47.0, 46.9, 38.6, 37.1, 43.1, 31.3, 29.7, 33.2, 34.8, 41.7, 19.7], 50.0, False),
@@ -88,7 +88,7 @@ def test_stops_once_cpu_settles_after_the_ramp() -> None:
     assert started == [(10.0, "4s:100,61s:100")]  # 5 s past the 60 s cap: the cap ends it, not the driver
     assert record.steady and record.reason == "CPU per second settled"
     assert load.killed
-    assert record.seconds == 18  # once the last four 2-s blocks agree within 15 % (11.5, 10, 10, 10)
+    assert record.seconds == 19  # once the last three 3-s blocks agree within 15 % (11, 10, 10)
     assert record.cpu_pct_per_s[:3] == pytest.approx([25.0, 25.0, 25.0])
 
 

@@ -4,8 +4,8 @@ steady state), before the first measured window.
 A fixed warm-up is too short for some runtimes and wasted on others. Measured at 0.5 CPU and 200 req/s,
 a fresh JVM still spent 29 % CPU in the first third of a 30 s window and 11 % in the last (JIT compiling);
 node and php settle within about 10 s. So the load ramps from a tenth of the rate to the rate (a cold
-instance hit at full rate builds a backlog it takes many seconds to drain), then holds it until four
-consecutive 2 s blocks of per-second CPU agree (and a JVM's JIT compiler is idle), or the time limit is reached. Nothing here is stored as a
+instance hit at full rate builds a backlog it takes many seconds to drain), then holds it until three
+consecutive 3 s blocks of per-second CPU agree (and a JVM's JIT compiler is idle), or the time limit is reached. Nothing here is stored as a
 run; the session records what the pre-warm did in every run's manifest.
 """
 
@@ -19,13 +19,14 @@ from pathlib import Path
 from typing import Any
 
 RAMP_S = 4
-# Four blocks of 2 s: a fresh JVM at 0.5 CPU came off the quota at 47 % and fell through 37 % and 35 %
+# Three blocks of 3 s: a fresh JVM at 0.5 CPU came off the quota at 47 % and fell through 37 % and 35 %
 # to 20 %; two noisy 4 s blocks on the way down agreed within 15 %, and its measured window that followed
-# was invalid (CPU 43 % in the first third, 30 % in the last). Neither 3 blocks of 4 s nor 4 of 2 s call
-# that series settled. node and php are flat from the ramp's end, and on 51 stored pre-warms 4 blocks of
-# 2 s ended them after 12 s where 3 of 4 s took 16 s; a JVM's pre-warm ends on its JIT compiler anyway.
-SETTLE_BLOCK_S = 2
-SETTLE_BLOCKS = 4
+# was invalid (CPU 43 % in the first third, 30 % in the last). Three blocks of 4 s, or of 3 s, do not call
+# that series settled. node and php are flat from the ramp's end: on 51 stored pre-warms, 3 blocks of 3 s
+# ended them after 13 s where 3 of 4 s took 16 s. Blocks of 2 s are noisier than a JVM's plateau: with 4
+# of them, 2 of 5 demo JVMs ran to the 30 s cap with an idle JIT and their CPU still "changing".
+SETTLE_BLOCK_S = 3
+SETTLE_BLOCKS = 3
 JIT_BLOCK_S = 4
 MAX_S = 60.0
 DRIVER_SLACK_S = 5.0

@@ -18,7 +18,7 @@ def test_the_demo_ensures_every_tool_its_runs_use_and_not_the_fault_proxy() -> N
 def test_the_demo_is_planned_to_fit_ten_minutes() -> None:
     plan = demo.sizing()
     ladder = plan.ladder
-    # A JVM uses its pre-warm's whole cap; node and php settle after the ramp and four blocks.
+    # A JVM uses its pre-warm's whole cap; node and php settle after the ramp and three blocks.
     settled = prewarm.RAMP_S + prewarm.SETTLE_BLOCKS * prewarm.SETTLE_BLOCK_S
     start_up = 3.0  # database reset, instance start, stop (a JVM's start at 0.5 CPU: about 3.5 s)
     idle_read = 0.5 + prewarm.IDLE_WINDOW_S  # the cost fit's intercept, after every pre-warm

@@ -233,13 +233,21 @@ func (e *Engine) runOpen(ctx context.Context, schedule *pace.Schedule) {
 		i := phaseIndex[slot]
 		phaseIndex[slot]++
 		e.wg.Add(1)
-		go e.openRequest(sem, phase, i, intended)
+		go e.openRequest(ctx, sem, phase, i, intended)
 	}
 }
 
-func (e *Engine) openRequest(sem chan struct{}, phase mix.Phase, i uint64, intended time.Time) {
+// openRequest sends request i once a connection is free. A request still waiting for one when the load
+// ends (a ladder's stop rule, an interrupt) is never sent: sending it would only prolong an overload
+// already judged, and the drain after a stopped ladder took seconds of late sends.
+func (e *Engine) openRequest(ctx context.Context, sem chan struct{}, phase mix.Phase, i uint64, intended time.Time) {
 	defer e.wg.Done()
-	sem <- struct{}{}
+	step := e.owe(phase, intended)
+	select {
+	case sem <- struct{}{}:
+	case <-ctx.Done():
+		return
+	}
 	defer func() { <-sem }()
 	sent := time.Now()
 	late := sent.Sub(intended) > e.s.LateBound
@@ -248,7 +256,7 @@ func (e *Engine) openRequest(sem chan struct{}, phase mix.Phase, i uint64, inten
 	if sent.Before(intended) {
 		from = sent
 	}
-	e.send(phase, i, intended, from, sent, late)
+	e.send(phase, i, step, from, sent, late)
 }
 
 func (e *Engine) runClosed(ctx context.Context) {
@@ -270,7 +278,7 @@ func (e *Engine) runClosed(ctx context.Context) {
 					phase, slot = mix.Warm, 0
 				}
 				i := counters[slot].Add(1) - 1
-				e.send(phase, i, now, now, now, false)
+				e.send(phase, i, e.owe(phase, now), now, now, false)
 				if think := e.thinkTime(phase, i); think > 0 {
 					timer.Reset(think)
 					select {
@@ -304,8 +312,24 @@ func (e *Engine) thinkTime(phase mix.Phase, i uint64) time.Duration {
 
 var bidID = regexp.MustCompile(`^\{"id":(\d+)`)
 
-// due is when the request was scheduled (its step of a ladder), from when its latency runs.
-func (e *Engine) send(phase mix.Phase, i uint64, due, from, sent time.Time, late bool) {
+// owe counts a measured request against its ladder step (by when it is due) as soon as it is due, not
+// when it is sent: one still waiting for a connection when the stop rule looks is unanswered, and an
+// overloaded step whose requests all queued read as empty and passed. It returns the step, -1 for none.
+func (e *Engine) owe(phase mix.Phase, due time.Time) int {
+	if phase != mix.Measure || e.ladder == nil {
+		return -1
+	}
+	step := e.ladder.step(e.measure, due)
+	if step >= 0 {
+		e.mu.Lock()
+		e.ladder.pending[step]++
+		e.mu.Unlock()
+	}
+	return step
+}
+
+// step is the request's ladder step (from owe); from is when its latency runs.
+func (e *Engine) send(phase mix.Phase, i uint64, step int, from, sent time.Time, late bool) {
 	req, typ := e.builder.Build(phase, i)
 	now := e.inflight.Add(1)
 	for {
@@ -315,15 +339,6 @@ func (e *Engine) send(phase mix.Phase, i uint64, due, from, sent time.Time, late
 		}
 	}
 	e.sent.Add(1)
-	step := -1
-	if phase == mix.Measure && e.ladder != nil {
-		step = e.ladder.step(e.measure, due)
-		if step >= 0 {
-			e.mu.Lock()
-			e.ladder.pending[step]++
-			e.mu.Unlock()
-		}
-	}
 	wantBody := e.trace != nil && req.Kind == mix.PlaceBid
 	res := e.pools[req.Target].Do(req.Method, req.Path, req.ContentType, req.Body, "", sent.Add(e.s.Timeout), wantBody)
 	end := time.Now()

@@ -63,3 +63,32 @@ func TestLadderStopsAfterTwoOverloadedSteps(t *testing.T) {
 		t.Errorf("the target served %d requests: the ladder went on after its stop", n)
 	}
 }
+
+func TestAStoppedLadderSendsNothingThatWaitedForAConnection(t *testing.T) {
+	// Two connections and a target that answers in 400 ms from its 100th request on: from step 1 the
+	// requests queue for a connection, steps 1 and 2 are overloaded, and the ladder stops. The requests
+	// still queued then are dropped, not sent late one connection at a time.
+	var served atomic.Int64
+	tg := newTarget(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		if n >= 100 {
+			time.Sleep(400 * time.Millisecond)
+		}
+		served.Add(1)
+	})
+	s := settings(t, map[string]string{
+		"BB_TARGETS": tg.URL, "BB_STEPS": "100,100,100,100", "BB_STEP_DURATION": "1s", "BB_WARMUP": "0s",
+		"BB_STOP_P99_MS": "150", "BB_MAX_CONNS": "2",
+	})
+	summary := run(t, s, 30*time.Second)
+	if summary.Ladder["stopped"] != "overloaded" {
+		t.Fatalf("stopped %v, want overloaded; steps %+v", summary.Ladder["stopped"], summary.Steps)
+	}
+	// Before the stop (3 s in) the two connections carry about 100 + 2 x 2 s / 0.4 s = 110 requests; the
+	// 190 or so still queued would each have taken a connection for 400 ms more.
+	if n := served.Load(); n > 130 {
+		t.Errorf("the target served %d requests: queued requests were sent after the stop", n)
+	}
+	if summary.Requests > 130 {
+		t.Errorf("%d requests sent, want the queued ones dropped at the stop", summary.Requests)
+	}
+}
