@@ -59,11 +59,11 @@ def sizing() -> DemoPlan:
     return DemoPlan(
         cpus=cpus,
         repetitions=3,
-        # 8 steps of 1.75 s after a pre-warm of at most 30 s and an 8 s warm-up. The cost per request is a
+        # 8 steps of 1.5 s after a pre-warm of at most 30 s and an 8 s warm-up. The cost per request is a
         # slope, and its precision comes from the steps below saturation: 6 steps of 2.5 s left 2-3 of them,
         # and the cost's CV over fresh starts was 19-40 %; ladders that kept 5-9 had 2-5 %. 8 steps keep
-        # 5-7; at 1.75 s rather than 2 s a step near php's capacity still holds about 1,750 requests, and
-        # the demo fits its 10 minutes. node and php settle within the pre-warm's first blocks; a fresh
+        # 5-7. Steps of 2 s took the demo to 11.0 min, of 1.75 s to 10.1-10.3; at 1.5 s a step near php's
+        # capacity still holds about 1,500 requests. node and php settle within the pre-warm's first blocks; a fresh
         # JVM at 0.5 CPU idles its JIT compiler after 30-54 s (sooner at the higher pre-warm rate a finer
         # ladder gives); one still compiling at 35 s is named in its manifest. One pass: two more passes of
         # the lowest steps steady the cost (docs/method.md §6) but add about 12 s a ladder, 2 min a demo.
@@ -75,7 +75,7 @@ def sizing() -> DemoPlan:
         # 2 s warm-up.
         ladder=LadderSettings(
             steps=8,
-            step_s=1.75,
+            step_s=1.5,
             warmup_s=8.0,
             prewarm_max_s=30.0,
             calibration_step_s=1.5,
