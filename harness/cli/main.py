@@ -21,7 +21,7 @@ from harness.tools import toolchain
 app = typer.Typer(
     help=(
         "bidbench: compare Java, Node.js and PHP implementations of one auction service, fairly.\n\n"
-        "Start with `./bidbench demo` (everything, about 11 minutes) or `./bidbench test` (the test suites). "
+        "Start with `./bidbench demo` (everything, about 10 minutes) or `./bidbench test` (the test suites). "
         "Both install what they need. Results go to results/."
     ),
     no_args_is_help=True,
@@ -472,7 +472,7 @@ def demo() -> None:
     apps, then run load ladders (a calibration and 3 ladders per app, interleaved; each ladder steps the rate
     from well below to past the SLO), java with 2 instances for scaling, and the noise floor (the load driver
     against a static responder), then print the comparison and write an HTML report under results/. About
-    11 minutes on 2 cores once the tools are installed; every run is kept in results/."""
+    10 minutes on 2 cores once the tools are installed; every run is kept in results/."""
     from harness.regimes.demo import run_demo
 
     raise typer.Exit(run_demo())

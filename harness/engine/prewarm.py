@@ -5,8 +5,9 @@ A fixed warm-up is too short for some runtimes and wasted on others. Measured at
 a fresh JVM still spent 29 % CPU in the first third of a 30 s window and 11 % in the last (JIT compiling);
 node and php settle within about 10 s. So the load ramps from a tenth of the rate to the rate (a cold
 instance hit at full rate builds a backlog it takes many seconds to drain), then holds it until three
-consecutive 3 s blocks of per-second CPU agree (and a JVM's JIT compiler is idle), or the time limit is reached. Nothing here is stored as a
-run; the session records what the pre-warm did in every run's manifest.
+consecutive 3 s blocks of per-second CPU agree (and a JVM's JIT compiler is idle), or the time limit is
+reached. Nothing here is stored as a run; the session records what the pre-warm did in every run's
+manifest.
 """
 
 from __future__ import annotations

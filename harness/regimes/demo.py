@@ -62,7 +62,7 @@ def sizing() -> DemoPlan:
         # 8 steps of 1.5 s after a pre-warm of at most 30 s and an 8 s warm-up. The cost per request is a
         # slope, and its precision comes from the steps below saturation: 6 steps of 2.5 s left 2-3 of them,
         # and the cost's CV over fresh starts was 19-40 %; ladders that kept 5-9 had 2-5 %. 8 steps keep
-        # 5-7. Steps of 2 s took the demo to 11.0 min, of 1.75 s to 10.1-10.3; at 1.5 s a step near php's
+        # 5-7. With steps of 1.75 s the demo took 10.1-10.3 min, with 1.5 s 9.4; a step near php's
         # capacity still holds about 1,500 requests. node and php settle within the pre-warm's first blocks; a fresh
         # JVM at 0.5 CPU idles its JIT compiler after 30-54 s (sooner at the higher pre-warm rate a finer
         # ladder gives); one still compiling at 35 s is named in its manifest. One pass: two more passes of
