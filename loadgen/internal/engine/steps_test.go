@@ -37,13 +37,7 @@ func TestLadderStopsAfterTwoOverloadedSteps(t *testing.T) {
 	// The target slows down to 300 ms a request from its 150th request on (step 2): steps 2 and 3 of six
 	// pass the 150 ms threshold (far from what a busy machine adds to a fast answer), so the ladder stops during step 4 (the stop rule waits a second for a
 	// step's last answers) and never sends step 5.
-	var served atomic.Int64
-	tg := newTarget(t, func(n int, w http.ResponseWriter, r *http.Request) {
-		if n >= 150 {
-			time.Sleep(300 * time.Millisecond)
-		}
-		served.Add(1)
-	})
+	tg, served := slowFrom(t, 150, 300*time.Millisecond)
 	s := settings(t, map[string]string{
 		"BB_TARGETS": tg.URL, "BB_STEPS": "50,100,100,100,100,100", "BB_STEP_DURATION": "1s", "BB_WARMUP": "0s",
 		"BB_STOP_P99_MS": "150",
@@ -68,13 +62,7 @@ func TestAStoppedLadderSendsNothingThatWaitedForAConnection(t *testing.T) {
 	// Two connections and a target that answers in 400 ms from its 100th request on: from step 1 the
 	// requests queue for a connection, steps 1 and 2 are overloaded, and the ladder stops. The requests
 	// still queued then are dropped, not sent late one connection at a time.
-	var served atomic.Int64
-	tg := newTarget(t, func(n int, w http.ResponseWriter, r *http.Request) {
-		if n >= 100 {
-			time.Sleep(400 * time.Millisecond)
-		}
-		served.Add(1)
-	})
+	tg, served := slowFrom(t, 100, 400*time.Millisecond)
 	s := settings(t, map[string]string{
 		"BB_TARGETS": tg.URL, "BB_STEPS": "100,100,100,100", "BB_STEP_DURATION": "1s", "BB_WARMUP": "0s",
 		"BB_STOP_P99_MS": "150", "BB_MAX_CONNS": "2",
@@ -91,4 +79,18 @@ func TestAStoppedLadderSendsNothingThatWaitedForAConnection(t *testing.T) {
 	if summary.Requests > 130 {
 		t.Errorf("%d requests sent, want the queued ones dropped at the stop", summary.Requests)
 	}
+}
+
+// slowFrom is a target that answers at once until its nth request, then takes delay over each; served
+// counts the requests it answered.
+func slowFrom(t *testing.T, n int, delay time.Duration) (*target, *atomic.Int64) {
+	t.Helper()
+	served := new(atomic.Int64)
+	tg := newTarget(t, func(i int, w http.ResponseWriter, r *http.Request) {
+		if i >= n {
+			time.Sleep(delay)
+		}
+		served.Add(1)
+	})
+	return tg, served
 }
