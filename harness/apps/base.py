@@ -14,6 +14,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+LISTEN_BACKLOG = 4096
+"""The accept backlog every app listens with (java: Jetty's accept queue, node: listen()'s backlog, php:
+nginx's `listen ... backlog`), capped by the kernel's net.core.somaxconn. One figure for all three: the
+load driver opens up to 5000 connections against an overloaded instance, and a full queue drops handshakes
+that then wait for the client's SYN retransmit (tests/apps/test_listen_backlog.py)."""
+
 
 @dataclass(frozen=True)
 class InstanceSpec:

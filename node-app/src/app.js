@@ -11,6 +11,10 @@ const { createServer } = require('./http/server')
 const { routes } = require('./routes')
 
 const DRAIN_TIMEOUT_MS = 10_000
+// The accept backlog, as nginx's `listen ... backlog=4096` and Jetty's accept queue in the other apps (the
+// kernel caps it at net.core.somaxconn); Node's default is 511. The load driver opens up to 5000
+// connections against an overloaded instance, and a full queue drops handshakes until the SYN retransmit.
+const LISTEN_BACKLOG = 4096
 // If the pool still will not close (a statement stuck on a dead server), stop waiting after this.
 const POOL_END_TIMEOUT_MS = 5_000
 
@@ -30,7 +34,9 @@ function startServer(config, logger, onListening, { gated = false } = {}) {
     logger.error(`cannot listen on ${config.host}:${config.port}: ${err.message}`)
     process.exit(1)
   })
-  server.listen(config.port, config.host, () => onListening(server.address().port))
+  server.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG }, () =>
+    onListening(server.address().port)
+  )
 
   // SIGTERM: stop accepting, let in-flight requests finish (up to 10 s), close the pool, exit 0.
   let stopping = false

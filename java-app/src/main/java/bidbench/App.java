@@ -24,6 +24,14 @@ public final class App implements AutoCloseable {
     /** How long a request body may go without a byte before it gets 408 (contract: 30 s). */
     public static final long BODY_STALL_TIMEOUT_MS = 30_000;
 
+    /**
+     * The accept queue, as nginx's {@code listen ... backlog=4096} and the Node app's listen() backlog
+     * (the kernel caps it at net.core.somaxconn). Jetty's default, the JVM's 50, dropped the handshakes of
+     * the thousands of connections the load driver opens against an overloaded instance: each then waited
+     * for a SYN retransmit (1 s, 3 s, ...), which only this app paid.
+     */
+    public static final int LISTEN_BACKLOG = 4096;
+
     private final Server server;
     private final ServerConnector connector;
     private final Database database;
@@ -63,6 +71,7 @@ public final class App implements AutoCloseable {
             ServerConnector connector = new ServerConnector(server, new HttpConnectionFactory(http));
             connector.setHost(config.host());
             connector.setPort(config.port());
+            connector.setAcceptQueueSize(LISTEN_BACKLOG);
             // The contract's 30 s for a stalled body (contract/README.md): Jetty's default, stated. A body
             // read that idles this long gets a failure chunk, answered with 408 (http/BodyReader).
             connector.setIdleTimeout(BODY_STALL_TIMEOUT_MS);
