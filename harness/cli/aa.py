@@ -46,7 +46,7 @@ def register(app: typer.Typer) -> None:
         repetitions: Annotated[int, repetitions_option("Ladders per group (A and B each).")] = 5,
         cpus: LADDER_CPUS = None,
         mix: LADDER_MIX = "browse",
-        steps: STEPS = 8,
+        steps: STEPS = 16,
         step: STEP = "2s",
         cost_passes: COST_PASSES = 3,
         rates: RATES = None,
@@ -72,7 +72,12 @@ def register(app: typer.Typer) -> None:
             raise UserError(f"--alpha must be between 0 and 0.5; got {alpha:g}")
         given = tuple(parse_rates(rates, "--rates")) if rates else ()
         settings = replace(
-            LadderSettings(), steps=len(given) or steps, step_s=parse_duration(step), cost_passes=cost_passes
+            LadderSettings(),
+            steps=len(given) or steps,
+            step_s=parse_duration(step),
+            cost_passes=cost_passes,
+            # Given rates are one grid: the cost passes repeat its lower half.
+            middle=None if given else LadderSettings().middle,
         )
         base = base_run_plan(
             mix, 0.0, settings.warmup_s, sized_cpus(cpus), {}, "crud", 1, 42, slo_p99, slo_mean

@@ -27,7 +27,8 @@ from harness.cli.options import (
 from harness.console import UserError, console
 
 LADDER_HELP = """Run load ladders: each fresh start of an app runs K fixed-rate steps of equal length in one driver
-session, from well below to past where it breaks the SLO, and stops after two overloaded steps. Each
+session, from well below to past where it breaks the SLO (finer from half the calibration's break up), and
+stops after two overloaded steps. Each
 ladder yields the app's CPU cost per request (the slope of its CPU time on completed requests, with a
 95 % interval), PostgreSQL's cost per request, the SLO capacity bracketed by a passing and a failing
 step (or "at least" when no step failed), the saturation throughput and the memory per instance.
@@ -50,7 +51,7 @@ def register(app: typer.Typer) -> None:
         endpoint: Annotated[
             str, typer.Option(help="crud: the mix; health: GET /health only, each runtime's HTTP floor.")
         ] = "crud",
-        steps: STEPS = 8,
+        steps: STEPS = 16,
         step: STEP = "2s",
         cost_passes: COST_PASSES = 3,
         rates: RATES = None,
@@ -71,7 +72,12 @@ def register(app: typer.Typer) -> None:
         counts = tuple(parse_positive_ints(instances, "--instances"))
         given = tuple(parse_rates(rates, "--rates")) if rates else ()
         settings = replace(
-            LadderSettings(), steps=len(given) or steps, step_s=parse_duration(step), cost_passes=cost_passes
+            LadderSettings(),
+            steps=len(given) or steps,
+            step_s=parse_duration(step),
+            cost_passes=cost_passes,
+            # Given rates are one grid: the cost passes repeat its lower half.
+            middle=None if given else LadderSettings().middle,
         )
         chosen_mix = "bare" if endpoint == "health" else mix
         # The runtime floor is a variant of its own, so comparisons keep it apart from the CRUD ladders.

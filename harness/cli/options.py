@@ -165,7 +165,15 @@ SLO_MEAN_LATENCY = Annotated[float, typer.Option(help="SLO: mean latency bound i
 
 # The load ladders' shape (`ladder` and `aa`).
 LADDER_MIX = Annotated[str, typer.Option(help="Request mix: browse, bid, mixed.")]
-STEPS = Annotated[int, typer.Option(min=3, help="Steps per ladder.")]
+STEPS = Annotated[
+    int,
+    typer.Option(
+        min=5,
+        help="Steps per ladder: 3 from a quarter to half the calibration's break, for the CPU cost's fit, and "
+        "the rest from there to twice the break, finer where the capacity is bracketed (docs/method.md §2). "
+        "A ladder stops two steps past its break, so the steps above it cost no time.",
+    ),
+]
 STEP = Annotated[str, typer.Option(help="Length of each step.")]
 COST_PASSES = Annotated[
     int,

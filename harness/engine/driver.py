@@ -49,7 +49,9 @@ class LoadSettings:
     """A ladder: the measurement is these rates, each held step_s (BB_STEPS); `rate` is then the first."""
     step_s: float = 5.0
     stop_p99_ms: float = 0.0
-    """A ladder stops after two consecutive steps whose p99 passed this (BB_STOP_P99_MS); 0: never early."""
+    """A ladder stops after `stop_after` consecutive steps whose p99 passed this (BB_STOP_P99_MS); 0: never early."""
+    stop_after: int = 2
+    """BB_STOP_AFTER: the driver's own default is 2."""
     trace: bool = False
     """One line per request in the run's trace file (BB_TRACE), for the per-second series of fault runs."""
 
@@ -82,6 +84,7 @@ class LoadSettings:
             env["BB_STEPS"] = ",".join(f"{rate:g}" for rate in self.steps)
             env["BB_STEP_DURATION"] = f"{self.step_s:g}s"
             env["BB_STOP_P99_MS"] = f"{self.stop_p99_ms:g}"
+            env["BB_STOP_AFTER"] = str(self.stop_after)
         if self.trace:
             env["BB_TRACE"] = str(trace_path)
         return env

@@ -27,7 +27,7 @@ from harness.apps import php as php_app
 from harness.console import UserError, console
 from harness.db.cluster import free_port
 from harness.engine.session import RunOutcome, RunPlan, Session, new_session_id
-from harness.regimes.ladder import LadderPlan, LadderSettings, ladder_plan
+from harness.regimes.ladder import LadderPlan, LadderSettings, geometric, ladder_plan
 
 REGIME = "ladder-floor"
 IMPL = "nginx"
@@ -37,6 +37,9 @@ READY_TIMEOUT_S = 10.0
 STOP_TIMEOUT_S = 5.0
 WARMUP_S = 2.0
 """A static responder has no JIT, GC or pool to settle: its warm-up only opens the driver's connections."""
+STEPS = 8
+"""The report reads the floor's p99 between its own steps, and a static responder never breaks, so it runs
+every step: 8 across the apps' range, not the 16 of an app's ladder (fine only where an app breaks)."""
 
 CONF = """# The noise floor's static responder (harness/regimes/floor.py): every path answers 200 with a fixed
 # JSON document, so /health (the driver's bare mix) costs nginx a few microseconds.
@@ -213,6 +216,12 @@ def highest_rates(outcomes: Mapping[Any, Sequence[RunOutcome]]) -> tuple[float, 
     return max(ladders, key=lambda rates: rates[-1]) if ladders else None
 
 
+def floor_rates(rates: Sequence[float]) -> tuple[float, ...]:
+    """STEPS rates across the range an app's ladder ran (its cost passes repeat its lowest steps)."""
+    ascent = sorted(set(rates))
+    return geometric(ascent[0], ascent[-1], STEPS) if len(ascent) > STEPS else tuple(ascent)
+
+
 def floor_after_ladders(
     plan: LadderPlan, outcomes: Mapping[Any, Sequence[RunOutcome]], quiet: bool = False
 ) -> RunOutcome | None:
@@ -221,7 +230,7 @@ def floor_after_ladders(
     if rates is None:
         console.print("[yellow]no floor:[/] no ladder finished with its rates recorded")
         return None
-    outcome = run_floor(plan.base, rates, plan.settings, quiet)
+    outcome = run_floor(plan.base, floor_rates(rates), plan.settings, quiet)
     steps = ((outcome.metrics or {}).get("ladder") or {}).get("steps") or []
     p99 = ", ".join(f"{s['rate']:,.0f}: {s['p99_ms']:.2f}" for s in steps if s.get("p99_ms") is not None)
     console.print(

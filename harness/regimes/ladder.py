@@ -29,7 +29,8 @@ pre-warm that waits for a JVM's JIT, and a host-limited failing step gives a low
 
 @dataclass(frozen=True)
 class LadderSettings:
-    steps: int = 8
+    steps: int = 16
+    """In all: `steps_below_middle` coarse steps for the cost's fit, the rest from the middle to the top."""
     step_s: float = 4.0
     warmup_s: float = 12.0
     """At the first step's rate, with the quota back after the pre-warm. A fresh JVM needs longer than 5 s to settle
@@ -54,6 +55,19 @@ class LadderSettings:
     the fit over all three varied 3.3 % between fresh starts where one pass varied 14.9 %. 1: the ladder alone."""
     low: float = 0.25
     """The first step, as a share of the calibration's first failing rate."""
+    middle: float | None = 0.5
+    """Where the steps turn fine, as a share of the calibration's first failing rate: below it the steps only
+    feed the cost's fit, from it up they bracket the capacity, 1.12 apart with the default 16 steps. On one
+    grid 1.35 apart (8 steps from 0.25 to 2), java's capacity hung on whether the step at its quota held:
+    5 of 10 A/A ladders held 2,777 req/s (capacities 2,784-2,892), 5 failed there (2,085-2,486), CV 14.0 %.
+    None: one geometric grid from `low` to `high`, whose lower half the cost passes repeat (the claims' pinned
+    shape with 2 overloaded steps to stop, and rates the user gives)."""
+    steps_below_middle: int = 3
+    stop_after: int = 3
+    """Consecutive overloaded steps that end a ladder. One pause of a few hundred ms (java at 0.5 CPU, its
+    periods throttled, 28-36 % of a core) fails the two 2 s steps it straddles: on the fine grid two
+    overloaded steps span only x1.26, and 2 of 10 java A/A ladders ended there, at 1,012 and 1,432 req/s
+    against 2,281-2,900 for the other 8. Three span x1.41, as two did on one grid 1.35 apart."""
     high: float = 2.0
     """The last step, as a share of the calibration's first failing rate. Well past it: a calibration's
     short steps, right after the pre-warm, break early (java broke at 942 req/s in its calibration, and
@@ -95,18 +109,24 @@ def geometric(low: float, high: float, count: int) -> tuple[float, ...]:
     return tuple(float(round(low * ratio**k)) for k in range(count))
 
 
-def with_cost_passes(rates: tuple[float, ...], passes: int) -> tuple[float, ...]:
-    """The steps a ladder runs: its steps below the middle one `passes - 1` times, then the whole ladder.
-    Those stay well under the break (the lowest 3 of the default 8, at most 0.46 x the calibration's break),
-    so the extra steps add points to the cost's fit, not to the capacity's bracket. The lower half reached
-    0.62 x the break, and a node calibration that broke late put that at its capacity: the pass stalled."""
+def with_cost_passes(rates: tuple[float, ...], passes: int, below: int | None = None) -> tuple[float, ...]:
+    """The steps a ladder runs: its `below` lowest steps (default: its lower half) `passes - 1`
+    times, then the whole ladder. Those stay well under the break (at most 0.4 x the calibration's break),
+    so the extra steps add points to the cost's fit, not to the capacity's bracket. Passes up to 0.62 x the
+    break were tried: a node calibration that broke late put that at its capacity, and the pass stalled."""
     if passes < 1:
         raise UserError(f"a ladder needs at least 1 pass; got {passes}")
-    return rates[: (len(rates) - 1) // 2] * (passes - 1) + rates
+    count = (len(rates) - 1) // 2 if below is None else below
+    return rates[:count] * (passes - 1) + rates
 
 
 def _load(
-    base: LoadSettings, rates: tuple[float, ...], step_s: float, warmup_s: float, p99: float
+    base: LoadSettings,
+    rates: tuple[float, ...],
+    step_s: float,
+    warmup_s: float,
+    p99: float,
+    stop_after: int = LoadSettings.stop_after,
 ) -> LoadSettings:
     return replace(
         base,
@@ -117,6 +137,7 @@ def _load(
         duration_s=len(rates) * step_s,
         warmup_s=warmup_s,
         stop_p99_ms=p99,
+        stop_after=stop_after,
     )
 
 
@@ -187,7 +208,18 @@ def first_failing_rate(metrics: dict[str, Any] | None) -> float | None:
 
 
 def ladder_rates(failing: float, settings: LadderSettings) -> tuple[float, ...]:
-    return geometric(settings.low * failing, settings.high * failing, settings.steps)
+    """From `low` to `high` times the calibration's break: coarse below the middle, fine from it up, where
+    the capacity is bracketed; a ladder stops two steps past its break, so the fine steps above it cost no time."""
+    low, high = settings.low * failing, settings.high * failing
+    if settings.middle is None:
+        return geometric(low, high, settings.steps)
+    below = settings.steps_below_middle
+    if settings.steps < below + 2:
+        raise UserError(
+            f"a ladder needs at least {below + 2} steps ({below} below its middle); got {settings.steps}"
+        )
+    middle = settings.middle * failing
+    return geometric(low, middle, below + 1)[:-1] + geometric(middle, high, settings.steps - below)
 
 
 def run_ladders(
@@ -227,7 +259,8 @@ def ladder_plan(
     rates: Iterable[float],
     settings: LadderSettings,
 ) -> RunPlan:
-    steps = with_cost_passes(tuple(rates), settings.cost_passes)
+    below = settings.steps_below_middle if settings.middle is not None else None
+    steps = with_cost_passes(tuple(rates), settings.cost_passes, below)
     return replace(
         base,
         impl=impl,
@@ -235,7 +268,9 @@ def ladder_plan(
         instances=instances,
         point={**base.point, "instances": instances},
         repetition=repetition,
-        load=_load(base.load, steps, settings.step_s, settings.warmup_s, base.slo.p99_ms),
+        load=_load(
+            base.load, steps, settings.step_s, settings.warmup_s, base.slo.p99_ms, settings.stop_after
+        ),
         expect_below_capacity=False,
         **_instance_settings(base, settings),
     )

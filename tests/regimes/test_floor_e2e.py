@@ -23,13 +23,15 @@ from harness.engine.validity import Slo
 from harness.regimes.floor import (
     BODY,
     REGIME,
+    STEPS,
     floor_plan,
+    floor_rates,
     highest_rates,
     render_conf,
     run_floor,
     static_responder,
 )
-from harness.regimes.ladder import LadderSettings
+from harness.regimes.ladder import LadderSettings, ladder_rates
 
 
 def _alive(pid: int) -> bool:
@@ -73,6 +75,14 @@ def test_the_floor_runs_at_the_ladder_that_reaches_highest() -> None:
     }
     assert highest_rates(outcomes) == (100.0, 200.0, 400.0)
     assert highest_rates({("php", 1): [outcome(None)]}) is None
+
+
+def test_the_floor_runs_a_coarse_grid_across_the_apps_range() -> None:
+    ladder = ladder_rates(2000.0, LadderSettings())
+    with_passes = ladder[:3] * 2 + ladder
+    rates = floor_rates(with_passes)
+    assert len(rates) == STEPS < len(ladder) and (rates[0], rates[-1]) == (ladder[0], ladder[-1])
+    assert floor_rates((300.0, 100.0, 200.0, 100.0)) == (100.0, 200.0, 300.0)
 
 
 def test_floor_plan_is_the_ladder_with_the_bare_mix_at_the_responder(tmp_path: Path) -> None:

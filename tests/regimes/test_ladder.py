@@ -3,6 +3,7 @@ ladder end to end against a real app."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -197,10 +198,14 @@ def test_spread_of_one_value_has_no_interval() -> None:
     assert one.mean == 5.0 and one.low is None and one.text() == "5 (n=1)"
 
 
+def _ratios(rates: tuple[float, ...]) -> list[float]:
+    return [b / a for a, b in zip(rates, rates[1:], strict=False)]
+
+
 def test_the_ladder_spans_well_below_to_past_the_calibration_failure() -> None:
-    rates = ladder_rates(2000.0, LadderSettings(steps=8, low=0.25, high=1.4))
+    rates = ladder_rates(2000.0, LadderSettings(steps=8, low=0.25, high=1.4, middle=None))
     assert rates[0] == 500 and rates[-1] == 2800 and len(rates) == 8
-    ratios = [b / a for a, b in zip(rates, rates[1:], strict=False)]
+    ratios = _ratios(rates)
     assert max(ratios) - min(ratios) < 0.01  # geometric
     assert first_failing_rate({"ladder": {"steps": [step(200, 5, True), step(300, 70, False)]}}) == 300
     assert first_failing_rate({"ladder": {"steps": [step(200, 5, True)]}}) is None
@@ -208,6 +213,37 @@ def test_the_ladder_spans_well_below_to_past_the_calibration_failure() -> None:
     stalled = [step(200, 70, False), step(300, 5, True), step(450, 5, True), step(675, 90, False)]
     assert first_failing_rate({"ladder": {"steps": stalled}}) == 675
     assert first_failing_rate({"ladder": {"steps": [step(200, 70, False)]}}) == 200
+
+
+def test_the_ladder_is_fine_from_its_middle_up_where_the_capacity_is_bracketed() -> None:
+    settings = LadderSettings()
+    rates = ladder_rates(2000.0, settings)
+    assert len(rates) == settings.steps == 16 and rates[0] == 500 and rates[-1] == 4000
+    below, above = rates[: settings.steps_below_middle], rates[settings.steps_below_middle :]
+    assert above[0] == 1000 and max(below) < 1000  # the middle: half the calibration's break
+    coarse, fine = _ratios((*below, above[0])), _ratios(above)
+    assert min(coarse) > 1.25 and max(fine) < 1.13  # the grid at the break is 4 times finer in log terms
+    assert sorted(set(rates)) == list(rates)
+    with pytest.raises(UserError, match="at least 5 steps"):
+        ladder_rates(2000.0, LadderSettings(steps=4))
+    # The cost passes repeat the steps below the middle, not the lower half of 16, which reaches the break.
+    base = RunPlan(impl="node", load=LoadSettings(targets=[]), cpus=0.5)
+    plan = ladder_plan(base, "node", 1, 0, rates, replace(settings, cost_passes=3))
+    assert plan.load.steps == below * 2 + rates
+    # Three overloaded steps end it: one pause fails the two fine steps it straddles.
+    assert plan.load.stop_after == 3
+    assert plan.load.env(Path("s"), Path("p"), Path("t"))["BB_STOP_AFTER"] == "3"
+
+
+def test_the_claims_keep_one_geometric_grid() -> None:
+    from harness.claims.ladders import settings_for
+    from harness.claims.model import LadderShape
+
+    settings = settings_for(LadderShape())
+    rates = ladder_rates(2000.0, settings)
+    assert len(rates) == LadderShape().steps and max(_ratios(rates)) - min(_ratios(rates)) < 0.01
+    base = RunPlan(impl="node", load=LoadSettings(targets=[]), cpus=0.5)
+    assert ladder_plan(base, "node", 1, 0, rates, settings).load.stop_after == 2
 
 
 def test_a_ladder_needs_a_rising_range() -> None:
@@ -220,7 +256,9 @@ def test_one_real_ladder_end_to_end(tmp_path: Path, database_url: str) -> None:
     base = RunPlan(
         impl="node", load=LoadSettings(targets=[]), cpus=0.5, slo=Slo(), results_dir=tmp_path, prewarm=True
     )
-    settings = LadderSettings(steps=4, step_s=2.0, warmup_s=1.0, prewarm_max_s=4.0, cost_passes=2)
+    settings = LadderSettings(
+        steps=4, step_s=2.0, warmup_s=1.0, prewarm_max_s=4.0, cost_passes=2, middle=None
+    )
     plan = ladder_plan(base, "node", 1, 0, (100.0, 200.0, 300.0, 400.0), settings)
     outcome = run_one(plan, prewarm_rate=100.0, quiet=True)
     assert outcome.status == "completed", outcome.reason
@@ -292,10 +330,11 @@ def test_cost_passes_run_the_lower_half_before_the_whole_ladder() -> None:
     with pytest.raises(UserError, match="at least 1 pass"):
         with_cost_passes(rates, 0)
     base = RunPlan(impl="node", load=LoadSettings(targets=[]), cpus=0.5)
-    plan = ladder_plan(base, "node", 1, 0, rates, LadderSettings(cost_passes=2, step_s=2.0))
+    given = LadderSettings(cost_passes=2, step_s=2.0, middle=None)  # rates a user gives: one grid
+    plan = ladder_plan(base, "node", 1, 0, rates, given)
     assert plan.load.steps == (100.0, 150.0, *rates)
     assert plan.load.duration_s == 7 * 2.0
-    assert ladder_plan(base, "node", 1, 0, rates, LadderSettings(cost_passes=1)).load.steps == rates
+    assert ladder_plan(base, "node", 1, 0, rates, replace(given, cost_passes=1)).load.steps == rates
 
 
 def test_the_demo_runs_one_pass_for_its_time() -> None:
