@@ -39,28 +39,40 @@ type Result struct {
 
 type conn struct {
 	net.Conn
-	io   io.ReadWriter // the socket's reads and writes (rawio_linux.go)
-	r    *bufio.Reader
-	wbuf []byte
+	io        io.ReadWriter // the socket's reads and writes (rawio_linux.go)
+	r         *bufio.Reader
+	wbuf      []byte
+	idleSince time.Time
 }
 
-// Pool holds the idle connections to one target.
+// DefaultIdleTimeout is how long a connection may sit idle before the pool closes it: under the
+// keep-alive timeouts of every app here (30 s for Jetty and node, 65 s for nginx), so no server
+// expires a batch of the pool's connections in the middle of a measurement.
+const DefaultIdleTimeout = 5 * time.Second
+
+// Pool holds the idle connections to one target, the most recently used on top.
 type Pool struct {
-	addr   string
-	host   string
-	prefix string
-	mu     sync.Mutex
-	idle   []*conn
-	dialer net.Dialer
+	addr        string
+	host        string
+	prefix      string
+	mu          sync.Mutex
+	idle        []*conn
+	dialer      net.Dialer
+	idleTimeout time.Duration
 }
 
-// NewPool prepares connections to a base URL such as http://127.0.0.1:8080.
-func NewPool(base string) (*Pool, error) {
+// NewPool prepares connections to a base URL such as http://127.0.0.1:8080, closing those idle
+// longer than idleTimeout (0: never).
+func NewPool(base string, idleTimeout time.Duration) (*Pool, error) {
 	u, err := url.Parse(base)
 	if err != nil {
 		return nil, err
 	}
-	return &Pool{addr: u.Host, host: u.Host, prefix: u.Path, dialer: net.Dialer{Timeout: 5 * time.Second}}, nil
+	return &Pool{
+		addr: u.Host, host: u.Host, prefix: u.Path,
+		dialer:      net.Dialer{Timeout: 5 * time.Second},
+		idleTimeout: idleTimeout,
+	}, nil
 }
 
 func (p *Pool) get(deadline time.Time) (*conn, bool, error) {
@@ -82,10 +94,40 @@ func (p *Pool) get(deadline time.Time) (*conn, bool, error) {
 	return &conn{Conn: nc, io: rw, r: bufio.NewReaderSize(rw, 4096), wbuf: make([]byte, 0, 512)}, false, nil
 }
 
+// put returns a connection to the top of the idle stack and closes those at its bottom that have
+// been idle too long. The stack only ever grows on top, so it is ordered by when each went idle.
 func (p *Pool) put(c *conn) {
+	c.idleSince = time.Now()
 	p.mu.Lock()
 	p.idle = append(p.idle, c)
+	stale := p.takeStale(c.idleSince)
 	p.mu.Unlock()
+	for _, s := range stale {
+		s.Close()
+	}
+}
+
+func (p *Pool) takeStale(now time.Time) []*conn {
+	if p.idleTimeout <= 0 {
+		return nil
+	}
+	n := 0
+	for n < len(p.idle) && now.Sub(p.idle[n].idleSince) > p.idleTimeout {
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	stale := append([]*conn(nil), p.idle[:n]...)
+	p.idle = append(p.idle[:0], p.idle[n:]...)
+	return stale
+}
+
+// Idle is how many connections wait in the pool.
+func (p *Pool) Idle() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.idle)
 }
 
 // Close closes the idle connections.

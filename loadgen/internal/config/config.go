@@ -45,6 +45,7 @@ type Settings struct {
 	ShardIndex   int
 	LateBound    time.Duration
 	MaxConns     int
+	IdleTimeout  time.Duration
 	Procs        int
 	// A ladder: the measurement is these rates, each held for StepDuration; it stops after StopAfter
 	// consecutive steps whose p99 (from the intended send) passed StopP99 (0: never stops early).
@@ -244,6 +245,7 @@ func FromEnv(get Lookup) (*Settings, error) {
 	s.ShardIndex = r.integer("BB_SHARD_INDEX", r.integer("JOB_COMPLETION_INDEX", 0, 0, 9_999), 0, 9_999)
 	s.LateBound = time.Duration(r.number("BB_LATE_BOUND_MS", 50, 1, 600_000) * float64(time.Millisecond))
 	s.MaxConns = r.integer("BB_MAX_CONNS", 5000, 1, 1_000_000)
+	s.IdleTimeout = r.duration("BB_IDLE_TIMEOUT", "5s")
 	s.Procs = r.integer("BB_PROCS", 0, 0, 1024)
 	stages, err := ParseStages(r.str("BB_STAGES", ""))
 	if err != nil {

@@ -23,7 +23,8 @@ func TestDefaults(t *testing.T) {
 		Targets: []string{"http://127.0.0.1:8080"}, Mix: "browse", Model: "open", Rate: 100, Users: 10,
 		ThinkDist: "const", Warmup: 10 * time.Second, WarmupRamp: 0.5, WarmupFrom: 10, Duration: 20 * time.Second,
 		PayloadBytes: 1024, Scale: 1, Seed: 42, Timeout: 10 * time.Second, SetupPages: 3, Shards: 1,
-		LateBound: 50 * time.Millisecond, MaxConns: 5000, StepDuration: 5 * time.Second, StopAfter: 2,
+		LateBound: 50 * time.Millisecond, MaxConns: 5000, IdleTimeout: 5 * time.Second,
+		StepDuration: 5 * time.Second, StopAfter: 2,
 	}
 	if !reflect.DeepEqual(s, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", s, want)

@@ -72,7 +72,7 @@ func New(s *config.Settings) (*Engine, error) {
 	}
 	e := &Engine{s: s, builder: b, live: tally.NewHist(), livePhase: mix.Warm}
 	for _, t := range s.Targets {
-		p, err := client.NewPool(t)
+		p, err := client.NewPool(t, s.IdleTimeout)
 		if err != nil {
 			return nil, &config.Error{Name: "BB_TARGETS", Value: t, Want: err.Error()}
 		}
@@ -625,7 +625,8 @@ func (e *Engine) settingsRecord() map[string]any {
 		"timeout_s": s.Timeout.Seconds(), "payload_bytes": orNil(payload, s.PayloadBytes),
 		"payload_over_limit": orNil(payload, s.PayloadBytes > mix.BodyLimit),
 		"late_bound_ms":      float64(s.LateBound.Microseconds()) / 1000, "max_conns": s.MaxConns,
-		"setup_pages": s.SetupPages, "stages": stages, "trace": s.TracePath != "",
+		"idle_timeout_s": s.IdleTimeout.Seconds(),
+		"setup_pages":    s.SetupPages, "stages": stages, "trace": s.TracePath != "",
 		"shards": s.Shards, "shard_index": s.ShardIndex, "warmup_late_sends": e.lateWarm,
 	}
 }
