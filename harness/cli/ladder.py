@@ -28,7 +28,7 @@ from harness.console import UserError, console
 
 LADDER_HELP = """Run load ladders: each fresh start of an app runs K fixed-rate steps of equal length in one driver
 session, from well below to past where it breaks the SLO (finer from half the calibration's break up), and
-stops after two overloaded steps. Each
+stops after three overloaded steps. Each
 ladder yields the app's CPU cost per request (the slope of its CPU time on completed requests, with a
 95 % interval), PostgreSQL's cost per request, the SLO capacity bracketed by a passing and a failing
 step (or "at least" when no step failed), the saturation throughput and the memory per instance.

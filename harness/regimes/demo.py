@@ -59,14 +59,17 @@ def sizing() -> DemoPlan:
     return DemoPlan(
         cpus=cpus,
         repetitions=3,
-        # 8 steps of 1.5 s after a pre-warm of at most 30 s and an 8 s warm-up. The cost per request is a
-        # slope, and its precision comes from the steps below saturation: 6 steps of 2.5 s left 2-3 of them,
-        # and the cost's CV over fresh starts was 19-40 %; ladders that kept 5-9 had 2-5 %. 8 steps keep
-        # 5-7. With steps of 1.75 s the demo took 10.1-10.3 min, with 1.5 s 9.4; a step near php's
-        # capacity still holds about 1,500 requests. node and php settle within the pre-warm's first blocks; a fresh
-        # JVM at 0.5 CPU idles its JIT compiler after 30-54 s (sooner at the higher pre-warm rate a finer
-        # ladder gives); one still compiling at 35 s is named in its manifest. One pass: two more passes of
-        # the lowest steps steady the cost (docs/method.md §6) but add about 12 s a ladder, 2 min a demo.
+        # Up to 13 steps of 1.25 s after a pre-warm of at most 30 s and an 8 s warm-up: 2 coarse ones below
+        # half the calibration's break, then 1.15 apart up to twice it; a ladder stops three steps past its
+        # break, after 8-11 steps. The cost per request is a slope, and its precision comes from the steps
+        # below saturation: 6 steps of 2.5 s left 2-3 of them, and the cost's CV over fresh starts was
+        # 19-40 %; ladders that kept 5-9 had 2-5 %. On one grid 1.35 apart (8 steps of 1.5 s, 9.4 min) the
+        # capacity hung on whether the step at an app's quota held; the finer steps cost more of them, so
+        # they are 1.25 s, and a step near php's capacity still holds about 1,500 requests. node and php
+        # settle within the pre-warm's first blocks; a fresh JVM at 0.5 CPU idles its JIT compiler after
+        # 30-54 s (sooner at the higher pre-warm rate a finer ladder gives); one still compiling at 30 s is
+        # named in its manifest. One pass: two more passes of the lowest steps steady the cost
+        # (docs/method.md §6) but add about 10 s a ladder, 2 min a demo.
         # The warm-up is where a JVM settles inside its quota again after the pre-warm without it (about 10 s;
         # `ladder` and `aa` give it 12). With 3 s the demo took 9.9 min, but 2 of its 3 java ladders broke the
         # SLO at 926 req/s, inside that settling, and read capacities of 837-839 req/s against 2,292 for the
@@ -74,8 +77,9 @@ def sizing() -> DemoPlan:
         # pre-warm, so a cap of 30 s; a calibration only needs where the load breaks, many steps after its
         # 2 s warm-up.
         ladder=LadderSettings(
-            steps=8,
-            step_s=1.5,
+            steps=13,
+            steps_below_middle=2,
+            step_s=1.25,
             warmup_s=8.0,
             prewarm_max_s=30.0,
             calibration_step_s=1.5,
@@ -95,7 +99,7 @@ def run_demo(results_dir: Path | None = None) -> int:
     console.rule("[bold]bidbench demo")
     console.print(
         f"This compares the Java, Node.js and PHP apps on this machine with load ladders: each fresh start "
-        f"of an app runs {plan.ladder.steps} steps of {plan.ladder.step_s:g} s from well below to past where it "
+        f"of an app runs up to {plan.ladder.steps} steps of {plan.ladder.step_s:g} s from well below to past where it "
         f"breaks the SLO (p99 <= 50 ms, mean <= 8 ms), {plan.repetitions} ladders each, every instance capped at "
         f"{plan.cpus:g} CPU; then java with 2 instances. Expect about 10 minutes."
     )
