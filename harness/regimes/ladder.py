@@ -21,10 +21,12 @@ REGIME = "ladder"
 CALIBRATION_REGIME = "ladder-calibration"
 
 
-METHOD_VERSION = 2
+METHOD_VERSION = 3
 """Bumped whenever how a ladder is run or judged changes, so stored ladders of an older method are not
 reused as if current (claims key their shared ladders on it, harness/claims/ladders.py). 2: a real
-pre-warm that waits for a JVM's JIT, and a host-limited failing step gives a lower bound."""
+pre-warm that waits for a JVM's JIT, and a host-limited failing step gives a lower bound. 3: one accept
+backlog for every app, and the driver closes idle connections after 5 s and sends nothing queued after a
+stop."""
 
 
 @dataclass(frozen=True)
@@ -64,14 +66,14 @@ class LadderSettings:
     shape with 2 overloaded steps to stop, and rates the user gives)."""
     steps_below_middle: int = 3
     stop_after: int = 3
-    """Consecutive overloaded steps that end a ladder. One pause of a few hundred ms (java at 0.5 CPU, its
-    periods throttled, 28-36 % of a core) fails the two 2 s steps it straddles: on the fine grid two
-    overloaded steps span only x1.26, and 2 of 10 java A/A ladders ended there, at 1,012 and 1,432 req/s
-    against 2,281-2,900 for the other 8. Three span x1.41, as two did on one grid 1.35 apart."""
+    """Consecutive overloaded steps that end a ladder. One pause of a few hundred ms fails the two 2 s steps it
+    straddles, and on the fine grid two steps span only x1.26: 2 of 10 java A/A ladders ended there, at 844
+    and 1,354 req/s against 2,281-2,900 for the other 8 (Jetty expiring idle connections, which the driver
+    now closes first; docs/method.md §6). Three span x1.41, as two did on one grid 1.35 apart."""
     high: float = 2.0
     """The last step, as a share of the calibration's first failing rate. Well past it: a calibration's
     short steps, right after the pre-warm, break early (java broke at 942 req/s in its calibration, and
-    none of its ladders up to 1,417 req/s failed), and a ladder stops two steps after its break anyway."""
+    none of its ladders up to 1,417 req/s failed), and a ladder stops three steps after its break anyway."""
     calibration_start_per_cpu: float = 800.0
     """The calibration's first rate per CPU of the instances. Every app here carries 1,000 req/s or more per
     CPU on the browse mix (php at 0.5 CPU broke at 1,012-1,519 req/s in its calibrations), so the steps
