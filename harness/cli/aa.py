@@ -36,7 +36,7 @@ at the same rates (one calibration sizes them), then the verdict table for every
 test, the difference B - A with its 95 % interval, and "no significant difference" or "differs". Nothing
 differs between the groups but chance, so a "differs" is a false positive of the statistics.
 
-Example: ./bidbench aa --impl node --repetitions 5   (5 + 5 fresh starts, about 14 minutes)"""
+Example: ./bidbench aa --impl node --repetitions 5   (5 + 5 fresh starts, about 15 minutes)"""
 
 
 def register(app: typer.Typer) -> None:
