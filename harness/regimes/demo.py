@@ -59,13 +59,14 @@ def sizing() -> DemoPlan:
     return DemoPlan(
         cpus=cpus,
         repetitions=3,
-        # Up to 13 steps of 1.25 s after a pre-warm of at most 30 s and an 8 s warm-up: 2 coarse ones below
-        # half the calibration's break, then 1.15 apart up to twice it; a ladder stops three steps past its
-        # break, after 8-11 steps. The cost per request is a slope, and its precision comes from the steps
-        # below saturation: 6 steps of 2.5 s left 2-3 of them, and the cost's CV over fresh starts was
-        # 19-40 %; ladders that kept 5-9 had 2-5 %. On one grid 1.35 apart (8 steps of 1.5 s, 9.4 min) the
-        # capacity hung on whether the step at an app's quota held; the finer steps cost more of them, so
-        # they are 1.25 s, and a step near php's capacity still holds about 1,500 requests. node and php
+        # Up to 12 steps of 1.25 s after a pre-warm of at most 30 s and an 8 s warm-up: 2 coarse ones below
+        # half the calibration's break, then 1.17 apart up to twice it; a ladder stops two steps past its
+        # break. The cost per request is a slope, and its precision comes from the steps below saturation:
+        # 6 steps of 2.5 s left 2-3 of them, and the cost's CV over fresh starts was 19-40 %; ladders that
+        # kept 5-9 had 2-5 %. On one grid 1.35 apart (8 steps of 1.5 s, 9.4 min) the capacity hung on
+        # whether the step at an app's quota held; the finer steps cost more of them, so they are 1.25 s,
+        # and a step near php's capacity still holds about 1,200 requests. With 13 steps 1.15 apart and
+        # three overloaded steps to stop (as `ladder` and `aa`) the demo took 10.2 min. node and php
         # settle within the pre-warm's first blocks; a fresh JVM at 0.5 CPU idles its JIT compiler after
         # 30-54 s (sooner at the higher pre-warm rate a finer ladder gives); one still compiling at 30 s is
         # named in its manifest. One pass: two more passes of the lowest steps steady the cost
@@ -77,8 +78,9 @@ def sizing() -> DemoPlan:
         # pre-warm, so a cap of 30 s; a calibration only needs where the load breaks, many steps after its
         # 2 s warm-up.
         ladder=LadderSettings(
-            steps=13,
+            steps=12,
             steps_below_middle=2,
+            stop_after=2,
             step_s=1.25,
             warmup_s=8.0,
             prewarm_max_s=30.0,
