@@ -40,9 +40,9 @@ def settings_for(shape: LadderShape) -> Any:
         warmup_s=shape.warmup_s,
         prewarm_max_s=shape.prewarm_max_s,
         calibration_step_s=shape.calibration_step_s,
-        # As docs/replication/REPORT.md was run: one geometric grid, calibrations from 400 req/s per CPU, the
-        # pre-warm inside the quota, a 10 ms CFS period, one pass and a fitted intercept. The shape is pinned (harness/claims/model.py LadderShape) until the claims'
-        # next full re-run.
+        # As docs/replication/REPORT.md was run: one geometric grid, two overloaded steps to stop, calibrations
+        # from 400 req/s per CPU, the pre-warm inside the quota, a 10 ms CFS period, one pass and a fitted
+        # intercept. The shape is pinned (harness/claims/model.py LadderShape) until the claims' next full re-run.
         middle=None,
         stop_after=2,
         calibration_start_per_cpu=400.0,

@@ -170,8 +170,8 @@ STEPS = Annotated[
     typer.Option(
         min=5,
         help="Steps per ladder: 3 from a quarter to half the calibration's break, for the CPU cost's fit, and "
-        "the rest from there to twice the break, finer where the capacity is bracketed (docs/method.md §2). "
-        "A ladder stops two steps past its break, so the steps above it cost no time.",
+        "the rest from there to twice the break, finer where the capacity is bracketed (docs/method.md §6). "
+        "A ladder stops three steps past its break, so the steps above those are not run.",
     ),
 ]
 STEP = Annotated[str, typer.Option(help="Length of each step.")]
