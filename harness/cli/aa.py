@@ -20,7 +20,7 @@ from harness.cli.options import (
     STEP,
     STEPS,
     base_run_plan,
-    parse_duration,
+    ladder_settings,
     parse_impls,
     parse_rates,
     repetitions_option,
@@ -58,12 +58,9 @@ def register(app: typer.Typer) -> None:
             typer.Option(help="Test every completed ladder, valid or not (flagged in the table's title)."),
         ] = False,
     ) -> None:
-        from dataclasses import replace
-
         from harness import paths
         from harness.analysis.ladder_tables import print_ladder_table
         from harness.regimes.aa import AaPlan, aa_verdicts, run_aa, runs_of
-        from harness.regimes.ladder import LadderSettings
 
         chosen = parse_impls(impl)
         if len(chosen) != 1:
@@ -71,14 +68,7 @@ def register(app: typer.Typer) -> None:
         if not 0 < alpha < 0.5:
             raise UserError(f"--alpha must be between 0 and 0.5; got {alpha:g}")
         given = tuple(parse_rates(rates, "--rates")) if rates else ()
-        settings = replace(
-            LadderSettings(),
-            steps=len(given) or steps,
-            step_s=parse_duration(step),
-            cost_passes=cost_passes,
-            # Given rates are one grid: the cost passes repeat its lower half.
-            middle=None if given else LadderSettings().middle,
-        )
+        settings = ladder_settings(given, steps, step, cost_passes)
         base = base_run_plan(
             mix, 0.0, settings.warmup_s, sized_cpus(cpus), {}, "crud", 1, 42, slo_p99, slo_mean
         )

@@ -17,7 +17,7 @@ from harness.cli.options import (
     STEP,
     STEPS,
     base_run_plan,
-    parse_duration,
+    ladder_settings,
     parse_impls,
     parse_positive_ints,
     parse_rates,
@@ -61,24 +61,15 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option(help="Then the noise floor: the driver against static nginx at the top rates.")
         ] = False,
     ) -> None:
-        from dataclasses import replace
-
         from harness.analysis.ladder_tables import print_ladder_outcome, print_ladder_table
-        from harness.regimes.ladder import LadderPlan, LadderSettings, run_ladders
+        from harness.regimes.ladder import LadderPlan, run_ladders
 
         if endpoint not in ("crud", "health"):
             raise UserError(f"--endpoint takes crud or health; got {endpoint!r}")
         impls = parse_impls(impl)
         counts = tuple(parse_positive_ints(instances, "--instances"))
         given = tuple(parse_rates(rates, "--rates")) if rates else ()
-        settings = replace(
-            LadderSettings(),
-            steps=len(given) or steps,
-            step_s=parse_duration(step),
-            cost_passes=cost_passes,
-            # Given rates are one grid: the cost passes repeat its lower half.
-            middle=None if given else LadderSettings().middle,
-        )
+        settings = ladder_settings(given, steps, step, cost_passes)
         chosen_mix = "bare" if endpoint == "health" else mix
         # The runtime floor is a variant of its own, so comparisons keep it apart from the CRUD ladders.
         variant = "health" if endpoint == "health" else "default"

@@ -15,6 +15,7 @@ from harness.engine.sizing import default_instance_cpus
 
 if TYPE_CHECKING:
     from harness.engine.session import RunPlan
+    from harness.regimes.ladder import LadderSettings
 
 # ---- parsers ---------------------------------------------------------------------------------------
 
@@ -117,6 +118,19 @@ def base_run_plan(
         seed=seed,
         slo=Slo(p99_ms=slo_p99, mean_ms=slo_mean),
     )
+
+
+def ladder_settings(given: tuple[float, ...], steps: int, step: str, cost_passes: int) -> LadderSettings:
+    """The ladder shape `ladder` and `aa` run: the defaults with --steps, --step and --cost-passes, or the
+    rates given by --rates as one grid, whose lower half the cost passes repeat."""
+    from dataclasses import replace
+
+    from harness.regimes.ladder import LadderSettings
+
+    settings = replace(
+        LadderSettings(), steps=len(given) or steps, step_s=parse_duration(step), cost_passes=cost_passes
+    )
+    return replace(settings, middle=None) if given else settings
 
 
 # ---- options declared alike by several commands ----------------------------------------------------

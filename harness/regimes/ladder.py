@@ -212,7 +212,8 @@ def first_failing_rate(metrics: dict[str, Any] | None) -> float | None:
 
 def ladder_rates(failing: float, settings: LadderSettings) -> tuple[float, ...]:
     """From `low` to `high` times the calibration's break: coarse below the middle, fine from it up, where
-    the capacity is bracketed; a ladder stops two steps past its break, so the fine steps above it cost no time."""
+    the capacity is bracketed; a ladder stops `stop_after` steps past its break, so the fine steps above those
+    are not run."""
     low, high = settings.low * failing, settings.high * failing
     if settings.middle is None:
         return geometric(low, high, settings.steps)

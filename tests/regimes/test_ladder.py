@@ -358,3 +358,13 @@ def test_a_ladders_quota_period_reaches_its_run_plan() -> None:
     pinned = ladder_plan(base, "node", 1, 0, (100.0, 200.0), LadderSettings(cfs_period_us=10_000))
     assert pinned.cfs_period_us == 10_000
     assert ladder_plan(base, "node", 1, 0, (100.0, 200.0), LadderSettings()).cfs_period_us is None
+
+
+def test_the_cli_runs_given_rates_as_one_grid() -> None:
+    from harness.cli.options import ladder_settings
+
+    computed = ladder_settings((), 16, "2s", 3)
+    assert (computed.steps, computed.step_s, computed.cost_passes) == (16, 2.0, 3)
+    assert computed.middle == LadderSettings().middle
+    given = ladder_settings((100.0, 200.0, 300.0, 400.0, 500.0), 16, "1.5s", 2)
+    assert (given.steps, given.step_s, given.middle) == (5, 1.5, None)

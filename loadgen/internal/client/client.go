@@ -45,11 +45,6 @@ type conn struct {
 	idleSince time.Time
 }
 
-// DefaultIdleTimeout is how long a connection may sit idle before the pool closes it: under the
-// keep-alive timeouts of every app here (30 s for Jetty and node, 65 s for nginx), so no server
-// expires a batch of the pool's connections in the middle of a measurement.
-const DefaultIdleTimeout = 5 * time.Second
-
 // Pool holds the idle connections to one target, the most recently used on top.
 type Pool struct {
 	addr        string

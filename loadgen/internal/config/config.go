@@ -45,8 +45,11 @@ type Settings struct {
 	ShardIndex   int
 	LateBound    time.Duration
 	MaxConns     int
-	IdleTimeout  time.Duration
-	Procs        int
+	// A connection idle this long is closed (0: never). The default, 5 s, is under the keep-alive
+	// timeouts of every app here (30 s for Jetty and node, 65 s for nginx), so no server expires a
+	// batch of the driver's connections in the middle of a measurement.
+	IdleTimeout time.Duration
+	Procs       int
 	// A ladder: the measurement is these rates, each held for StepDuration; it stops after StopAfter
 	// consecutive steps whose p99 (from the intended send) passed StopP99 (0: never stops early).
 	Steps        []float64
