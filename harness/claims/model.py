@@ -48,8 +48,9 @@ class LadderShape:
     at most 40 s (a fresh JVM's JIT needs it; node and php settle in 12-16 s) and a 3 s warm-up, about
     35 s per fresh start for node and php, 60 s for java, on 2 cores. The shape is part of every stored
     ladder's group key, so it stays what docs/replication/REPORT.md was run with (its `--from` recomputes
-    match folders by that key). The demo has since moved to 8 steps of 2 s (harness/regimes/demo.py):
-    more steps below saturation give a steadier cost; claims move with their next full re-run."""
+    match folders by that key). The demo and `ladder` run more, shorter steps (harness/regimes/demo.py):
+    more steps below saturation give a steadier cost; the claims keep 6 of 2.5 s so that
+    `replicate --all --quick` fits 120 minutes (tests/claims/test_replication.py)."""
 
     steps: int = 6
     step_s: float = 2.5

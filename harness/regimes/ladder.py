@@ -21,13 +21,13 @@ REGIME = "ladder"
 CALIBRATION_REGIME = "ladder-calibration"
 
 
-METHOD_VERSION = 2
+METHOD_VERSION = 3
 """Bumped whenever how a ladder is run or judged changes, so stored ladders of an older method are not
 reused as if current (claims key their shared ladders on it, harness/claims/ladders.py). 2: a real
-pre-warm that waits for a JVM's JIT, and a host-limited failing step gives a lower bound. The claims'
-next full re-run bumps it to 3, with their new shape: since docs/replication/REPORT.md was run, every app
-listens with one accept backlog, and the driver closes idle connections after 5 s and sends nothing
-queued after a stop; their pinned grid and stop rule are unchanged."""
+pre-warm that waits for a JVM's JIT, and a host-limited failing step gives a lower bound. 3: every app
+listens with one accept backlog; the driver closes connections idle for 5 s and sends nothing queued
+after a stop; the claims' ladders run with the kernel's CFS period and the idle CPU as the cost's
+intercept (docs/replication/REPORT.md was re-run with it on 2026-11-26)."""
 
 
 @dataclass(frozen=True)

@@ -251,11 +251,11 @@ def test_a_claims_ladder_keeps_the_shape_of_its_stored_verdicts_and_is_keyed_on_
     )
     claim = find("pereira-energy-ranking")
     keys = {cell.impl: ladders.group_of(claim.quick, cell) for cell in runner.cells(claim, claim.quick)}
-    # The default ladders' keys of the 2026-11-25 report's runs.
+    # The default ladders' keys of the report's runs (method 3, 2026-11-26).
     assert keys == {
-        "java": "claims-ladder/java/f6bdc8c953",
-        "node": "claims-ladder/node/6c75c1a33e",
-        "php": "claims-ladder/php/f702e2284b",
+        "java": "claims-ladder/java/7fe459e431",
+        "node": "claims-ladder/node/ef02c9f42f",
+        "php": "claims-ladder/php/dc2248aa9a",
     }
     cell = runner.cells(claim, claim.quick)[0]
     assert ladders.fingerprint(claim.quick, cell)["method"] == ladder_regime.METHOD_VERSION
