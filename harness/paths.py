@@ -15,6 +15,8 @@ INFRA = ROOT / "infra"
 POSTGRES_CONF = INFRA / "postgres" / "postgresql.conf"
 LOADGEN = ROOT / "loadgen"
 RESULTS = Path(os.environ.get("BIDBENCH_RESULTS", ROOT / "results"))
+# Written by `./bidbench replicate` after every claim, so it never makes a run's checkout "dirty".
+REPLICATION_REPORT = ROOT / "docs" / "replication" / "REPORT.md"
 
 # Git-ignored local state: the virtualenv, tools we build, the embedded database, runtime dirs.
 STATE = Path(os.environ.get("BIDBENCH_STATE", ROOT / ".bidbench"))

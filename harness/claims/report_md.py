@@ -17,7 +17,7 @@ from harness.record.folders import RunFolder, git_state
 from harness.record.manifest import FILE as MANIFEST
 from harness.record.manifest import read_manifest
 
-REPORT = Path(paths.ROOT) / "docs" / "replication" / "REPORT.md"
+REPORT = paths.REPLICATION_REPORT
 NOT_RUN = "not yet run on this machine"
 COLUMNS = ["claim", "source", "published", "ours: mean [95 % CI]", "ratio B/A [95 % CI]", "verdict", "reason"]
 

@@ -118,13 +118,18 @@ def newest_completed(group: str, repetition: int, results_dir: Path | None = Non
     return None
 
 
-def git_state() -> dict[str, Any]:
+def git_state(root: Path | None = None) -> dict[str, Any]:
+    """The checkout's commit, and whether tracked files differ from it. The replication report is left
+    out: `replicate` rewrites it after every claim, and the claims after the first were marked dirty."""
+    top = root or paths.ROOT
+
     def git(*args: str) -> str:
-        done = subprocess.run(["git", "-C", str(paths.ROOT), *args], capture_output=True, text=True)
+        done = subprocess.run(["git", "-C", str(top), *args], capture_output=True, text=True)
         return done.stdout.strip()
 
     commit = git("rev-parse", "HEAD")
-    dirty = bool(git("status", "--porcelain", "--untracked-files=no"))
+    generated = paths.REPLICATION_REPORT.relative_to(paths.ROOT).as_posix()
+    dirty = bool(git("status", "--porcelain", "--untracked-files=no", "--", ".", f":(exclude){generated}"))
     return {"commit": commit or "unknown", "dirty": dirty}
 
 

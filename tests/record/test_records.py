@@ -4,13 +4,15 @@ and a record from a newer bidbench is refused with a message that says so."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
 
+from harness import paths
 from harness.analysis.load import AnalysisError, load_runs, read_run
 from harness.record import index_line, manifest
-from harness.record.folders import RunFolder, append_index, new_run_folder, read_index
+from harness.record.folders import RunFolder, append_index, git_state, new_run_folder, read_index
 from harness.record.index_line import IndexLine, append_line, read_lines
 from harness.record.manifest import Manifest, RegimeRef, read_manifest, write_manifest
 from harness.record.schema import SchemaError
@@ -144,3 +146,24 @@ def test_an_index_line_from_a_newer_bidbench_is_refused(tmp_path: Path) -> None:
         read_lines(tmp_path)
     with pytest.raises(AnalysisError, match="index.jsonl:1: this index line has schema_version 99"):
         load_runs([], index=tmp_path / "index.jsonl")
+
+
+def test_the_replication_report_never_makes_a_checkout_dirty(tmp_path: Path) -> None:
+    """`replicate` rewrites the report after every claim; the runs of the claims after it stay clean."""
+    report = tmp_path / paths.REPLICATION_REPORT.relative_to(paths.ROOT)
+    report.parent.mkdir(parents=True)
+    report.write_text("old\n")
+    code = tmp_path / "app.py"
+    code.write_text("x = 1\n")
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+
+    git("init", "-q")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start")
+    assert git_state(tmp_path)["dirty"] is False
+    report.write_text("new verdicts\n")
+    assert git_state(tmp_path)["dirty"] is False
+    code.write_text("x = 2\n")
+    assert git_state(tmp_path)["dirty"] is True
