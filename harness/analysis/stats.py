@@ -358,6 +358,13 @@ def _posthoc(
     labels: Sequence[str], data: Mapping[str, np.ndarray], equal_var: bool, alpha: float
 ) -> tuple[str, dict[frozenset[str], tuple[float, bool]]]:
     out: dict[frozenset[str], tuple[float, bool]] = {}
+    if all(float(np.ptp(data[label])) == 0.0 for label in labels):
+        # No spread inside any group makes every studentized range infinite or 0/0 (scipy warns and gives NaN);
+        # the pairs then differ exactly where their means do, as the omnibus fallback in omnibus_test says.
+        for a, b in combinations(labels, 2):
+            p = 1.0 if float(data[a].mean()) == float(data[b].mean()) else 0.0
+            out[frozenset((a, b))] = (p, p < alpha)
+        return "exact (no spread within any group)", out
     if equal_var:
         # scipy's Tukey-Kramer gives the same p-values as statsmodels' pairwise_tukeyhsd (a test checks it)
         # without computing the critical q by numerical inversion, which costs ~0.3 s per call.

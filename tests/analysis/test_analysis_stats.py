@@ -4,6 +4,7 @@ pingouin, CI coverage, the small-n rules and the compact letter display."""
 from __future__ import annotations
 
 import time
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -87,6 +88,20 @@ def test_tukey_groups_match_a_direct_statsmodels_call():
         assert mine.posthoc_p == pytest.approx(float(p), rel=1e-6, abs=1e-9)
         assert mine.significant == bool(reject)
     # the letters say the same: php differs from both, java and node do not differ
+    letters = result.omnibus.letters
+    assert letters["java"] == letters["node"] and set(letters["php"]).isdisjoint(letters["java"])
+
+
+def test_groups_without_spread_differ_exactly_where_their_means_do_without_a_warning():
+    """A metric with no spread inside any group (a count that every fresh start repeats) once made scipy's
+    Tukey divide by zero, print a RuntimeWarning and give NaN p-values while the ANOVA said the groups differ."""
+    samples = {"java": [3.0] * 5, "node": [3.0] * 5, "php": [2.0] * 5}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = analyse("valid runs", samples, n_resamples=99)
+    assert result.omnibus is not None and result.omnibus.posthoc == "exact (no spread within any group)"
+    assert result.pair("java", "node").posthoc_p == 1.0 and not result.pair("java", "node").significant
+    assert result.pair("java", "php").posthoc_p == 0.0 and result.pair("java", "php").significant
     letters = result.omnibus.letters
     assert letters["java"] == letters["node"] and set(letters["php"]).isdisjoint(letters["java"])
 
