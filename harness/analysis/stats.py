@@ -5,7 +5,8 @@
   bootstrap percentile interval when n is too small for the order statistics to reach the confidence
 - 2 groups: Welch's t-test (scipy.stats.ttest_ind, equal_var=False) or Mann-Whitney U
 - 3 or more: Levene (median-centred) decides; equal variances -> one-way ANOVA (scipy.stats.f_oneway) then
-  Tukey HSD (scipy.stats.tukey_hsd; equal to statsmodels pairwise_tukeyhsd); unequal -> Welch's ANOVA then Games-Howell (pingouin).
+  Tukey HSD (scipy.stats.tukey_hsd; equal to statsmodels pairwise_tukeyhsd); unequal -> Welch's ANOVA
+  (statsmodels anova_oneway) then Games-Howell (statsmodels pairwise_tukeyhsd with unequal variances).
   A pair is called significant only when the omnibus test is too ("ANOVA, then Tukey").
 - ratios between groups: the ratio of means with a seeded BCa bootstrap interval (scipy.stats.bootstrap)
 
@@ -373,16 +374,17 @@ def _posthoc(
             p = float(res.pvalue[i, j])
             out[frozenset((labels[i], labels[j]))] = (p, p < alpha)
         return "Tukey HSD", out
-    import pandas as pd
-    import pingouin
+    from statsmodels.stats.multicomp import pairwise_tukeyhsd
 
     endog = np.concatenate([data[label] for label in labels])
     groups = np.concatenate([[label] * data[label].size for label in labels])
-    frame = pd.DataFrame({"value": endog, "group": groups})
-    table = pingouin.pairwise_gameshowell(data=frame, dv="value", between="group")
-    for _, row in table.iterrows():
-        p = float(row["pval"])
-        out[frozenset((str(row["A"]), str(row["B"])))] = (p, p < alpha)
+    # With unequal variances statsmodels' Tukey HSD is Games-Howell: Welch's df and standard error per pair.
+    table = pairwise_tukeyhsd(endog, groups, use_var="unequal")
+    # Its p-values follow the upper triangle of its sorted group names.
+    names = [str(name) for name in table.groupsunique]
+    for (i, j), p_value in zip(combinations(range(len(names)), 2), table.pvalues, strict=True):
+        p = float(p_value)
+        out[frozenset((names[i], names[j]))] = (p, p < alpha)
     return "Games-Howell", out
 
 
@@ -401,17 +403,10 @@ def omnibus_test(
     anova_p = float(anova.pvalue) if math.isfinite(anova.pvalue) else (1.0 if ms_b == 0 else 0.0)
     test, statistic, p = "one-way ANOVA", anova_f, anova_p
     if not equal_var:
-        import pandas as pd
-        import pingouin
+        from statsmodels.stats.oneway import anova_oneway
 
-        frame = pd.DataFrame(
-            {
-                "value": np.concatenate(groups),
-                "group": np.concatenate([[lb] * g.size for lb, g in zip(labels, groups, strict=True)]),
-            }
-        )
-        welch = pingouin.welch_anova(data=frame, dv="value", between="group")
-        test, statistic, p = "Welch ANOVA", float(welch["F"].iloc[0]), float(welch["p-unc"].iloc[0])
+        welch = anova_oneway(groups, use_var="unequal", welch_correction=True)
+        test, statistic, p = "Welch ANOVA", float(welch.statistic), float(welch.pvalue)
     posthoc_name, posthoc = _posthoc(labels, data, equal_var, alpha)
     significant_omnibus = p < alpha
     differs = {pair for pair, (_, rej) in posthoc.items() if rej and significant_omnibus}
