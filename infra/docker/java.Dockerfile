@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1
-# bidbench Java app: one JVM = one instance (SPEC §4). Build context: the repository root
+# bidbench Java app: one JVM = one instance (docs/design.md §4). Build context: the repository root
 # (docker build -f infra/docker/java.Dockerfile .). java.Dockerfile.dockerignore keeps the context small.
 
 # ---- build: the same command as `./bidbench build` (Maven, runnable shaded jar in java-app/target/) ----

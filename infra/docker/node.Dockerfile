@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # bidbench Node.js app: one node process (or a node:cluster primary with NODE_WORKERS workers) = one
-# instance (SPEC §4). Build context: the repository root (docker build -f infra/docker/node.Dockerfile .).
+# instance (docs/design.md §4). Build context: the repository root (docker build -f infra/docker/node.Dockerfile .).
 
 # ---- build: `npm ci` as in `./bidbench build`, with the toolchain pg-native (libpq) needs ----
 FROM node:20.18.3-bookworm-slim AS build

@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1
-# bidbench PHP app: one nginx + PHP-FPM pair = one instance (SPEC §4), in one container.
+# bidbench PHP app: one nginx + PHP-FPM pair = one instance (docs/design.md §4), in one container.
 # Build context: the repository root (docker build -f infra/docker/php.Dockerfile .).
 #
 # Debian's own PHP 8.2 and nginx packages, as `./bidbench setup` installs them on a host: the same

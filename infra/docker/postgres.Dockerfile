@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # bidbench PostgreSQL: the stock image with THE settings file of the embedded database
-# (infra/postgres/postgresql.conf, SPEC §3.5). Build context: the repository root.
+# (infra/postgres/postgresql.conf, docs/design.md §3.5). Build context: the repository root.
 # Two settings differ inside a container, and only by command-line overrides, never by editing the file:
 #   listen_addresses=*          the apps and the seed job connect over the container network;
 #   unix_socket_directories=... the image's entrypoint initializes the cluster over a local socket,

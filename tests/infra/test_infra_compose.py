@@ -123,7 +123,7 @@ def test_seed_and_load_use_the_same_scale_and_seed() -> None:
 
 def test_the_database_gets_room_and_no_cpu_limit() -> None:
     db = _services(compose_config())["db"]
-    assert "cpus" not in db, "the database must not be the bottleneck (SPEC §3.5)"
+    assert "cpus" not in db, "the database must not be the bottleneck (docs/design.md §3.5)"
     assert int(db["shm_size"]) >= 512 * MIB, "shared_buffers = 512MB"
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Entrypoint of the PHP image: one bidbench PHP instance (nginx + PHP-FPM, SPEC §4) in one container.
+"""Entrypoint of the PHP image: one bidbench PHP instance (nginx + PHP-FPM, docs/design.md §4) in one container.
 
 It renders the instance exactly as the local runner does, with the harness's own PHP driver
 (harness/apps/php.py renders php-app/conf/*.tmpl), from the contract's environment variables (HOST,
