@@ -138,8 +138,9 @@ def _through_idle(run: Run) -> bool | None:
 
 def intercept_mix(runs: Sequence[Run]) -> str | None:
     """Says so when some ladders' cost fits went through the idle CPU they read and others fitted the
-    intercept (ladders before 2026-11-25 17:25 UTC, and the claims'): the two put the fixed share of a
-    loaded app's CPU in different places, so their costs differ by method (docs/method.md §6)."""
+    intercept (older ladders, and the claims' before method 3): the two put the fixed share of a loaded
+    app's CPU in different places, so their costs differ by method (docs/method.md, "The intercept is the
+    idle CPU")."""
     ways = [(run.label, _through_idle(run)) for run in runs]
     if len({way for _, way in ways if way is not None}) < 2:
         return None

@@ -23,7 +23,8 @@ class CostFit:
     steps_used: int
     r_squared: float | None
     idle_measured: bool = False
-    """The intercept is the idle CPU read with no load, not fitted (docs/method.md §6)."""
+    """The intercept is the idle CPU read with no load, not fitted (docs/method.md, "The intercept is the idle
+    CPU")."""
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
@@ -65,8 +66,8 @@ def cost_fit(
     """Least squares of a component's CPU seconds per step on the requests completed in the step, over
     the steps below saturation (past it, queued requests and CPU stop being proportional). With
     `idle_pct`, the CPU read with no load, the line goes through it and only the slope is fitted: a fitted
-    intercept trades off against the slope, and java's A/A ladders with intercepts of 0.2-0.4 % had costs of
-    112-114 µs where the rest, at 4-7 %, had 80-98."""
+    intercept trades off against the slope (docs/method.md, "The intercept is the idle CPU";
+    docs/lab/2026-11-25-idle-cpu-intercept.md)."""
     rows = [s for s in below_saturation(steps) if _finite(s.get(cpu_key)) and s.get("completed")]
     if idle_pct is not None and _finite(idle_pct) and rows:
         return _cost_through_idle(rows, cpu_key, float(idle_pct))
@@ -155,9 +156,9 @@ def host_limited(step: Mapping[str, Any]) -> bool:
     """A step the load driver could not offer as scheduled, for the host's sake: the driver, the database or the
     host was over its budget (the step's own validity, harness/engine/ladder_digest.py), or requests went out
     late while the app had CPU to spare. Its SLO miss may be the host's, so it brackets nothing: with both cores
-    busy near ~3,000 req/s, java and node at 0.5 CPU broke there (docs/method.md, "The ladder"). Late sends from
-    an app at its quota are the app's: a request waits for one of the driver's connections, and an overloaded
-    app holds them all (node at 1,388 req/s, 25 % of its periods throttled, 47 late sends, the host 42 % busy)."""
+    busy near the rate this host can drive, java and node at 0.5 CPU broke there (docs/method.md, "7. Reading
+    ladders"). Late sends from an app at its quota are the app's: a request waits for one of the driver's
+    connections, and an overloaded app holds them all (docs/lab/2026-11-26-late-sends-at-quota.md)."""
     if step.get("valid") is False:
         return True
     return bool(step.get("late_sends")) and not at_quota(step.get("throttled_share"))

@@ -26,7 +26,7 @@ class Metric:
     yields) or "whole-run" (figures over one steady window; over a ladder they mix every step's load)."""
     lower_bound: Callable[[Run], float | None] | None = None
     """A run's value when it is only a lower bound ("at least X"). A group holding any such run is never
-    averaged: it is reported as ">= X" and left out of the tests (docs/method.md, "The ladder")."""
+    averaged: it is reported as ">= X" and left out of the tests (docs/method.md, "7. Reading ladders")."""
 
     def value(self, run: Run) -> float | None:
         return self.extract(run)

@@ -1,5 +1,5 @@
 """Equivalence ("no measurable difference", "about 1.8x") by TOST on the ratio B/A, and the repetitions it
-needs (docs/method.md, "Equivalence claims").
+needs (docs/method.md, "8. Claims").
 
 A difference test that finds nothing shows nothing: with few runs every difference is "not significant".
 TOST turns the question round: it rejects "the ratio lies outside [center/(1+m), center*(1+m)]" by two

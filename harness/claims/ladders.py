@@ -43,7 +43,7 @@ def settings_for(shape: LadderShape) -> Any:
         # Six steps in a 120-minute budget: one geometric grid, two overloaded steps to stop, one pass, and
         # calibrations from 400 req/s per CPU, since some variants are far slower than the defaults. The
         # pre-warm stays inside the quota: the 3 s warm-up could not absorb a JVM settling back into it
-        # (docs/method.md §2). The kernel's CFS period and the idle CPU as the intercept are the ladders'.
+        # (docs/method.md, "Pre-warm"). The kernel's CFS period and the idle CPU as the intercept are the ladders'.
         middle=None,
         stop_after=2,
         calibration_start_per_cpu=400.0,

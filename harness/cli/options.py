@@ -184,7 +184,8 @@ STEPS = Annotated[
     typer.Option(
         min=5,
         help="Steps per ladder: 3 from a quarter to half the calibration's break, for the CPU cost's fit, and "
-        "the rest from there to twice the break, finer where the capacity is bracketed (docs/method.md §6). "
+        "the rest from there to twice the break, finer where the capacity is bracketed "
+        '(docs/method.md, "The grid and the stop rule"). '
         "A ladder stops three steps past its break, so the steps above those are not run.",
     ),
 ]
@@ -194,8 +195,8 @@ COST_PASSES = Annotated[
     typer.Option(
         min=1,
         help="How many times the ladder's steps below its middle run in all: the extra passes come before "
-        "the whole ladder and add steps to the CPU cost's fit, and steady it (docs/method.md §6). 1: the "
-        "ladder alone.",
+        "the whole ladder and add steps to the CPU cost's fit, and steady it "
+        '(docs/method.md, "Cost passes"). 1: the ladder alone.',
     ),
 ]
 RATES = Annotated[

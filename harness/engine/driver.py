@@ -20,9 +20,8 @@ from harness.engine.resources import ResourceGroup
 from harness.tools import toolchain
 
 # The warm-up of a fixed-rate run as `./bidbench run` and `./bidbench capacity`'s check make it, after the
-# pre-warm. 10 s was not enough at 0.5 CPU: fresh-start runs at a demo's capacities (java 1,870, node
-# 1,810, php 1,000 req/s) all missed the SLO after 10 s (p99 84.7, 56.4, 106 ms); after 60 s java and
-# node held (35.2 and 30.7 ms), php missed by 1.7 ms and then held on its next run (28.6 ms).
+# pre-warm. 10 s was not enough at 0.5 CPU: fresh-start runs at a demo's capacities missed the SLO after
+# 10 s and held after 60 s (docs/lab/2026-11-22-capacity-search.md, "The warm-up of a fixed-rate run").
 FIXED_RATE_WARMUP_S = 60.0
 
 

@@ -1,10 +1,10 @@
 """Pre-warm a fresh instance set until its CPU per second has settled (docs/design.md §7: the warm-up must reach a
 steady state), before the first measured window.
 
-A fixed warm-up is too short for some runtimes and wasted on others. Measured at 0.5 CPU and 200 req/s,
-a fresh JVM still spent 29 % CPU in the first third of a 30 s window and 11 % in the last (JIT compiling);
-node and php settle within about 10 s. So the load ramps from a tenth of the rate to the rate (a cold
-instance hit at full rate builds a backlog it takes many seconds to drain), then holds it until three
+A fixed warm-up is too short for some runtimes and wasted on others: a fresh JVM keeps compiling well
+into a window at a rate where node and php have long settled (docs/method.md, "Pre-warm"; figures in
+docs/lab/2026-11-21-prewarm-settling-rule.md). So the load ramps from a tenth of the rate to the rate (a
+cold instance hit at full rate builds a backlog it takes many seconds to drain), then holds it until three
 consecutive 3 s blocks of per-second CPU agree (and a JVM's JIT compiler is idle), or the time limit is
 reached. Nothing here is stored as a run; the session records what the pre-warm did in every run's
 manifest.
@@ -20,31 +20,24 @@ from pathlib import Path
 from typing import Any
 
 RAMP_S = 4
-# Three blocks of 3 s: a fresh JVM at 0.5 CPU came off the quota at 47 % and fell through 37 % and 35 %
-# to 20 %; two noisy 4 s blocks on the way down agreed within 15 %, and its measured window that followed
-# was invalid (CPU 43 % in the first third, 30 % in the last). Three blocks of 4 s, or of 3 s, do not call
-# that series settled. node and php are flat from the ramp's end: on 51 stored pre-warms, 3 blocks of 3 s
-# ended them after 13 s where 3 of 4 s took 16 s. Blocks of 2 s are noisier than a JVM's plateau: with 4
-# of them, 2 of 5 demo JVMs ran to the 30 s cap with an idle JIT and their CPU still "changing".
+# Three blocks of 3 s: two blocks can agree on a JVM's way down from the quota, and its next window then
+# drifts; three do not. node and php are flat from the ramp's end, so shorter blocks end their pre-warm
+# sooner; blocks of 2 s are noisier than a JVM's plateau.
+# docs/lab/2026-11-21-prewarm-settling-rule.md, "Blocks".
 SETTLE_BLOCK_S = 3
 SETTLE_BLOCKS = 3
 JIT_BLOCK_S = 4
 MAX_S = 60.0
 DRIVER_SLACK_S = 5.0
 # Of the first window's rate. At half its capacity a warm app runs well under its CPU limit, so an
-# instance pinned at the limit is still compiling (a fresh JVM at 0.5 CPU and 80 % of its capacity was
-# pinned at 46-50 % for 12 s, then used 10 % at the full rate once warm).
+# instance pinned at the limit is still compiling.
+# docs/lab/2026-11-21-prewarm-settling-rule.md, "Half the first window's rate".
 RATE_SHARE = 0.5
 # The pre-warm's least rate, per CPU of the instances (never above the window's own rate), and a closed
 # model's rate (it has no rate to take half of). A JIT compiles a method after thousands of calls, so a
-# low rate leaves a fresh JVM cold while its CPU already reads as settled. Measured at 0.5 CPU, java
-# pre-warmed at 200 req/s "settled" after 19-40 s while its CPU still swung between 12 and 40 %, and in
-# both sessions all of its next five windows (400-1200 req/s, one after another) missed the SLO; at 300
-# req/s, 8 of 10 did; at 400 req/s (800 per CPU) the JVM was pinned at its limit for 22-25 s, then settled
-# at 10-18 % after 53-56 s, and 12 of the next 15 windows held in three sessions (8 of 10 after 45 s at
-# 600 req/s).
-# Every app here carries at least 1000 req/s per CPU (php at 0.5 CPU: 500-800 req/s), so 800 per CPU
-# stays under its capacity: php settled at 400 req/s after 42 s at 31-36 % of its 50 % limit.
+# low rate leaves a fresh JVM cold while its CPU already reads as settled; every app here carries more
+# than 800 req/s per CPU, so this rate stays under its capacity.
+# docs/lab/2026-11-21-prewarm-settling-rule.md, "The least rate".
 MIN_RATE_PER_CPU = 800.0
 CLOSED_RATE_PER_CPU = MIN_RATE_PER_CPU
 MAX_DRIFT = 0.15
@@ -52,16 +45,16 @@ ABS_SLACK_PCT = 1.0  # points of CPU %: below this, a difference between blocks 
 IDLE_SHARE = 0.1  # of the CPU limit: below this the instances have worked off a backlog
 IDLE_MAX_S = 15.0
 IDLE_WINDOW_S = 1.5
-"""How long the instances' idle CPU is read after the pre-warm: the cost fit's intercept (docs/method.md §6)."""
-# Of the CPU limit. At half its capacity a warm app used at most 57 % of its limit here (node 28.7 % of
-# 50 %, php 24 %, a warm JVM 8 %); a JVM still compiling used 66-100 % for tens of seconds, and its CPU
-# falls slowly enough that two 4 s blocks agree within 15 % on the way down.
+"""How long the instances' idle CPU is read after the pre-warm: the cost fit's intercept (docs/method.md,
+"The intercept is the idle CPU")."""
+# Of the CPU limit. At half its capacity a warm app stays well under this share, and a JVM still compiling
+# sits above it for tens of seconds while its CPU falls slowly enough to look settled
+# (docs/lab/2026-11-21-prewarm-settling-rule.md, "Well under the limit").
 WARM_MAX_SHARE = 0.65
 # Of wall time, over the last block: a runtime that reports its JIT compiler's time (the JVM) is warm when
-# it compiles less than this. CPU settling alone ended a fresh JVM's pre-warm at 20 s while C2 still
-# compiled: at 500 req/s and 0.5 CPU it spent 2.6-3.8 % of a CPU compiling 35-45 s after its start and
-# ~0 after 50 s, while the whole app used 6.4 %; the ladders that followed gave CPU costs from 48 to 220
-# µs per request (CV 59 %).
+# it compiles less than this. CPU settling alone ended a fresh JVM's pre-warm while C2 still compiled, and
+# the ladders that followed spread their cost widely (docs/method.md, "Pre-warm").
+# docs/lab/2026-11-21-prewarm-settling-rule.md, "The JIT condition".
 JIT_MAX_SHARE = 0.01
 
 
@@ -162,7 +155,7 @@ def prewarm_until_steady(
     compiler's cumulative time, adds a condition: the last block compiled less than JIT_MAX_SHARE of its time."""
     record = PrewarmRecord(rate=rate)
     # The driver outlasts the cap, so the cap ends the pre-warm: a driver ending on the same second read
-    # as "the load generator ended before the CPU settled" in 3 of 4 capped JVM pre-warms.
+    # as "the load generator ended before the CPU settled" (docs/lab/2026-11-21-prewarm-settling-rule.md).
     driver_s = max_s + DRIVER_SLACK_S
     start_rate, stages = ramp_stages(rate, driver_s)
     load = start_load(start_rate, stages, driver_s, scratch)

@@ -23,10 +23,8 @@ from harness.console import UserError
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 GROUP_PARENT = "bidbench"
 # The kernel's 100 ms CFS period. A 10 ms period was used before, to keep a stall after a burst short, but
-# it throttled bursts the apps could have absorbed: measured on 2026-11-25 at 0.5 CPU (4 interleaved
-# ladders each, docs/method.md §1), at 10 ms the apps were throttled in 6-9 % of the periods of their
-# three lowest steps (20-25 % of a core) and their p99 there was 25 ms (node) and 37 ms (java); at 100 ms,
-# 0-3 % and 3.6 and 13 ms. java's capacity rose from 2,434 req/s to >= 4,579, php's from 1,401 to 1,678.
+# it throttled bursts the apps could have absorbed, at a quarter of a core, and decided their p99 there
+# (docs/method.md, "The period"; docs/lab/2026-11-25-cfs-period-and-cpusets.md).
 # BIDBENCH_CFS_PERIOD_US overrides it; a plan may pin its own (Limits.cfs_period_us); the manifest records
 # each group's quota and period.
 CFS_PERIOD_US = int(os.environ.get("BIDBENCH_CFS_PERIOD_US", "100000"))

@@ -11,10 +11,9 @@ import psutil
 MAX_INSTANCE_CPUS = 1.0
 """The thesis's limit: one core per instance."""
 CORES_PER_INSTANCE = 4
-"""A quarter of the cores per instance. Measured on 2 cores (0.5 CPU) with the first load generator: node
-past its capacity used 46 % CPU, the generator 50 % and PostgreSQL 24 %, and the run was valid; at 1.0 CPU
-the closed model at 8 and 32 users was invalid in every run (the host 99 % busy: PostgreSQL 54 %, the
-generator 59 %)."""
+"""A quarter of the cores per instance: on 2 cores the load driver and PostgreSQL then keep room to push an
+instance past its capacity with valid runs, which a whole core per instance did not leave them
+(docs/method.md, "5. Leaving CPU for the driver and the database"; docs/lab/2026-11-25-sizing-and-layout.md)."""
 
 
 def machine_cores() -> int:

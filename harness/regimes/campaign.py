@@ -28,10 +28,9 @@ SESSION_REWARM_S = 4.0  # half of it ramps from the previous probe's rate (the d
 # Before a search's first probe, every instance gets the same unmeasured warm-up at a gentle rate, so a
 # JIT runtime under a small CPU limit is not judged while it is still compiling (the thesis warmed up too).
 # The pre-warm runs at half the rate (at least 800 req/s per CPU: harness/engine/prewarm.py); the first window's warm-up then lasts at least this long at the rate
-# itself. A JVM at 0.5 CPU needed 10-12 s at the doubled rate before its CPU settled: with a 3 s warm-up,
-# java's first probe at the previous search's capacity failed in all of a demo's later searches (p99
-# 500-880 ms, dropped iterations), and 20-30 s after it the same instance held that rate with p99 under
-# 40 ms. Node and php settle within a few seconds; the rule is the same for all.
+# itself. A JVM at 0.5 CPU needs about 10 s at the doubled rate before its CPU settles, and with a short
+# warm-up java's first probe failed at a rate the same instance held later; node and php settle within a
+# few seconds, and the rule is the same for all (docs/lab/2026-11-22-capacity-search.md, "A search's first warm-up").
 FRESH_WARMUP_S = 15.0
 
 

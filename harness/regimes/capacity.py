@@ -46,9 +46,8 @@ class SearchSettings:
     start_below_hint: bool = True
     """A search with a hint probes one hint_growth step below it first: its session's first window comes
     right after a fresh start, and at the hint itself (a rate the previous search held twice) that window
-    failed in 5 of 11 later searches of two demos here, 4 of them overloaded, while the same rate held
-    later in the same sessions. An overloaded window also slows the next ones: node, overloaded at its
-    hint of 1850 req/s, then failed 1610 and 1070, and its search answered 710."""
+    often failed while the same rate held later in the same session; an overloaded window also slows the
+    next ones (docs/lab/2026-11-22-capacity-search.md, "Start one step below a hint")."""
     recheck_failing_edge: bool = True
     """Re-probe the failing edge late, after the edge trials; if it holds, bisect up to the next rate that
     failed above it (re-checked in its turn) or, if none did, search on upward. Each rate at most once."""
@@ -62,8 +61,8 @@ class SearchSettings:
     """The same bound for a search that starts from an earlier search's answer, whose edge is near."""
     floor_probes: int = 3
     """Probes a search may take past its budget while none of its rates has held: a budget is for refining
-    an edge, and a search with nothing held has no answer yet (php, overloaded early in a hinted search,
-    failed 1160, 1010 and 880 req/s in its 4 probes, and that search answered 0)."""
+    an edge, and a search with nothing held has no answer yet: one overloaded early in its budget would
+    answer 0 (docs/lab/2026-11-22-capacity-search.md, "A floor of probes")."""
 
     def budget(self, hint: float | None) -> int | None:
         return self.max_hinted_probes if hint else self.max_probes
@@ -238,10 +237,10 @@ def _search(
                 # The early failure is taken for stale: the rate's history restarts from this pass.
                 results[bad] = [True]
                 # A rate that failed above the held one bounds the search: it is bisected on, not jumped
-                # past (node, re-checked at 1520 req/s with 1680 and 2020 failed before, went on to 2280,
-                # 1900 and 1710, all overloaded, each leaving a backlog for the next probe). That rate is
-                # re-checked in its turn, since it may be as stale (a JVM failed 600 req/s cold, then the
-                # bound kept its search at 550 while it carried 1000 warm); each rate at most once.
+                # past (jumping past it overloaded every probe after, each leaving a backlog for the
+                # next). That rate is re-checked in its turn, since it may be as stale (a cold JVM's
+                # failure would bound a warm one); each rate at most once. docs/lab/2026-11-22-capacity-search.md, "Re-checking the
+                # failing edge".
                 good = bad
                 failed_above = [r for r, oks in results.items() if r > good and not _majority(oks)]
                 bad = min(failed_above, default=None)

@@ -11,11 +11,10 @@ Every confirmation run is an ordinary stored run (regime `capacity-confirm`).
 By default each run is a fresh start, and implementations are interleaved (A B C A B C) like the searches.
 With `after_search`, an implementation's runs are consecutive windows that continue the session of its
 last search (`confirm_in_session`, called by `run_capacity` when that search ends): the demo's way to
-afford the check, since a fresh start with its pre-warm costs 20-60 s here. Every window warms up
+afford the check, since a fresh start with its pre-warm costs tens of seconds. Every window warms up
 `warmup_s` at its rate (ramping from the previous rate), after the instances have worked off any backlog,
 as a fresh start's run would; not the search's short re-warm. After an overloaded window an app can stay
-slower for a few seconds: php at 600 req/s had a mean of 2.0 and 3.0 ms before a 3 s window at 900, and
-4.7, 7.8, 3.7, 3.2, 1.8 ms in the 7 s probes after it.
+slower for a few seconds (docs/lab/2026-11-22-capacity-search.md, "After an overloaded window").
 """
 
 from __future__ import annotations
