@@ -45,8 +45,8 @@ class Variant:
 @dataclass(frozen=True)
 class LadderShape:
     """A claim's ladder (harness/regimes/ladder.py LadderSettings): 6 steps of 2.5 s after a pre-warm of
-    at most 40 s (a fresh JVM's JIT needs it; node and php settle in 12-16 s) and a 3 s warm-up, about
-    35 s per fresh start for node and php, 60 s for java, on 2 cores. The shape is part of every stored
+    at most 40 s (a fresh JVM's JIT needs it; node and php settle much sooner) and a 3 s warm-up
+    (docs/lab/2026-11-26-demo-shape-and-calibration.md, "The claims' shape"). The shape is part of every stored
     ladder's group key, so it stays what docs/replication/REPORT.md was run with (its `--from` recomputes
     match folders by that key). The demo and `ladder` run more, shorter steps (harness/regimes/demo.py):
     more steps below saturation give a steadier cost; the claims keep 6 of 2.5 s so that

@@ -42,8 +42,8 @@ AA_METRICS = (
     "normalized_throughput",
 )
 DERIVED_FROM = {"normalized_throughput": "cpu_us_per_request"}
-"""Normalized throughput (req/s per CPU %) is 10,000 / the CPU µs per request: a java A/A run found both
-"differs" (p = 0.035 and 0.040), one finding."""
+"""Normalized throughput (req/s per CPU %) is 10,000 / the CPU µs per request: testing both would count one
+finding twice (docs/method.md, "7. Reading ladders"; docs/lab/2026-11-26-demo-shape-and-calibration.md)."""
 SAME = "no significant difference"
 DIFFERS = "differs"
 
