@@ -30,7 +30,8 @@ SESSION_REWARM_S = 4.0  # half of it ramps from the previous probe's rate (the d
 # The pre-warm runs at half the rate (at least 800 req/s per CPU: harness/engine/prewarm.py); the first window's warm-up then lasts at least this long at the rate
 # itself. A JVM at 0.5 CPU needs about 10 s at the doubled rate before its CPU settles, and with a short
 # warm-up java's first probe failed at a rate the same instance held later; node and php settle within a
-# few seconds, and the rule is the same for all (docs/lab/2026-11-22-capacity-search.md, "A search's first warm-up").
+# few seconds, and the rule is the same for all.
+# docs/lab/2026-11-22-capacity-search.md, "A search's first warm-up".
 FRESH_WARMUP_S = 15.0
 
 

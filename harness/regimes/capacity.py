@@ -239,8 +239,8 @@ def _search(
                 # A rate that failed above the held one bounds the search: it is bisected on, not jumped
                 # past (jumping past it overloaded every probe after, each leaving a backlog for the
                 # next). That rate is re-checked in its turn, since it may be as stale (a cold JVM's
-                # failure would bound a warm one); each rate at most once. docs/lab/2026-11-22-capacity-search.md, "Re-checking the
-                # failing edge".
+                # failure would bound a warm one); each rate at most once.
+                # docs/lab/2026-11-22-capacity-search.md, "Re-checking the failing edge".
                 good = bad
                 failed_above = [r for r, oks in results.items() if r > good and not _majority(oks)]
                 bad = min(failed_above, default=None)
