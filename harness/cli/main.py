@@ -467,6 +467,17 @@ def compare(ctx: typer.Context) -> None:
 
 
 @app.command()
+def licences(
+    write: Annotated[bool, typer.Option("--write", help="Regenerate THIRD_PARTY.md.")] = False,
+) -> None:
+    """Check every dependency's licence against licences.yaml, offline (also part of `./bidbench test`);
+    --write regenerates THIRD_PARTY.md."""
+    from harness.tools.licences import main as licences_main
+
+    raise typer.Exit(licences_main(["--write"] if write else []))
+
+
+@app.command()
 def demo() -> None:
     """The main job, from a fresh clone: install the tools, seed the embedded PostgreSQL, build the three
     apps, then run load ladders (a calibration and 3 ladders per app, interleaved; each ladder steps the rate
