@@ -49,7 +49,7 @@ public final class Database implements AutoCloseable {
         boolean probe = false;
         boolean permitted = false;
         try {
-            probe = gate.enter();
+            probe = gate.enter(pool::canLend);
             permitted = checkouts.acquire(arrivedNanos);
             Connection connection = borrow(arrivedNanos);
             gate.connected();

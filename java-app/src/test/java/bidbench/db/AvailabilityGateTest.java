@@ -16,12 +16,15 @@ import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
 import org.postgresql.util.PSQLException;
 import org.postgresql.util.PSQLState;
 
 /** The gate that turns "the database is down" into an immediate 503 instead of a pool attempt per request. */
 class AvailabilityGateTest {
+
+    private static final BooleanSupplier CAN_LEND = () -> true;
 
     private final AvailabilityGate gate = new AvailabilityGate();
 
@@ -32,7 +35,7 @@ class AvailabilityGateTest {
 
     @Test
     void openUntilAConnectionIsLost() throws Exception {
-        assertFalse(gate.enter(), "an open gate makes no probe");
+        assertFalse(gate.enter(CAN_LEND), "an open gate makes no probe");
         gate.observe(new SQLTransientConnectionException("pool exhausted, database up"));
         assertTrue(gate.isOpen(), "an exhausted pool keeps its 5 s wait");
         gate.observe(new PSQLException("duplicate key", PSQLState.UNIQUE_VIOLATION));
@@ -44,22 +47,31 @@ class AvailabilityGateTest {
     @Test
     void whileShutOneProbeGoesThroughAndTheRestGet503AtOnce() throws Exception {
         gate.observe(new SQLException("terminating connection due to administrator command", "57P01"));
-        assertTrue(gate.enter(), "the first request after the failure is the probe");
-        SQLException fast = assertThrows(SQLException.class, gate::enter);
+        assertTrue(gate.enter(CAN_LEND), "the first request after the failure is the probe");
+        SQLException fast = assertThrows(SQLException.class, () -> gate.enter(CAN_LEND));
         assertTrue(SqlErrors.isUnavailable(fast), "the others are 503 database unavailable: " + fast);
         gate.leave(true);
-        assertTrue(gate.enter(), "after the probe came back, the next one may probe");
+        assertTrue(gate.enter(CAN_LEND), "after the probe came back, the next one may probe");
+        gate.leave(true);
+    }
+
+    @Test
+    void whileShutAPoolWithNothingToLendGetsNoProbe() throws Exception {
+        gate.observe(refused());
+        SQLException fast = assertThrows(SQLException.class, () -> gate.enter(() -> false));
+        assertTrue(SqlErrors.isUnavailable(fast), "503 at once, no pool attempt: " + fast);
+        assertTrue(gate.enter(CAN_LEND), "once the pool has a connection, a probe goes to it");
         gate.leave(true);
     }
 
     @Test
     void aProbeThatConnectsOpensTheGate() throws Exception {
         gate.observe(refused());
-        assertTrue(gate.enter());
+        assertTrue(gate.enter(CAN_LEND));
         gate.connected();
         gate.leave(true);
         assertTrue(gate.isOpen(), "the database is back: everyone goes to the pool again");
-        assertFalse(gate.enter());
+        assertFalse(gate.enter(CAN_LEND));
     }
 
     @Test
