@@ -155,3 +155,14 @@ def test_a_lower_layer_does_not_import_a_higher_one(
     assert not offenders, f"{package} must not import {', '.join(forbidden)} ({why}):\n" + "\n".join(
         offenders
     )
+
+
+def test_the_ground_floor_imports_nothing_of_bidbench() -> None:
+    """harness/model names the domain and holds the pure math: every floor may import it, it imports none."""
+    offenders = sorted(
+        str(i)
+        for i in IMPORTS
+        if _within(i.module, "harness.model")
+        and any(_within(t, "harness") and not _within(t, "harness.model") for t in i.targets)
+    )
+    assert not offenders, "harness/model must import nothing of bidbench's:\n" + "\n".join(offenders)

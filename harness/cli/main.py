@@ -496,6 +496,7 @@ def _register_regimes() -> None:
     from harness.cli import ladder as cli_ladder
     from harness.cli import overhead as cli_overhead
     from harness.cli import regimes as cli_regimes
+    from harness.cli import side_by_side as cli_side_by_side
     from harness.cli.claims import register as register_claims
 
     cli_regimes.register(app)
@@ -503,6 +504,7 @@ def _register_regimes() -> None:
     cli_collect.register(app)
     cli_ladder.register(app)
     cli_aa.register(app)
+    cli_side_by_side.register(app)
     cli_overhead.register(app)
     register_claims(app)
 

@@ -39,6 +39,8 @@ class HostSample:
     t: float
     busy_seconds: float
     total_seconds: float
+    steal_seconds: float = 0.0
+    """Time the hypervisor ran someone else while this VM wanted the CPU: counted in busy, shown apart."""
 
 
 @dataclass
@@ -127,7 +129,11 @@ class Sampler:
             )
         with self._lock:
             self.samples.extend(rows)
-            self.host.append(HostSample(now, busy, busy + cpu.idle + getattr(cpu, "iowait", 0.0)))
+            self.host.append(
+                HostSample(
+                    now, busy, busy + cpu.idle + getattr(cpu, "iowait", 0.0), getattr(cpu, "steal", 0.0)
+                )
+            )
         return now
 
     def series(self, component: str) -> list[Sample]:
@@ -240,6 +246,16 @@ class Sampler:
         last = min(rows, key=lambda h: abs(h.t - end))
         total = last.total_seconds - first.total_seconds
         return (last.busy_seconds - first.busy_seconds) / total * 100 if total > 0 else float("nan")
+
+    def host_steal_pct(self, start: float, end: float) -> float:
+        """The hypervisor's steal over [start, end], as a share of all the machine's CPU time."""
+        rows = [h for h in self.host if start - 0.6 <= h.t <= end + 0.6]
+        if len(rows) < 2:
+            return float("nan")
+        first = min(rows, key=lambda h: abs(h.t - start))
+        last = min(rows, key=lambda h: abs(h.t - end))
+        total = last.total_seconds - first.total_seconds
+        return (last.steal_seconds - first.steal_seconds) / total * 100 if total > 0 else float("nan")
 
     def per_second_cpu(self, component: str, start: float, end: float) -> list[float]:
         rows = [s for s in self.series(component) if start - 0.6 <= s.t <= end + 0.6]

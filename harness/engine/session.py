@@ -205,10 +205,13 @@ class Session:
     one session, so the app is started once per search. Every window gets its own result folder.
     """
 
-    def __init__(self, plan: RunPlan, quiet: bool = False) -> None:
+    def __init__(self, plan: RunPlan, quiet: bool = False, restore_data: bool = True) -> None:
         check_fits(plan)
         self.plan = plan
         self.quiet = quiet
+        self.restore_data = restore_data
+        """Re-clone the working database at start. Side by side, the first group's start restores it and
+        the others must not, or the clone would drop the connections the first group already holds."""
         self.instances: list[RunningInstance] = []
         self.server: DatabaseServer | None = None
         self.backend = "none"
@@ -273,7 +276,9 @@ class Session:
         ready.ensure_up()
         server = current_server()
         self.server = server
-        info = ready.ensure_template(server, plan.scale, plan.seed, plan.with_indexes, restore=True)
+        info = ready.ensure_template(
+            server, plan.scale, plan.seed, plan.with_indexes, restore=self.restore_data
+        )
         self.common["data"] = {
             "scale": plan.scale,
             "seed": plan.seed,

@@ -1,0 +1,178 @@
+"""Side-by-side comparisons, from their stored records alone (docs/method.md, "Side by side").
+
+Each fresh start is a block: it gives every group's figures from the same seconds of the host. Each
+group's absolute figures get a geometric mean with a log-scale interval (they depend on the host, and
+say so); each group against the baseline gets the paired ratio: the geometric mean of the per-fresh-start
+ratios with its t-interval on the logs, and the CV of those ratios.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.model.paired import log_interval, paired_ratio
+
+RECORD = "side-by-side.json"
+
+
+@dataclass(frozen=True)
+class Metric:
+    key: str
+    label: str
+    unit: str
+    better: str  # "lower" or "higher"
+
+
+METRICS: tuple[Metric, ...] = (
+    Metric("app_us", "app CPU per request", "µs", "lower"),
+    Metric("stack_us", "app + PostgreSQL CPU per request", "µs", "lower"),
+    Metric("db_us", "PostgreSQL CPU per request", "µs", "lower"),
+    Metric("capacity_rps", "SLO capacity", "req/s", "higher"),
+    Metric("pss_mb", "memory per deployment", "MB", "lower"),
+)
+
+
+def load_records(folders: Iterable[Path]) -> list[dict[str, Any]]:
+    """The side-by-side record of every folder given (a folder, or a parent holding several)."""
+    found: list[Path] = []
+    for folder in folders:
+        folder = Path(folder)
+        if (folder / RECORD).exists():
+            found.append(folder / RECORD)
+        else:
+            found += sorted(folder.glob(f"*/{RECORD}"))
+    records = []
+    for path in found:
+        record = json.loads(path.read_text())
+        record["folder"] = str(path.parent)
+        records.append(record)
+    return records
+
+
+def figures(record: dict[str, Any]) -> dict[str, dict[str, float | None]]:
+    """Per group, the fresh start's figures that the comparison pairs. A capacity that is only a lower
+    bound (no rung failed) is not a figure to pair: it is left out and counted apart."""
+    out: dict[str, dict[str, float | None]] = {}
+    capacity = record.get("capacity") or {}
+    for label, cost in ((record.get("cost") or {}).get("groups") or {}).items():
+        found = (capacity.get(label) or {}).get("capacity") or {}
+        out[label] = {
+            "app_us": cost.get("app_us"),
+            "stack_us": cost.get("stack_us"),
+            "db_us": cost.get("db_us"),
+            "pss_mb": cost.get("pss_mb"),
+            "capacity_rps": found.get("rps") if found.get("bracketed") else None,
+        }
+    return out
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    kept = [v for v in values if v is not None and math.isfinite(v)]
+    return sum(kept) / len(kept) if kept else None
+
+
+def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """The comparison over fresh starts: only valid ones, the first group the baseline."""
+    if not records:
+        raise ValueError("no side-by-side records")
+    labels = list(records[0]["groups"])
+    mismatched = [r.get("folder", "?") for r in records if list(r["groups"]) != labels]
+    if mismatched:
+        raise ValueError(f"these records compare other groups than {labels}: {mismatched}")
+    valid = [r for r in records if r.get("valid")]
+    per_start = [figures(r) for r in valid]
+    groups: dict[str, dict[str, Any]] = {}
+    for label in labels:
+        groups[label] = {}
+        for metric in METRICS:
+            values = [f[label][metric.key] for f in per_start if f.get(label, {}).get(metric.key)]
+            groups[label][metric.key] = {
+                "values": values,
+                "interval": log_interval(values).to_json() if values else None,
+            }
+        lower_bounds = [((r.get("capacity") or {}).get(label) or {}).get("capacity") or {} for r in valid]
+        groups[label]["capacity_at_least"] = [c["rps"] for c in lower_bounds if c and not c.get("bracketed")]
+    baseline = labels[0]
+    ratios: dict[str, dict[str, Any]] = {}
+    for label in labels[1:]:
+        ratios[label] = {}
+        for metric in METRICS:
+            pairs = [
+                (f[label][metric.key], f[baseline][metric.key])
+                for f in per_start
+                if f.get(label, {}).get(metric.key) and f.get(baseline, {}).get(metric.key)
+            ]
+            ratios[label][metric.key] = (
+                {
+                    "per_fresh_start": [a / b for a, b in pairs],
+                    "interval": paired_ratio([a for a, _ in pairs], [b for _, b in pairs]).to_json(),
+                }
+                if pairs
+                else None
+            )
+    cost = [r.get("cost") or {} for r in valid]
+    steal = [_mean(c.get("steal_pct") or []) for c in cost]
+    return {
+        "groups_compared": labels,
+        "baseline": baseline,
+        "fresh_starts": len(records),
+        "valid": len(valid),
+        "invalid": [
+            {"folder": r.get("folder"), "reason": r.get("reason"), "failed_group": r.get("failed_group")}
+            for r in records
+            if not r.get("valid")
+        ],
+        "groups": groups,
+        "ratios": ratios,
+        "host": {
+            "busiest_cost_step_pct": max(
+                (c["busiest_step_pct"] for c in cost if c.get("busiest_step_pct")), default=None
+            ),
+            "flagged_steps": sum(len(c.get("flagged_host_busy") or []) for c in cost),
+            "cost_steps": sum(len(c.get("rates") or []) for c in cost),
+            "steal_pct_per_fresh_start": steal,
+        },
+        "folders": [r.get("folder") for r in records],
+    }
+
+
+def ratio_text(interval: dict[str, Any] | None) -> str:
+    if not interval:
+        return "-"
+    low, high = interval.get("low"), interval.get("high")
+    cv = interval.get("cv_pct")
+    bounds = f" [{low:.3f}, {high:.3f}]" if low is not None and high is not None else " (n < 2: no interval)"
+    return f"{interval['centre']:.3f}{bounds}" + (f", CV {cv:.1f} %" if cv is not None else "")
+
+
+def value_text(interval: dict[str, Any] | None, digits: int = 0) -> str:
+    if not interval:
+        return "-"
+    low, high = interval.get("low"), interval.get("high")
+    cv = interval.get("cv_pct")
+    fmt = f"{{:,.{digits}f}}"
+    bounds = f" [{fmt.format(low)}, {fmt.format(high)}]" if low is not None and high is not None else ""
+    return fmt.format(interval["centre"]) + bounds + (f", CV {cv:.1f} %" if cv is not None else "")
+
+
+def verdict_line(label: str, baseline: str, metric: Metric, interval: dict[str, Any] | None) -> str:
+    """One plain sentence per ratio: which group needs more, by how much, and whether the interval says so."""
+    if not interval or interval.get("low") is None:
+        return f"{label} vs {baseline}, {metric.label}: not enough paired fresh starts for an interval"
+    centre, low, high = interval["centre"], interval["low"], interval["high"]
+    if low > 1 or high < 1:
+        word = "more" if centre > 1 else "less"
+        return (
+            f"{label} vs {baseline}, {metric.label}: {label} has {abs(centre - 1) * 100:.1f} % {word} "
+            f"(ratio {centre:.3f}, 95 % interval {low:.3f}-{high:.3f}): a difference"
+        )
+    return (
+        f"{label} vs {baseline}, {metric.label}: no difference shown (ratio {centre:.3f}, 95 % interval "
+        f"{low:.3f}-{high:.3f} contains 1)"
+    )
+

@@ -1,0 +1,587 @@
+"""One side-by-side fresh start (docs/method.md, "Side by side"): every group of a comparison started
+together, pre-warmed together and measured in the same seconds of the host.
+
+start every group, fresh, in a random order → pre-warm them together → read each group's idle CPU in
+the same seconds → a sizing step (every group at one low rate) → the cost steps: the same rates, the same
+request sequence, to every group at once, each group's CPU from its own resource group and its share of
+PostgreSQL from its backends → the capacity rungs: each group alone, in an order that turns from rung
+to rung → stop everything → one result folder with every group's steps. A group that cannot start,
+or dies, fails the fresh start for every group and is named.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from harness.analysis import ladder as yields
+from harness.console import UserError
+from harness.db import ready
+from harness.db.target import current_server
+from harness.engine import prewarm as prewarming
+from harness.engine.driver import DriverProcess, LoadSettings
+from harness.engine.driver_summary import digest_summary
+from harness.engine.ladder_digest import KEPT_UP_SHARE
+from harness.engine.pg_backends import BackendLedger, BackendShare
+from harness.engine.resources import Limits, new_group
+from harness.engine.sampler import Sampler
+from harness.engine.session import RunPlan, Session, _copy_logs, _postgres_group
+from harness.engine.sizing import machine_cores
+from harness.engine.validity import Slo
+from harness.model import side_by_side as spec_model
+from harness.model.side_by_side import REGIME, SideBySideSpec
+from harness.record.folders import RunFolder, new_run_folder
+from harness.record.index_line import IndexLine, append_line
+from harness.record.manifest import Manifest, RegimeRef, write_manifest
+
+RECORD = "side-by-side.json"
+RECORD_VERSION = 1
+LOG_TAIL_LINES = 15
+IDLE_WAIT_S = 120.0
+"""How long a group may take to work off a capacity rung's backlog before the next rung: generous,
+because a busy host slows that down and nothing is gained by cutting it short."""
+
+
+@dataclass(frozen=True)
+class Group:
+    """One group of a comparison: a label ("java", "node#2") and the plan its instances start with."""
+
+    label: str
+    plan: RunPlan
+
+
+class GroupFailed(RuntimeError):
+    """A group could not start, or died: the whole fresh start is invalid."""
+
+    def __init__(self, label: str, message: str) -> None:
+        super().__init__(f"{label}: {message}")
+        self.label = label
+
+
+@dataclass
+class FreshStart:
+    folder: RunFolder
+    status: str
+    record: dict[str, Any]
+    reason: str = ""
+    failed_group: str | None = None
+
+
+@dataclass
+class _Member:
+    group: Group
+    session: Session
+    components: list[str] = field(default_factory=list)
+    idle_pct: float | None = None
+    prewarm: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        return self.group.label
+
+    def urls(self) -> list[str]:
+        return self.session.targets()
+
+    def limit_cores(self) -> float:
+        return (self.group.plan.cpus or float(machine_cores())) * self.group.plan.instances
+
+
+def check_fits(groups: list[Group]) -> None:
+    """Refuse, before anything starts, groups whose limits and the drivers' reserve exceed the machine."""
+    plan = groups[0].plan
+    problem = spec_model.fits(
+        len(groups), plan.cpus or float(machine_cores()), plan.instances, machine_cores()
+    )
+    if problem:
+        raise UserError(problem)
+
+
+def _log_tail(session: Session) -> str:
+    root = getattr(session, "run_root", None)
+    lines: list[str] = []
+    if root is not None and Path(root).exists():
+        for path in sorted(Path(root).rglob("*.log")):
+            text = path.read_text(errors="replace").strip().splitlines()
+            lines += [f"{path.name}: {line}" for line in text[-LOG_TAIL_LINES:]]
+    return "\n".join(lines[-LOG_TAIL_LINES:]) or "(no log)"
+
+
+def _start_all(groups: list[Group], order: list[int], quiet: bool) -> list[_Member]:
+    """Start every group, fresh, in `order`; the first restores the database, the rest join it."""
+    members: dict[int, _Member] = {}
+    try:
+        for position, index in enumerate(order):
+            group = groups[index]
+            session = Session(group.plan, quiet=True, restore_data=position == 0)
+            members[index] = _Member(group, session)
+            session.__enter__()
+            if not session.started_ok:
+                raise GroupFailed(
+                    group.label, f"could not start: {session.start_error}\nlog tail:\n{_log_tail(session)}"
+                )
+    except BaseException:
+        for member in members.values():
+            member.session.close()
+        raise
+    return [members[k] for k in range(len(groups))]
+
+
+def _check_alive(members: list[_Member], phase: str) -> None:
+    for member in members:
+        if not member.session.alive():
+            dead = [d for i in member.session.instances for d in i.exited()]
+            raise GroupFailed(
+                member.label, f"died during {phase}: {dead}\nlog tail:\n{_log_tail(member.session)}"
+            )
+
+
+def _prewarm_together(members: list[_Member], spec: SideBySideSpec) -> None:
+    """Every group's pre-warm at once, each ending by its own rule (a JVM's when its JIT is idle)."""
+    errors: dict[str, BaseException] = {}
+
+    def warm(member: _Member) -> None:
+        rate = spec.prewarm_rate_per_cpu * member.limit_cores()
+        try:
+            record = member.session.prewarm(rate, spec.prewarm_max_s, unlimited=True)
+            member.prewarm = record.as_manifest() if record is not None else {}
+        except BaseException as exc:  # noqa: BLE001 - re-raised below, named by group
+            errors[member.label] = exc
+
+    threads = [threading.Thread(target=warm, args=(m,), name=f"prewarm-{m.label}") for m in members]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for label, exc in errors.items():
+        raise GroupFailed(label, f"pre-warm failed: {type(exc).__name__}: {exc}")
+
+
+def _read_idle(members: list[_Member]) -> None:
+    """Each group's idle CPU over the same seconds, once all are idle: the cost fits' intercepts."""
+    for member in members:
+        member.session.wait_idle(IDLE_WAIT_S)
+    readers = {
+        m.label: (lambda m=m: sum(i.group.cpu_seconds() for i in m.session.instances)) for m in members
+    }
+    for label, pct in prewarming.idle_cpu_pcts(readers).items():
+        next(m for m in members if m.label == label).idle_pct = pct
+
+
+@dataclass
+class _Drive:
+    member: _Member
+    driver: DriverProcess
+    summary: Path
+    t_measure: float = math.nan
+
+
+def _drive_together(
+    members: list[_Member],
+    load: LoadSettings,
+    sampler: Sampler,
+    folder: RunFolder,
+    name: str,
+    rng: random.Random,
+) -> list[_Drive]:
+    """One load driver per group, each in its own resource group, started back to back (in a random
+    order) with the same settings and seed: the same request sequence to every group, in the same seconds."""
+    drives = []
+    for member in members:
+        group = sampler.components[f"{member.label}/loadgen"]
+        summary = folder.path / "load" / f"{name}-{member.label}.json"
+        summary.parent.mkdir(parents=True, exist_ok=True)
+        driver = DriverProcess(
+            replace(load, targets=member.urls()),
+            summary,
+            folder.logs / f"loadgen-{name}-{member.label}.log",
+            group,  # type: ignore[arg-type]
+        )
+        drives.append(_Drive(member, driver, summary))
+    for drive in rng.sample(drives, len(drives)):
+        drive.driver.start()
+    try:
+        edges: list[float] = []
+        for drive in drives:
+            drive.t_measure = drive.driver.wait_until_running() - sampler.t0 + load.warmup_s
+            edges += [drive.t_measure + k * load.step_s for k in range(len(load.steps) + 1)]
+        sampler.sample_at(sorted(edges))
+        deadline = time.monotonic() + load.warmup_s + len(load.steps) * load.step_s + 120
+        while any(d.driver.poll() is None for d in drives):
+            _check_alive(members, name)
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{name}: the load drivers did not finish within 120 s of their schedule")
+            time.sleep(0.25)
+        for drive in drives:
+            code = drive.driver.wait(30)
+            if code != 0:
+                raise GroupFailed(drive.member.label, f"{name}: {drive.driver.failure(code)}")
+        # Every edge needs a reading after it before the steps are digested; on a busy host the edge
+        # thread's own reading can come late, so take one now that the last edge has passed.
+        time.sleep(max(0.0, sampler.t0 + max(edges) + 0.05 - time.monotonic()))
+        sampler.sample_now()
+    finally:
+        for drive in drives:
+            drive.driver.kill()
+    return drives
+
+
+def _steps(drive: _Drive, sampler: Sampler, slo: Slo) -> list[dict[str, Any]]:
+    """One record per finished step of one group's driver, with that group's CPU in exactly its seconds."""
+    summary = digest_summary(_read_json(drive.summary))
+    label = drive.member.label
+    step_s = float(summary["ladder"]["step_s"])
+    records = []
+    for step in summary.get("steps") or []:
+        start = drive.t_measure + (float(step["start_unix"]) - float(summary["measure_start_unix"]))
+        end = start + step_s
+        latency = step.get("latency_ms") or {}
+        requests = int(step["requests"])
+        finished = int(step.get("finished_in_window", requests))
+        share = int(step["sys_errors"]) / requests if requests else 1.0
+        kept_up = finished / step_s >= KEPT_UP_SHARE * float(step["rate"]) and share < slo.max_sys_error_share
+        p99, mean = latency.get("p99"), latency.get("mean")
+        memory = [sampler.window_memory(c, start, end) for c in drive.member.components]
+        throttling = [sampler.window_throttling(c, start, end) for c in drive.member.components]
+        shares = [t["throttled_share"] for t in throttling if t]
+        records.append(
+            {
+                "index": int(step["index"]),
+                "rate": float(step["rate"]),
+                "step_s": step_s,
+                "start_s": start,
+                "requests": requests,
+                "completed": finished,
+                "ok": int(step["ok"]),
+                "sys_errors": int(step["sys_errors"]),
+                "late_sends": int(step["late_sends"]),
+                "p99_ms": p99,
+                "mean_ms": mean,
+                "kept_up": kept_up,
+                "slo_met": bool(
+                    kept_up
+                    and p99 is not None
+                    and p99 <= slo.p99_ms
+                    and mean is not None
+                    and mean <= slo.mean_ms
+                    and int(step["late_sends"]) == 0
+                ),
+                "instance_cpu_s": _finite(
+                    sum(sampler.cpu_seconds_between(c, start, end) for c in drive.member.components)
+                ),
+                "db_cpu_s": _finite(sampler.cpu_seconds_between(f"postgres/{label}", start, end)),
+                "loadgen_cpu_s": _finite(sampler.cpu_seconds_between(f"{label}/loadgen", start, end)),
+                "host_busy_pct": _finite(sampler.host_busy_pct(start, end)),
+                "steal_pct": _finite(sampler.host_steal_pct(start, end)),
+                "pss_mb": _finite(sum(m["pss_steady_mb"] for m in memory)) if memory else None,
+                "throttled_share": max(shares) if shares else None,
+            }
+        )
+    return records
+
+
+def _finite(value: float) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
+
+
+def _read_json(path: Path) -> Any:
+    import json
+
+    return json.loads(path.read_text())
+
+
+def _cost_load(base: LoadSettings, rates: tuple[float, ...], step_s: float, warmup_s: float) -> LoadSettings:
+    return replace(
+        base,
+        model="open",
+        rate=rates[0],
+        steps=rates,
+        step_s=step_s,
+        duration_s=len(rates) * step_s,
+        warmup_s=warmup_s,
+        warmup_from_rate=rates[0] / 2,
+        stop_p99_ms=0.0,
+    )
+
+
+def paired_steps(per_group: dict[str, list[dict[str, Any]]], host_max_pct: float) -> list[int]:
+    """The indices of the cost steps every group kept up with, on a machine no busier than `host_max_pct`:
+    only those are compared, so every group's figure comes from the same seconds."""
+    indices: set[int] | None = None
+    for records in per_group.values():
+        good = {
+            r["index"]
+            for r in records
+            if r["kept_up"]
+            and r["instance_cpu_s"] is not None
+            and (r["host_busy_pct"] is None or r["host_busy_pct"] <= host_max_pct)
+        }
+        indices = good if indices is None else indices & good
+    return sorted(indices or set())
+
+
+def group_costs(records: list[dict[str, Any]], idle_pct: float | None, use: list[int]) -> dict[str, Any]:
+    """One group's cost per request over the paired steps: the app's (through its idle CPU), its share
+    of PostgreSQL's, and their sum, the whole stack's."""
+    rows = [r for r in records if r["index"] in use]
+    fit = (
+        yields.cost_fit([{**r, "kept_up": True} for r in rows], "instance_cpu_s", idle_pct) if rows else None
+    )
+    completed = sum(r["completed"] for r in rows)
+    db = [r["db_cpu_s"] for r in rows if r["db_cpu_s"] is not None]
+    db_us = 1e6 * sum(db) / completed if rows and completed and len(db) == len(rows) else None
+    app_us = fit.us_per_request if fit else None
+    return {
+        "steps_used": len(rows),
+        "app_us": app_us if app_us and app_us > 0 else None,
+        "app_fit": fit.to_json() if fit else None,
+        "db_us": db_us if db_us and db_us > 0 else None,
+        "stack_us": (app_us + db_us) if app_us and db_us and app_us > 0 else None,
+        "pss_mb": _median([r["pss_mb"] for r in rows if r["pss_mb"]]),
+    }
+
+
+def _median(values: list[float]) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def _capacity(
+    members: list[_Member],
+    costs: dict[str, dict[str, Any]],
+    base: LoadSettings,
+    spec: SideBySideSpec,
+    sampler: Sampler,
+    folder: RunFolder,
+    slo: Slo,
+    rng: random.Random,
+    say: Callable[[str], None],
+) -> dict[str, dict[str, Any]]:
+    """Each group alone at each of its rungs, the groups' turns rotating from rung to rung, so every
+    bracket is measured within seconds of the others'. A group stops after `stop_after` failing rungs."""
+    rungs: dict[str, tuple[float, ...]] = {}
+    for member in members:
+        app_us = costs[member.label]["app_us"]
+        if app_us:
+            rungs[member.label] = spec_model.capacity_rungs(member.limit_cores() * 1e6 / app_us, spec)
+    records: dict[str, list[dict[str, Any]]] = {label: [] for label in rungs}
+    failing = dict.fromkeys(rungs, 0)
+    order = [m for m in members if m.label in rungs]
+    rng.shuffle(order)
+    for rung in range(spec.capacity_rungs):
+        turn = order[rung % len(order) :] + order[: rung % len(order)] if order else []
+        for member in turn:
+            if failing[member.label] >= spec.stop_after:
+                continue
+            rate = rungs[member.label][rung]
+            load = replace(
+                _cost_load(base, (rate,), spec.capacity_step_s, spec.capacity_warmup_s),
+                stop_p99_ms=0.0,
+            )
+            (drive,) = _drive_together([member], load, sampler, folder, f"capacity-{rung}", rng)
+            (step,) = _steps(drive, sampler, slo) or [None]
+            if step is None:
+                continue
+            step = {**step, "index": rung}
+            records[member.label].append(step)
+            failing[member.label] = 0 if step["slo_met"] else failing[member.label] + 1
+            say(
+                f"  capacity rung {rung + 1}: {member.label} at {rate:,.0f} req/s, p99 "
+                f"{step['p99_ms'] if step['p99_ms'] is not None else '-'} ms, "
+                f"{'ok' if step['slo_met'] else 'over the SLO'}"
+            )
+            member.session.wait_idle(IDLE_WAIT_S)
+            _check_alive(members, "the capacity rungs")
+    out: dict[str, dict[str, Any]] = {}
+    for label, steps in records.items():
+        found = yields.capacity(steps, slo.p99_ms, host_bounds=False)
+        first_failed = bool(steps) and not steps[0]["slo_met"]
+        out[label] = {
+            "rungs": list(rungs[label]),
+            "steps": steps,
+            "capacity": found.to_json() if found else None,
+            "below_first_rung": first_failed and found is None,
+        }
+    return out
+
+
+def run_fresh_start(
+    groups: list[Group],
+    spec: SideBySideSpec,
+    *,
+    repetition: int = 0,
+    results_dir: Path | None = None,
+    seed: int | None = None,
+    comparison: str = "",
+    say: Callable[[str], None] = lambda _: None,
+) -> FreshStart:
+    """Start, pre-warm and measure every group together; store one result folder whatever happens."""
+    check_fits(groups)
+    labels = [g.label for g in groups]
+    if len(set(labels)) != len(labels):
+        raise UserError(f"group labels must differ: {labels}")
+    rng = random.Random(seed)
+    order = rng.sample(range(len(groups)), len(groups))
+    plan0 = groups[0].plan
+    folder = new_run_folder("+".join(labels), REGIME, results_dir)
+    manifest = Manifest.new(
+        folder.run_id,
+        "+".join(labels),
+        "default",
+        RegimeRef(REGIME, comparison or "+".join(labels), {"groups": labels}, repetition),
+        load=asdict(plan0.load),
+        instances=plan0.instances,
+        cpu_limit_cores=plan0.cpus,
+        slo=asdict(plan0.slo),
+        sections={
+            "side_by_side": {
+                "spec": asdict(spec),
+                "groups": [
+                    {"label": g.label, "impl": g.plan.impl, "variant": g.plan.variant, "knobs": g.plan.knobs}
+                    for g in groups
+                ],
+                "start_order": [labels[k] for k in order],
+                "seed": seed,
+            }
+        },
+    )
+    write_manifest(folder, manifest)
+    record: dict[str, Any] = {
+        "version": RECORD_VERSION,
+        "groups": labels,
+        "start_order": [labels[k] for k in order],
+    }
+    status, reason, failed = "failed", "", None
+    members: list[_Member] = []
+    sampler: Sampler | None = None
+    driver_groups = []
+    try:
+        ready.ensure_up()
+        say(f"starting {', '.join(labels[k] for k in order)} ...")
+        members = _start_all(groups, order, quiet=True)
+        for member in members:
+            member.components = [f"{member.label}/{i.name}" for i in member.session.instances]
+        say("pre-warming together ...")
+        _prewarm_together(members, spec)
+        _check_alive(members, "the pre-warm")
+        _read_idle(members)
+        record["idle_cpu_pct"] = {m.label: m.idle_pct for m in members}
+        record["prewarm"] = {m.label: m.prewarm for m in members}
+        server = current_server()
+        ledger = BackendLedger(
+            server.host_port[1],
+            lambda: {m.label: {p for i in m.session.instances for p in i.group.pids()} for m in members},
+        )
+        components: dict[str, Any] = {}
+        for member in members:
+            for instance in member.session.instances:
+                components[f"{member.label}/{instance.name}"] = instance.group
+            driver_group = new_group(member.session.backend, f"loadgen-{member.label}", Limits())
+            driver_groups.append(driver_group)
+            components[f"{member.label}/loadgen"] = driver_group
+            components[f"postgres/{member.label}"] = BackendShare(member.label, ledger)
+        postgres = _postgres_group(server)
+        if postgres is not None:
+            components["postgres"] = postgres
+        sampler = Sampler(components)
+        sampler.start()
+        base = replace(plan0.load, scale=plan0.scale, seed=plan0.seed)
+        host_max_pct = 100 * spec.host_max_share
+
+        sizing_rate = spec.sizing_rate_per_cpu * min(m.limit_cores() for m in members)
+        say(f"sizing step: every group at {sizing_rate:,.0f} req/s ...")
+        sizing = _drive_together(
+            members,
+            _cost_load(base, (sizing_rate,), spec.step_s, spec.warmup_s),
+            sampler,
+            folder,
+            "sizing",
+            rng,
+        )
+        sizing_steps = {d.member.label: _steps(d, sampler, plan0.slo) for d in sizing}
+        record["sizing"] = sizing_steps
+        shares = []
+        for member in members:
+            (step,) = sizing_steps[member.label] or [None]
+            if step is None or not step["instance_cpu_s"]:
+                raise GroupFailed(member.label, "the sizing step finished no step")
+            shares.append(step["instance_cpu_s"] / step["step_s"] / member.limit_cores())
+        host_share = max((s[0]["host_busy_pct"] or 0.0) / 100 for s in sizing_steps.values())
+        top = spec_model.top_cost_rate(sizing_rate, shares, host_share, spec)
+        rates = spec_model.cost_step_rates(top, spec)
+        say(
+            f"cost steps: {len(rates)} steps of {spec.step_s:g} s at {', '.join(f'{r:,.0f}' for r in rates)} "
+            "req/s, every group at once ..."
+        )
+        cost = _drive_together(
+            members, _cost_load(base, rates, spec.step_s, spec.warmup_s), sampler, folder, "cost", rng
+        )
+        per_group = {d.member.label: _steps(d, sampler, plan0.slo) for d in cost}
+        use = paired_steps(per_group, host_max_pct)
+        flagged = sorted(
+            {
+                r["index"]
+                for records in per_group.values()
+                for r in records
+                if r["host_busy_pct"] is not None and r["host_busy_pct"] > host_max_pct
+            }
+        )
+        costs = {m.label: group_costs(per_group[m.label], m.idle_pct, use) for m in members}
+        first = per_group[labels[0]]
+        record["cost"] = {
+            "rates": list(rates),
+            "steps": per_group,
+            "paired_steps": use,
+            "flagged_host_busy": flagged,
+            "host_max_pct": host_max_pct,
+            "host_busy_pct": [r["host_busy_pct"] for r in first],
+            "steal_pct": [r["steal_pct"] for r in first],
+            "groups": costs,
+            "backends": ledger.backends(),
+        }
+        record["cost"]["busiest_step_pct"] = max(
+            (v for v in record["cost"]["host_busy_pct"] if v is not None), default=None
+        )
+        if spec.capacity:
+            say("capacity rungs: each group alone, turns rotating ...")
+            record["capacity"] = _capacity(members, costs, base, spec, sampler, folder, plan0.slo, rng, say)
+        if any(costs[label]["app_us"] is None for label in labels):
+            missing = [label for label in labels if costs[label]["app_us"] is None]
+            status, reason = (
+                "completed",
+                f"no cost for {', '.join(missing)}: no step paired ({len(use)} of {len(rates)})",
+            )
+        else:
+            status = "completed"
+    except GroupFailed as exc:
+        status, reason, failed = "failed", str(exc), exc.label
+    except KeyboardInterrupt:
+        status, reason = "interrupted", "interrupted by the user (Ctrl-C)"
+        raise
+    except Exception as exc:  # noqa: BLE001 - stored with its reason, then reported
+        status, reason = "failed", f"{type(exc).__name__}: {exc}"
+    finally:
+        if sampler is not None:
+            sampler.stop()
+            sampler.write_csv(folder.path / "timeseries.csv")
+        for member in members:
+            for instance in member.session.instances:
+                _copy_logs(instance, folder)
+            member.session.close()
+        for group in driver_groups:
+            group.close()
+        record["status"], record["reason"], record["failed_group"] = status, reason, failed
+        record["valid"] = status == "completed" and not reason
+        folder.write_json(RECORD, record)
+        manifest.finish(status, reason)
+        write_manifest(folder, manifest)
+        append_line(IndexLine.of(folder, manifest, record["valid"], False), results_dir)
+    return FreshStart(folder, status, record, reason, failed)
