@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -15,13 +16,23 @@ from harness.db.cluster import EmbeddedCluster
 from harness.db.target import DatabaseServer
 
 
+def one_test_command(args: Sequence[str]) -> str:
+    """The command that runs these pytest arguments with the database prepared (README, "Testing")."""
+    selected = [str(a) for a in args]
+    separator = ["--"] if any(a.startswith("-") for a in selected) else []
+    return shlex.join(["./bidbench", "test", "--only", "python", *separator, *selected])
+
+
 @pytest.fixture(scope="session")
-def database_url() -> str:
+def database_url(request: pytest.FixtureRequest) -> str:
     """The seeded working database prepared by `./bidbench test` (scale 1, seed 42)."""
     url = os.environ.get("DATABASE_URL")
     if not url:
+        command = one_test_command(request.config.invocation_params.args)
         pytest.fail(
-            "DATABASE_URL is not set: run the tests through `./bidbench test`, which prepares the database"
+            f"DATABASE_URL is not set: this test needs the seeded test database. Run it as\n    {command}\n"
+            "which prepares the database, then runs pytest with these arguments",
+            pytrace=False,
         )
     return url
 

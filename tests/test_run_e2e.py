@@ -8,18 +8,20 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
 import psutil
 import pytest
+from ownership import instance_processes, left_of, session_roots, tree_footprint
 
 from harness import paths
 from harness.apps import IMPLS
 from harness.engine.driver import LoadSettings
-from harness.engine.instances import INSTANCE_MARKER
 from harness.engine.session import RunPlan, execute
 from harness.record.folders import read_index
+from harness.regimes.capacity import MEASUREMENT_LIMITS
 
 RUN_FILES = (
     "manifest.json",
@@ -42,25 +44,12 @@ def _plan(impl: str, results_dir: Path, **changes: object) -> RunPlan:
     return replace(plan, **changes)  # type: ignore[arg-type]
 
 
-def _app_processes() -> list[psutil.Process]:
-    """Processes of app instances started by the harness (they carry its marker in their environment)."""
-    found = []
-    for proc in psutil.process_iter():
-        try:
-            if INSTANCE_MARKER in proc.environ():
-                found.append(proc)
-        except (psutil.AccessDenied, psutil.NoSuchProcess, psutil.ZombieProcess):
-            continue
-    return found
-
-
-def _own_app_instance(deadline_s: float) -> psutil.Process | None:
-    """The app instance this test's run started: a descendant of this process carrying the harness's
-    instance marker. Matching on the name alone once picked a short-lived `node --version` probe."""
+def _own_app_instance(deadline_s: float, tree_of: int | None = None) -> psutil.Process | None:
+    """The app instance this test's run started: a descendant of this process (or of `tree_of`) carrying the
+    harness's instance marker. Matching on the name alone once picked a short-lived `node --version` probe."""
     deadline = time.monotonic() + deadline_s
     while time.monotonic() < deadline:
-        ours = {p.pid for p in psutil.Process().children(recursive=True)}
-        instances = [p for p in _app_processes() if p.pid in ours]
+        instances = instance_processes(tree_of=tree_of)
         if instances:
             return instances[0]
         time.sleep(0.5)
@@ -68,16 +57,15 @@ def _own_app_instance(deadline_s: float) -> psutil.Process | None:
 
 
 @pytest.fixture(autouse=True)
-def no_leftovers() -> None:
-    before = {p.pid for p in _app_processes()}
+def no_leftovers(tmp_path: Path) -> Iterator[None]:
+    """No app process of this test's runs outlives them: those under the session roots its stored manifests
+    name (an orphan has left this process's tree), or still in its tree. Another checkout's `serve` or
+    benchmark is neither, so it never fails this check."""
     yield
-    time.sleep(0.5)
-    leftovers = [
-        p
-        for p in _app_processes()
-        if p.pid not in before and p.is_running() and p.status() != psutil.STATUS_ZOMBIE
-    ]
-    assert not leftovers, f"orphan processes after the run: {[p.cmdline() for p in leftovers]}"
+    deadline = time.monotonic() + 10
+    while (left := instance_processes(session_roots(tmp_path))) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not left, f"orphan processes after the run: {[p.cmdline() for p in left]}"
 
 
 @pytest.mark.parametrize("impl", IMPLS)
@@ -88,7 +76,10 @@ def test_smoke_run_writes_a_complete_valid_folder(impl: str, tmp_path: Path, dat
         assert outcome.folder.has(name), name
     assert (outcome.folder.logs / f"{impl}-0").is_dir() and (outcome.folder.logs / "loadgen.log").exists()
     metrics, verdict = outcome.folder.read_json("metrics.json"), outcome.folder.read_json("verdict.json")
-    assert verdict["valid"], verdict["reasons"]
+    # Valid, unless the shared host itself was the limit (the driver or the database host out of CPU): then
+    # only those checks failed, and the verdict says so.
+    failed = {name for name, check in verdict["checks"].items() if not check["ok"]}
+    assert verdict["valid"] == (not failed) and failed <= MEASUREMENT_LIMITS, verdict["reasons"]
     assert metrics["sys_errors"] == 0 and metrics["ok"] > 0
     assert metrics["throughput_rps"] == pytest.approx(50, rel=0.1)
     assert 0 < metrics["cpu_pct_total"] < 100
@@ -123,13 +114,32 @@ def test_cpu_figure_agrees_with_an_independent_reading(tmp_path: Path, database_
 def test_far_past_capacity_is_invalid_or_over_slo_for_the_right_reason(
     tmp_path: Path, database_url: str
 ) -> None:
+    """node starved on purpose (0.05 CPU, offered 800 req/s). Two outcomes are honest, and which one comes
+    depends on how fast the host works off the pre-warm's backlog, never on the test: a run that completes is
+    over its SLO or invalid for a reason starvation gives; a run whose instance is still busy with that
+    backlog when the harness stops waiting fails the driver's start check, and is kept, marked failed, with
+    that reason."""
     plan = _plan(
-        "node", tmp_path, cpus=0.05, load=LoadSettings(targets=[], rate=800, duration_s=5, warmup_s=2)
+        "node",
+        tmp_path,
+        cpus=0.05,
+        # Never settles at its quota, so the pre-warm would run to its cap; a short one overloads it as well.
+        prewarm_max_s=6.0,
+        load=LoadSettings(targets=[], rate=800, duration_s=5, warmup_s=2),
     )
     outcome = execute(plan, quiet=True)
-    assert outcome.status == "completed", outcome.reason
+    manifest = outcome.folder.read_json("manifest.json")
     # The pre-warm (half the rate) overloads the instance as well; the harness waits for its backlog.
-    assert outcome.folder.read_json("manifest.json")["prewarm"]["idle_wait_s"] > 0
+    assert manifest["prewarm"]["idle_wait_s"] > 0
+    (entry,) = [e for e in read_index(tmp_path) if e["run_id"] == outcome.folder.run_id]
+    if outcome.status == "failed":
+        assert "the target was unreachable at start" in outcome.reason, outcome.reason
+        assert manifest["status"] == entry["status"] == "failed"
+        assert "the target was unreachable at start" in manifest["failure_reason"]
+        assert not entry["valid"] and not entry["slo_met"]
+        return
+    assert outcome.status == "completed", outcome.reason
+    assert entry["status"] == "completed" and not entry["slo_met"]
     verdict = outcome.folder.read_json("verdict.json")
     assert not verdict["slo"]["met"]
     failed = {name for name, check in verdict["checks"].items() if not check["ok"]}
@@ -213,12 +223,19 @@ def test_ctrl_c_stops_everything_and_keeps_the_run_marked_interrupted(
         # script, some CI runners): with SIGINT ignored on entry. It must stop on SIGINT all the same.
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
     )
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline and not [p for p in _app_processes() if "node" in p.name()]:
-        time.sleep(0.5)
-    time.sleep(5)
-    proc.send_signal(signal.SIGINT)
-    output, _ = proc.communicate(timeout=120)
+    try:
+        # Interrupted while its instance serves the run's load (the window's manifest is written by then).
+        instance = _own_app_instance(deadline_s=180, tree_of=proc.pid)
+        assert instance is not None, "the run started no app instance within 180 s"
+        deadline = time.monotonic() + 120
+        while not session_roots(tmp_path) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.5)
+        pids, groups = tree_footprint(proc.pid)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        output, _ = proc.communicate(timeout=120)
     assert proc.returncode == 130, output
     entries = read_index(tmp_path)
     assert entries and entries[-1]["status"] == "interrupted"
+    assert instance.pid in pids
+    assert not left_of(pids, groups), "the interrupted run left these behind"

@@ -3,27 +3,24 @@ assertions every scenario must pass (issue #12: any 500, crash, orphan or broken
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import psutil
+import ownership
+from ownership import session_roots
 
-from harness.engine.instances import INSTANCE_MARKER
 from harness.faults.runner import FaultResult, RateChoice
 from harness.record.folders import read_index
 
 TEST_RATE = RateChoice(rate=40.0, capacity=80.0, source="test: fixed 40 req/s, capacity taken as 80")
 
 
-def instance_processes() -> set[int]:
-    found = set()
-    for proc in psutil.process_iter():
-        try:
-            if INSTANCE_MARKER in proc.environ() and proc.status() != psutil.STATUS_ZOMBIE:
-                found.add(proc.pid)
-        except (psutil.AccessDenied, psutil.NoSuchProcess, psutil.ZombieProcess):
-            continue
-    return found
+def instance_processes(results_dir: Path | None = None, roots: Iterable[Path] = ()) -> set[int]:
+    """Live app processes of this test run: in this process's tree, under the session roots of the runs
+    stored in `results_dir`, or under `roots`. Another checkout's `serve` or benchmark is never counted."""
+    owned = [*roots, *(session_roots(results_dir) if results_dir is not None else [])]
+    return {proc.pid for proc in ownership.instance_processes(owned)}
 
 
 def assert_sound(result: FaultResult, results_dir: Path) -> dict[str, Any]:

@@ -82,4 +82,4 @@ def test_kill_instance_node(database_url: str, tmp_path: Path) -> None:
     assert result.row["connection_to_killed"] > 0  # the killed one refuses, as expected
     assert result.row["errors_to_survivors"] == 0  # the other keeps serving
     assert [e["action"] for e in faults["events"]] == ["kill"] and faults["events"][0]["detail"]["pids"]
-    assert instance_processes() <= before
+    assert instance_processes(tmp_path) <= before

@@ -23,11 +23,10 @@ from pathlib import Path
 
 import psutil
 import pytest
-from test_run_e2e import _app_processes
+from ownership import instance_processes
 
 from harness import paths
 from harness.db.cluster import EmbeddedCluster, free_port
-from harness.engine.instances import INSTANCE_MARKER
 from harness.engine.serve import LOCK_PATH
 
 # Bounded well above the start-up wait below, so a hung serve fails by its own message first.
@@ -143,15 +142,7 @@ def _alive(pid: int) -> bool:
 
 def _ours(serve_pid: int) -> list[psutil.Process]:
     """Live app processes of this serve, by the instance marker (their run directory under its own)."""
-    root = str(paths.RUNTIME / f"serve-{serve_pid}") + os.sep
-    found = []
-    for proc in _app_processes():
-        try:
-            if proc.environ()[INSTANCE_MARKER].startswith(root) and _alive(proc.pid):
-                found.append(proc)
-        except (psutil.NoSuchProcess, psutil.AccessDenied, KeyError):
-            continue
-    return found
+    return instance_processes([paths.RUNTIME / f"serve-{serve_pid}"], tree_of=serve_pid)
 
 
 @dataclass
@@ -230,15 +221,15 @@ def test_an_app_killed_from_outside_is_reported_and_the_others_keep_serving(
 
 
 def test_unknown_implementation_is_refused_and_starts_nothing(database_url: str) -> None:
-    before = {p.pid for p in _app_processes()}
-    done = subprocess.run(
-        [BIDBENCH, "serve", "--impl", "node,ruby"], capture_output=True, text=True, timeout=120
+    refused = subprocess.Popen(
+        [BIDBENCH, "serve", "--impl", "node,ruby"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
-    assert done.returncode != 0
-    assert "unknown implementation 'ruby'" in done.stderr and "java, node, php" in done.stderr
-    assert done.stdout == ""
+    stdout, stderr = refused.communicate(timeout=120)
+    assert refused.returncode != 0
+    assert "unknown implementation 'ruby'" in stderr and "java, node, php" in stderr
+    assert stdout == ""
     assert not LOCK_PATH.exists()
-    assert not [p for p in _app_processes() if p.pid not in before and _alive(p.pid)]
+    assert not _ours(refused.pid)
 
 
 def test_a_second_serve_is_refused_while_one_runs(tmp_path: Path, database_url: str) -> None:
