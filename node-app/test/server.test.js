@@ -95,6 +95,17 @@ test('database down', TIMEOUT, async (t) => {
       'lowercase method': 'get /health HTTP/1.1\r\nHost: a\r\n\r\n',
       'a 20 KB header': `GET /health HTTP/1.1\r\nHost: a\r\nX-Big: ${big}\r\n\r\n`,
       'a NUL in a header': 'GET /health HTTP/1.1\r\nHost: a\r\nX: a\u0000b\r\n\r\n',
+      // An encoded NUL in the path is a malformed target, not an unknown route or an invalid id (issue #42).
+      'an encoded NUL after an id': 'GET /items/1%00 HTTP/1.1\r\nHost: a\r\n\r\n',
+      'an encoded NUL as the id': 'GET /items/%00 HTTP/1.1\r\nHost: a\r\n\r\n',
+      'an encoded NUL after a route': 'GET /health%00 HTTP/1.1\r\nHost: a\r\n\r\n',
+      'an encoded NUL before a too-large body': 'POST /users%00 HTTP/1.1\r\nHost: a\r\nContent-Length: 70000\r\n\r\n',
+      // Raw bytes outside ASCII anywhere in the target (llhttp refuses them), sent as UTF-8 or as they are.
+      'a fullwidth digit as the id': 'GET /items/\uFF11 HTTP/1.1\r\nHost: a\r\n\r\n',
+      'an Arabic-Indic digit as the id': 'GET /items/\u0661 HTTP/1.1\r\nHost: a\r\n\r\n',
+      'a fullwidth digit in limit': 'GET /categories/1/items?limit=\uFF15 HTTP/1.1\r\nHost: a\r\n\r\n',
+      'a raw 0xFF in the path': Buffer.concat([Buffer.from('GET /items/'), Buffer.from([0xff]), Buffer.from(' HTTP/1.1\r\nHost: a\r\n\r\n')]),
+      'a raw 0xFF in an ignored parameter': Buffer.concat([Buffer.from('GET /health?x='), Buffer.from([0xff]), Buffer.from(' HTTP/1.1\r\nHost: a\r\n\r\n')]),
     }
     for (const [name, raw] of Object.entries(raws)) {
       await t2.test(name, async () => {
@@ -103,6 +114,24 @@ test('database down', TIMEOUT, async (t) => {
         assertError(response, 400, 'bad request')
       })
     }
+  })
+
+  await t.test('an encoded NUL in the query is opaque bytes like any other', async () => {
+    assertWire(await rawRequest(app.port, 'GET /health?x=%00 HTTP/1.1\r\nHost: a\r\n\r\n'))
+    assertError(await rawRequest(app.port, 'GET /items/1/bids?limit=%00 HTTP/1.1\r\nHost: a\r\n\r\n'), 400, 'invalid query parameter: limit')
+  })
+
+  // A body shorter than its Content-Length, then the client's half-close: the contract allows 400 or a
+  // close without an answer (nginx's only choice); Node can still answer, so it does.
+  await t.test('a body cut short by a half-close is 400', async () => {
+    const socket = net.connect(app.port, '127.0.0.1')
+    await new Promise((resolve) => socket.once('connect', resolve))
+    let received = ''
+    socket.setEncoding('utf8').on('data', (d) => (received += d))
+    socket.end('POST /users HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n{"nickname"')
+    await new Promise((resolve) => socket.once('close', resolve))
+    assert.match(received, /^HTTP\/1\.1 400 /)
+    assert.ok(received.endsWith('{"error":{"code":"bad_request","message":"bad request"}}'), received)
   })
 
   await t.test('a body that stalls is cut after the stall timeout with 408', async () => {

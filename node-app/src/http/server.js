@@ -51,6 +51,16 @@ function routableTarget(url) {
   return rest === '' || rest.charCodeAt(0) === 63 /* ? */ ? `/${rest}` : rest
 }
 
+// An encoded NUL in the path (before the first '?') is a malformed target (contract, "Request syntax"):
+// nginx refuses it while it decodes the path for itself and Jetty the same, before any app code runs, so
+// it cannot be an ordinary unknown route or invalid id in one app only. In the query it is opaque bytes.
+function nulInPath(target) {
+  const nul = target.indexOf('%00')
+  if (nul === -1) return false
+  const q = target.indexOf('?')
+  return q === -1 || nul < q
+}
+
 function declaredTooLarge(headers) {
   const declared = headers['content-length']
   return declared !== undefined && Number(declared) > LIMIT_BYTES
@@ -159,7 +169,7 @@ function createServer({ router, logger, serverTimingEnabled, gated = false }) {
   function onRequest(req, res) {
     const exchange = { req, res, start: clock ? performance.now() : 0, timer: new DbTimer(clock), target: null }
     exchange.target = routableTarget(req.url)
-    const syntax = exchange.target === null ? errors.badSyntax : syntaxError(req)
+    const syntax = exchange.target === null || nulInPath(exchange.target) ? errors.badSyntax : syntaxError(req)
     if (syntax !== null) {
       // The request may carry a body nobody will read: close after the answer, as the parser does.
       fail(exchange, new HttpError(syntax.status, syntax.code, syntax.message, { Connection: 'close' }))
@@ -280,4 +290,4 @@ function linger(socket) {
   socket.resume()
 }
 
-module.exports = { createServer, KEEP_ALIVE_TIMEOUT_MS }
+module.exports = { createServer, nulInPath, KEEP_ALIVE_TIMEOUT_MS }
