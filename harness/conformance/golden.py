@@ -155,6 +155,13 @@ def run_session(
     return results
 
 
+def golden_checks(sessions: list[Session]) -> tuple[int, int]:
+    """(checks, cases) the golden part reports per target: one check per case, plus one per session for the
+    database after it (unchanged, or its bid invariants intact). Every line the report prints counts these."""
+    cases = sum(len(s.cases) for s in sessions)
+    return cases + len(sessions), cases
+
+
 def run_golden(
     target: Target, db: ConformanceDb, sessions: list[Session], fresh: dict[str, str]
 ) -> list[CheckResult]:

@@ -76,7 +76,7 @@ def print_tables(results: list[CheckResult], targets: list[str], verbose: bool =
         for target in shown_targets:
             rs = [r for r in mine if r.target == target]
             totals.append(f"[bold]{len(rs) - len(failed(rs))}/{len(rs)}[/]")
-        table.add_row("[bold]passed[/]", *totals)
+        table.add_row("[bold]checks passed[/]", *totals)
         console.print(table)
     bad = failed(results)
     if bad:
@@ -154,12 +154,29 @@ def write_json(path: Path, results: list[CheckResult], targets: list[str], extra
 
 
 def summary_line(results: list[CheckResult], targets: list[str]) -> str:
+    """Checks passed per target, over every part: the sum of the "checks passed" rows of the part tables."""
     bad = failed(results)
     per_target = ", ".join(
         f"{t} {sum(1 for r in results if r.target == t and r.ok)}/{sum(1 for r in results if r.target == t)}"
         for t in targets
     )
     if not bad:
-        return f"conformance passed: {per_target}"
+        return f"conformance passed, checks per target (all parts): {per_target}"
     first = bad[0]
-    return f"conformance FAILED ({len(bad)} checks): {per_target}; first: {first.part} {first.target} {first.check}"
+    return (
+        f"conformance FAILED ({len(bad)} checks), checks per target (all parts): {per_target}; "
+        f"first: {first.part} {first.target} {first.check}"
+    )
+
+
+def part_counts(results: list[CheckResult], targets: list[str]) -> str:
+    """How each target's checks split over the parts, so the per-part tables add up to the summary."""
+    parts: list[str] = []
+    for r in results:
+        if r.part not in parts:
+            parts.append(r.part)
+    lines = []
+    for t in targets:
+        counts = [f"{p} {sum(1 for r in results if r.target == t and r.part == p)}" for p in parts]
+        lines.append(f"{t}: {sum(1 for r in results if r.target == t)} checks = {' + '.join(counts)}")
+    return "\n".join(lines)

@@ -20,7 +20,7 @@ from typing import Any
 from harness import paths
 from harness.conformance.cases import CaseError, Session, load_sessions
 from harness.conformance.dbstate import ConformanceDb
-from harness.conformance.report import print_dbwork, print_tables, summary_line, write_json
+from harness.conformance.report import part_counts, print_dbwork, print_tables, summary_line, write_json
 from harness.conformance.results import CheckResult, failed
 from harness.conformance.targets import AppTarget, Target
 from harness.console import UserError, console
@@ -106,14 +106,18 @@ def _run(
 
     fresh: dict[str, str] = {}
     if "golden" in wanted:
-        from harness.conformance.golden import run_golden
+        from harness.conformance.golden import golden_checks, run_golden
 
         db.reset()
         fresh = db.fingerprint()
         assert sessions is not None
+        checks, cases = golden_checks(sessions)
         for target in targets:
             if not quiet:
-                console.print(f"golden: {target.name} ({sum(len(s.cases) for s in sessions)} cases)")
+                console.print(
+                    f"golden: {target.name}, {checks} checks ({cases} cases, and the database after each of "
+                    f"{len(sessions)} sessions)"
+                )
             guarded("golden", target.name, lambda t=target: run_golden(t, db, sessions, fresh))
     if "differential" in wanted:
         from harness.conformance.differential import run_differential
@@ -148,6 +152,7 @@ def _run(
     if not quiet:
         print_tables(results, names, verbose=os.environ.get("BIDBENCH_CONFORMANCE_VERBOSE", "") == "1")
         print_dbwork(extra, [t.name for t in targets])
+        console.print(part_counts(results, names))
         console.print(summary_line(results, names))
     if json_path is not None:
         write_json(json_path, results, names, extra)
@@ -186,4 +191,7 @@ def conformance_exit_code(impls: list[str]) -> tuple[int, str]:
         code, results = run_targets(targets, None, None)
     except UserError as exc:
         return 1, f"conformance could not run: {exc}"
-    return code, summary_line(results, [t.name for t in targets])
+    names = [t.name for t in targets]
+    if any(r.target == "contract" for r in results):
+        names.append("contract")
+    return code, summary_line(results, names)
