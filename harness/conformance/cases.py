@@ -66,6 +66,8 @@ class RequestSpec:
     declared_length: int | None = None
     raw_bytes: bytes | None = None
     """`raw:` the whole request as bytes (method and path then only name it in reports)."""
+    half_close: bool = False
+    """`half_close: true`: the client shuts down its sending side after the request (client.RawRequest)."""
 
     def raw(self) -> RawRequest:
         return RawRequest(
@@ -76,6 +78,7 @@ class RequestSpec:
             chunk_size=self.chunk_size,
             declared_length=self.declared_length,
             raw=self.raw_bytes,
+            half_close=self.half_close,
         )
 
     @property
@@ -112,6 +115,10 @@ class Expectation:
     connection: str | None = None
     """`open`: the server must keep the connection (the case runs on one connection, see `Case`);
     `close`: it must close it. None: either."""
+    or_closed: bool = False
+    """`or_closed: true`: closing the connection without any answer also passes (the contract allows it,
+    e.g. for a body cut short by the client's half-close, which nginx never answers); any answer must
+    still be exactly the expected one."""
     exempt: tuple[tuple[str, str], ...] = ()
     """(impl, reason): a documented exemption of the contract (contract/README.md, "Request syntax").
     For that app the step passes with any answer or none, as long as it is no 5xx and the server goes
@@ -187,7 +194,9 @@ def decode_body(spec: Any, where: str) -> bytes:
 def parse_request(raw: Any, where: str) -> RequestSpec:
     if not isinstance(raw, dict):
         raise CaseError(f"{where}: request must be a mapping")
-    unknown = set(raw) - {"method", "path", "headers", "body", "chunked", "declared_length", "raw"}
+    unknown = set(raw) - {
+        "method", "path", "headers", "body", "chunked", "declared_length", "raw", "half_close",
+    }  # fmt: skip
     if unknown:
         raise CaseError(f"{where}: unknown request keys {sorted(unknown)}")
     if "raw" in raw:
@@ -213,21 +222,25 @@ def parse_request(raw: Any, where: str) -> RequestSpec:
         raise CaseError(f"{where}: chunked is a chunk size in bytes")
     if declared is not None and (not isinstance(declared, int) or declared < 0):
         raise CaseError(f"{where}: declared_length is a byte count")
-    return RequestSpec(method, path, tuple(headers), body, chunk, declared)
+    return RequestSpec(
+        method, path, tuple(headers), body, chunk, declared, half_close=bool(raw.get("half_close", False))
+    )
 
 
 def _parse_raw_request(raw: dict[str, Any], where: str) -> RequestSpec:
     """`raw: <body parts>`: the request's bytes exactly; method and path default to the request line's."""
-    extra = set(raw) - {"raw", "method", "path"}
+    extra = set(raw) - {"raw", "method", "path", "half_close"}
     if extra:
-        raise CaseError(f"{where}: a raw request takes only raw, method and path, not {sorted(extra)}")
+        raise CaseError(
+            f"{where}: a raw request takes only raw, method, path and half_close, not {sorted(extra)}"
+        )
     data = decode_body(raw["raw"], f"{where}.raw")
     if not data:
         raise CaseError(f"{where}: raw is empty")
     words = data.split(b"\r\n", 1)[0].split(b"\n", 1)[0].decode("latin-1").split(" ")
     method = str(raw.get("method") or words[0] or "RAW")
     path = str(raw.get("path") or (words[1] if len(words) > 1 else "/"))
-    return RequestSpec(method, path, (), b"", raw_bytes=data)
+    return RequestSpec(method, path, (), b"", raw_bytes=data, half_close=bool(raw.get("half_close", False)))
 
 
 def expand_generators(value: Any) -> Any:
@@ -246,6 +259,7 @@ def _parse_expect(raw: Any, where: str, expected_dir: Path) -> Expectation:
         raise CaseError(f"{where}: expect must be a mapping")
     unknown = set(raw) - {
         "status", "body", "json", "error", "no_body", "headers", "any_body", "connection", "exempt",
+        "or_closed",
     }  # fmt: skip
     if unknown:
         raise CaseError(f"{where}: unknown expect keys {sorted(unknown)}")
@@ -258,6 +272,7 @@ def _parse_expect(raw: Any, where: str, expected_dir: Path) -> Expectation:
     ):
         raise CaseError(f"{where}: expect.exempt maps an app to the reason of its exemption")
     exempt = tuple((str(k), str(v)) for k, v in exempt_raw.items())
+    or_closed = bool(raw.get("or_closed", False))
     raw_status = raw.get("status")
     statuses = tuple(raw_status) if isinstance(raw_status, list) else (raw_status,)
     if not statuses or not all(isinstance(s, int) and 200 <= s <= 499 for s in statuses):
@@ -267,7 +282,12 @@ def _parse_expect(raw: Any, where: str, expected_dir: Path) -> Expectation:
         raise CaseError(f"{where}: several statuses only go with any_body: true")
     if raw.get("any_body"):
         return Expectation(
-            status=status, statuses=statuses, any_body=True, connection=connection, exempt=exempt
+            status=status,
+            statuses=statuses,
+            any_body=True,
+            connection=connection,
+            exempt=exempt,
+            or_closed=or_closed,
         )
     forms = [k for k in ("body", "json", "error", "no_body") if k in raw]
     if len(forms) != 1:
@@ -307,6 +327,7 @@ def _parse_expect(raw: Any, where: str, expected_dir: Path) -> Expectation:
         statuses=statuses,
         connection=connection,
         exempt=exempt,
+        or_closed=or_closed,
     )
 
 

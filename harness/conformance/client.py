@@ -23,6 +23,10 @@ class TransportError(Exception):
     """The server did not answer with a parseable HTTP response (reset, timeout, garbage)."""
 
 
+class ClosedWithoutAnswer(TransportError):
+    """The server closed (or reset) the connection before sending a single byte of a response."""
+
+
 @dataclass(frozen=True)
 class RawRequest:
     method: str
@@ -37,6 +41,9 @@ class RawRequest:
     raw: bytes | None = None
     """The whole request, byte for byte (request line, headers, body): nothing is added, not even Host.
     For the syntax the other fields cannot express (no version, two Host headers, a NUL in a header)."""
+    half_close: bool = False
+    """Shut down the sending side once the request is written (a client that will send nothing more, e.g.
+    after a body shorter than its Content-Length), then read the answer, if any."""
 
     def has_header(self, name: str) -> bool:
         return any(k.lower() == name.lower() for k, _ in self.headers)
@@ -124,6 +131,7 @@ class _Reader:
         self.sock = sock
         self.buf = bytearray()
         self.eof = False
+        self.received = 0
 
     def _fill(self) -> bool:
         if self.eof:
@@ -139,6 +147,7 @@ class _Reader:
             self.eof = True
             return False
         self.buf += data
+        self.received += len(data)
         return True
 
     def read_line(self, limit: int = 65536) -> bytes:
@@ -171,7 +180,14 @@ class _Reader:
 
 def _read_response(reader: _Reader, method: str) -> RawResponse:
     while True:
-        status_line = reader.read_line()
+        try:
+            status_line = reader.read_line()
+        except (TransportError, ConnectionResetError) as exc:
+            if reader.received == 0:
+                raise ClosedWithoutAnswer(
+                    "connection closed before a complete response line (no answer at all)"
+                ) from exc
+            raise
         parts = status_line.decode("latin-1").split(" ", 2)
         if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].isdigit():
             raise TransportError(f"bad status line {status_line[:80]!r}")
@@ -279,6 +295,8 @@ class Connection:
         try:
             if len(body) <= _INLINE_BODY_MAX:
                 sock.sendall(head + body)
+                if req.half_close:
+                    sock.shutdown(socket.SHUT_WR)
             else:
                 sock.sendall(head)
                 sender = threading.Thread(target=_send_quietly, args=(sock, body), daemon=True)

@@ -4,6 +4,8 @@ No database, no apps."""
 
 from __future__ import annotations
 
+import socket
+import threading
 from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -11,7 +13,14 @@ from pathlib import Path
 import pytest
 
 from harness.conformance import canon, cases, queries
-from harness.conformance.client import RawRequest, RawResponse, encode_request
+from harness.conformance.client import (
+    ClosedWithoutAnswer,
+    RawRequest,
+    RawResponse,
+    TransportError,
+    encode_request,
+    send,
+)
 from harness.conformance.dbwork import LENIENT, Measured, WorkType, check_type, load_work
 from harness.conformance.differential import SequenceGenerator, _blame, compare, mask
 
@@ -259,6 +268,57 @@ cases:
     assert head == b"GET /health HTTP/1.1\r\nHost: a\r\nX: a\x00\r\n\r\n" and body == b""
     assert dict(raw.steps[0].expect.exempt) == {"php": "nginx answers otherwise"}
     assert kept.same_connection and kept.steps[0].expect.connection == "open"
+
+
+def test_a_half_close_request_may_be_answered_or_closed(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        "a.yaml",
+        """
+session: s
+readonly: true
+cases:
+  - name: cut
+    request: {raw: "POST /users HTTP/1.1\\r\\nContent-Length: 9\\r\\n\\r\\n{", half_close: true}
+    expect: {status: 400, error: bad request, or_closed: true}
+""",
+    )
+    (session,) = cases.load_sessions(tmp_path)
+    step = session.cases[0].steps[0]
+    assert step.request.raw().half_close and step.expect.or_closed
+
+
+def _serve_once(reply: bytes) -> tuple[socket.socket, threading.Thread]:
+    """A one-connection loopback server: reads until the client half-closes, then sends reply and closes."""
+    server = socket.create_server(("127.0.0.1", 0))
+
+    def run() -> None:
+        conn, _ = server.accept()
+        with conn:
+            while conn.recv(4096):
+                pass
+            if reply:
+                conn.sendall(reply)
+        server.close()
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return server, thread
+
+
+def test_closed_without_answer_is_told_apart_from_a_broken_answer() -> None:
+    req = RawRequest(
+        "POST", "/users", raw=b"POST /users HTTP/1.1\r\nContent-Length: 9\r\n\r\n{", half_close=True
+    )
+    server, thread = _serve_once(b"")
+    with pytest.raises(ClosedWithoutAnswer):
+        send(f"http://127.0.0.1:{server.getsockname()[1]}", req, timeout_s=5)
+    thread.join(5)
+    server, thread = _serve_once(b"HTTP/1.1 400 Bad")
+    with pytest.raises(TransportError) as caught:
+        send(f"http://127.0.0.1:{server.getsockname()[1]}", req, timeout_s=5)
+    assert not isinstance(caught.value, ClosedWithoutAnswer)
+    thread.join(5)
 
 
 def test_a_kept_connection_expectation_needs_a_shared_connection(tmp_path: Path) -> None:

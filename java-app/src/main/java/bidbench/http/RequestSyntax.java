@@ -35,7 +35,29 @@ public final class RequestSyntax {
         if (path == null || !path.startsWith("/")) {
             return Errors.badSyntax();
         }
+        HttpURI uri = request.getHttpURI();
+        if (!isAscii(path) || !isAscii(uri.getQuery()) || !isAscii(uri.getFragment())) {
+            return Errors.badSyntax();
+        }
         return null;
+    }
+
+    /**
+     * A request target is ASCII (RFC 9112 §3.2; other characters travel percent-encoded). Node's parser
+     * refuses a raw byte above 0x7F anywhere in it before the app runs, so it cannot be an invalid id or an
+     * ignored parameter here and a 400 there: Jetty passes such bytes on (decoded as UTF-8), and they are
+     * refused here the same way (issue #42).
+     */
+    static boolean isAscii(String part) {
+        if (part == null) {
+            return true;
+        }
+        for (int i = 0; i < part.length(); i++) {
+            if (part.charAt(i) > 0x7F) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /**

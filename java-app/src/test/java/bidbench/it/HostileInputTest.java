@@ -3,11 +3,14 @@ package bidbench.it;
 import static bidbench.it.Wire.expectError;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -208,6 +211,27 @@ class HostileInputTest {
                 + "\r\n\r\n"), 400, "bad_request", badSyntax));
         cases.add(status("unknown expectation", utf8("GET /health HTTP/1.1\r\nHost: a\r\nExpect: foo\r\nConnection: close\r\n\r\n"), 417,
                 "expectation_failed", "expectation failed"));
+        // Issue #42: an encoded NUL in the path and raw bytes above 0x7F anywhere in the target are malformed
+        // targets (Node's parser and nginx refuse them); an encoded NUL in the query is opaque bytes.
+        cases.add(status("encoded NUL after an id", RawHttp.request("GET", "/items/1%00", null, null), 400, "bad_request",
+                badSyntax));
+        cases.add(status("encoded NUL as the id", RawHttp.request("GET", "/items/%00", null, null), 400, "bad_request",
+                badSyntax));
+        cases.add(status("encoded NUL after a route", RawHttp.request("GET", "/health%00", null, null), 400, "bad_request",
+                badSyntax));
+        cases.add(status("encoded NUL in limit", RawHttp.request("GET", "/items/1/bids?limit=%00", null, null), 400,
+                "bad_request", "invalid query parameter: limit"));
+        cases.add(status("fullwidth digit as the id", utf8("GET /items/\uFF11 HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"),
+                400, "bad_request", badSyntax));
+        cases.add(status("Arabic-Indic digit as the id", utf8("GET /items/\u0661 HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"),
+                400, "bad_request", badSyntax));
+        cases.add(status("fullwidth digit in limit",
+                utf8("GET /categories/1/items?limit=\uFF15 HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"),
+                400, "bad_request", badSyntax));
+        cases.add(status("raw 0xFF in the path", RawHttp.request("GET", "/items/\u00ff", null, null), 400, "bad_request",
+                badSyntax));
+        cases.add(status("raw 0xFF in an ignored parameter", RawHttp.request("GET", "/health?x=\u00ff", null, null), 400,
+                "bad_request", badSyntax));
         // '#' is raw (Jetty parses a fragment off; the app puts it back): the limit value is "5#frag".
         cases.add(status("fragment in the query", RawHttp.request("GET", "/categories/1/items?limit=5#frag", null, null),
                 400, "bad_request", "invalid query parameter: limit"));
@@ -231,5 +255,21 @@ class HostileInputTest {
         RawHttp.Response response = RawHttp.send(port, c.request());
         expectError(response, c.status(), c.code(), c.message());
         assertEquals(c.allow(), response.header("Allow"));
+    }
+
+    /**
+     * A body shorter than its Content-Length, then the client's half-close: the contract allows 400 or a close
+     * without an answer (nginx's only choice); Jetty can still answer, so it does.
+     */
+    @Test
+    void aBodyCutShortByAHalfCloseIs400() throws Exception {
+        try (Socket socket = new Socket()) {
+            socket.connect(new InetSocketAddress("127.0.0.1", port), 5_000);
+            socket.setSoTimeout(10_000);
+            socket.getOutputStream().write(utf8("POST /users HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n"
+                    + "Content-Length: 50\r\n\r\n{\"nickname\""));
+            socket.shutdownOutput();
+            expectError(RawHttp.read(socket.getInputStream()), 400, "bad_request", "bad request");
+        }
     }
 }
