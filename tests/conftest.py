@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import os
-import shlex
 import shutil
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,13 +13,7 @@ import pytest
 from harness import paths
 from harness.db.cluster import EmbeddedCluster
 from harness.db.target import DatabaseServer
-
-
-def one_test_command(args: Sequence[str]) -> str:
-    """The command that runs these pytest arguments with the database prepared (README, "Testing")."""
-    selected = [str(a) for a in args]
-    separator = ["--"] if any(a.startswith("-") for a in selected) else []
-    return shlex.join(["./bidbench", "test", "--only", "python", *separator, *selected])
+from harness.tools.test_suites import one_test_command
 
 
 @pytest.fixture(scope="session")

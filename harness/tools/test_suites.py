@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
+import signal
 import subprocess
+import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from rich.table import Table
@@ -22,6 +25,54 @@ from harness.tools import toolchain
 
 TEST_SCALE = 1
 TEST_SEED = 42
+# After Ctrl-C, how long a runner gets to stop what it started (pytest tears its fixtures down, and the
+# harness's sessions stop their instances) before its whole process group is killed.
+STOP_GRACE_S = 60.0
+
+
+class SuiteInterrupted(KeyboardInterrupt):
+    """Ctrl-C (or SIGTERM/SIGHUP) while a suite ran; names the suite."""
+
+    def __init__(self, suite: str) -> None:
+        super().__init__(suite)
+        self.suite = suite
+
+
+def _signal_group(proc: subprocess.Popen[str], signum: int) -> None:
+    try:
+        os.killpg(proc.pid, signum)
+    except ProcessLookupError:
+        pass
+
+
+def _stop(proc: subprocess.Popen[str]) -> None:
+    """Interrupts a runner as Ctrl-C would and waits for it to clean up (its output still shown, so a full
+    pipe never blocks its teardown); then kills whatever of its process group is left. A second Ctrl-C
+    skips the wait."""
+    if proc.stdout is not None:
+        stream = proc.stdout
+        threading.Thread(
+            target=lambda: [print(line, end="", flush=True) for line in stream], daemon=True
+        ).start()
+    try:
+        _signal_group(proc, signal.SIGINT)
+        proc.wait(timeout=STOP_GRACE_S)
+    except (subprocess.TimeoutExpired, KeyboardInterrupt):
+        pass
+    finally:
+        _signal_group(proc, signal.SIGKILL)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+
+
+def one_test_command(pytest_args: Sequence[str]) -> str:
+    """The command that runs these pytest arguments with the test database prepared (README, "Testing"):
+    what pytest run directly prints."""
+    selected = [str(a) for a in pytest_args]
+    separator = ["--"] if any(a.startswith("-") for a in selected) else []
+    return shlex.join(["./bidbench", "test", "--only", "python", *separator, *selected])
 
 
 def suite_names() -> tuple[str, ...]:
@@ -56,14 +107,21 @@ def _run_streaming(
             stderr=subprocess.STDOUT,
             text=True,
             errors="replace",
+            # Its own process group: Ctrl-C reaches it through _stop, which also ends the stragglers.
+            start_new_session=True,
         )
     except OSError as exc:
         return Outcome(name, False, f"could not start: {exc}", 0.0)
     assert proc.stdout is not None
-    for line in proc.stdout:
-        lines.append(line.rstrip("\n"))
-        print(line, end="", flush=True)
-    code = proc.wait()
+    try:
+        for line in proc.stdout:
+            lines.append(line.rstrip("\n"))
+            print(line, end="", flush=True)
+        code = proc.wait()
+    except KeyboardInterrupt:
+        console.print(f"[yellow]interrupted: stopping {name} ...[/]")
+        _stop(proc)
+        raise SuiteInterrupted(name) from None
     matcher = re.compile(pattern)
     summary = next(
         (line for line in reversed(lines) if matcher.search(line)), lines[-1] if lines else "(no output)"
@@ -100,6 +158,18 @@ def _go_tests(env: dict[str, str]) -> Outcome:
 
 
 def run_all(only: Iterable[str], pytest_args: list[str]) -> int:
+    """Runs the suites; Ctrl-C stops the one running, says which it was, and returns 130."""
+    current = ["setup (tools, database, builds)"]
+    try:
+        return _run_all(only, pytest_args, current)
+    except SuiteInterrupted as exc:
+        console.print(f"[bold red]interrupted in suite {exc.suite}[/]")
+    except KeyboardInterrupt:
+        console.print(f"[bold red]interrupted in suite {current[0]}[/]")
+    return 130
+
+
+def _run_all(only: Iterable[str], pytest_args: list[str], current: list[str]) -> int:
     from harness.apps import IMPLS, adapters, driver
 
     suites = suite_names()
@@ -168,6 +238,7 @@ def run_all(only: Iterable[str], pytest_args: list[str]) -> int:
         from harness.conformance.runner import conformance_exit_code
 
         started = time.monotonic()
+        current[0] = "conformance"
         console.rule("[bold]conformance")
         code, summary = conformance_exit_code(list(IMPLS))
         outcomes.append(Outcome("conformance", code == 0, summary, time.monotonic() - started))
