@@ -276,8 +276,8 @@ def _steps(drive: _Drive, sampler: Sampler, slo: Slo) -> list[dict[str, Any]]:
                 ),
                 "db_cpu_s": _finite(sampler.cpu_seconds_between(f"postgres/{label}", start, end)),
                 "loadgen_cpu_s": _finite(sampler.cpu_seconds_between(f"{label}/loadgen", start, end)),
-                "host_busy_pct": _finite(sampler.host_busy_pct(start, end)),
-                "steal_pct": _finite(sampler.host_steal_pct(start, end)),
+                "host_busy_pct": _share(sampler.host_busy_pct(start, end)),
+                "steal_pct": _share(sampler.host_steal_pct(start, end)),
                 "pss_mb": _finite(sum(m["pss_steady_mb"] for m in memory)) if memory else None,
                 "throttled_share": max(shares) if shares else None,
             }
@@ -287,6 +287,12 @@ def _steps(drive: _Drive, sampler: Sampler, slo: Slo) -> list[dict[str, Any]]:
 
 def _finite(value: float) -> float | None:
     return value if value is not None and math.isfinite(value) else None
+
+
+def _share(pct: float) -> float | None:
+    """A share of the machine, in [0, 100]: the counters' rounding must not print an impossible figure."""
+    value = _finite(pct)
+    return None if value is None else min(100.0, max(0.0, value))
 
 
 def _read_json(path: Path) -> Any:
@@ -469,6 +475,7 @@ def run_fresh_start(
         members = _start_all(groups, order, quiet=True)
         for member in members:
             member.components = [f"{member.label}/{i.name}" for i in member.session.instances]
+        record["session_roots"] = {m.label: str(m.session.run_root) for m in members}
         say("pre-warming together ...")
         _prewarm_together(members, spec)
         _check_alive(members, "the pre-warm")

@@ -1,0 +1,148 @@
+"""Side by side for real (harness/engine/side_by_side.py): node and php started, pre-warmed and measured
+together through the real CLI, against a private PostgreSQL, with the real load driver and cgroups. The
+assertions are on what is stored and on what a recomputation from the stored records gives; never on
+how fast this shared machine was."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from harness import paths
+from harness.db.cluster import EmbeddedCluster
+from harness.engine.driver import LoadSettings
+from harness.engine.instances import INSTANCE_MARKER
+from harness.engine.session import RunPlan
+from harness.model.side_by_side import preset
+
+pytestmark = pytest.mark.slow
+
+COMMAND_BOUND_S = 420.0
+
+
+@pytest.fixture(scope="module")
+def private_db(scratch_cluster: EmbeddedCluster) -> str:
+    scratch_cluster.up()
+    return scratch_cluster.url()
+
+
+def _bidbench(results: Path, database: str, *args: str) -> str:
+    env = dict(os.environ, BIDBENCH_RESULTS=str(results), BIDBENCH_DATABASE_URL=database, COLUMNS="220")
+    proc = subprocess.Popen(
+        [str(paths.ROOT / "bidbench"), *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        output, _ = proc.communicate(timeout=COMMAND_BOUND_S)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGINT)
+        output, _ = proc.communicate(timeout=60)
+        pytest.fail(f"./bidbench {' '.join(args)} ran past {COMMAND_BOUND_S:g} s:\n{output[-3000:]}")
+    assert proc.returncode == 0, output
+    return output
+
+
+def _instances_under(root: Path) -> list[int]:
+    found = []
+    for proc in psutil.process_iter():
+        try:
+            marker = proc.environ().get(INSTANCE_MARKER, "")
+            if marker.startswith(str(root)) and proc.status() != psutil.STATUS_ZOMBIE:
+                found.append(proc.pid)
+        except (psutil.AccessDenied, psutil.NoSuchProcess, psutil.ZombieProcess):
+            continue
+    return found
+
+
+def _records(results: Path) -> list[dict[str, Any]]:
+    return [json.loads(p.read_text()) for p in sorted(results.glob("*/side-by-side.json"))]
+
+
+def test_two_apps_side_by_side_are_measured_in_the_same_seconds(tmp_path: Path, private_db: str) -> None:
+    results = tmp_path / "results"
+    first = tmp_path / "first.json"
+    _bidbench(
+        results,
+        private_db,
+        "side-by-side",
+        "--impl",
+        "node,php",
+        "--preset",
+        "quick",
+        "-r",
+        "1",
+        "--json",
+        str(first),
+    )
+    (record,) = _records(results)
+    assert record["status"] == "completed", record["reason"]
+    assert sorted(record["start_order"]) == ["node", "php"]
+    cost = record["cost"]
+    for label in ("node", "php"):
+        steps = cost["steps"][label]
+        assert [s["rate"] for s in steps] == cost["rates"]
+        for step in steps:
+            # Each group's own CPU, its own share of PostgreSQL's and its driver's, in the step's seconds.
+            assert step["instance_cpu_s"] is not None and step["instance_cpu_s"] > 0
+            assert step["db_cpu_s"] is not None and step["db_cpu_s"] > 0
+            assert step["loadgen_cpu_s"] is not None and step["loadgen_cpu_s"] > 0
+            assert 0 <= step["steal_pct"] <= 100 and 0 <= step["host_busy_pct"] <= 100
+        assert cost["backends"][label] >= 1
+    # The steps of both groups began within a second of each other: the same seconds of the host.
+    for node_step, php_step in zip(cost["steps"]["node"], cost["steps"]["php"], strict=True):
+        assert abs(node_step["start_s"] - php_step["start_s"]) < 1.0
+    # A step is compared only if every group kept up and the host was under its limit.
+    for index in cost["paired_steps"]:
+        for label in ("node", "php"):
+            (step,) = [s for s in cost["steps"][label] if s["index"] == index]
+            assert step["kept_up"] and step["host_busy_pct"] <= cost["host_max_pct"]
+    if record["valid"]:
+        for label in ("node", "php"):
+            assert (
+                cost["groups"][label]["app_us"] > 0
+                and cost["groups"][label]["stack_us"] > cost["groups"][label]["app_us"]
+            )
+    else:
+        assert "no step paired" in record["reason"] or "no cost" in record["reason"]
+    # Every printed figure comes back from the stored records alone.
+    again = tmp_path / "again.json"
+    _bidbench(results, private_db, "side-by-side", "--from", str(results), "--json", str(again))
+    first_summary, second_summary = json.loads(first.read_text()), json.loads(again.read_text())
+    for summary in (first_summary, second_summary):
+        summary.pop("folders")
+    assert first_summary == second_summary
+    for root in record["session_roots"].values():
+        assert not _instances_under(Path(root)), f"app processes left under {root}"
+
+
+def test_a_group_that_cannot_start_fails_the_fresh_start_and_stops_the_others(
+    tmp_path: Path, private_db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.engine.side_by_side import Group, run_fresh_start
+
+    monkeypatch.setenv("BIDBENCH_DATABASE_URL", private_db)
+    base = RunPlan(impl="php", load=LoadSettings(targets=[]), cpus=0.5)
+    groups = [
+        Group("php", base),
+        Group("node-broken", replace(base, impl="node", knobs={"NODE_WORKERS": "many"})),
+    ]
+    outcome = run_fresh_start(groups, preset("quick"), results_dir=tmp_path, seed=1)
+    assert outcome.status == "failed"
+    assert outcome.failed_group == "node-broken"
+    assert "could not start" in outcome.reason
+    assert not outcome.record["valid"]
+    stored = json.loads((outcome.folder.path / "side-by-side.json").read_text())
+    assert stored["failed_group"] == "node-broken"
+    mine = {p.pid for p in psutil.Process().children(recursive=True)}
+    assert not [pid for pid in _instances_under(paths.RUNTIME) if pid in mine]

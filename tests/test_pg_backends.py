@@ -1,0 +1,49 @@
+"""PostgreSQL's CPU attributed to the process that asked (harness/engine/pg_backends.py), against the real
+server: this test process is a "group", its connection's backend is found through the socket table and
+its CPU grows with the work the test asks for."""
+
+from __future__ import annotations
+
+import os
+
+import psycopg
+import pytest
+
+from harness.engine.pg_backends import BackendLedger, BackendShare, backend_cpu_seconds, backend_owners
+
+
+def _port(url: str) -> int:
+    return int(psycopg.conninfo.conninfo_to_dict(url).get("port") or 5432)
+
+
+def test_a_connection_is_attributed_to_the_group_holding_its_client_end(database_url: str) -> None:
+    port = _port(database_url)
+    with psycopg.connect(database_url) as conn:
+        backend = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+        owners = backend_owners(port, {"tests": {os.getpid()}})
+        assert owners.get(backend) == "tests"
+        # Nobody else's backend is taken for ours.
+        assert set(owners.values()) == {"tests"}
+        assert backend_owners(port, {"others": {1}}) == {}
+
+
+def test_the_ledger_counts_the_backend_cpu_of_the_work_asked_for(database_url: str) -> None:
+    port = _port(database_url)
+    with psycopg.connect(database_url) as conn:
+        ledger = BackendLedger(port, lambda: {"tests": {os.getpid()}})
+        share = BackendShare("tests", ledger)
+        before = share.cpu_seconds()
+        backend = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+        cpu_before = backend_cpu_seconds(backend)
+        conn.execute("SELECT count(*) FROM generate_series(1, 2000000)").fetchone()
+        ledger._mapped_at = -1e9  # noqa: SLF001 - read again now, not after the remap interval
+        after = share.cpu_seconds()
+        cpu_after = backend_cpu_seconds(backend)
+        assert cpu_before is not None and cpu_after is not None and cpu_after > cpu_before
+        assert after > before
+        assert ledger.backends() == {"tests": 1}
+        assert share.usage().cpu_seconds == pytest.approx(after, rel=0.5)
+
+
+def test_a_gone_process_has_no_cpu() -> None:
+    assert backend_cpu_seconds(2**22 + 12345) is None
