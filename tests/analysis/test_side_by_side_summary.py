@@ -1,0 +1,99 @@
+"""The side-by-side comparison from stored records (harness/analysis/side_by_side.py)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.analysis.side_by_side import METRICS, load_records, summarize, verdict_line
+
+
+def _record(host: float, valid: bool = True, php_capacity: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One fresh start: java costs 200 x the host's factor, php 1.6 times that; capacities the inverse."""
+    return {
+        "groups": ["java", "php"],
+        "valid": valid,
+        "reason": "" if valid else "php: died during the cost steps",
+        "failed_group": None if valid else "php",
+        "cost": {
+            "rates": [100.0, 200.0],
+            "busiest_step_pct": 55.0 * host,
+            "flagged_host_busy": [],
+            "steal_pct": [1.0, 3.0],
+            "groups": {
+                "java": {"app_us": 200 * host, "db_us": 100 * host, "stack_us": 300 * host, "pss_mb": 280.0},
+                "php": {"app_us": 320 * host, "db_us": 100 * host, "stack_us": 420 * host, "pss_mb": 40.0},
+            },
+        },
+        "capacity": {
+            "java": {"capacity": {"rps": 2000 / host, "bracketed": True}},
+            "php": {"capacity": php_capacity or {"rps": 1250 / host, "bracketed": True}},
+        },
+    }
+
+
+def test_the_host_factor_cancels_in_the_paired_ratios() -> None:
+    records = [_record(h) for h in (1.0, 1.1, 0.92, 1.05)]
+    summary = summarize(records)
+    cost = summary["ratios"]["php"]["app_us"]["interval"]
+    assert cost["centre"] == pytest.approx(1.6)
+    assert cost["cv_pct"] == pytest.approx(0.0, abs=1e-9)
+    assert summary["ratios"]["php"]["capacity_rps"]["interval"]["centre"] == pytest.approx(0.625)
+    # Each group's own figures keep the host's spread, and say so with their CV.
+    assert summary["groups"]["java"]["app_us"]["interval"]["cv_pct"] > 5
+    assert summary["host"]["steal_pct_per_fresh_start"] == [2.0] * 4
+
+
+def test_an_invalid_fresh_start_is_left_out_and_named() -> None:
+    records = [_record(1.0), _record(1.1), _record(5.0, valid=False)]
+    summary = summarize(records)
+    assert summary["valid"] == 2 and summary["fresh_starts"] == 3
+    assert summary["groups"]["java"]["app_us"]["values"] == [200.0, pytest.approx(220.0)]
+    assert summary["invalid"][0]["failed_group"] == "php"
+
+
+def test_a_lower_bound_capacity_is_not_paired() -> None:
+    records = [_record(1.0), _record(1.1, php_capacity={"rps": 1400.0, "bracketed": False})]
+    summary = summarize(records)
+    assert len(summary["ratios"]["php"]["capacity_rps"]["per_fresh_start"]) == 1
+    assert summary["groups"]["php"]["capacity_at_least"] == [1400.0]
+
+
+def test_records_of_other_groups_are_refused() -> None:
+    other = _record(1.0)
+    other["groups"] = ["java", "node"]
+    with pytest.raises(ValueError, match="other groups"):
+        summarize([_record(1.0), other])
+
+
+def test_no_bound_is_impossible_even_for_a_wild_sample() -> None:
+    records = [_record(h) for h in (0.2, 5.0, 1.0)]
+    summary = summarize(records)
+    for group in summary["groups"].values():
+        for metric in METRICS:
+            interval = (group.get(metric.key) or {}).get("interval")
+            if interval:
+                assert interval["low"] > 0 and math.isfinite(interval["high"])
+
+
+def test_the_verdict_line_says_what_the_interval_says() -> None:
+    metric = METRICS[0]
+    assert "a difference" in verdict_line("php", "java", metric, {"centre": 1.6, "low": 1.5, "high": 1.7})
+    assert "no difference shown" in verdict_line(
+        "php", "java", metric, {"centre": 1.01, "low": 0.98, "high": 1.04}
+    )
+    assert "not enough" in verdict_line("php", "java", metric, {"centre": 1.0, "low": None, "high": None})
+
+
+def test_records_are_read_back_from_folders(tmp_path: Path) -> None:
+    for k, host in enumerate((1.0, 1.1)):
+        folder = tmp_path / f"run-{k}"
+        folder.mkdir()
+        (folder / "side-by-side.json").write_text(json.dumps(_record(host)))
+    records = load_records([tmp_path])
+    assert len(records) == 2 and all(r["folder"].startswith(str(tmp_path)) for r in records)
+    assert load_records([tmp_path / "run-0"])[0]["groups"] == ["java", "php"]
