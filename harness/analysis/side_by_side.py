@@ -115,6 +115,12 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
                 if pairs
                 else None
             )
+    pairs: dict[str, dict[str, Any]] = {}
+    for i, first in enumerate(labels):
+        for second in labels[i + 1 :]:
+            pairs[f"{second}/{first}"] = {
+                metric.key: _paired(per_start, second, first, metric.key) for metric in METRICS
+            }
     cost = [r.get("cost") or {} for r in valid]
     steal = [_mean(c.get("steal_pct") or []) for c in cost]
     return {
@@ -129,6 +135,7 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
         ],
         "groups": groups,
         "ratios": ratios,
+        "pairs": pairs,
         "host": {
             "busiest_cost_step_pct": max(
                 (c["busiest_step_pct"] for c in cost if c.get("busiest_step_pct")), default=None
@@ -139,6 +146,86 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
         },
         "folders": [r.get("folder") for r in records],
     }
+
+
+def _paired(
+    per_start: list[dict[str, dict[str, float | None]]], label: str, baseline: str, key: str
+) -> dict[str, Any] | None:
+    values = [
+        (f[label][key], f[baseline][key])
+        for f in per_start
+        if f.get(label, {}).get(key) and f.get(baseline, {}).get(key)
+    ]
+    if not values:
+        return None
+    return {
+        "per_fresh_start": [a / b for a, b in values],
+        "interval": paired_ratio([a for a, _ in values], [b for _, b in values]).to_json(),
+    }
+
+
+def _pair(summary: dict[str, Any], a: str, b: str, key: str) -> tuple[dict[str, Any] | None, bool]:
+    """The paired interval of a/b (inverting b/a when that is the one stored), and whether it was inverted."""
+    found = (summary["pairs"].get(f"{a}/{b}") or {}).get(key)
+    if found:
+        return found["interval"], False
+    found = (summary["pairs"].get(f"{b}/{a}") or {}).get(key)
+    return (found["interval"], True) if found else (None, False)
+
+
+def differs(interval: dict[str, Any] | None) -> bool:
+    return bool(
+        interval and interval.get("low") is not None and (interval["low"] > 1 or interval["high"] < 1)
+    )
+
+
+def ranking(summary: dict[str, Any], metric: Metric) -> str:
+    """All groups in order, best first, each neighbour pair joined by what its paired interval shows:
+    "java (200 µs) < node (300) = php (310, ratio 1.03 [0.97, 1.09])"."""
+    rows = [
+        (label, ((summary["groups"][label].get(metric.key) or {}).get("interval") or {}).get("centre"))
+        for label in summary["groups_compared"]
+    ]
+    rows = [(label, centre) for label, centre in rows if centre]
+    if not rows:
+        return "no figures"
+    rows.sort(key=lambda row: row[1], reverse=metric.better == "higher")
+    digits = 1 if metric.unit == "MB" else 0
+    parts = [f"{rows[0][0]} ({rows[0][1]:,.{digits}f} {metric.unit})"]
+    for (before, _), (label, centre) in zip(rows, rows[1:], strict=False):
+        interval, inverted = _pair(summary, label, before, metric.key)
+        if interval is None:
+            parts.append(f"? {label} ({centre:,.{digits}f}, not paired)")
+            continue
+        ratio = 1 / interval["centre"] if inverted else interval["centre"]
+        sign = ("<" if metric.better == "lower" else ">") if differs(interval) else "≈"
+        parts.append(f"{sign} {label} ({centre:,.{digits}f}, x{ratio:.2f})")
+    return " ".join(parts)
+
+
+def sure(summary: dict[str, Any], metric: Metric) -> tuple[bool, str]:
+    """One plain answer: is every neighbour in the ranking told apart, and did the order hold in every
+    fresh start?"""
+    rows = [
+        (label, ((summary["groups"][label].get(metric.key) or {}).get("values")) or [])
+        for label in summary["groups_compared"]
+    ]
+    counts = {len(values) for _, values in rows}
+    if len(counts) != 1 or not counts or min(counts) < 2:
+        return False, "not sure: fewer than 2 fresh starts measured every group"
+    n = counts.pop()
+    orders = {
+        tuple(sorted((label for label, _ in rows), key=lambda lab: dict(rows)[lab][k])) for k in range(n)
+    }
+    held = len(orders) == 1
+    pairs_apart = all(
+        differs((pair.get(metric.key) or {}).get("interval")) for pair in summary["pairs"].values()
+    )
+    if held and pairs_apart:
+        return True, f"sure: every pair differs and the order held in all {n} fresh starts"
+    if held:
+        return False, f"partly: the order held in all {n} fresh starts, but not every pair is told apart"
+    return False, f"not sure: the order changed between fresh starts ({len(orders)} different orders in {n})"
 
 
 def ratio_text(interval: dict[str, Any] | None) -> str:
@@ -175,4 +262,3 @@ def verdict_line(label: str, baseline: str, metric: Metric, interval: dict[str, 
         f"{label} vs {baseline}, {metric.label}: no difference shown (ratio {centre:.3f}, 95 % interval "
         f"{low:.3f}-{high:.3f} contains 1)"
     )
-

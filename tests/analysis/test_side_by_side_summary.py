@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from harness.analysis.side_by_side import METRICS, load_records, summarize, verdict_line
+from harness.analysis.side_by_side import METRICS, load_records, ranking, summarize, sure, verdict_line
 
 
 def _record(host: float, valid: bool = True, php_capacity: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -97,3 +97,31 @@ def test_records_are_read_back_from_folders(tmp_path: Path) -> None:
     records = load_records([tmp_path])
     assert len(records) == 2 and all(r["folder"].startswith(str(tmp_path)) for r in records)
     assert load_records([tmp_path / "run-0"])[0]["groups"] == ["java", "php"]
+
+
+def _three(host: float, node_over_php: float) -> dict[str, Any]:
+    record = _record(host)
+    record["groups"] = ["java", "node", "php"]
+    groups = record["cost"]["groups"]
+    groups["node"] = {k: v * node_over_php for k, v in groups["php"].items()}
+    record["capacity"]["node"] = {"capacity": {"rps": 1250 / host / node_over_php, "bracketed": True}}
+    return record
+
+
+def test_the_ranking_names_all_three_and_which_neighbours_differ() -> None:
+    # php and node alike within a percent or two, each way; java well apart.
+    records = [_three(h, r) for h, r in ((1.0, 1.01), (1.1, 0.98), (0.95, 1.02), (1.05, 0.99))]
+    summary = summarize(records)
+    cost = METRICS[0]
+    text = ranking(summary, cost)
+    assert text.startswith("java (")
+    assert "< " in text and "≈ " in text
+    ok, sentence = sure(summary, cost)
+    assert not ok
+    assert "not every pair" in sentence or "order changed" in sentence
+
+
+def test_sure_when_every_pair_differs_and_the_order_held() -> None:
+    records = [_three(h, 1.3) for h in (1.0, 1.1, 0.95)]
+    ok, sentence = sure(summarize(records), METRICS[0])
+    assert ok and sentence.startswith("sure")
