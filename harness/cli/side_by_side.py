@@ -75,6 +75,9 @@ def register(app: typer.Typer) -> None:
         json_out: Annotated[
             Path | None, typer.Option("--json", help="Also write the comparison as JSON here.")
         ] = None,
+        html: Annotated[
+            Path | None, typer.Option("--html", help="Also write the comparison as an HTML page here.")
+        ] = None,
     ) -> None:
         from harness.analysis.side_by_side import load_records, summarize
         from harness.model.side_by_side import preset as named_preset
@@ -85,7 +88,7 @@ def register(app: typer.Typer) -> None:
                 raise UserError(
                     f"no side-by-side record (side-by-side.json) under {', '.join(map(str, from_))}"
                 )
-            show(summarize(records), json_out)
+            show(summarize(records), json_out, html)
             return
         try:
             spec = named_preset(preset)
@@ -124,11 +127,13 @@ def register(app: typer.Typer) -> None:
                 # A group that cannot even start will not start next time either.
                 if repetition == 0:
                     raise UserError(f"stopped: {outcome.reason}")
-        show(summarize(records), json_out)
+        show(summarize(records), json_out, html)
 
 
-def show(summary: dict, json_out: Path | None) -> None:
-    from harness.analysis.side_by_side import METRICS, ratio_text, value_text, verdict_line
+def show(summary: dict, json_out: Path | None = None, html: Path | None = None) -> None:
+    """The comparison in the terminal (and as JSON and HTML): the answers, how sure, then the tables."""
+    from harness.analysis.side_by_side import METRICS, ranking, ratio_text, sure, value_text
+    from harness.analysis.side_by_side_report import QUESTIONS, host_text, write_html
 
     labels = summary["groups_compared"]
     table = Table(title=f"side by side: {summary['valid']} valid of {summary['fresh_starts']} fresh starts")
@@ -159,28 +164,15 @@ def show(summary: dict, json_out: Path | None) -> None:
             label, *[ratio_text((summary["ratios"][label].get(m.key) or {}).get("interval")) for m in METRICS]
         )
     console.print(ratios)
-    for label in labels[1:]:
-        for metric in METRICS[:2]:
-            console.print(
-                "- "
-                + verdict_line(
-                    label,
-                    summary["baseline"],
-                    metric,
-                    (summary["ratios"][label].get(metric.key) or {}).get("interval"),
-                )
-            )
-    host = summary["host"]
-    steal = [s for s in host["steal_pct_per_fresh_start"] if s is not None]
-    busiest = host["busiest_cost_step_pct"]
-    console.print(
-        f"host: busiest cost step {busiest:.0f} % of the machine; {host['flagged_steps']} of {host['cost_steps']} cost "
-        f"steps flagged as too busy and left out; steal {', '.join(f'{s:.1f}' for s in steal) or '-'} % per fresh start"
-        if busiest is not None
-        else "host: no cost step measured"
-    )
+    for metric in METRICS:
+        if metric.key in QUESTIONS:
+            console.print(f"- {QUESTIONS[metric.key]}: {ranking(summary, metric)}")
+    console.print(f"- How sure: {sure(summary, METRICS[0])[1]}")
+    console.print(host_text(summary))
     for bad in summary["invalid"]:
         console.print(f"[yellow]invalid fresh start[/] {bad['folder']}: {bad['reason']}")
     if json_out:
         json_out.write_text(json.dumps(summary, indent=2))
         console.print(f"wrote {json_out}")
+    if html:
+        console.print(f"HTML report: {write_html(summary, html)}")

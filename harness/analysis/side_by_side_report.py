@@ -1,0 +1,172 @@
+"""The side-by-side comparison as one self-contained HTML page: the answers first, one plain "how sure",
+then the charts (a bar per group at its geometric mean, a log-scale 95 % interval that cannot reach zero,
+a dot per fresh start), the paired ratios, the host, and every fresh start with its folder."""
+
+from __future__ import annotations
+
+import base64
+import io
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+
+from harness.analysis.side_by_side import METRICS, Metric, ranking, ratio_text, sure, value_text  # noqa: E402
+
+QUESTIONS = {
+    "app_us": "Least CPU per request (the app alone)",
+    "stack_us": "Least CPU per request for the whole stack (app + its share of PostgreSQL)",
+    "capacity_rps": "Most load under the SLO (p99 ≤ 50 ms, mean ≤ 8 ms)",
+    "pss_mb": "Least memory (PSS of the whole deployment)",
+}
+
+TEMPLATE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>bidbench side by side: {{ groups|join(', ') }}</title>
+<style>
+body { font-family: system-ui, sans-serif; max-width: 1100px; margin: 2em auto; color: #222; }
+.banner { padding: .8em 1em; border-radius: 6px; background: {{ '#e6f4ea' if valid else '#fdecea' }}; }
+.answers li { margin: .4em 0; } table { border-collapse: collapse; margin: 1em 0; }
+td, th { border: 1px solid #ccc; padding: .3em .6em; text-align: right; } th:first-child, td:first-child { text-align: left; }
+.sure { font-size: 1.1em; font-weight: 600; } .charts img { max-width: 49%; } .dim { color: #666; }
+</style></head><body>
+<h1>Side by side: {{ groups|join(', ') }}</h1>
+<p class="banner">{{ valid }} valid of {{ fresh_starts }} fresh starts. In each, every group was started together
+and measured in the same seconds of this host, so the host's drift cancels in their ratios.</p>
+<h2>Answers</h2>
+<ul class="answers">
+{% for answer in answers %}<li><b>{{ answer.question }}:</b> {{ answer.ranking }}</li>
+{% endfor %}</ul>
+<p class="sure">How sure: {{ how_sure }}</p>
+<details><summary>Why, metric by metric</summary><ul>
+{% for answer in answers %}<li>{{ answer.question }}: {{ answer.sure }}</li>{% endfor %}</ul>
+<p class="dim">"&lt;" and "&gt;": the paired 95 % interval of the two neighbours' ratio excludes 1; "≈": it does not.
+x1.23: the neighbour's figure over the one before it, as the geometric mean of the per-fresh-start ratios.</p></details>
+<h2>Charts</h2>
+<p class="dim">Bars: geometric means over fresh starts; whiskers: 95 % intervals on the log scale (never below
+zero); dots: each fresh start. Absolute figures depend on the host at the time; the ratios are what compares.</p>
+<div class="charts">{% for chart in charts %}<img alt="{{ chart.alt }}" src="data:image/png;base64,{{ chart.png }}">{% endfor %}</div>
+<h2>Figures per group</h2>
+<table><tr><th>group</th>{% for m in metrics %}<th>{{ m.label }} ({{ m.unit }})</th>{% endfor %}</tr>
+{% for row in group_rows %}<tr><td>{{ row.label }}</td>{% for cell in row.cells %}<td>{{ cell }}</td>{% endfor %}</tr>{% endfor %}</table>
+<h2>Paired ratios</h2>
+<table><tr><th>ratio</th>{% for m in metrics %}<th>{{ m.label }}</th>{% endfor %}</tr>
+{% for row in pair_rows %}<tr><td>{{ row.label }}</td>{% for cell in row.cells %}<td>{{ cell }}</td>{% endfor %}</tr>{% endfor %}</table>
+<p class="dim">Each cell: the geometric mean of the per-fresh-start ratios [95 % t-interval on their logs], and
+the ratios' CV over fresh starts.</p>
+<h2>The host</h2>
+<p>{{ host }}</p>
+<h2>Fresh starts</h2>
+<table><tr><th>folder</th><th>valid</th><th>why not</th></tr>
+{% for f in folders %}<tr><td>{{ f.folder }}</td><td>{{ 'yes' if f.valid else 'no' }}</td><td>{{ f.reason }}</td></tr>{% endfor %}</table>
+<p class="dim">Recompute all of this from the stored records: <code>./bidbench side-by-side --from FOLDER ...</code></p>
+</body></html>
+"""
+
+
+def _chart(summary: dict[str, Any], metric: Metric) -> str | None:
+    labels = summary["groups_compared"]
+    rows = [(label, summary["groups"][label].get(metric.key) or {}) for label in labels]
+    rows = [(label, row) for label, row in rows if row.get("interval")]
+    if not rows:
+        return None
+    fig, ax = plt.subplots(figsize=(5.2, 3.2), dpi=100)
+    for x, (_, row) in enumerate(rows):
+        interval = row["interval"]
+        ax.bar(x, interval["centre"], color="#9ecae1", width=0.6)
+        if interval["low"] is not None:
+            ax.errorbar(
+                x,
+                interval["centre"],
+                yerr=[[interval["centre"] - interval["low"]], [interval["high"] - interval["centre"]]],
+                color="#333",
+                capsize=6,
+            )
+        ax.scatter([x] * len(row["values"]), row["values"], color="#08519c", s=14, zorder=3)
+    ax.set_xticks(range(len(rows)), [label for label, _ in rows])
+    ax.set_ylim(bottom=0)
+    ax.set_ylabel(metric.unit)
+    ax.set_title(metric.label, fontsize=10)
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    plt.close(fig)
+    return base64.b64encode(buffer.getvalue()).decode()
+
+
+def host_text(summary: dict[str, Any]) -> str:
+    host = summary["host"]
+    steal = [s for s in host["steal_pct_per_fresh_start"] if s is not None]
+    if host["busiest_cost_step_pct"] is None:
+        return "No cost step was measured."
+    return (
+        f"The busiest cost step used {host['busiest_cost_step_pct']:.0f} % of the machine; "
+        f"{host['flagged_steps']} of {host['cost_steps']} cost steps were busier than the limit and left out. "
+        f"The hypervisor stole {', '.join(f'{s:.1f}' for s in steal) or '-'} % of the CPU time in the cost steps "
+        "of each fresh start."
+    )
+
+
+def render(summary: dict[str, Any]) -> str:
+    answers = []
+    for metric in METRICS:
+        if metric.key not in QUESTIONS:
+            continue
+        answers.append(
+            {
+                "question": QUESTIONS[metric.key],
+                "ranking": ranking(summary, metric),
+                "sure": sure(summary, metric)[1],
+            }
+        )
+    headline = METRICS[0]
+    charts = [
+        {"alt": m.label, "png": png}
+        for m in METRICS
+        if m.key in QUESTIONS and (png := _chart(summary, m)) is not None
+    ]
+    group_rows = [
+        {
+            "label": label,
+            "cells": [
+                value_text(
+                    (summary["groups"][label].get(m.key) or {}).get("interval"), 1 if m.unit == "MB" else 0
+                )
+                for m in METRICS
+            ],
+        }
+        for label in summary["groups_compared"]
+    ]
+    pair_rows = [
+        {"label": name, "cells": [ratio_text((pair.get(m.key) or {}).get("interval")) for m in METRICS]}
+        for name, pair in summary["pairs"].items()
+    ]
+    invalid = {bad["folder"]: bad["reason"] for bad in summary["invalid"]}
+    folders = [
+        {"folder": folder, "valid": folder not in invalid, "reason": invalid.get(folder, "")}
+        for folder in summary["folders"]
+    ]
+    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
+    return env.from_string(TEMPLATE).render(
+        groups=summary["groups_compared"],
+        valid=summary["valid"],
+        fresh_starts=summary["fresh_starts"],
+        answers=answers,
+        how_sure=sure(summary, headline)[1],
+        charts=charts,
+        metrics=METRICS,
+        group_rows=group_rows,
+        pair_rows=pair_rows,
+        host=host_text(summary),
+        folders=folders,
+    )
+
+
+def write_html(summary: dict[str, Any], path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render(summary), encoding="utf-8")
+    return path
