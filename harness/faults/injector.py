@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from harness.engine.instances import sigkill
+from harness.faults.readyprobe import ReadyProbe
 from harness.faults.scenarios import Scenario, Step
 
 if TYPE_CHECKING:
@@ -113,12 +114,17 @@ class FaultHooks:
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self.cleanup_errors: list[str] = []
+        self.ready_probe: ReadyProbe | None = None
+        """db-outage: /ready polled on every instance through the whole window (harness/faults/readyprobe.py)."""
 
     # ---- WindowHooks ------------------------------------------------------------------------------
 
     def started(self, session: Session, measure_start_unix: float) -> None:
         self._session = session
         self.measure_start_unix = measure_start_unix
+        if self.scenario.name == "db-outage":
+            self.ready_probe = ReadyProbe([instance.base_url for instance in session.instances])
+            self.ready_probe.start()
         self._thread = threading.Thread(target=self._run, name="bidbench-faults", daemon=True)
         self._thread.start()
 
@@ -129,6 +135,8 @@ class FaultHooks:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=120)
+        if self.ready_probe is not None:
+            self.ready_probe.stop()
         self.restore()
 
     # ---- the schedule -----------------------------------------------------------------------------

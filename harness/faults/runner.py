@@ -35,7 +35,7 @@ from harness.console import UserError
 from harness.db.cluster import EmbeddedCluster
 from harness.engine.driver import LoadSettings
 from harness.engine.instances import INSTANCE_MARKER
-from harness.faults import invariants, timeline
+from harness.faults import invariants, readyprobe, timeline
 from harness.faults.injector import PROXY_NAME, FaultHooks
 from harness.faults.scenarios import OVERLOAD_RAMP_S, Scenario
 from harness.faults.toxiproxy import Toxiproxy
@@ -338,6 +338,19 @@ def _window_counts(requests: list[timeline.Request], t0: float, start: float, en
     }
 
 
+def _ready_figures(hooks: FaultHooks) -> dict[str, dict[str, Any]]:
+    """Per instance URL, readyprobe.outage_figures around the db-stop and db-start events."""
+    stop, start = hooks.first("db-stop"), hooks.first("db-start")
+    if hooks.ready_probe is None or stop is None or start is None:
+        return {}
+    return {
+        url: readyprobe.outage_figures(
+            samples, stop.unix + stop.took_s, start.unix, start.unix + start.took_s
+        )
+        for url, samples in hooks.ready_probe.samples.items()
+    }
+
+
 def analyse(
     folder: RunFolder,
     scenario: Scenario,
@@ -435,9 +448,19 @@ def analyse(
         span = scenario.fault_end_s - held_from
         due = timeline.between(measured, t0, held_from, scenario.fault_end_s)
         row["fault_due_rps"] = round(len(due) / span, 1) if span > 0 else None
-    details = {
+    details: dict[str, Any] = {
         "windows": windows,
         "invariants": report.to_json(),
         "p99_bound_ms": timeline.p99_bound(baseline) if baseline else None,
     }
+    if scenario.name == "db-outage":
+        ready = _ready_figures(hooks)
+        details["ready"] = ready
+        # The slowest instance stands for the app: a readiness probe waits on each one.
+        known = [f for f in ready.values() if f["outage_p50_ms"] is not None]
+        row["ready_outage_p50_ms"] = max((f["outage_p50_ms"] for f in known), default=None)
+        row["ready_outage_max_ms"] = max((f["outage_max_ms"] for f in known), default=None)
+        row["ready_outage_statuses"] = sorted({s for f in ready.values() for s in f["outage_statuses"]})
+        recoveries = [f["recovery_s"] for f in ready.values()]
+        row["ready_recovery_s"] = None if not recoveries or None in recoveries else max(recoveries)
     return row, details
