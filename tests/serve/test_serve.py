@@ -206,15 +206,15 @@ def test_serves_the_three_apps_and_sigterm_leaves_nothing(tmp_path: Path, databa
 def test_an_app_killed_from_outside_is_reported_and_the_others_keep_serving(
     tmp_path: Path, database_url: str
 ) -> None:
-    with serving(tmp_path) as serve:
+    # Two apps are enough to see the other keep serving; a JVM's start under its limit is the slow part.
+    with serving(tmp_path, "--impl", "node,php") as serve:
         footprint = Footprint.of(serve)
         victim = serve.pids()["node"][0]
         os.kill(victim, signal.SIGKILL)
-        serve.wait_for_stderr("serve: node died (node killed by SIGKILL); still serving java, php", 60)
+        serve.wait_for_stderr("serve: node died (node killed by SIGKILL); still serving php", 60)
         assert "app.log ---" in serve.stderr(), "the dead app's log tail is missing"
         assert serve.proc.poll() is None, "serve stopped when one app died"
-        for impl in ("java", "php"):
-            _get_json(serve.urls[impl] + "/categories")
+        _get_json(serve.urls["php"] + "/categories")
         code, _ = serve.terminate()
     assert code == 0, serve.stderr()
     footprint.assert_gone()
