@@ -58,14 +58,15 @@ def test_cpuset_lists_round_trip() -> None:
 
 def test_pin_tree_pins_a_parent_and_its_child() -> None:
     cpu = max(os.sched_getaffinity(0))
-    code = "import subprocess, sys, time; p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(5)']); time.sleep(5)"
+    # Both sleep past the wait below; the test kills them when done.
+    code = "import subprocess, sys, time; p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)']); time.sleep(120)"
     proc = subprocess.Popen([sys.executable, "-c", code])
     try:
         import time
 
         import psutil
 
-        deadline = time.monotonic() + 3
+        deadline = time.monotonic() + 60
         while not psutil.Process(proc.pid).children() and time.monotonic() < deadline:
             time.sleep(0.05)
         pinned = pin_tree(proc.pid, str(cpu))

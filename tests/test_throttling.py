@@ -200,15 +200,17 @@ def test_per_process_memory_names_the_primary_and_its_workers() -> None:
     """A parent forking two children, as a node cluster primary does its workers."""
     code = (
         "import subprocess, sys, time\n"
-        "ps = [subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(4)']) for _ in range(2)]\n"
-        "time.sleep(4)\n"
+        "ps = [subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)']) for _ in range(2)]\n"
+        "time.sleep(120)\n"
     )
     group = new_group("cgroup-v1", "test-procs", Limits())
     sampler = Sampler({"tree": group}, interval_s=0.5)
     with child_in(group, code) as proc:
-        deadline = time.monotonic() + 3
+        # Three Python starts take seconds on a busy host: wait for them (child_in kills all three after).
+        deadline = time.monotonic() + 60
         while len(group.pids()) < 3 and time.monotonic() < deadline:
             time.sleep(0.05)
+        assert len(group.pids()) == 3, "the parent and its two workers did not start within 60 s"
         sampler.start()
         time.sleep(1.2)
         sampler.stop()
