@@ -121,7 +121,9 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
             pairs[f"{second}/{first}"] = {
                 metric.key: _paired(per_start, second, first, metric.key) for metric in METRICS
             }
-    cost = [r.get("cost") or {} for r in valid]
+    # The host's figures of every fresh start that measured cost steps, valid or not: a host too busy for
+    # any step to count is exactly what a reader must see.
+    cost = [r.get("cost") or {} for r in records if r.get("cost")]
     steal = [_mean(c.get("steal_pct") or []) for c in cost]
     return {
         "groups_compared": labels,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import io
+import json
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +16,10 @@ import matplotlib
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
+from rich.table import Table  # noqa: E402
 
 from harness.analysis.side_by_side import METRICS, Metric, ranking, ratio_text, sure, value_text  # noqa: E402
+from harness.console import console  # noqa: E402
 
 QUESTIONS = {
     "app_us": "Least CPU per request (the app alone)",
@@ -170,3 +173,48 @@ def write_html(summary: dict[str, Any], path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(render(summary), encoding="utf-8")
     return path
+
+
+def print_summary(summary: dict[str, Any], json_out: Path | None = None, html: Path | None = None) -> None:
+    """The comparison in the terminal (and as JSON and HTML): the answers, how sure, then the tables."""
+    labels = summary["groups_compared"]
+    table = Table(title=f"side by side: {summary['valid']} valid of {summary['fresh_starts']} fresh starts")
+    table.add_column("group")
+    for metric in METRICS:
+        table.add_column(f"{metric.label} ({metric.unit})")
+    for label in labels:
+        row = summary["groups"][label]
+        cells = []
+        for metric in METRICS:
+            text = value_text((row.get(metric.key) or {}).get("interval"), 1 if metric.unit == "MB" else 0)
+            if metric.key == "capacity_rps" and row.get("capacity_at_least"):
+                text += f" (+{len(row['capacity_at_least'])} lower bound(s))"
+            cells.append(text)
+        table.add_row(label, *cells)
+    console.print(table)
+    console.print(
+        "[dim]Absolute figures depend on the host at the time; the ratios below are what compares.[/]"
+    )
+    ratios = Table(
+        title=f"each group / {summary['baseline']}, paired by fresh start (95 % interval, CV of the ratio)"
+    )
+    ratios.add_column("group")
+    for metric in METRICS:
+        ratios.add_column(metric.label)
+    for label in labels[1:]:
+        ratios.add_row(
+            label, *[ratio_text((summary["ratios"][label].get(m.key) or {}).get("interval")) for m in METRICS]
+        )
+    console.print(ratios)
+    for metric in METRICS:
+        if metric.key in QUESTIONS:
+            console.print(f"- {QUESTIONS[metric.key]}: {ranking(summary, metric)}")
+    console.print(f"- How sure: {sure(summary, METRICS[0])[1]}")
+    console.print(host_text(summary))
+    for bad in summary["invalid"]:
+        console.print(f"[yellow]invalid fresh start[/] {bad['folder']}: {bad['reason']}")
+    if json_out:
+        json_out.write_text(json.dumps(summary, indent=2))
+        console.print(f"wrote {json_out}")
+    if html:
+        console.print(f"HTML report: {write_html(summary, html)}")

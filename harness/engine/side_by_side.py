@@ -507,7 +507,7 @@ def run_fresh_start(
         say(f"sizing step: every group at {sizing_rate:,.0f} req/s ...")
         sizing = _drive_together(
             members,
-            _cost_load(base, (sizing_rate,), spec.step_s, spec.warmup_s),
+            _cost_load(base, (sizing_rate,), spec.step_s, spec.sizing_warmup_s),
             sampler,
             folder,
             "sizing",
@@ -562,9 +562,15 @@ def run_fresh_start(
             record["capacity"] = _capacity(members, costs, base, spec, sampler, folder, plan0.slo, rng, say)
         if any(costs[label]["app_us"] is None for label in labels):
             missing = [label for label in labels if costs[label]["app_us"] is None]
+            why = (
+                f"{len(flagged)} of {len(rates)} cost steps found the machine busier than {host_max_pct:.0f} % "
+                "(work that is not this comparison's, or too many groups for it)"
+                if flagged
+                else "a group did not keep up with the cost steps"
+            )
             status, reason = (
                 "completed",
-                f"no cost for {', '.join(missing)}: no step paired ({len(use)} of {len(rates)})",
+                f"no cost for {', '.join(missing)}: {len(use)} of {len(rates)} steps paired; {why}",
             )
         else:
             status = "completed"

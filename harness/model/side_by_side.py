@@ -18,6 +18,8 @@ class SideBySideSpec:
     step_s: float = 4.0
     warmup_s: float = 6.0
     """Before the cost steps, ramping to the first rate, with the quotas back after the pre-warm."""
+    sizing_warmup_s: float = 3.0
+    """The sizing step only needs a first reading of each group's CPU, not a settled one."""
     sizing_rate_per_cpu: float = 300.0
     """The sizing step's rate per CPU of one group: low enough for every app, high enough to read a cost."""
     quota_share: float = 0.6
@@ -49,7 +51,17 @@ class SideBySideSpec:
 
 PRESETS: dict[str, SideBySideSpec] = {
     "standard": SideBySideSpec(),
-    "demo": SideBySideSpec(cost_passes=2, capacity_rungs=9, prewarm_max_s=45.0),
+    # Three fresh starts in about eight minutes: fewer cost rates and capacity rungs that start nearer the
+    # quota, each group's search ending two rungs past its break.
+    "demo": SideBySideSpec(
+        cost_rates=3,
+        step_s=3.0,
+        capacity_low=0.65,
+        capacity_high=1.3,
+        capacity_rungs=5,
+        capacity_warmup_s=1.0,
+        prewarm_max_s=30.0,
+    ),
     "cost-only": SideBySideSpec(capacity=False, cost_passes=3),
     "quick": SideBySideSpec(
         cost_rates=2,

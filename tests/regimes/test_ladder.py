@@ -341,12 +341,6 @@ def test_cost_passes_run_the_lower_half_before_the_whole_ladder() -> None:
     assert ladder_plan(base, "node", 1, 0, rates, replace(given, cost_passes=1)).load.steps == rates
 
 
-def test_the_demo_runs_one_pass_for_its_time() -> None:
-    from harness.regimes.demo import sizing
-
-    assert sizing().ladder.cost_passes == 1
-
-
 def test_passes_below_the_break_leave_the_capacity_to_the_ascent() -> None:
     passes = [step(r, 2.0, True) for r in (100, 150) * 3]
     ascent = [step(225, 3.0, True), step(340, 40.0, True), step(510, 90.0, False, 2.0, kept_up=False)]

@@ -1,0 +1,65 @@
+"""The side-by-side regime (docs/method.md, "Side by side"): fresh starts of every group of a comparison,
+one after another, each measuring all groups together (harness/engine/side_by_side.py). The CLI's
+`side-by-side`, A/A side by side and the demo run it."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from harness.console import UserError
+from harness.engine.session import RunPlan
+from harness.engine.side_by_side import Group, check_fits, run_fresh_start
+from harness.model.side_by_side import SideBySideSpec
+
+
+def groups_for(impls: list[str], aa: bool, base: RunPlan) -> list[Group]:
+    """The apps given, the first the baseline; with `aa`, two groups of the one app given."""
+    if aa:
+        if len(impls) != 1:
+            raise UserError(f"--aa compares one app against itself: give one --impl, not {','.join(impls)}")
+        return [Group(f"{impls[0]}-{side}", replace(base, impl=impls[0])) for side in ("a", "b")]
+    if len(impls) < 2:
+        raise UserError(
+            "a side-by-side comparison needs at least two apps (or --aa for one app against itself)"
+        )
+    return [Group(impl, replace(base, impl=impl)) for impl in impls]
+
+
+def run(
+    groups: list[Group],
+    spec: SideBySideSpec,
+    repetitions: int,
+    *,
+    name: str,
+    results_dir: Path | None = None,
+    say: Callable[[str], None] = lambda _: None,
+    rule: Callable[[str], None] = lambda _: None,
+) -> list[dict[str, Any]]:
+    """`repetitions` fresh starts; each stored whatever happens. A group that cannot start in the first
+    fresh start will not start in the next: the comparison stops there, naming it, and stores nothing as
+    a comparison."""
+    check_fits(groups)
+    comparison = f"{'+'.join(g.label for g in groups)}/{name}/{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"
+    records = []
+    for repetition in range(repetitions):
+        rule(f"fresh start {repetition + 1} of {repetitions}")
+        outcome = run_fresh_start(
+            groups,
+            spec,
+            repetition=repetition,
+            results_dir=results_dir,
+            seed=secrets.randbits(32),
+            comparison=comparison,
+            say=say,
+        )
+        state = "valid" if outcome.record.get("valid") else f"not valid ({outcome.status}): {outcome.reason}"
+        say(f"fresh start {repetition + 1}: {state}; stored in {outcome.folder.path}")
+        if repetition == 0 and outcome.failed_group and "could not start" in outcome.reason:
+            raise UserError(f"stopped: {outcome.reason}")
+        records.append(dict(outcome.record, folder=str(outcome.folder.path)))
+    return records
