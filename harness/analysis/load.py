@@ -455,6 +455,9 @@ def _reason_class(reason: str) -> str:
     return re.sub(r"\s+", " ", re.sub(r"(?<![A-Za-z])[-+]?\d+(\.\d+)?", "N", head)) or reason
 
 
+SIDE_BY_SIDE_RECORD = "side-by-side.json"
+
+
 def discover(paths: Sequence[str | Path], index: str | Path | None = None) -> tuple[list[Run], list[str]]:
     """All runs named by `paths` (run folders, folders of run folders, or index files) and `index`."""
     runs: dict[str, Run] = {}
@@ -496,7 +499,8 @@ def discover(paths: Sequence[str | Path], index: str | Path | None = None) -> tu
                 folders.append(folder)
     for folder in folders:
         resolved = folder.resolve()
-        if str(resolved) in runs:
+        if str(resolved) in runs or (folder / SIDE_BY_SIDE_RECORD).exists():
+            # A side-by-side fresh start is a comparison of its own (harness/analysis/side_by_side.py).
             continue
         runs[str(resolved)] = read_run(folder, index_by_folder.get(resolved))
     # an index line and a folder for the same run id: keep the folder

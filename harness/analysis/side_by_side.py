@@ -50,8 +50,21 @@ def load_records(folders: Iterable[Path]) -> list[dict[str, Any]]:
     for path in found:
         record = json.loads(path.read_text())
         record["folder"] = str(path.parent)
+        try:
+            manifest = json.loads((path.parent / "manifest.json").read_text())
+            record["comparison"] = (manifest.get("regime") or {}).get("group") or "+".join(record["groups"])
+        except (OSError, ValueError):
+            record["comparison"] = "+".join(record["groups"])
         records.append(record)
     return records
+
+
+def by_comparison(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Fresh starts grouped by the comparison they were run for, in the order found."""
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for record in records:
+        grouped.setdefault(record.get("comparison") or "+".join(record["groups"]), []).append(record)
+    return grouped
 
 
 def figures(record: dict[str, Any]) -> dict[str, dict[str, float | None]]:

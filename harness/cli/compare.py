@@ -6,6 +6,7 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 from rich.console import Console
 
@@ -117,6 +118,8 @@ def main(argv: Sequence[str] | None = None, console: Console | None = None) -> i
     console = console or Console(width=None if sys.stdout.isatty() else 160)
     err = Console(stderr=True)
     started = time.monotonic()
+    if _side_by_side(args.paths, console) and not _has_other_runs(args.paths):
+        return 0
     try:
         comparison = compare(
             args.paths,
@@ -158,6 +161,32 @@ def main(argv: Sequence[str] | None = None, console: Console | None = None) -> i
     if not args.quiet:
         console.print(f"[dim]analysed {len(comparison.runs)} runs in {time.monotonic() - started:.1f} s[/]")
     return 0
+
+
+def _side_by_side(paths: Sequence[str], console: Console) -> bool:
+    """Side-by-side fresh starts among the paths are compared as such, one comparison per run of them."""
+    from harness.analysis.side_by_side import by_comparison, load_records, summarize
+    from harness.analysis.side_by_side_report import print_summary
+
+    folders = [Path(p) for p in paths if Path(p).is_dir()]
+    grouped = by_comparison(load_records(folders))
+    for name, records in grouped.items():
+        console.rule(f"side by side: {name}")
+        print_summary(summarize(records))
+    return bool(grouped)
+
+
+def _has_other_runs(paths: Sequence[str]) -> bool:
+    from harness.analysis.load import SIDE_BY_SIDE_RECORD, is_run_folder
+
+    for raw in paths:
+        path = Path(raw)
+        if path.is_file():
+            return True
+        candidates = [path] if is_run_folder(path) else [p for p in path.iterdir() if is_run_folder(p)]
+        if any(not (p / SIDE_BY_SIDE_RECORD).exists() for p in candidates):
+            return True
+    return False
 
 
 if __name__ == "__main__":

@@ -62,7 +62,7 @@ def register(app: typer.Typer) -> None:
             Path | None, typer.Option("--html", help="Also write the comparison as an HTML page here.")
         ] = None,
     ) -> None:
-        from harness.analysis.side_by_side import load_records, summarize
+        from harness.analysis.side_by_side import by_comparison, load_records, summarize
         from harness.analysis.side_by_side_report import print_summary
         from harness.model.side_by_side import preset as named_preset
 
@@ -72,7 +72,15 @@ def register(app: typer.Typer) -> None:
                 raise UserError(
                     f"no side-by-side record (side-by-side.json) under {', '.join(map(str, from_))}"
                 )
-            print_summary(summarize(records), json_out, html)
+            grouped = by_comparison(records)
+            if len(grouped) > 1 and (json_out or html):
+                raise UserError(
+                    f"these folders hold {len(grouped)} comparisons ({', '.join(grouped)}); give the folders of one "
+                    "to write --json or --html"
+                )
+            for name, found in grouped.items():
+                console.rule(f"side by side: {name}")
+                print_summary(summarize(found), json_out, html)
             return
         try:
             spec = named_preset(preset)
