@@ -277,3 +277,30 @@ def verdict_line(label: str, baseline: str, metric: Metric, interval: dict[str, 
         f"{label} vs {baseline}, {metric.label}: no difference shown (ratio {centre:.3f}, 95 % interval "
         f"{low:.3f}-{high:.3f} contains 1)"
     )
+
+
+AA_BAND = (0.97, 1.03)
+"""An A/A ratio's interval must contain 1 and lie inside this band: a set-up that favours one position by
+more than 3 %, or a host too noisy to tell 3 % apart, cannot support the comparisons."""
+
+
+def aa_check(summary: dict[str, Any]) -> list[str]:
+    """For an A/A comparison (two groups of one app, "node-a" and "node-b"), one line per cost metric:
+    does B/A contain 1, and does its interval lie within AA_BAND? Empty for other comparisons."""
+    labels = summary["groups_compared"]
+    if len(labels) != 2 or labels[0][:-2] != labels[1][:-2] or not labels[0].endswith("-a"):
+        return []
+    lines = []
+    for metric in METRICS[:2]:
+        interval = (summary["ratios"][labels[1]].get(metric.key) or {}).get("interval")
+        if not interval or interval.get("low") is None:
+            lines.append(f"A/A {metric.label}: not enough fresh starts for an interval")
+            continue
+        contains = interval["low"] <= 1 <= interval["high"]
+        inside = AA_BAND[0] <= interval["low"] and interval["high"] <= AA_BAND[1]
+        lines.append(
+            f"A/A {metric.label}: B/A {interval['centre']:.3f} [{interval['low']:.3f}, {interval['high']:.3f}]; "
+            f"contains 1: {'yes' if contains else 'NO'}; within [{AA_BAND[0]}, {AA_BAND[1]}]: "
+            f"{'yes' if inside else 'NO'}"
+        )
+    return lines

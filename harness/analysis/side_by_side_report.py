@@ -18,7 +18,15 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from harness.analysis.side_by_side import METRICS, Metric, ranking, ratio_text, sure, value_text  # noqa: E402
+from harness.analysis.side_by_side import (  # noqa: E402
+    METRICS,
+    Metric,
+    aa_check,
+    ranking,
+    ratio_text,
+    sure,
+    value_text,
+)
 from harness.console import console  # noqa: E402
 
 QUESTIONS = {
@@ -210,6 +218,8 @@ def print_summary(summary: dict[str, Any], json_out: Path | None = None, html: P
         if metric.key in QUESTIONS:
             console.print(f"- {QUESTIONS[metric.key]}: {ranking(summary, metric)}")
     console.print(f"- How sure: {sure(summary, METRICS[0])[1]}")
+    for line in aa_check(summary):
+        console.print(f"- {line}")
     console.print(host_text(summary))
     for bad in summary["invalid"]:
         console.print(f"[yellow]invalid fresh start[/] {bad['folder']}: {bad['reason']}")

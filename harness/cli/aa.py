@@ -31,12 +31,17 @@ from harness.console import UserError, console
 if TYPE_CHECKING:
     from harness.analysis.ladder_tables import LadderOutcome
 
-AA_HELP = """A/A: the same app against itself. Two interleaved groups of fresh-start ladders (A, B, A, B, ...)
-at the same rates (one calibration sizes them), then the verdict table for every ladder metric: Welch's
-test, the difference B - A with its 95 % interval, and "no significant difference" or "differs". Nothing
-differs between the groups but chance, so a "differs" is a false positive of the statistics.
+AA_HELP = """A/A: the same app against itself, to check that the comparison is fair and its statistics honest.
 
-Example: ./bidbench aa --impl node --repetitions 5   (5 + 5 fresh starts, about 15 minutes)"""
+By default side by side: two groups of the app (A and B) in every fresh start, started in a random order,
+pre-warmed together and measured in the same seconds (`./bidbench side-by-side --aa`). Their paired
+ratio B/A must come out 1 within its 95 % interval; an interval that excludes 1, or one wider than
+[0.97, 1.03], says the set-up favours a group or the machine is too noisy for the comparisons.
+
+With --apart: the older check, two interleaved groups of fresh-start ladders (A, B, A, B, ...) at the
+same rates, tested metric by metric with Welch's test.
+
+Example: ./bidbench aa --impl node --repetitions 5   (5 fresh starts side by side, about 15 minutes)"""
 
 
 def register(app: typer.Typer) -> None:
@@ -57,6 +62,14 @@ def register(app: typer.Typer) -> None:
             bool,
             typer.Option(help="Test every completed ladder, valid or not (flagged in the table's title)."),
         ] = False,
+        apart: Annotated[
+            bool,
+            typer.Option("--apart", help="Interleaved ladders instead of side by side (the older check)."),
+        ] = False,
+        preset: Annotated[
+            str,
+            typer.Option(help="Side by side: the experiment's settings (standard, demo, cost-only, quick)."),
+        ] = "standard",
     ) -> None:
         from harness import paths
         from harness.analysis.ladder_tables import print_ladder_table
@@ -65,6 +78,11 @@ def register(app: typer.Typer) -> None:
         chosen = parse_impls(impl)
         if len(chosen) != 1:
             raise UserError(f"--impl takes one implementation for an A/A run; got {impl!r}")
+        if not apart:
+            from harness.cli.side_by_side import run_and_print
+
+            run_and_print(chosen, True, preset, repetitions, cpus, mix, slo_p99, slo_mean)
+            return
         if not 0 < alpha < 0.5:
             raise UserError(f"--alpha must be between 0 and 0.5; got {alpha:g}")
         given = tuple(parse_rates(rates, "--rates")) if rates else ()

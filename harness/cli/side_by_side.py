@@ -64,7 +64,6 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         from harness.analysis.side_by_side import by_comparison, load_records, summarize
         from harness.analysis.side_by_side_report import print_summary
-        from harness.model.side_by_side import preset as named_preset
 
         if from_:
             records = load_records(from_)
@@ -82,17 +81,38 @@ def register(app: typer.Typer) -> None:
                 console.rule(f"side by side: {name}")
                 print_summary(summarize(found), json_out, html)
             return
-        try:
-            spec = named_preset(preset)
-        except ValueError as exc:
-            raise UserError(str(exc)) from None
-        from harness.regimes.side_by_side import groups_for, run
-
-        base = base_run_plan(mix, 0.0, 0.0, sized_cpus(cpus), {}, "default", 1, 42, slo_p99, slo_mean)
-        groups = groups_for(parse_impls(impl), aa, base)
-        console.print(
-            f"side by side: {', '.join(g.label for g in groups)} at {sized_cpus(cpus):g} CPU each, "
-            f"{repetitions} fresh starts, preset {preset}"
+        run_and_print(
+            parse_impls(impl), aa, preset, repetitions, cpus, mix, slo_p99, slo_mean, json_out, html
         )
-        records = run(groups, spec, repetitions, name=preset, say=console.print, rule=console.rule)
-        print_summary(summarize(records), json_out, html)
+
+
+def run_and_print(
+    impls: list[str],
+    aa: bool,
+    preset: str,
+    repetitions: int,
+    cpus: float | None,
+    mix: str,
+    slo_p99: float,
+    slo_mean: float,
+    json_out: Path | None = None,
+    html: Path | None = None,
+) -> None:
+    """Run a side-by-side comparison (or A/A) and print it; `side-by-side` and `aa` share this."""
+    from harness.analysis.side_by_side import summarize
+    from harness.analysis.side_by_side_report import print_summary
+    from harness.model.side_by_side import preset as named_preset
+    from harness.regimes.side_by_side import groups_for, run
+
+    try:
+        spec = named_preset(preset)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    base = base_run_plan(mix, 0.0, 0.0, sized_cpus(cpus), {}, "default", 1, 42, slo_p99, slo_mean)
+    groups = groups_for(impls, aa, base)
+    console.print(
+        f"side by side: {', '.join(g.label for g in groups)} at {sized_cpus(cpus):g} CPU each, "
+        f"{repetitions} fresh starts, preset {preset}"
+    )
+    records = run(groups, spec, repetitions, name=preset, say=console.print, rule=console.rule)
+    print_summary(summarize(records), json_out, html)

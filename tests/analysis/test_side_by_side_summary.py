@@ -9,7 +9,15 @@ from typing import Any
 
 import pytest
 
-from harness.analysis.side_by_side import METRICS, load_records, ranking, summarize, sure, verdict_line
+from harness.analysis.side_by_side import (
+    METRICS,
+    aa_check,
+    load_records,
+    ranking,
+    summarize,
+    sure,
+    verdict_line,
+)
 
 
 def _record(host: float, valid: bool = True, php_capacity: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -125,3 +133,20 @@ def test_sure_when_every_pair_differs_and_the_order_held() -> None:
     records = [_three(h, 1.3) for h in (1.0, 1.1, 0.95)]
     ok, sentence = sure(summarize(records), METRICS[0])
     assert ok and sentence.startswith("sure")
+
+
+def test_an_aa_comparison_is_checked_against_its_band() -> None:
+    records = []
+    for host, b_over_a in ((1.0, 1.004), (1.1, 0.997), (0.95, 1.002), (1.05, 0.999)):
+        record = _record(host)
+        record["groups"] = ["node-a", "node-b"]
+        groups = record["cost"]["groups"]
+        groups["node-a"] = groups.pop("java")
+        groups["node-b"] = {k: v * b_over_a for k, v in groups["node-a"].items()}
+        groups.pop("php")
+        record["capacity"] = {}
+        records.append(record)
+    lines = aa_check(summarize(records))
+    assert len(lines) == 2
+    assert all("contains 1: yes" in line and "within [0.97, 1.03]: yes" in line for line in lines)
+    assert aa_check(summarize([_record(1.0), _record(1.1)])) == []
