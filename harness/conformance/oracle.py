@@ -17,7 +17,6 @@ import json
 import re
 import sys
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -163,14 +162,6 @@ def main(argv: list[str] | None = None) -> int:
                     failures += 1
     db.drop()
     return 1 if failures else 0
-
-
-def load_expected(file_name: str) -> Any:
-    return json.loads((EXPECTED_DIR / file_name).read_text(encoding="utf-8"))
-
-
-def expected_path(file_name: str) -> Path:
-    return EXPECTED_DIR / file_name
 
 
 if __name__ == "__main__":

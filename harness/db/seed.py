@@ -17,7 +17,7 @@ from psycopg import sql
 
 from harness import paths
 from harness.console import UserError
-from harness.db.generator import Generator, RowCounts
+from harness.db.generator import Generator
 from harness.db.target import TEMPLATE_DB, WORKING_DB, DatabaseServer
 
 TABLES = ("regions", "categories", "users", "items", "bids")
@@ -198,7 +198,3 @@ def reset(server: DatabaseServer) -> float:
             )
         )
     return time.monotonic() - started
-
-
-def expected_counts(scale: int) -> RowCounts:
-    return RowCounts.for_scale(scale)

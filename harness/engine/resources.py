@@ -132,12 +132,6 @@ def process_memory(pids: list[int]) -> list[ProcessMemory]:
     return out
 
 
-def tree_memory(pids: list[int]) -> tuple[int, int]:
-    """RSS and PSS summed over processes."""
-    procs = process_memory(pids)
-    return sum(p.rss_bytes for p in procs), sum(p.pss_bytes for p in procs)
-
-
 def tree_pids(root_pids: list[int]) -> list[int]:
     pids: list[int] = []
     for pid in root_pids:

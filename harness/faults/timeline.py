@@ -15,7 +15,6 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from harness.record.upgrade import trace_error_class
 
@@ -222,7 +221,3 @@ def time_to_baseline(
             return start - from_s
         start += 1.0
     return None
-
-
-def summary_of(series: Sequence[Second]) -> dict[str, Any]:
-    return {"seconds": len(series), "requests": sum(s.requests for s in series)}

@@ -459,28 +459,8 @@ def ensure_wrk() -> Path:
 
 def ensure_driver() -> Path:
     """The load driver as measured runs build it (the toolchain's `driver` tool: loadgen/ built with Go)."""
-    if "driver" in toolchain.TOOLS:
-        toolchain.ensure(["go", "driver"])
-        return Path(toolchain.TOOLS["driver"].probe().path)
-    # A toolchain from before the driver was one of its tools: the same `go build`, done here.
-    toolchain.ensure(["go"])
-    go = shutil.which("go") or "go"
-    loadgen = paths.ROOT / "loadgen"
-    binary = paths.BIN / "bidbench-load"
-    paths.BIN.mkdir(parents=True, exist_ok=True)
-    proxy = toolchain._run([go, "env", "GOPROXY"]).split(",")[0] or "https://proxy.golang.org"
-    env = dict(os.environ, GOPROXY=proxy, GOFLAGS="-mod=readonly", CGO_ENABLED="0")
-    done = subprocess.run(
-        [go, "build", "-trimpath", "-o", str(binary), "./cmd/bidbench-load"],
-        cwd=loadgen,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    if done.returncode != 0:
-        raise UserError(f"`go build` of the load driver failed:\n{done.stderr[-2000:]}")
-    return binary
+    toolchain.ensure(["go", "driver"])
+    return Path(toolchain.TOOLS["driver"].probe().path)
 
 
 def tool_versions(setup: Setup) -> dict[str, str]:
