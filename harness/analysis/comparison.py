@@ -32,6 +32,9 @@ FLOOR_REGIME = "ladder-floor"
 # static responder, the reference the apps' latencies are read against.
 NOT_COMPARED = (CALIBRATION_REGIME, FLOOR_REGIME)
 
+# Shares of a whole: their intervals stop at 100 %.
+SHARE_MAX = {"utilized_cpu": 100.0, "app_errors": 100.0, "sys_errors": 100.0}
+
 
 @dataclass(frozen=True)
 class LowerBound:
@@ -273,6 +276,7 @@ def compare(
                 n_resamples=n_resamples,
                 context=cset.title,
                 invalid_counts=invalid,
+                upper=SHARE_MAX.get(metric.key),
             )
             cset.results.append(result)
             notes.extend(f"{cset.title}, {metric.title}: {w}" for w in result.warnings)

@@ -81,16 +81,32 @@ class Summary:
         return (self.mean_ci.high - self.mean_ci.low) / 2.0 / abs(self.mean) * 100.0
 
 
-def mean_ci(values: Sequence[float], confidence: float = 0.95) -> Interval | None:
+def mean_ci(values: Sequence[float], confidence: float = 0.95, upper: float | None = None) -> Interval | None:
+    """The t-interval of the mean. Values that are all positive (costs, capacities, memory, densities)
+    get it on the log scale, where their spread is multiplicative, so the lower bound can never reach zero
+    or below; `upper` caps a share (a utilization or an error rate cannot pass 100 %)."""
     x = np.asarray(values, dtype=float)
     if x.size < 2:
         return None
     mean = float(x.mean())
-    sem = float(sps.sem(x))
-    if sem == 0.0:
-        return Interval(mean, mean, "t")
-    low, high = sps.t.interval(confidence, x.size - 1, loc=mean, scale=sem)
-    return Interval(float(low), float(high), "t")
+    if np.all(x > 0):
+        logs = np.log(x)
+        sem = float(sps.sem(logs))
+        if sem == 0.0:
+            return Interval(mean, mean, "t on logs")
+        low, high = (math.exp(v) for v in sps.t.interval(confidence, x.size - 1, loc=logs.mean(), scale=sem))
+        method = "t on logs"
+    else:
+        sem = float(sps.sem(x))
+        if sem == 0.0:
+            return Interval(mean, mean, "t")
+        low, high = sps.t.interval(confidence, x.size - 1, loc=mean, scale=sem)
+        method = "t"
+        if np.all(x >= 0):
+            low = max(float(low), 0.0)
+    if upper is not None:
+        high = min(float(high), upper)
+    return Interval(float(low), float(high), method)
 
 
 def min_n_for_median_ci(confidence: float) -> int:
@@ -158,6 +174,7 @@ def summarize(
     seed: int = 0,
     invalid_runs: int = 0,
     n_resamples: int = DEFAULT_RESAMPLES,
+    upper: float | None = None,
 ) -> Summary:
     x = np.asarray(values, dtype=float)
     if x.size == 0:
@@ -184,7 +201,7 @@ def summarize(
         q3=q3,
         minimum=float(x.min()),
         maximum=float(x.max()),
-        mean_ci=mean_ci(x, confidence) if x.size >= MIN_N_INFERENCE else None,
+        mean_ci=mean_ci(x, confidence, upper) if x.size >= MIN_N_INFERENCE else None,
         median_ci=median_ci(x, confidence, seed, n_resamples),
         warnings=notes,
         invalid_runs=invalid_runs,
@@ -445,6 +462,7 @@ def analyse(
     n_resamples: int = DEFAULT_RESAMPLES,
     context: str = "",
     invalid_counts: Mapping[str, int] | None = None,
+    upper: float | None = None,
 ) -> MetricResult:
     """All statistics of one metric across the groups of one comparison (same regime and point)."""
     labels = [label for label in samples if len(samples[label]) > 0]
@@ -462,6 +480,7 @@ def analyse(
             stable_seed(seed, context, metric, label, "median"),
             (invalid_counts or {}).get(label, 0),
             n_resamples,
+            upper,
         )
         for label in labels
     ]

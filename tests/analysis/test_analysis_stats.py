@@ -3,7 +3,6 @@ Games-Howell vs reference figures, CI coverage, the small-n rules and the compac
 
 from __future__ import annotations
 
-import time
 import warnings
 
 import numpy as np
@@ -137,7 +136,6 @@ def test_welch_anova_and_games_howell_match_the_reference_figures():
 def test_confidence_interval_coverage_is_about_95_percent():
     """1000 simulated samples each: the mean's t-interval covers the true mean 93-97 % of the time; the
     median's order-statistic interval is conservative (at least 95 % by construction, so 93-99.5 %)."""
-    started = time.monotonic()
     rng = np.random.default_rng(42)
     covered_mean = covered_median = 0
     for _ in range(1000):
@@ -147,7 +145,6 @@ def test_confidence_interval_coverage_is_about_95_percent():
         covered_median += median_ci(y, 0.95).contains(50.0)
     assert 0.93 <= covered_mean / 1000 <= 0.97
     assert 0.93 <= covered_median / 1000 <= 0.995
-    assert time.monotonic() - started < 60
 
 
 @pytest.mark.timeout(180)
@@ -206,3 +203,13 @@ def test_compact_letters():
     assert not share("a1", "a3") and not share("a1", "a4") and not share("a2", "a4")
     assert share("a1", "a2") and share("a2", "a3") and share("a3", "a4")
     assert compact_letters(order, set()) == {k: "a" for k in order}
+
+
+def test_no_interval_of_a_positive_quantity_reaches_zero_or_a_share_past_100() -> None:
+    """The demo's own case: a capacity spread 40x across three fresh starts once printed [-346, 2,493]."""
+    wild = mean_ci([40.0, 1650.0, 1058.0])
+    assert wild is not None and wild.low > 0 and wild.method == "t on logs"
+    share = mean_ci([52.0, 99.0, 79.0], upper=100.0)
+    assert share is not None and 0 < share.low and share.high <= 100.0
+    with_zero = mean_ci([0.0, 0.2, 0.0, 0.1])
+    assert with_zero is not None and with_zero.low >= 0.0 and with_zero.method == "t"

@@ -24,7 +24,8 @@ from harness.analysis.table_render import COMMAND_LOOK, json_table, markdown_tab
 def test_a_cell_is_its_text_and_keeps_its_number() -> None:
     summary = summarize("java", [100.0, 110.0, 120.0])
     cell = mean_with_ci(summary, "req/s")
-    assert cell == "110.0 [85.16, 134.8]" and cell.value == 110.0 and cell.unit == "req/s"
+    # A positive quantity: its interval is on the log scale, so it leans up and never reaches 0.
+    assert cell == "110.0 [87.46, 137.6]" and cell.value == 110.0 and cell.unit == "req/s"
     assert cell.low is not None and math.isclose(cell.low, summary.mean_ci.low)  # type: ignore[union-attr]
     assert number(float("nan")) == "-" and number(float("nan")).value is None
 
@@ -63,13 +64,13 @@ def test_a_command_table_colours_cells_by_their_style() -> None:
 def test_a_claim_side_reads_the_same_numbers_in_every_style() -> None:
     side = {"label": "java", "values": [1000.5, 1010.2, 990.1], "invalid": 1, "unbracketed": [1500.0]}
     assert side_cell(side, REPORT_STYLE) == (
-        "java: 1000.3 [975.3, 1025.2] n=3, 1 invalid excluded, 1 unbracketed (>= 1500.0)"
+        "java: 1000.3 [975.6, 1025.5] n=3, 1 invalid excluded, 1 unbracketed (>= 1500.0)"
     )
     assert (
-        side_cell(side, SUMMARY_STYLE) == "java 1,000 [975, 1,025] n=3, 1 invalid, 1 unbracketed (>= 1,500)"
+        side_cell(side, SUMMARY_STYLE) == "java 1,000 [976, 1,026] n=3, 1 invalid, 1 unbracketed (>= 1,500)"
     )
     assert side_cell(side, TERMINAL_STYLE) == (
-        "java: 1,000.3 [975.3, 1,025.2] n=3, 1 invalid excluded, 1 unbracketed (>= 1,500)"
+        "java: 1,000.3 [975.6, 1,025.5] n=3, 1 invalid excluded, 1 unbracketed (>= 1,500)"
     )
     assert len({side_cell(side, style).value for style in (REPORT_STYLE, SUMMARY_STYLE, TERMINAL_STYLE)}) == 1
     empty = {"label": "php", "values": []}
