@@ -95,7 +95,7 @@ def _run_streaming(
     name: str, argv: list[str], cwd: os.PathLike[str] | str, env: dict[str, str], pattern: str
 ) -> Outcome:
     console.rule(f"[bold]{name}")
-    console.print(f"$ {' '.join(argv)}  (in {cwd})")
+    console.print(f"$ {' '.join(argv)}  (in {cwd})", markup=False, highlight=False)
     started = time.monotonic()
     lines: list[str] = []
     try:
