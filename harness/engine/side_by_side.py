@@ -371,50 +371,51 @@ def _capacity(
     rng: random.Random,
     say: Callable[[str], None],
 ) -> dict[str, dict[str, Any]]:
-    """Each group alone at each of its rungs, the groups' turns rotating from rung to rung, so every
-    bracket is measured within seconds of the others'. A group stops after `stop_after` failing rungs."""
-    rungs: dict[str, tuple[float, ...]] = {}
-    for member in members:
-        app_us = costs[member.label]["app_us"]
-        if app_us:
-            rungs[member.label] = spec_model.capacity_rungs(member.limit_cores() * 1e6 / app_us, spec)
-    records: dict[str, list[dict[str, Any]]] = {label: [] for label in rungs}
-    failing = dict.fromkeys(rungs, 0)
-    order = [m for m in members if m.label in rungs]
+    """Each group alone, one rung of its own search at a time (harness/model/side_by_side.py
+    BracketSearch), the groups taking turns in an order that turns from round to round, so every bracket
+    is measured within seconds of the others'."""
+    searches = {
+        m.label: spec_model.capacity_search(m.limit_cores() * 1e6 / costs[m.label]["app_us"], spec)
+        for m in members
+        if costs[m.label]["app_us"]
+    }
+    records: dict[str, list[dict[str, Any]]] = {label: [] for label in searches}
+    order = [m for m in members if m.label in searches]
     rng.shuffle(order)
-    for rung in range(spec.capacity_rungs):
-        turn = order[rung % len(order) :] + order[: rung % len(order)] if order else []
+    round_ = 0
+    while any(not searches[m.label].done for m in order):
+        turn = order[round_ % len(order) :] + order[: round_ % len(order)]
         for member in turn:
-            if failing[member.label] >= spec.stop_after:
+            search = searches[member.label]
+            rate = search.next_rate()
+            if rate is None:
                 continue
-            rate = rungs[member.label][rung]
-            load = replace(
-                _cost_load(base, (rate,), spec.capacity_step_s, spec.capacity_warmup_s),
-                stop_p99_ms=0.0,
-            )
-            (drive,) = _drive_together([member], load, sampler, folder, f"capacity-{rung}", rng)
+            load = _cost_load(base, (rate,), spec.capacity_step_s, spec.capacity_warmup_s)
+            run = search.runs
+            (drive,) = _drive_together([member], load, sampler, folder, f"capacity-{run}", rng)
             (step,) = _steps(drive, sampler, slo) or [None]
-            if step is None:
-                continue
-            step = {**step, "index": rung}
-            records[member.label].append(step)
-            failing[member.label] = 0 if step["slo_met"] else failing[member.label] + 1
+            outcome = search.record(rate, bool(step and step["slo_met"]))
+            if step is not None:
+                records[member.label].append({**step, "index": run, "outcome": outcome})
             say(
-                f"  capacity rung {rung + 1}: {member.label} at {rate:,.0f} req/s, p99 "
-                f"{step['p99_ms'] if step['p99_ms'] is not None else '-'} ms, "
-                f"{'ok' if step['slo_met'] else 'over the SLO'}"
+                f"  capacity: {member.label} at {rate:,.0f} req/s, p99 "
+                f"{step['p99_ms'] if step and step['p99_ms'] is not None else '-'} ms: {outcome}"
             )
             member.session.wait_idle(IDLE_WAIT_S)
-            _check_alive(members, "the capacity rungs")
+            _check_alive(members, "the capacity search")
+        round_ += 1
     out: dict[str, dict[str, Any]] = {}
     for label, steps in records.items():
-        found = yields.capacity(steps, slo.p99_ms, host_bounds=False)
-        first_failed = bool(steps) and not steps[0]["slo_met"]
+        # A failing rung whose retry passed was a stall: the bracket is made of the believed rungs.
+        believed = [s for s in steps if s["outcome"] != "retry"]
+        search = searches[label]
+        found = yields.capacity(believed, slo.p99_ms, host_bounds=False)
         out[label] = {
-            "rungs": list(rungs[label]),
+            "start": search.start,
             "steps": steps,
+            "stalls": search.stalls,
             "capacity": found.to_json() if found else None,
-            "below_first_rung": first_failed and found is None,
+            "below_rate": search.failed if search.passed is None else None,
         }
     return out
 

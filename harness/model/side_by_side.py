@@ -4,7 +4,8 @@ the presets."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 
 REGIME = "side-by-side"
 
@@ -32,14 +33,17 @@ class SideBySideSpec:
     """The lowest cost rate as a share of the top one. At the lowest rates the ratio is noisiest (waking
     from idle is a hypervisor exit on a VM), so the rates stay in the upper part of the range."""
     capacity: bool = True
-    capacity_low: float = 0.5
-    """The capacity's first rung, as a share of the rate at which the group's cost would fill its quota."""
-    capacity_high: float = 1.3
-    capacity_rungs: int = 10
+    capacity_start: float = 1.0
+    """A group's first capacity rung, as a share of the rate at which its cost in the cost steps would fill
+    its quota. The cost steps run at low rates, where a request costs more than near saturation, so
+    the capacity lies above that rate, and the search climbs from it."""
+    capacity_coarse: float = 1.35
+    """The climb's factor until a rung fails; then the bracket is halved (geometrically)."""
+    capacity_precision: float = 1.08
+    """The search ends when the failing rung is within this factor of the passing one."""
+    capacity_max_runs: int = 10
     capacity_step_s: float = 2.0
     capacity_warmup_s: float = 2.0
-    stop_after: int = 2
-    """Consecutive failing rungs that end a group's capacity search."""
     prewarm_max_s: float = 60.0
     prewarm_rate_per_cpu: float = 800.0
     """The pre-warm runs without the quota, busy enough for a JIT to compile what the steps will run."""
@@ -56,9 +60,9 @@ PRESETS: dict[str, SideBySideSpec] = {
     "demo": SideBySideSpec(
         cost_rates=3,
         step_s=3.0,
-        capacity_low=0.65,
-        capacity_high=1.3,
-        capacity_rungs=5,
+        capacity_precision=1.12,
+        capacity_max_runs=6,
+        capacity_step_s=1.5,
         capacity_warmup_s=1.0,
         prewarm_max_s=30.0,
     ),
@@ -68,7 +72,7 @@ PRESETS: dict[str, SideBySideSpec] = {
         cost_passes=1,
         step_s=2.0,
         warmup_s=2.0,
-        capacity_rungs=3,
+        capacity_max_runs=3,
         capacity_step_s=1.5,
         capacity_warmup_s=1.0,
         prewarm_max_s=10.0,
@@ -97,13 +101,78 @@ def cost_step_rates(top: float, spec: SideBySideSpec) -> tuple[float, ...]:
     return rates * spec.cost_passes
 
 
-def capacity_rungs(quota_rate: float, spec: SideBySideSpec) -> tuple[float, ...]:
-    """One group's capacity rungs, geometric around the rate at which its cost would fill its quota."""
-    if quota_rate <= 0 or spec.capacity_rungs < 2:
-        raise ValueError(f"capacity rungs need a rate above 0 and 2 rungs; got {quota_rate:g}")
-    low, high = spec.capacity_low * quota_rate, spec.capacity_high * quota_rate
-    ratio = (high / low) ** (1 / (spec.capacity_rungs - 1))
-    return tuple(float(round(low * ratio**k)) for k in range(spec.capacity_rungs))
+@dataclass
+class BracketSearch:
+    """One group's capacity search, one rung at a time: climb by `coarse` from `start` until a rung fails,
+    then halve the bracket geometrically until it is within `precision`. A failing rung is run once more
+    before it is believed: a lone stall of a few hundred ms fails a short step that the rate itself does
+    not, and a retry that passes records the stall instead. Below a first failing rung it steps down
+    `downs` times before it gives up ("below the first rung")."""
+
+    start: float
+    coarse: float
+    precision: float
+    max_runs: int
+    downs: int = 2
+    passed: float | None = None
+    failed: float | None = None
+    runs: int = 0
+    retry: float | None = None
+    stalls: list[float] = field(default_factory=list)
+
+    def next_rate(self) -> float | None:
+        if self.runs >= self.max_runs:
+            return None
+        if self.retry is not None:
+            return self.retry
+        if self.failed is None:
+            return self.start if self.passed is None else float(round(self.passed * self.coarse))
+        if self.passed is None:
+            if self.downs <= 0:
+                return None
+            return float(round(self.failed / self.coarse))
+        if self.failed / self.passed <= self.precision:
+            return None
+        middle = float(round(math.sqrt(self.passed * self.failed)))
+        return middle if self.passed < middle < self.failed else None
+
+    def record(self, rate: float, met_slo: bool) -> str:
+        """What the rung was: "pass", "fail" (confirmed), "retry" (a first failure, run again) or "stall"
+        (a retry that passed)."""
+        self.runs += 1
+        if met_slo:
+            outcome = "stall" if self.retry == rate else "pass"
+            if outcome == "stall":
+                self.stalls.append(rate)
+            self.retry = None
+            self.passed = max(self.passed or 0.0, rate)
+            if self.failed is not None and self.failed <= rate:
+                self.failed = None
+            return outcome
+        if self.retry != rate:
+            self.retry = rate
+            return "retry"
+        self.retry = None
+        if self.passed is None and self.failed is not None:
+            self.downs -= 1  # a step down failed too
+        self.failed = rate if self.failed is None else min(self.failed, rate)
+        return "fail"
+
+    @property
+    def done(self) -> bool:
+        return self.next_rate() is None
+
+
+def capacity_search(quota_rate: float, spec: SideBySideSpec) -> BracketSearch:
+    """A group's capacity search, starting at `capacity_start` times the rate its cost would fill its quota at."""
+    if quota_rate <= 0:
+        raise ValueError(f"a capacity search needs a rate above 0; got {quota_rate:g}")
+    return BracketSearch(
+        float(round(spec.capacity_start * quota_rate)),
+        spec.capacity_coarse,
+        spec.capacity_precision,
+        spec.capacity_max_runs,
+    )
 
 
 def top_cost_rate(

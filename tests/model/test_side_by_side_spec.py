@@ -6,8 +6,9 @@ import pytest
 
 from harness.model.side_by_side import (
     PRESETS,
+    BracketSearch,
     SideBySideSpec,
-    capacity_rungs,
+    capacity_search,
     cost_step_rates,
     fits,
     preset,
@@ -31,11 +32,6 @@ def test_cost_steps_run_each_pass_low_to_high() -> None:
     assert cost_step_rates(400, spec) == (100.0, 200.0, 400.0, 100.0, 200.0, 400.0)
 
 
-def test_capacity_rungs_span_the_quota_rate() -> None:
-    spec = SideBySideSpec(capacity_low=0.5, capacity_high=2.0, capacity_rungs=3)
-    assert capacity_rungs(1000, spec) == (500.0, 1000.0, 2000.0)
-
-
 def test_the_top_cost_rate_keeps_the_costliest_group_under_its_share_of_the_quota() -> None:
     spec = SideBySideSpec(quota_share=0.6, host_max_share=0.8)
     # At 100 req/s the costliest group used 20 % of its quota and the machine was 10 % busy.
@@ -51,3 +47,53 @@ def test_three_groups_at_half_a_core_fit_on_two_cores_and_four_do_not() -> None:
     problem = fits(4, 0.5, 1, 2)
     assert problem is not None
     assert "At most 3 group(s)" in problem and "--cpus 0.38" in problem
+
+
+def _search(
+    capacity: float, stall_at: set[float] = frozenset(), **kwargs: float
+) -> tuple[list[tuple[float, str]], object]:
+    """Runs a search against an app that holds every rate up to `capacity`, stalling once at `stall_at`."""
+    search = BracketSearch(**{"start": 400.0, "coarse": 1.35, "precision": 1.08, "max_runs": 12, **kwargs})
+    seen: list[tuple[float, str]] = []
+    stalled: set[float] = set()
+    while (rate := search.next_rate()) is not None:
+        met = rate <= capacity and not (rate in stall_at and rate not in stalled)
+        if rate in stall_at:
+            stalled.add(rate)
+        seen.append((rate, search.record(rate, met)))
+    return seen, search
+
+
+def test_the_search_climbs_then_halves_the_bracket() -> None:
+    seen, search = _search(1000.0)
+    assert [r for r, _ in seen[:4]] == [400.0, 540.0, 729.0, 984.0]
+    assert search.passed is not None and search.failed is not None
+    assert search.passed <= 1000.0 < search.failed and search.failed / search.passed <= 1.08
+    # Every failure was run twice before it was believed.
+    fails = [r for r, outcome in seen if outcome == "fail"]
+    assert all(("retry" in [o for rr, o in seen if rr == r]) for r in fails)
+
+
+def test_a_lone_stall_is_retried_and_recorded_not_taken_for_the_capacity() -> None:
+    seen, search = _search(1000.0, stall_at={540.0})
+    assert (540.0, "retry") in seen and (540.0, "stall") in seen
+    assert search.stalls == [540.0]
+    assert search.passed is not None and search.passed > 900.0
+
+
+def test_an_app_below_the_first_rung_steps_down_then_gives_up() -> None:
+    seen, search = _search(100.0)
+    assert search.passed is None and search.failed is not None and search.failed < 400.0
+    assert [r for r, o in seen if o == "fail"] == [400.0, 296.0, 219.0]
+
+
+def test_an_app_above_every_rung_leaves_a_lower_bound() -> None:
+    seen, search = _search(1e9, max_runs=4)
+    assert search.failed is None and search.passed == seen[-1][0] and len(seen) == 4
+
+
+def test_the_capacity_search_starts_at_its_share_of_the_quota_rate() -> None:
+    spec = SideBySideSpec(capacity_start=1.0)
+    assert capacity_search(820.0, spec).start == 820.0
+    with pytest.raises(ValueError):
+        capacity_search(0.0, spec)
