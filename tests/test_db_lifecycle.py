@@ -59,7 +59,7 @@ def test_killed_server_is_recovered_with_a_message_and_keeps_committed_data(
     pid = scratch_cluster.server_pid()
     assert pid is not None
     os.kill(pid, signal.SIGKILL)
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60  # a bound for a busy host; a killed server is gone at once
     while scratch_cluster.is_running() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not scratch_cluster.is_running()
