@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 
+import psutil
 import psycopg
 import pytest
 
@@ -16,27 +17,37 @@ def _port(url: str) -> int:
     return int(psycopg.conninfo.conninfo_to_dict(url).get("port") or 5432)
 
 
+def _backends() -> list[int]:
+    """The server's processes: the postmaster's children, as the side-by-side engine reads them."""
+    from harness.db.cluster import EmbeddedCluster
+
+    pid = EmbeddedCluster().server_pid()
+    assert pid is not None, "the embedded PostgreSQL is not running"
+    return [p.pid for p in psutil.Process(pid).children(recursive=True)]
+
+
 def test_a_connection_is_attributed_to_the_group_holding_its_client_end(database_url: str) -> None:
     port = _port(database_url)
     with psycopg.connect(database_url) as conn:
         backend = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
-        owners = backend_owners(port, {"tests": {os.getpid()}})
+        backends = _backends()
+        owners = backend_owners(port, {"tests": {os.getpid()}}, backends)
         assert owners.get(backend) == "tests"
         # Nobody else's backend is taken for ours.
         assert set(owners.values()) == {"tests"}
-        assert backend_owners(port, {"others": {1}}) == {}
+        assert backend_owners(port, {"others": {1}}, backends) == {}
 
 
 def test_the_ledger_counts_the_backend_cpu_of_the_work_asked_for(database_url: str) -> None:
     port = _port(database_url)
     with psycopg.connect(database_url) as conn:
-        ledger = BackendLedger(port, lambda: {"tests": {os.getpid()}})
+        ledger = BackendLedger(port, lambda: {"tests": {os.getpid()}}, _backends)
+        ledger.refresh()
         share = BackendShare("tests", ledger)
         before = share.cpu_seconds()
         backend = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
         cpu_before = backend_cpu_seconds(backend)
         conn.execute("SELECT count(*) FROM generate_series(1, 2000000)").fetchone()
-        ledger._mapped_at = -1e9  # noqa: SLF001 - read again now, not after the remap interval
         after = share.cpu_seconds()
         cpu_after = backend_cpu_seconds(backend)
         assert cpu_before is not None and cpu_after is not None and cpu_after > cpu_before

@@ -11,35 +11,47 @@ on the CPU), or psutil's tick-based times where schedstat is missing.
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 import psutil
 
 from harness.engine.resources import Limits, ResourceGroup, Usage
 
-REMAP_EVERY_S = 0.5
+REMAP_EVERY_S = 1.0
 
 
-def backend_owners(pg_port: int, group_pids: Mapping[str, set[int]]) -> dict[int, str]:
-    """Backend PID -> group label, for every TCP connection to `pg_port` whose client end a group's
-    process holds. Connections from anything else (the harness, psql) are left out."""
-    owner_of_pid = {pid: label for label, pids in group_pids.items() for pid in pids}
-    client_ports: dict[int, str] = {}
-    backend_by_client_port: dict[int, int] = {}
-    for conn in psutil.net_connections(kind="tcp"):
-        if conn.pid is None or not conn.laddr or not conn.raddr:
-            continue
-        if conn.raddr.port == pg_port and conn.pid in owner_of_pid:
-            client_ports[conn.laddr.port] = owner_of_pid[conn.pid]
-        elif conn.laddr.port == pg_port:
-            backend_by_client_port[conn.raddr.port] = conn.pid
-    return {
-        backend: client_ports[port]
-        for port, backend in backend_by_client_port.items()
-        if port in client_ports
+def _tcp(pid: int) -> list[tuple[int, int]]:
+    """(local port, remote port) of a process's TCP connections; none once it is gone."""
+    try:
+        return [
+            (c.laddr.port, c.raddr.port)
+            for c in psutil.Process(pid).net_connections(kind="tcp")
+            if c.laddr and c.raddr
+        ]
+    except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+        return []
+
+
+def backend_owners(
+    pg_port: int, group_pids: Mapping[str, set[int]], backend_pids: Iterable[int]
+) -> dict[int, str]:
+    """Backend PID -> group label, for every connection to `pg_port` whose client end a group's process
+    holds. Only the groups' processes and PostgreSQL's are looked at (a whole-machine socket scan takes
+    seconds on a busy host, and is none of this run's business); other clients are left out."""
+    client_ports = {
+        local: label
+        for label, pids in group_pids.items()
+        for pid in pids
+        for local, remote in _tcp(pid)
+        if remote == pg_port
     }
+    owners = {}
+    for backend in backend_pids:
+        for local, remote in _tcp(backend):
+            if local == pg_port and remote in client_ports:
+                owners[backend] = client_ports[remote]
+    return owners
 
 
 def backend_cpu_seconds(pid: int) -> float | None:
@@ -58,41 +70,62 @@ def backend_cpu_seconds(pid: int) -> float | None:
 class BackendLedger:
     """Cumulative backend CPU per group. A backend's last reading stays in its group's total after it
     exits, so each total only grows; a backend seen for the first time counts from its birth (its whole
-    CPU so far), which is right for connections opened inside a measured step."""
+    CPU so far), which is right for a connection opened inside a measured step.
+
+    Which backend serves which group is mapped by a thread of its own, every REMAP_EVERY_S: reading the
+    socket tables inside the sampler's reads would delay them, and a step's edges would move."""
 
     def __init__(
         self,
         pg_port: int,
         group_pids: Callable[[], Mapping[str, set[int]]],
-        owners: Callable[[int, Mapping[str, set[int]]], dict[int, str]] = backend_owners,
+        backend_pids: Callable[[], Iterable[int]],
+        owners: Callable[[int, Mapping[str, set[int]], Iterable[int]], dict[int, str]] = backend_owners,
         cpu_of: Callable[[int], float | None] = backend_cpu_seconds,
     ) -> None:
         self.pg_port = pg_port
         self.group_pids = group_pids
+        self.backend_pids = backend_pids
         self._owners_of = owners
         self._cpu_of = cpu_of
         self._owner: dict[int, str] = {}
         self._last: dict[int, float] = {}
-        self._mapped_at = -1e9
         self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
 
-    def _remap(self) -> None:
-        now = time.monotonic()
-        if now - self._mapped_at < REMAP_EVERY_S:
-            return
-        self._mapped_at = now
-        for pid, label in self._owners_of(self.pg_port, self.group_pids()).items():
-            self._owner.setdefault(pid, label)
+    def refresh(self) -> None:
+        """Map the backends now (new connections join; a known backend keeps its group)."""
+        found = self._owners_of(self.pg_port, self.group_pids(), self.backend_pids())
+        with self._lock:
+            for pid, label in found.items():
+                self._owner.setdefault(pid, label)
+
+    def start(self) -> None:
+        self.refresh()
+
+        def loop() -> None:
+            while not self._stop.wait(REMAP_EVERY_S):
+                self.refresh()
+
+        self._thread = threading.Thread(target=loop, name="bidbench-pg-backends", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
 
     def totals(self) -> dict[str, float]:
         with self._lock:
-            self._remap()
-            for pid in self._owner:
-                seconds = self._cpu_of(pid)
+            owners = dict(self._owner)
+        readings = {pid: self._cpu_of(pid) for pid in owners}
+        with self._lock:
+            for pid, seconds in readings.items():
                 if seconds is not None:
                     self._last[pid] = max(seconds, self._last.get(pid, 0.0))
             totals: dict[str, float] = {}
-            for pid, label in self._owner.items():
+            for pid, label in owners.items():
                 totals[label] = totals.get(label, 0.0) + self._last.get(pid, 0.0)
             return totals
 

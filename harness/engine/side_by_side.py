@@ -469,6 +469,7 @@ def run_fresh_start(
     status, reason, failed = "failed", "", None
     members: list[_Member] = []
     sampler: Sampler | None = None
+    ledger: BackendLedger | None = None
     driver_groups = []
     try:
         ready.ensure_up()
@@ -484,10 +485,13 @@ def run_fresh_start(
         record["idle_cpu_pct"] = {m.label: m.idle_pct for m in members}
         record["prewarm"] = {m.label: m.prewarm for m in members}
         server = current_server()
+        postgres = _postgres_group(server)
         ledger = BackendLedger(
             server.host_port[1],
             lambda: {m.label: {p for i in m.session.instances for p in i.group.pids()} for m in members},
+            lambda: postgres.pids() if postgres is not None else [],
         )
+        ledger.start()
         components: dict[str, Any] = {}
         for member in members:
             for instance in member.session.instances:
@@ -496,7 +500,6 @@ def run_fresh_start(
             driver_groups.append(driver_group)
             components[f"{member.label}/loadgen"] = driver_group
             components[f"postgres/{member.label}"] = BackendShare(member.label, ledger)
-        postgres = _postgres_group(server)
         if postgres is not None:
             components["postgres"] = postgres
         sampler = Sampler(components)
@@ -583,6 +586,8 @@ def run_fresh_start(
     except Exception as exc:  # noqa: BLE001 - stored with its reason, then reported
         status, reason = "failed", f"{type(exc).__name__}: {exc}"
     finally:
+        if ledger is not None:
+            ledger.stop()
         if sampler is not None:
             sampler.stop()
             sampler.write_csv(folder.path / "timeseries.csv")
