@@ -89,6 +89,7 @@ def ratio_of(
     tost_ci90: Sequence[float] | None,
     p_value: float | None,
     style: ClaimStyle,
+    paired: bool = False,
 ) -> Cell:
     """B/A with its interval, and the equivalence (TOST) or difference (Welch) test behind the verdict."""
     if ratio is None:
@@ -105,7 +106,7 @@ def ratio_of(
         else:
             text += f", TOST p={tost_p:.3g}"
     elif p_value is not None and style.ratio_detail:
-        text += f" (Welch p={p_value:.3g})"
+        text += f" ({'paired' if paired else 'Welch'} p={p_value:.3g})"
     return Cell(text, ratio, low, high)
 
 
@@ -118,6 +119,7 @@ def ratio_cell(row: dict[str, Any], style: ClaimStyle) -> Cell:
         row.get("tost_ci90"),
         row.get("p_value"),
         style,
+        bool(row.get("paired")),
     )
 
 

@@ -22,7 +22,12 @@ COLUMNS = [
     "published",
     "verdict",
 ]
-OUTCOME_STYLE = {"replicated": "better", "contradicted": "worse", "inconclusive": "same"}
+OUTCOME_STYLE = {
+    "replicated": "better",
+    "direction only": "better",
+    "contradicted": "worse",
+    "inconclusive": "same",
+}
 
 
 def verdict_dirs(sources: list[str]) -> list[Path]:
@@ -54,6 +59,13 @@ def claim_table(record: dict[str, Any]) -> Table:
         )
         styles.append([""] * (len(COLUMNS) - 1) + [OUTCOME_STYLE.get(outcome, "")])
     notes = list(record.get("notes", []))
+    if record.get("adaptation"):
+        notes.append(f"Adaptation: {record['adaptation']}")
+    if record.get("method") is None:
+        notes.append(
+            "Made with the previous statistics (bootstrap intervals, direction only, no Holm correction): "
+            "recompute it with --from to get the current labels."
+        )
     if record.get("scaled_down"):
         notes.append(f"Scaled down: {record['scaled_down']}")
     notes.append(

@@ -74,20 +74,50 @@ class Size:
 
 @dataclass(frozen=True)
 class Comparison:
+    """One row of a claim: B/A on the claim's metric. Two questions (harness/claims/verdict.py): the
+    direction (greater / less) and, where the source gives a figure, its magnitude (published_ratio within
+    the tolerance fixed in the YAML). `equivalent` rows ask one question: no difference beyond the margin."""
+
     baseline: str
     variant: str
     relation: str
-    bound: float | None = None
     tolerance: float | None = None
     published: str = ""
     published_ratio: float | None = None
     margin: float | None = None
     center: float = 1.0
+    expected_effect: float | None = None
+    magnitude_untested: str = ""
+    not_testable: str = ""
 
     def band(self) -> tuple[float, float]:
         """equivalent: the ratio band B/A, symmetric on the log scale around the stated ratio."""
         m = float(self.margin or 0.0)
         return self.center / (1.0 + m), self.center * (1.0 + m)
+
+    @property
+    def asks_magnitude(self) -> bool:
+        return (
+            self.relation in ("greater", "less")
+            and self.published_ratio is not None
+            and self.tolerance is not None
+            and not self.magnitude_untested
+        )
+
+    def magnitude_band(self) -> tuple[float, float] | None:
+        """The published ratio's band, symmetric on the log scale: the magnitude question's TOST bounds."""
+        if not self.asks_magnitude:
+            return None
+        r, t = float(self.published_ratio or 1.0), float(self.tolerance or 0.0)
+        return r / (1.0 + t), r * (1.0 + t)
+
+    def effect(self) -> float | None:
+        """The true B/A the power calculation assumes: the published figure, else the row's stated effect."""
+        if self.relation == "equivalent":
+            return self.center
+        if self.published_ratio is not None and not self.magnitude_untested:
+            return self.published_ratio
+        return self.expected_effect
 
     def expected_text(self) -> str:
         if self.relation == "equivalent":
@@ -97,15 +127,12 @@ class Comparison:
                 f"{self.variant} {what} {self.baseline} (TOST: ratio within [{low:.3g}, {high:.3g}], "
                 f"margin {self.margin:g})"
             )
-        if self.relation == "greater":
-            return f"{self.variant} > {self.baseline}"
-        if self.relation == "less":
-            return f"{self.variant} < {self.baseline}"
-        if self.relation == "similar":
-            return f"{self.variant} ≈ {self.baseline} (ratio within 1 ± {self.tolerance:g})"
-        if self.relation == "ratio_at_least":
-            return f"{self.variant} / {self.baseline} ≥ {self.bound:g}"
-        return f"{self.variant} / {self.baseline} ≤ {self.bound:g}"
+        sign = ">" if self.relation == "greater" else "<"
+        text = f"{self.variant} {sign} {self.baseline}"
+        band = self.magnitude_band()
+        if band:
+            text += f"; magnitude {self.published_ratio:.3g} (TOST within [{band[0]:.3g}, {band[1]:.3g}])"
+        return text
 
 
 @dataclass(frozen=True)
@@ -124,14 +151,25 @@ class Claim:
     missing: str = ""
     notes: str = ""
     scaled_down: str = ""
+    not_testable: str = ""
+    adaptation: str = ""
+    design: str = "apart"
     path: Path | None = None
 
     @property
     def runnable(self) -> bool:
         return self.status == "runnable"
 
+    @property
+    def testable(self) -> bool:
+        return self.status != "not-testable"
+
     def why_not(self) -> str:
-        return "" if self.runnable else f"needs a variant that does not exist: {self.missing}"
+        if self.runnable:
+            return ""
+        if not self.testable:
+            return f"not testable here: {self.not_testable}"
+        return f"needs a variant that does not exist: {self.missing}"
 
     def variant(self, name: str) -> Variant:
         for v in self.variants:
@@ -143,8 +181,11 @@ class Claim:
         return self.quick if quick else self.full
 
     def source_text(self) -> str:
-        origin = self.source.get("seed") or self.source.get("url") or "outside the seed texts"
-        return f"{self.source['document']}, {self.source['where']} ({origin})"
+        """The source by its full name and place (author, title, table or section): never a file name."""
+        return f"{self.source['document']}, {self.source['where']}"
+
+    def quote(self) -> str:
+        return str(self.source.get("quote", ""))
 
     def expected_text(self) -> str:
         return "; ".join(c.expected_text() for c in self.expect)
@@ -160,11 +201,11 @@ def validate(data: Any, schema: dict[str, Any], origin: str) -> None:
     problems = [
         f"{_where(e)}: {e.message}" for e in sorted(validator.iter_errors(data), key=lambda e: list(e.path))
     ]
-    if not problems and isinstance(data, dict):
+    if not problems and isinstance(data, dict) and "experiment" in data:
         names = [v["name"] for v in data["experiment"]["variants"]]
         if len(set(names)) != len(names):
             problems.append("experiment/variants: variant names must be unique")
-        for i, comparison in enumerate(data["expect"]):
+        for i, comparison in enumerate(data.get("expect", [])):
             for key in ("baseline", "variant"):
                 if comparison[key] not in names:
                     problems.append(
@@ -176,6 +217,7 @@ def validate(data: Any, schema: dict[str, Any], origin: str) -> None:
             problems.append(
                 "status: a variant is marked available: false, so the status must be needs-variant"
             )
+    if not problems and isinstance(data, dict):
         if Path(origin).stem != data["id"] and origin.endswith((".yaml", ".yml")):
             problems.append(f"id: {data['id']!r} must equal the file name {Path(origin).stem!r}")
     if problems:
@@ -196,8 +238,18 @@ def _size(data: dict[str, Any]) -> Size:
     )
 
 
+NO_EXPERIMENT: dict[str, Any] = {
+    "regime": "",
+    "impls": [],
+    "variants": [],
+    "quick": {"repetitions": 0, "cpus": 0.0, "mix": "browse"},
+    "full": {"repetitions": 0, "cpus": 0.0, "mix": "browse"},
+}
+"""What a not-testable claim, which declares no experiment, stands on: nothing that could run."""
+
+
 def from_dict(data: dict[str, Any], path: Path | None = None) -> Claim:
-    experiment = data["experiment"]
+    experiment = data.get("experiment") or NO_EXPERIMENT
     return Claim(
         id=data["id"],
         claim=data["claim"],
@@ -222,11 +274,14 @@ def from_dict(data: dict[str, Any], path: Path | None = None) -> Claim:
         ),
         quick=_size(experiment["quick"]),
         full=_size(experiment["full"]),
-        metric=data["metric"],
-        expect=tuple(Comparison(**c) for c in data["expect"]),
+        metric=data.get("metric", ""),
+        expect=tuple(Comparison(**c) for c in data.get("expect", [])),
         missing=data.get("missing", ""),
         notes=data.get("notes", ""),
         scaled_down=data.get("scaled_down", ""),
+        not_testable=data.get("not_testable", ""),
+        adaptation=data.get("adaptation", ""),
+        design=experiment.get("design", "apart"),
         path=path,
     )
 

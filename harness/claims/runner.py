@@ -15,7 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from harness.claims.model import Claim, Size, Variant
-from harness.claims.verdict import NOT_RUNNABLE, ClaimVerdict, Side, combine, judge
+from harness.claims.verdict import (
+    NOT_RUNNABLE,
+    NOT_TESTABLE,
+    ClaimVerdict,
+    Side,
+    combine,
+    judge_rows,
+    measure,
+)
 from harness.console import console
 from harness.record.metrics import read_metrics_json
 from harness.record.verdict import read_verdict_json
@@ -190,8 +198,14 @@ def side(observations: Observations, impl: str, variant: str) -> Side:
         for r in records
         if r["valid"] and r["value"] is None and r.get("at_least") is not None
     ]
+    kept = [r for r in records if r["valid"] and r["value"] is not None]
+    blocks = [r["block"] for r in kept if r.get("block") is not None]
     return Side(
-        f"{impl}/{variant}", values, invalid=len(records) - len(values) - len(bounds), unbracketed=bounds
+        f"{impl}/{variant}",
+        values,
+        invalid=len(records) - len(values) - len(bounds),
+        unbracketed=bounds,
+        blocks=blocks if len(blocks) == len(values) else [],
     )
 
 
@@ -209,8 +223,8 @@ def judge_claim(claim: Claim, size: Size, observations: Observations) -> ClaimVe
             a = side(observations, impl_a, va.name)
             b = side(observations, impl_b, vb.name)
             label = impl_a if impl_a == impl_b else f"{impl_a} vs {impl_b}"
-            results.append(judge(comparison, label, a, b, seed_parts=(claim.id, claim.metric)))
-    verdict = combine(claim.id, results)
+            results.append(measure(comparison, label, a, b))
+    verdict = combine(claim.id, judge_rows(results))
     verdict.notes.extend(notes_for(claim))
     return verdict
 
@@ -227,7 +241,7 @@ def notes_for(claim: Claim) -> list[str]:
 
 
 def not_runnable(claim: Claim) -> ClaimVerdict:
-    return ClaimVerdict(claim.id, NOT_RUNNABLE, reason=claim.why_not())
+    return ClaimVerdict(claim.id, NOT_RUNNABLE if claim.testable else NOT_TESTABLE, reason=claim.why_not())
 
 
 def replicate(
@@ -236,7 +250,8 @@ def replicate(
     repetitions: int | None = None,
     runner: Callable[[Claim, Size], Observations] = run_experiment,
 ) -> ClaimVerdict:
-    """Run (or reuse) a claim's experiment and judge it; a needs-variant claim is reported, never run.
+    """Run (or reuse) a claim's experiment and judge it; a needs-variant or not-testable claim is reported,
+    never run.
     The layout and what the variants name are checked first (harness/claims/layout.py)."""
     if not claim.runnable:
         return not_runnable(claim)

@@ -16,6 +16,10 @@ from harness.claims.verdict import ClaimVerdict
 from harness.record.folders import finite, utc_now
 
 CLAIMS_SUBDIR = "claims"
+METHOD = 2
+"""The statistics a stored verdict was made with: 2 = t-intervals on log ratios (paired or Welch), two
+questions per row, Holm across a claim's rows. Verdicts without it were made with bootstrap intervals and
+direction alone, and the report says so."""
 
 
 def verdicts_dir(results_dir: Path | None = None) -> Path:
@@ -40,6 +44,9 @@ def verdict_record(claim: Claim, size: Size, quick: bool, verdict: ClaimVerdict)
         "notes": list(verdict.notes),
         "runs": runs,
         "scaled_down": claim.scaled_down,
+        "adaptation": claim.adaptation,
+        "quote": claim.quote(),
+        "method": METHOD,
         "observations": [
             {"impl": impl, "variant": variant, "runs": records}
             for (impl, variant), records in observations.items()
@@ -68,7 +75,13 @@ def verdict_record(claim: Claim, size: Size, quick: bool, verdict: ClaimVerdict)
                 "tost_p": r.tost.p_value if r.tost else None,
                 "tost_ci90": list(r.tost.ci90) if r.tost else None,
                 "tost_band": list(r.tost.band) if r.tost else None,
-                "n_needed": r.tost.n_needed if r.tost else None,
+                "tost_p_holm": r.tost_p_holm,
+                "p_holm": r.p_holm,
+                "rows_in_family": r.rows_in_family,
+                "paired": r.paired,
+                "direction": r.direction,
+                "magnitude": r.magnitude,
+                "n_needed": r.n_needed,
                 "outcome": r.outcome,
                 "reason": r.reason,
             }

@@ -1,28 +1,52 @@
-"""The verdict of one comparison from per-run numbers (docs/design.md §8; pure, no runs).
+"""The verdict of a claim's rows from per-run numbers (pure, no runs; docs/replication/README.md).
 
-The statistic is the ratio of means B / A with its seeded bootstrap 95 % interval (harness.analysis.stats).
-- replicated: the whole interval lies on the expected side (or, for `similar`, within 1 ± tolerance);
-- contradicted: the whole interval lies on the opposite side (for `similar`: entirely outside the band);
-- inconclusive: otherwise, or when a side has fewer than 3 valid runs.
-`equivalent` is judged by TOST instead (harness/claims/equivalence.py): replicated when TOST rejects
-non-equivalence at 5 %, contradicted when the 90 % interval lies wholly outside the margin band.
-A capacity that a ladder did not bracket (no step failed above it: "at least X") is a lower bound, never a
-figure: a comparison with one is inconclusive and says so.
+Every row is B/A on a positive quantity (a cost, a capacity, memory), whose spread is multiplicative, so
+all of it happens on the logs: the ratio is a ratio of geometric means and its intervals are t-intervals on
+the log ratio. Fresh starts that ran the variants side by side are paired (the geometric mean of per-start
+ratios, harness/model/paired.py `paired_ratio`); fresh starts run apart are compared by Welch on the logs
+(`unpaired_ratio`). No bootstrap: at the 3-12 fresh starts a claim runs, a bootstrap interval is too narrow
+(it ignores the t quantile and has few distinct resamples), which tests/claims/test_calibration.py shows.
+
+A row asks up to two questions:
+- direction (greater / less): is the 95 % interval of B/A above 1, below 1, or straddling it; decided on
+  the two-sided t-test's p-value after Holm's correction across the claim's rows;
+- magnitude, where the source gives a figure: TOST on the log ratio against the published ratio within the
+  tolerance the YAML fixed before any run (Holm across the rows too).
+`equivalent` rows ("no difference") ask one question, by TOST within their margin.
+
+Labels: replicated (direction and, where asked, magnitude), direction only (the direction holds; the
+magnitude is excluded, undecided, or not tested because the construct differs), contradicted (the opposite
+direction, or an equivalence interval wholly outside its band), inconclusive (with the fresh starts that
+would be needed at the observed effect), not testable here (declared in the YAML).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.analysis.stats import MIN_N_INFERENCE, Interval, mean_ci, ratio_ci, stable_seed, two_sample_test
-from harness.claims.equivalence import Tost, tost
+import numpy as np
+from scipy import stats
+
+from harness.analysis.stats import MIN_N_INFERENCE, Interval, mean_ci
+from harness.claims.equivalence import Tost
 from harness.claims.model import Comparison
+from harness.model.paired import LogInterval, paired_ratio, unpaired_ratio
+
+ALPHA = 0.05
+POWER = 0.8
+MAX_N = 200
 
 REPLICATED = "replicated"
+DIRECTION_ONLY = "direction only"
 CONTRADICTED = "contradicted"
 INCONCLUSIVE = "inconclusive"
+NOT_TESTABLE = "not testable here"
 NOT_RUNNABLE = "not runnable"
+
+ABOVE, BELOW, STRADDLES = "above 1", "below 1", "straddles 1"
+WITHIN, EXCLUDED, UNDECIDED = "within", "excluded", "undecided"
 
 
 @dataclass
@@ -34,6 +58,8 @@ class Side:
     invalid: int = 0
     unbracketed: list[float] = field(default_factory=list)
     """Lower bounds ("capacity >= X") of ladders that never failed a step: not values."""
+    blocks: list[Any] = field(default_factory=list)
+    """The fresh start of each value when the variants ran side by side (the pairing key); else empty."""
 
     @property
     def n(self) -> int:
@@ -48,6 +74,111 @@ class Side:
         return mean_ci(self.values)
 
 
+# --- the log-ratio statistics, on arrays so that the calibration simulates exactly this code -------------
+
+
+def log_ratio_stats(
+    la: np.ndarray, lb: np.ndarray, paired: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(mean log ratio, its standard error, degrees of freedom) of log B - log A along the last axis.
+    Paired: the per-block differences, df n-1. Apart: Welch, df by Welch-Satterthwaite."""
+    if paired:
+        d = lb - la
+        n = d.shape[-1]
+        return d.mean(axis=-1), d.std(axis=-1, ddof=1) / math.sqrt(n), np.full(d.shape[:-1], n - 1.0)
+    na, nb = la.shape[-1], lb.shape[-1]
+    va, vb = la.var(axis=-1, ddof=1) / na, lb.var(axis=-1, ddof=1) / nb
+    se2 = va + vb
+    with np.errstate(divide="ignore", invalid="ignore"):
+        df = se2**2 / (va**2 / (na - 1) + vb**2 / (nb - 1))
+    df = np.where(np.isfinite(df), df, na + nb - 2.0)
+    return lb.mean(axis=-1) - la.mean(axis=-1), np.sqrt(se2), df
+
+
+def _t(est: np.ndarray, se: np.ndarray, shift: float = 0.0) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = (est - shift) / se
+    # identical values: no spread, so the sign of the difference is certain (0 only when there is none)
+    return np.where(se > 0, t, np.sign(est - shift) * np.inf)
+
+
+def two_sided_p(est: np.ndarray, se: np.ndarray, df: np.ndarray) -> np.ndarray:
+    """H0: B/A = 1. Its rejection at ALPHA is exactly the 95 % t-interval of the ratio excluding 1."""
+    t = _t(est, se)
+    return np.where(np.isnan(t), 1.0, 2 * stats.t.sf(np.abs(np.nan_to_num(t, nan=0.0)), df))
+
+
+def tost_p(est: np.ndarray, se: np.ndarray, df: np.ndarray, band: tuple[float, float]) -> np.ndarray:
+    """TOST of B/A within band on the log scale: the larger of the two one-sided p-values."""
+    low, high = math.log(band[0]), math.log(band[1])
+    p_low = stats.t.sf(np.nan_to_num(_t(est, se, low), nan=0.0), df)
+    p_high = stats.t.cdf(np.nan_to_num(_t(est, se, high), nan=0.0), df)
+    return np.maximum(p_low, p_high)
+
+
+def interval(
+    est: np.ndarray, se: np.ndarray, df: np.ndarray, confidence: float
+) -> tuple[np.ndarray, np.ndarray]:
+    half = stats.t.ppf((1 + confidence) / 2, df) * se
+    return np.exp(est - half), np.exp(est + half)
+
+
+def holm(p_values: list[float]) -> list[float]:
+    """Holm's step-down adjusted p-values (family-wise error at most ALPHA across a claim's rows)."""
+    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
+    adjusted = [1.0] * len(p_values)
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (len(p_values) - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+# --- how many fresh starts a question needs -------------------------------------------------------------
+
+
+def direction_power(n: int, sd_log: float, effect: float, paired: bool, alpha: float = ALPHA) -> float:
+    """Power of the two-sided t-test on the log ratio with n fresh starts per side at a true ratio `effect`
+    (noncentral t; sd_log is the per-block log ratio's SD when paired, one value's log SD when apart)."""
+    if n < 2 or effect <= 0:
+        return 0.0
+    delta = abs(math.log(effect))
+    if sd_log <= 0:
+        return 1.0 if delta > 0 else 0.0
+    df = n - 1 if paired else 2 * n - 2
+    se = sd_log / math.sqrt(n) if paired else sd_log * math.sqrt(2.0 / n)
+    t_c = float(stats.t.ppf(1 - alpha / 2, df))
+    return float(stats.nct.sf(t_c, df, delta / se) + stats.nct.cdf(-t_c, df, delta / se))
+
+
+def tost_power_at(
+    n: int, sd_log: float, band: tuple[float, float], true_ratio: float, paired: bool, alpha: float = ALPHA
+) -> float:
+    """Power of TOST within band at a true ratio (noncentral t approximation, both one-sided tests)."""
+    if n < 2 or true_ratio <= 0:
+        return 0.0
+    if sd_log <= 0:
+        return 1.0 if band[0] < true_ratio < band[1] else 0.0
+    df = n - 1 if paired else 2 * n - 2
+    se = sd_log / math.sqrt(n) if paired else sd_log * math.sqrt(2.0 / n)
+    t_c = float(stats.t.ppf(1 - alpha, df))
+    delta = math.log(true_ratio)
+    lower, upper = math.log(band[0]), math.log(band[1])
+    power = stats.nct.cdf(-t_c, df, (delta - upper) / se) - stats.nct.cdf(t_c, df, (delta - lower) / se)
+    return max(0.0, float(power))
+
+
+def runs_needed(power_at: Any, start: int = MIN_N_INFERENCE) -> int | None:
+    """The smallest n (fresh starts per side) whose power reaches POWER; None beyond MAX_N."""
+    for n in range(max(start, 2), MAX_N + 1):
+        if power_at(n) >= POWER:
+            return n
+    return None
+
+
+# --- one row ----------------------------------------------------------------------------------------------
+
+
 @dataclass
 class ComparisonResult:
     comparison: Comparison
@@ -56,10 +187,200 @@ class ComparisonResult:
     b: Side
     outcome: str
     ratio: float | None = None
-    ratio_ci: Interval | None = None
+    """The ratio of geometric means (apart) or the geometric mean of per-start ratios (paired)."""
+    ratio_ci: LogInterval | None = None
     p_value: float | None = None
+    """Two-sided p of B/A = 1 (Welch or paired t on the logs), before Holm."""
+    p_holm: float | None = None
     reason: str = ""
     tost: Tost | None = None
+    tost_p_holm: float | None = None
+    paired: bool = False
+    direction: str | None = None
+    magnitude: str | None = None
+    n_needed: int | None = None
+    sd_log: float | None = None
+    rows_in_family: int = 1
+    _stats: tuple[float, float, float] | None = None
+
+    @property
+    def design(self) -> str:
+        return "paired by fresh start" if self.paired else "Welch on the logs"
+
+
+def _paired_values(a: Side, b: Side) -> tuple[list[float], list[float]] | None:
+    """The values of both sides from the same fresh starts, in block order; None when not side by side."""
+    if not a.blocks or not b.blocks or len(a.blocks) != a.n or len(b.blocks) != b.n:
+        return None
+    bv = dict(zip(b.blocks, b.values, strict=True))
+    common = [(va, bv[k]) for k, va in zip(a.blocks, a.values, strict=True) if k in bv]
+    return [x for x, _ in common], [y for _, y in common]
+
+
+def measure(comparison: Comparison, impl: str, a: Side, b: Side) -> ComparisonResult:
+    """The row's statistics before any decision (the decision needs every row's p for Holm)."""
+    result = ComparisonResult(comparison, impl, a, b, INCONCLUSIVE)
+    if comparison.not_testable:
+        result.outcome = NOT_TESTABLE
+        result.reason = comparison.not_testable
+        return result
+    bounds = [(s, s.unbracketed) for s in (a, b) if s.unbracketed]
+    if bounds:
+        result.reason = (
+            "capacity not bracketed: "
+            + "; ".join(
+                f"{s.label}: {len(u)} of {len(u) + s.n} ladders never failed a step (>= {min(u):,.0f} req/s)"
+                for s, u in bounds
+            )
+            + ". A claim is not judged on lower bounds; the ladder's top step must fail"
+        )
+        return result
+    pairs = _paired_values(a, b)
+    xa, xb = pairs if pairs else (a.values, b.values)
+    if len(xa) < MIN_N_INFERENCE or len(xb) < MIN_N_INFERENCE:
+        result.reason = (
+            f"fewer than {MIN_N_INFERENCE} valid runs per side ({a.label}: {a.n} valid, {a.invalid} invalid; "
+            f"{b.label}: {b.n} valid, {b.invalid} invalid)"
+            + (f"; {len(xa)} fresh starts with both" if pairs else "")
+        )
+        return result
+    if min(xa + xb) <= 0:
+        result.reason = "a ratio on the log scale needs positive values"
+        return result
+    result.paired = pairs is not None
+    la, lb = np.log(np.array(xa)), np.log(np.array(xb))
+    est, se, df = (float(v) for v in log_ratio_stats(la, lb, result.paired))
+    result._stats = (est, se, df)
+    result.ratio_ci = paired_ratio(xb, xa) if result.paired else unpaired_ratio(xb, xa)
+    result.ratio = result.ratio_ci.centre
+    result.p_value = float(two_sided_p(np.array(est), np.array(se), np.array(df)))
+    result.sd_log = (
+        float(np.std(lb - la, ddof=1))
+        if result.paired
+        else math.sqrt((np.var(la, ddof=1) + np.var(lb, ddof=1)) / 2)
+    )
+    band = comparison.band() if comparison.relation == "equivalent" else comparison.magnitude_band()
+    if band:
+        p = float(tost_p(np.array(est), np.array(se), np.array(df), band))
+        low, high = (float(v) for v in interval(np.array(est), np.array(se), np.array(df), 1 - 2 * ALPHA))
+        centre = math.sqrt(band[0] * band[1])
+        need = runs_needed(lambda n: tost_power_at(n, result.sd_log or 0.0, band, centre, result.paired))
+        result.tost = Tost(p, (low, high), band, need)
+    return result
+
+
+def decide(result: ComparisonResult, p_holm: float | None, tost_p_holm: float | None, rows: int) -> None:
+    """The row's labels from its Holm-adjusted p-values."""
+    if result._stats is None:
+        return
+    comparison = result.comparison
+    result.p_holm, result.tost_p_holm, result.rows_in_family = p_holm, tost_p_holm, rows
+    n = min(result.a.n, result.b.n)
+    holm_note = f" (Holm over {rows} rows)" if rows > 1 else ""
+    if comparison.relation == "equivalent":
+        test = result.tost
+        assert test is not None and tost_p_holm is not None
+        low, high = test.ci90
+        band = f"[{test.band[0]:.3g}, {test.band[1]:.3g}]"
+        result.magnitude = WITHIN if tost_p_holm < ALPHA else EXCLUDED if test.outside else UNDECIDED
+        if result.magnitude == WITHIN:
+            result.outcome = REPLICATED
+            result.reason = f"TOST p={tost_p_holm:.3g}{holm_note}: the 90 % interval [{low:.3g}, {high:.3g}] lies within {band}"
+        elif result.magnitude == EXCLUDED:
+            result.outcome = CONTRADICTED
+            result.reason = f"the 90 % interval [{low:.3g}, {high:.3g}] lies wholly outside {band}"
+        else:
+            result.outcome = INCONCLUSIVE
+            need = f"{test.n_needed}" if test.n_needed else f"more than {MAX_N}"
+            result.n_needed = test.n_needed
+            result.reason = (
+                f"TOST p={tost_p_holm:.3g}{holm_note} >= {ALPHA:g}: the 90 % interval [{low:.3g}, {high:.3g}] is "
+                f"not within {band}; at this spread {need} fresh starts per side give power {POWER:g} "
+                f"(n now {n})"
+            )
+        return
+    assert result.ratio_ci is not None and p_holm is not None
+    low, high = result.ratio_ci.low or 0.0, result.ratio_ci.high or 0.0
+    result.direction = ABOVE if low > 1.0 else BELOW if high < 1.0 else STRADDLES
+    up = (result.ratio or 1.0) > 1.0
+    expected_up = comparison.relation == "greater"
+    significant = p_holm < ALPHA
+    magnitude_text = ""
+    if comparison.asks_magnitude:
+        test = result.tost
+        assert test is not None and tost_p_holm is not None
+        result.magnitude = WITHIN if tost_p_holm < ALPHA else EXCLUDED if test.outside else UNDECIDED
+        band = f"[{test.band[0]:.3g}, {test.band[1]:.3g}]"
+        if result.magnitude == WITHIN:
+            magnitude_text = f"magnitude: TOST p={tost_p_holm:.3g} puts {comparison.published_ratio:.3g} ± its tolerance {band} around the ratio"
+        elif result.magnitude == EXCLUDED:
+            magnitude_text = (
+                f"magnitude excluded: the 90 % interval [{test.ci90[0]:.3g}, {test.ci90[1]:.3g}] lies wholly "
+                f"outside the published {comparison.published_ratio:.3g}'s band {band}"
+            )
+        else:
+            need = f"{test.n_needed}" if test.n_needed else f"more than {MAX_N}"
+            magnitude_text = (
+                f"magnitude undecided: TOST p={tost_p_holm:.3g} for {band}; {need} fresh starts per side "
+                f"would decide it at this spread"
+            )
+    elif comparison.magnitude_untested:
+        result.magnitude = "not tested"
+        magnitude_text = f"magnitude not tested: {comparison.magnitude_untested}"
+    else:
+        result.magnitude = "no figure"
+    p_text = f"{'paired' if result.paired else 'Welch'} p={result.p_value:.3g}" + (
+        f", Holm p={p_holm:.3g} over {rows} rows" if rows > 1 else ""
+    )
+    if significant and up != expected_up:
+        result.outcome = CONTRADICTED
+        result.reason = f"the opposite direction: the ratio is {result.direction} ({p_text})"
+    elif significant:
+        full = result.magnitude in (WITHIN, "no figure")
+        result.outcome = REPLICATED if full else DIRECTION_ONLY
+        result.reason = f"direction {result.direction} ({p_text})" + (
+            f"; {magnitude_text}" if magnitude_text else ""
+        )
+    else:
+        result.outcome = INCONCLUSIVE
+        sd, effect = result.sd_log or 0.0, result.ratio or 1.0
+        need = runs_needed(lambda k: direction_power(k, sd, effect, result.paired, ALPHA / rows), n)
+        result.n_needed = need
+        why = (
+            "the 95 % interval straddles 1"
+            if result.direction == STRADDLES
+            else f"the 95 % interval excludes 1 but not after Holm over {rows} rows"
+        )
+        runs = (
+            f"{need} fresh starts per side would give power {POWER:g} at the observed ratio {effect:.3g}"
+            if need
+            else f"more than {MAX_N} fresh starts per side at the observed ratio {effect:.3g}"
+        )
+        result.reason = f"{why} ({p_text}); {runs} (n now {n})" + (
+            f"; {magnitude_text}" if magnitude_text else ""
+        )
+
+
+def judge_rows(rows: list[ComparisonResult]) -> list[ComparisonResult]:
+    """Decide every measured row of one claim, Holm-adjusting the direction and the TOST p-values across
+    the rows that asked each question."""
+    measured = [r for r in rows if r._stats is not None]
+    directional = [r for r in measured if r.comparison.relation != "equivalent"]
+    dir_adj = dict(zip(map(id, directional), holm([r.p_value or 1.0 for r in directional]), strict=True))
+    tested = [r for r in measured if r.tost is not None]
+    tost_adj = dict(zip(map(id, tested), holm([r.tost.p_value for r in tested if r.tost]), strict=True))
+    for r in measured:
+        family = len(directional) if r.comparison.relation != "equivalent" else len(tested)
+        decide(r, dir_adj.get(id(r)), tost_adj.get(id(r)), max(family, 1))
+    return rows
+
+
+def judge(
+    comparison: Comparison, impl: str, a: Side, b: Side, seed_parts: tuple[object, ...] = ()
+) -> ComparisonResult:
+    """One row judged alone (a family of one). `seed_parts` is accepted for callers of the bootstrap era."""
+    del seed_parts
+    return judge_rows([measure(comparison, impl, a, b)])[0]
 
 
 @dataclass
@@ -73,100 +394,18 @@ class ClaimVerdict:
     observations: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
 
 
-def _holds(relation: str, comparison: Comparison, low: float, high: float) -> tuple[bool, bool]:
-    """(expected side holds, opposite side holds) for a ratio interval [low, high]."""
-    if relation == "greater":
-        return low > 1.0, high < 1.0
-    if relation == "less":
-        return high < 1.0, low > 1.0
-    if relation == "ratio_at_least":
-        bound = float(comparison.bound or 1.0)
-        return low >= bound, high < bound
-    if relation == "ratio_at_most":
-        bound = float(comparison.bound or 1.0)
-        return high <= bound, low > bound
-    if relation == "similar":
-        tol = float(comparison.tolerance or 0.0)
-        lo_band, hi_band = 1.0 - tol, 1.0 + tol
-        return lo_band <= low and high <= hi_band, low > hi_band or high < lo_band
-    raise ValueError(f"unknown relation {relation!r}")
-
-
-def judge(
-    comparison: Comparison, impl: str, a: Side, b: Side, seed_parts: tuple[object, ...] = ()
-) -> ComparisonResult:
-    result = ComparisonResult(comparison, impl, a, b, INCONCLUSIVE)
-    bounds = [(s, s.unbracketed) for s in (a, b) if s.unbracketed]
-    if bounds:
-        result.reason = (
-            "capacity not bracketed: "
-            + "; ".join(
-                f"{s.label}: {len(u)} of {len(u) + s.n} ladders never failed a step (>= {min(u):,.0f} req/s)"
-                for s, u in bounds
-            )
-            + ". A claim is not judged on lower bounds; the ladder's top step must fail"
-        )
-        return result
-    if a.n < MIN_N_INFERENCE or b.n < MIN_N_INFERENCE:
-        result.reason = (
-            f"fewer than {MIN_N_INFERENCE} valid runs per side ({a.label}: {a.n} valid, {a.invalid} invalid; "
-            f"{b.label}: {b.n} valid, {b.invalid} invalid)"
-        )
-        return result
-    if not a.mean:
-        result.reason = f"{a.label}'s mean is 0: no ratio"
-        return result
-    result.ratio = (b.mean or 0.0) / a.mean
-    result.p_value = two_sample_test(a.values, b.values)[1]
-    interval = ratio_ci(a.values, b.values, seed=stable_seed(*seed_parts, impl, a.label, b.label))
-    result.ratio_ci = interval
-    if comparison.relation == "equivalent":
-        return _judge_equivalent(result, comparison, a, b)
-    if interval is None:
-        result.reason = "no bootstrap interval could be formed"
-        return result
-    expected, opposite = _holds(comparison.relation, comparison, interval.low, interval.high)
-    if expected:
-        result.outcome = REPLICATED
-    elif opposite:
-        result.outcome = CONTRADICTED
-    else:
-        result.reason = "the 95 % interval of the ratio straddles the expected boundary"
-    return result
-
-
-def _judge_equivalent(result: ComparisonResult, comparison: Comparison, a: Side, b: Side) -> ComparisonResult:
-    if min(a.values + b.values) <= 0:
-        result.reason = "TOST on the log ratio needs positive values"
-        return result
-    test = tost(a.values, b.values, comparison.band())
-    result.tost = test
-    low, high = test.ci90
-    band = f"[{test.band[0]:.3g}, {test.band[1]:.3g}]"
-    if test.equivalent:
-        result.outcome = REPLICATED
-        result.reason = (
-            f"TOST p={test.p_value:.3g}: the 90 % interval [{low:.3g}, {high:.3g}] lies within {band}"
-        )
-    elif test.outside:
-        result.outcome = CONTRADICTED
-        result.reason = f"the 90 % interval [{low:.3g}, {high:.3g}] lies wholly outside {band}"
-    else:
-        need = f"{test.n_needed}" if test.n_needed else f"more than {200}"
-        result.reason = (
-            f"TOST p={test.p_value:.3g} >= 0.05: the 90 % interval [{low:.3g}, {high:.3g}] is not within {band}; "
-            f"at this variance {need} runs per side give power 0.8 (n now {min(a.n, b.n)})"
-        )
-    return result
-
-
 def combine(claim_id: str, results: list[ComparisonResult]) -> ClaimVerdict:
-    """All replicated -> replicated; any contradicted -> contradicted; otherwise inconclusive."""
-    outcomes = [r.outcome for r in results]
-    if outcomes and all(o == REPLICATED for o in outcomes):
-        outcome = REPLICATED
+    """Any contradicted -> contradicted; all replicated -> replicated; every row's direction holding ->
+    direction only; otherwise inconclusive. Rows declared not testable are left out of the claim's label."""
+    outcomes = [r.outcome for r in results if r.outcome != NOT_TESTABLE]
+    if not outcomes:
+        outcome = NOT_TESTABLE if results else INCONCLUSIVE
     elif any(o == CONTRADICTED for o in outcomes):
         outcome = CONTRADICTED
+    elif all(o == REPLICATED for o in outcomes):
+        outcome = REPLICATED
+    elif all(o in (REPLICATED, DIRECTION_ONLY) for o in outcomes):
+        outcome = DIRECTION_ONLY
     else:
         outcome = INCONCLUSIVE
     return ClaimVerdict(claim_id, outcome, results)

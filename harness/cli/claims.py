@@ -14,10 +14,25 @@ from harness.analysis.claim_rows import TERMINAL_STYLE, ratio_of, side_of
 from harness.claims.model import Claim, ClaimError, find, load_all
 from harness.claims.runner import estimate, from_folders, judge_claim, replicate, size_for
 from harness.claims.store import save_verdict, verdict_record
-from harness.claims.verdict import CONTRADICTED, INCONCLUSIVE, NOT_RUNNABLE, REPLICATED, ClaimVerdict
+from harness.claims.verdict import (
+    CONTRADICTED,
+    DIRECTION_ONLY,
+    INCONCLUSIVE,
+    NOT_RUNNABLE,
+    NOT_TESTABLE,
+    REPLICATED,
+    ClaimVerdict,
+)
 from harness.console import UserError, console
 
-COLOURS = {REPLICATED: "green", CONTRADICTED: "red", INCONCLUSIVE: "yellow", NOT_RUNNABLE: "magenta"}
+COLOURS = {
+    REPLICATED: "green",
+    DIRECTION_ONLY: "cyan",
+    CONTRADICTED: "red",
+    INCONCLUSIVE: "yellow",
+    NOT_RUNNABLE: "magenta",
+    NOT_TESTABLE: "magenta",
+}
 
 
 def list_table(claims: list[Claim]) -> Table:
@@ -26,6 +41,8 @@ def list_table(claims: list[Claim]) -> Table:
         table.add_column(column, overflow="fold")
     for claim in claims:
         runnable = "[green]yes[/]" if claim.runnable else f"[magenta]no[/]: {claim.why_not()}"
+        if claim.adaptation:
+            runnable += f" (adaptation: {claim.adaptation})"
         table.add_row(claim.id, claim.source_text(), claim.metric, claim.expected_text(), runnable)
     return table
 
@@ -55,6 +72,7 @@ def verdict_table(claim: Claim, verdict: ClaimVerdict) -> Table:
             r.tost.ci90 if r.tost else None,
             r.p_value,
             TERMINAL_STYLE,
+            r.paired,
         )
         published = r.comparison.published or claim.source.get("published", "")
         if r.comparison.published_ratio is not None:
@@ -65,11 +83,13 @@ def verdict_table(claim: Claim, verdict: ClaimVerdict) -> Table:
 
 
 def print_verdict(claim: Claim, verdict: ClaimVerdict) -> None:
-    if verdict.outcome == NOT_RUNNABLE:
-        console.print(f"[magenta]{claim.id}: not runnable[/] — {verdict.reason}")
+    if verdict.outcome in (NOT_RUNNABLE, NOT_TESTABLE):
+        console.print(f"[magenta]{claim.id}: {verdict.outcome}[/] — {verdict.reason}")
         console.print(f"  published: {claim.source.get('published', '')}")
         return
     console.print(verdict_table(claim, verdict))
+    if claim.adaptation:
+        console.print(f"  adaptation: {claim.adaptation}")
     for note in verdict.notes:
         console.print(f"  note: {note}")
 
@@ -95,30 +115,29 @@ def write_report(verdicts: list[tuple[Claim, ClaimVerdict]], html: Path | None) 
 
 
 def print_pilot(claim: Claim, verdict: ClaimVerdict) -> None:
-    """n per side for TOST power 0.8 at each equivalence comparison's margin, from these runs' variance."""
-    from harness.claims.equivalence import POWER, log_sd, n_for_power
+    """Fresh starts per side for TOST power 0.8 at each equivalence or magnitude band, from these runs'
+    spread on the log scale (a pilot)."""
+    from harness.claims.verdict import MAX_N, POWER, runs_needed, tost_power_at
 
-    table = Table(title=f"{claim.id}: repetitions for an equivalence verdict (TOST, power {POWER:g})")
+    table = Table(
+        title=f"{claim.id}: repetitions for an equivalence or magnitude verdict (TOST, power {POWER:g})"
+    )
     for column in ("impl", "expected", "n now (A, B)", "sd of log values", "n per side needed"):
         table.add_column(column)
     rows = 0
     for r in verdict.results:
-        if r.comparison.relation != "equivalent":
+        if r.tost is None:
             continue
         rows += 1
-        if r.a.n < 2 or r.b.n < 2 or min(r.a.values + r.b.values) <= 0:
-            table.add_row(
-                r.impl, r.comparison.expected_text(), f"{r.a.n}, {r.b.n}", "-", "needs 2+ valid runs a side"
-            )
-            continue
-        sd = log_sd(r.a.values, r.b.values)
-        need = n_for_power(sd, r.comparison.band())
+        sd, band, paired = r.sd_log or 0.0, r.tost.band, r.paired
+        centre = (band[0] * band[1]) ** 0.5
+        need = runs_needed(lambda n, s=sd, b=band, c=centre, p=paired: tost_power_at(n, s, b, c, p))
         table.add_row(
             r.impl,
             r.comparison.expected_text(),
             f"{r.a.n}, {r.b.n}",
             f"{sd:.4f} (CV about {sd * 100:.1f} %)",
-            str(need) if need else "more than 200",
+            str(need) if need else f"more than {MAX_N}",
         )
     if rows:
         console.print(table)
@@ -128,7 +147,7 @@ def print_pilot(claim: Claim, verdict: ClaimVerdict) -> None:
             + " --repetitions <n> (stored runs are reused)"
         )
     else:
-        console.print(f"  {claim.id} has no equivalence comparison: --pilot has nothing to size")
+        console.print(f"  {claim.id} has no equivalence or magnitude question: --pilot has nothing to size")
 
 
 def _folders(texts: list[str]) -> list[Path]:
@@ -266,7 +285,7 @@ def register(app: typer.Typer) -> None:
             if pilot:
                 print_pilot(claim, verdict)
             verdicts.append((claim, verdict))
-            if verdict.outcome != NOT_RUNNABLE:
+            if verdict.outcome not in (NOT_RUNNABLE, NOT_TESTABLE):
                 record = verdict_record(claim, size_for(claim, quick, repetitions), quick, verdict)
                 console.print(f"  verdict stored in {save_verdict(record)}")
                 # after every claim, so an interrupted --all leaves a report with each finished claim

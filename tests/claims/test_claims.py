@@ -18,13 +18,13 @@ from harness.claims.verdict import CONTRADICTED, INCONCLUSIVE, NOT_RUNNABLE, REP
 from harness.cli.claims import register
 
 CLAIMS = Path(paths.ROOT) / "claims"
-DESIGN = Path(paths.ROOT) / "docs" / "design.md"
+README = Path(paths.ROOT) / "docs" / "replication" / "README.md"
 
 
-def design_rows() -> dict[str, str]:
-    """The claims table of docs/design.md §10: claim file id -> claim sentence."""
-    text = DESIGN.read_text()
-    section = text.split("\n## 10. Claims\n", 1)[1].split("\n## ", 1)[0]
+def readme_rows() -> dict[str, str]:
+    """The claims table of docs/replication/README.md: claim file id -> claim sentence."""
+    text = README.read_text()
+    section = text.split("\n## The claims\n", 1)[1]
     rows = [line for line in section.splitlines() if line.startswith("|")][2:]  # header and separator
     cells = [[cell.strip() for cell in row.strip("|").split("|")] for row in rows]
     return {cell[0].strip("`"): cell[2] for cell in cells}
@@ -37,11 +37,11 @@ def test_every_claim_file_validates() -> None:
         assert claim.path is not None and claim.path.stem == claim.id
 
 
-def test_one_claim_per_design_row() -> None:
-    """docs/design.md §10 lists every claim file, each with its exact claim sentence, and nothing else."""
+def test_one_claim_per_readme_row() -> None:
+    """docs/replication/README.md lists every claim file, each with its exact claim sentence, and nothing else."""
     claims = {c.id: c.claim for c in load_all()}
-    rows = design_rows()
-    assert rows, "docs/design.md §10 has no claims table"
+    rows = readme_rows()
+    assert rows, "docs/replication/README.md has no claims table"
     assert rows == claims
 
 
@@ -51,7 +51,8 @@ def test_metrics_are_known_keys() -> None:
         r"|capacity_rps|cpu_us_per_request|db_us_per_request|saturation_rps|rps_per_mb|latency_ms\.\w+)$"
     )
     for claim in load_all():
-        assert known.match(claim.metric)
+        if claim.runnable:
+            assert known.match(claim.metric)
 
 
 def _needs_variant(tmp_path: Path) -> Claim:
@@ -103,10 +104,15 @@ def _broken(tmp_path: Path, mutate: Any) -> Path:
             "experiment/quick/repetitions: 2 is less than",
         ),
         (lambda d: d.update(status="needs-variant"), "'missing' is a required property"),
+        # Bad input (#45): a quoted source, a tolerance for a published figure, a declared sample size
+        (lambda d: d["source"].pop("quote"), "source: 'quote' is a required property"),
+        (lambda d: d["expect"][0].pop("tolerance"), "expect/0: 'tolerance' is a required property"),
         (
-            lambda d: d["expect"][0].update(relation="similar"),
-            "'tolerance' is a required property",
+            lambda d: d["experiment"]["full"].pop("repetitions"),
+            "experiment/full: 'repetitions' is a required property",
         ),
+        (lambda d: d.update(status="not-testable"), "'not_testable' is a required property"),
+        (lambda d: d["expect"][0].update(relation="similar"), "expect/0/relation: 'similar' is not one of"),
     ],
 )
 def test_broken_claim_fails_with_clear_message(tmp_path: Path, mutate: Any, message: str) -> None:
@@ -143,18 +149,6 @@ def test_greater_replicated_and_contradicted() -> None:
 
 def test_overlapping_noise_is_inconclusive() -> None:
     assert _judge("greater", [60.0, 140.0, 100.0, 90.0, 115.0]) == INCONCLUSIVE
-
-
-def test_similar() -> None:
-    assert _judge("similar", [100.2, 100.8, 99.4, 100.1, 99.9], tolerance=0.05) == REPLICATED
-    assert _judge("similar", [150.0, 151.0, 149.0, 150.5, 149.5], tolerance=0.05) == CONTRADICTED
-
-
-def test_ratio_bounds() -> None:
-    debug = [1300.0, 1310.0, 1290.0, 1305.0, 1295.0]
-    assert _judge("ratio_at_least", debug, bound=10) == REPLICATED
-    assert _judge("ratio_at_least", [200.0, 201.0, 199.0, 200.5, 199.5], bound=10) == CONTRADICTED
-    assert _judge("ratio_at_most", [40.0, 41.0, 39.0, 40.5, 39.5], bound=0.5) == REPLICATED
 
 
 def test_too_few_valid_runs_is_inconclusive() -> None:
@@ -211,8 +205,13 @@ def test_group_keys_are_deterministic() -> None:
     claim = find("thesis-fig-6.2-pool-size")
     size = runner.size_for(claim, True, None)
     assert runner.campaign_for(claim, size) == runner.campaign_for(find("thesis-fig-6.2-pool-size"), size)
-    assert runner.campaign_for(claim, size) != runner.campaign_for(claim, runner.size_for(claim, False, None))
-    assert [c.impl for c in runner.cells(claim, size)] == ["node", "node", "node"]
+    # quick and full differ only in repetitions here: the full size extends the quick size's runs
+    assert runner.campaign_for(claim, size) == runner.campaign_for(claim, runner.size_for(claim, False, None))
+    log = find("step-table-7-log-level")  # its full size adds apps: another campaign
+    assert runner.campaign_for(log, log.quick) != runner.campaign_for(log, log.full)
+    # the thesis measured HikariCP in its Java app: so does the claim
+    assert [c.impl for c in runner.cells(claim, size)] == ["java", "java", "java"]
+    assert all(c.variant.knobs["JAVA_POOL"] == "hikari" for c in runner.cells(claim, size))
 
 
 def test_metric_value_dotted_path() -> None:
@@ -236,4 +235,4 @@ def test_cli_list_shows_every_claim() -> None:
     for claim in load_all():
         assert claim.id in result.output
         if not claim.runnable:
-            assert "needs a variant" in result.output
+            assert "not testable here" in result.output or "needs a variant" in result.output

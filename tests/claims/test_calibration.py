@@ -1,0 +1,187 @@
+"""#45: the claims' statistics are calibrated at the sample sizes the claims use, and each row's label follows
+from its two questions (direction and magnitude), on synthetic numbers only."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from harness.claims import runner
+from harness.claims.calibration import calibrate, claim_power, sample_sizes
+from harness.claims.model import Comparison, find, load_all
+from harness.claims.verdict import (
+    CONTRADICTED,
+    DIRECTION_ONLY,
+    INCONCLUSIVE,
+    NOT_TESTABLE,
+    REPLICATED,
+    Side,
+    holm,
+    judge,
+    judge_rows,
+    measure,
+)
+from harness.model.paired import paired_ratio, unpaired_ratio
+
+SIZES = sorted({3, *sample_sizes(load_all())})
+NOISE = [(True, 0.10), (False, 0.10), (False, 0.15)]
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize(("paired", "cv"), NOISE)
+def test_identical_groups_rarely_differ_and_intervals_cover(n: int, paired: bool, cv: float) -> None:
+    """False positives at most 5 % (plus three simulation errors) and coverage at least 93 %, for every
+    number of fresh starts a claim declares, side by side and apart."""
+    c = calibrate(n, paired, cv)
+    assert c.false_positive <= 0.05 + 3 * c.error, c
+    assert c.coverage >= 0.93, c
+    assert c.tost_false_positive <= 0.05 + 3 * c.error, c
+
+
+def test_the_sizes_in_use_are_the_claims_own() -> None:
+    assert {3, 5, 6, 8, 12} <= set(SIZES)
+
+
+def test_the_verdict_intervals_are_those_of_paired_py() -> None:
+    rng = np.random.default_rng(1)
+    a = list(np.exp(rng.normal(5, 0.1, 5)))
+    b = list(np.exp(rng.normal(5.2, 0.1, 5)))
+    apart = measure(Comparison("a", "b", "greater"), "x", Side("a", a), Side("b", b))
+    expected = unpaired_ratio(b, a)
+    assert apart.ratio_ci is not None and not apart.paired
+    assert apart.ratio_ci.low == pytest.approx(expected.low) and apart.ratio_ci.high == pytest.approx(
+        expected.high
+    )
+    blocks = list(range(5))
+    together = measure(
+        Comparison("a", "b", "greater"), "x", Side("a", a, blocks=blocks), Side("b", b, blocks=blocks)
+    )
+    expected = paired_ratio(b, a)
+    assert together.paired and together.ratio_ci is not None
+    assert together.ratio_ci.low == pytest.approx(expected.low)
+    # the p-value decides exactly when the interval excludes 1
+    assert ((together.p_value or 1.0) < 0.05) == (together.ratio_ci.low > 1 or together.ratio_ci.high < 1)
+
+
+def test_holm() -> None:
+    assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+    assert holm([0.2]) == [0.2]
+
+
+# --- the two questions ----------------------------------------------------------------------------------
+
+A = [100.0, 101.0, 99.0, 100.5, 99.5]
+
+
+def _row(b: list[float], **kw: object) -> object:
+    relation = str(kw.pop("relation", "greater"))
+    return judge(Comparison("a", "b", relation, **kw), "java", Side("a", A), Side("b", b))  # type: ignore[arg-type]
+
+
+def test_direction_and_magnitude_both_hold_is_replicated() -> None:
+    r = _row([124.0, 125.0, 123.5, 124.5, 125.5], published_ratio=1.243, tolerance=0.2)
+    assert r.outcome == REPLICATED and r.direction == "above 1" and r.magnitude == "within"
+
+
+def test_a_magnitude_the_interval_excludes_is_direction_only() -> None:
+    """Pereira row 1 as the issue found it: 1.385 against a published 3.45."""
+    r = _row([138.0, 139.0, 137.5, 138.5, 139.5], published_ratio=3.45, tolerance=0.25)
+    assert r.outcome == DIRECTION_ONLY and r.magnitude == "excluded" and "excluded" in r.reason
+
+
+def test_a_magnitude_declared_untested_is_direction_only_and_says_why() -> None:
+    r = _row(
+        [138.0, 139.0, 137.5, 138.5, 139.5], published_ratio=3.45, magnitude_untested="another construct"
+    )
+    assert r.outcome == DIRECTION_ONLY and "another construct" in r.reason
+
+
+def test_a_qualitative_row_is_replicated_on_its_direction() -> None:
+    r = _row([110.0, 111.0, 109.0, 110.5, 109.5], expected_effect=1.1)
+    assert r.outcome == REPLICATED and r.magnitude == "no figure"
+
+
+def test_the_opposite_direction_is_contradicted() -> None:
+    assert _row([80.0, 81.0, 79.0, 80.5, 79.5]).outcome == CONTRADICTED
+
+
+def test_an_undecided_direction_is_inconclusive_with_the_runs_it_needs() -> None:
+    r = _row([96.0, 112.0, 104.0, 99.0, 109.0])
+    assert r.outcome == INCONCLUSIVE and r.direction == "straddles 1"
+    assert r.n_needed is not None and r.n_needed > 5 and f"{r.n_needed} fresh starts per side" in r.reason
+
+
+def test_holm_across_a_claims_rows_can_withhold_a_marginal_direction() -> None:
+    marginal = [103.0, 100.5, 104.5, 101.0, 102.5]  # alone: p about 0.028
+    alone = _row(marginal)
+    assert alone.outcome == REPLICATED and alone.p_value is not None and 0.025 < alone.p_value < 0.05
+    rows = [
+        measure(Comparison("a", "b", "greater"), "java", Side("a", A), Side("b", marginal)),
+        measure(
+            Comparison("a", "b", "greater"),
+            "node",
+            Side("a", A),
+            Side("b", [100.5, 99.0, 101.0, 100.0, 99.5]),
+        ),
+    ]
+    first, _ = judge_rows(rows)
+    assert first.rows_in_family == 2 and first.p_holm == pytest.approx(2 * alone.p_value)
+    assert first.outcome == INCONCLUSIVE and first.direction == "above 1"
+    assert "not after Holm over 2 rows" in first.reason
+
+
+def test_a_row_declared_not_testable_is_never_judged() -> None:
+    r = _row([110.0] * 5, not_testable="a figure's x-axis")
+    assert r.outcome == NOT_TESTABLE and r.reason == "a figure's x-axis"
+
+
+def test_side_by_side_observations_are_paired_by_fresh_start() -> None:
+    """A shared drift that moves both variants together cancels when paired: Welch could not see 3 %."""
+    drift = [1.0, 1.25, 0.85, 1.1, 0.95]
+    obs = {
+        ("java", "java"): [
+            {"valid": True, "value": 100 * d, "run": f"r{k}", "block": k} for k, d in enumerate(drift)
+        ],
+        ("node", "node"): [
+            {"valid": True, "value": 103 * d * (1 + 0.002 * (-1) ** k), "run": f"r{k}", "block": k}
+            for k, d in enumerate(drift)
+        ],
+    }
+    claim = find("thesis-table-7.2")
+    verdict = runner.judge_claim(claim, claim.quick, obs)
+    [row] = verdict.results
+    assert row.paired and row.direction == "above 1"
+    for records in obs.values():
+        for r in records:
+            r.pop("block")
+    [apart] = runner.judge_claim(claim, claim.quick, obs).results
+    assert not apart.paired and apart.direction == "straddles 1"
+
+
+def test_a_not_testable_claim_is_reported_and_never_run() -> None:
+    def never(*_: object) -> runner.Observations:
+        raise AssertionError("a not-testable claim must never run")
+
+    verdict = runner.replicate(find("thesis-table-7.1"), quick=True, runner=never)
+    assert verdict.outcome == NOT_TESTABLE and "not testable here" in verdict.reason
+
+
+def test_power_per_claim_is_computed_for_every_runnable_row() -> None:
+    for claim in load_all():
+        powers = claim_power(claim, sims=400)
+        if not claim.runnable:
+            assert powers == []
+            continue
+        rows = [c for c in claim.expect if not c.not_testable]
+        assert powers and {p.row for p in powers} == {f"{c.variant}/{c.baseline} {c.relation}" for c in rows}
+        for p in powers:
+            assert p.effect is not None, (claim.id, p.row)
+            assert p.direction is not None and 0.0 <= p.direction <= 1.0
+    # a large expected effect is found almost surely; a 5 % one at n=5 rarely
+    memory = claim_power(find("thesis-fig-7.5"), sims=400)
+    assert min(p.direction or 0 for p in memory) > 0.9
+    pool = [p for p in claim_power(find("thesis-fig-6.2-pool-size"), sims=400) if p.cv == 0.15]
+    assert max(p.direction or 0 for p in pool) < 0.5
+    assert math.isfinite(sum(p.direction or 0 for p in memory))
