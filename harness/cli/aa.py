@@ -12,8 +12,10 @@ from rich.table import Table
 
 from harness.cli.options import (
     COST_PASSES,
+    LADDER,
     LADDER_CPUS,
     LADDER_MIX,
+    LADDER_STEP,
     RATES,
     SLO_MEAN,
     SLO_P99,
@@ -51,9 +53,9 @@ def register(app: typer.Typer) -> None:
         repetitions: Annotated[int, repetitions_option("Ladders per group (A and B each).")] = 5,
         cpus: LADDER_CPUS = None,
         mix: LADDER_MIX = "browse",
-        steps: STEPS = 16,
-        step: STEP = "2s",
-        cost_passes: COST_PASSES = 3,
+        steps: STEPS = LADDER.steps,
+        step: STEP = LADDER_STEP,
+        cost_passes: COST_PASSES = LADDER.cost_passes,
         rates: RATES = None,
         slo_p99: SLO_P99 = 50.0,
         slo_mean: SLO_MEAN = 8.0,

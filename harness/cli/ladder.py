@@ -9,8 +9,10 @@ import typer
 from harness.cli.options import (
     COST_PASSES,
     IMPLS,
+    LADDER,
     LADDER_CPUS,
     LADDER_MIX,
+    LADDER_STEP,
     RATES,
     SLO_MEAN,
     SLO_P99,
@@ -51,9 +53,9 @@ def register(app: typer.Typer) -> None:
         endpoint: Annotated[
             str, typer.Option(help="crud: the mix; health: GET /health only, each runtime's HTTP floor.")
         ] = "crud",
-        steps: STEPS = 16,
-        step: STEP = "2s",
-        cost_passes: COST_PASSES = 3,
+        steps: STEPS = LADDER.steps,
+        step: STEP = LADDER_STEP,
+        cost_passes: COST_PASSES = LADDER.cost_passes,
         rates: RATES = None,
         slo_p99: SLO_P99 = 50.0,
         slo_mean: SLO_MEAN = 8.0,

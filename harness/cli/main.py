@@ -12,7 +12,15 @@ from typing import Annotated
 import typer
 
 from harness import __version__
-from harness.cli.options import IMPLS, SLO_MEAN_LATENCY, SLO_P99_LATENCY, parse_duration, parse_knobs
+from harness.cli.options import (
+    IMPLS,
+    SIZED_CPUS,
+    SLO_MEAN_LATENCY,
+    SLO_P99_LATENCY,
+    parse_duration,
+    parse_knobs,
+    sized_cpus,
+)
 from harness.console import UserError, console, err_console, widen_for_logs
 from harness.db import ready
 from harness.engine.driver import FIXED_RATE_WARMUP_S
@@ -244,7 +252,7 @@ def run(
         ),
     ] = True,
     instances: Annotated[int, typer.Option(min=1, help="App instances, each in its own resource group.")] = 1,
-    cpus: Annotated[float, typer.Option(help="CPU limit per instance in cores (0 = no limit).")] = 1.0,
+    cpus: SIZED_CPUS = None,
     invalid_share: Annotated[
         float, typer.Option(help="Share of deliberately invalid requests (STEP used 0.125).")
     ] = 0.0,
@@ -304,7 +312,7 @@ def run(
             invalid_share=invalid_share,
         ),
         instances=instances,
-        cpus=cpus or None,
+        cpus=sized_cpus(cpus) or None,
         knobs=parse_knobs(knob),
         variant=variant,
         point={"rate": rate} if model == "open" else {"users": users},
@@ -336,7 +344,7 @@ def run(
         )
         console.print(f"run: remote target {', '.join(urls)} ({impl}), resources from: {resource_source}")
     else:
-        console.print(f"run: {impl} x{instances} at {plan.load.describe()}, CPU limit {cpus or 'none'}")
+        console.print(f"run: {impl} x{instances} at {plan.load.describe()}, CPU limit {plan.cpus or 'none'}")
     outcome = execute(plan)
     print_run(outcome.folder.run_id, outcome.status, outcome.metrics, outcome.verdict, outcome.reason)
     console.print(f"result folder: {outcome.folder.path}")

@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from harness.console import UserError
-from harness.engine.sizing import default_instance_cpus
+from harness.engine.sizing import cpu_limit, default_instance_cpus
+from harness.model.ladder import LadderSettings
 
 if TYPE_CHECKING:
     from harness.engine.session import RunPlan
-    from harness.regimes.ladder import LadderSettings
 
 # ---- parsers ---------------------------------------------------------------------------------------
 
@@ -87,8 +87,11 @@ def parse_rates(text: str, option: str) -> list[float]:
 
 
 def sized_cpus(cpus: float | None) -> float:
-    """--cpus, or the sizing rule's share of this machine when it is not given."""
-    return default_instance_cpus() if cpus is None else cpus
+    """--cpus as harness/engine/sizing.py cpu_limit reads it, as a float: 0.0 for no limit."""
+    try:
+        return cpu_limit(cpus) or 0.0
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
 
 
 def base_run_plan(
@@ -124,8 +127,6 @@ def ladder_settings(given: tuple[float, ...], steps: int, step: str, cost_passes
     """The ladder shape `ladder` and `aa` run: the defaults with --steps, --step and --cost-passes, or the
     rates given by --rates as one grid, whose lower half the cost passes repeat."""
     from dataclasses import replace
-
-    from harness.regimes.ladder import LadderSettings
 
     settings = replace(
         LadderSettings(), steps=len(given) or steps, step_s=parse_duration(step), cost_passes=cost_passes
@@ -177,7 +178,9 @@ SLO_MEAN = Annotated[float, typer.Option(help="SLO mean bound (ms).")]
 SLO_P99_LATENCY = Annotated[float, typer.Option(help="SLO: p99 latency bound in ms.")]
 SLO_MEAN_LATENCY = Annotated[float, typer.Option(help="SLO: mean latency bound in ms.")]
 
-# The load ladders' shape (`ladder` and `aa`).
+# The load ladders' shape (`ladder` and `aa --apart`), from its one definition.
+LADDER = LadderSettings()
+LADDER_STEP = f"{LADDER.step_s:g}s"
 LADDER_MIX = Annotated[str, typer.Option(help="Request mix: browse, bid, mixed.")]
 STEPS = Annotated[
     int,

@@ -32,7 +32,7 @@ from harness.console import UserError, console
 from harness.db.cluster import free_port, port_is_free
 from harness.engine.instances import INSTANCE_MARKER, RunningInstance, sigkill, start, stop
 from harness.engine.resources import Limits, describe_backend, detect_backend
-from harness.engine.sizing import default_instance_cpus
+from harness.engine.sizing import cpu_limit
 from harness.tools import toolchain
 
 LOCK_PATH = paths.STATE / "serve.lock"
@@ -71,9 +71,7 @@ def parse_impls(text: str) -> list[str]:
 
 def default_cpus(cpus: float | None) -> float | None:
     """The sizing rule measured regimes use (harness/engine/sizing.py) unless given; 0 means no limit."""
-    if cpus is None:
-        return default_instance_cpus()
-    return cpus or None
+    return cpu_limit(cpus)
 
 
 # ---- one serve at a time ----------------------------------------------------------------------------

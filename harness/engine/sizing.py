@@ -23,3 +23,13 @@ def machine_cores() -> int:
 def default_instance_cpus(cores: int | None = None) -> float:
     """A quarter of the machine's cores per instance, at most one core: 0.5 on 2 cores, 1.0 from 4 cores."""
     return min(MAX_INSTANCE_CPUS, (cores or machine_cores()) / CORES_PER_INSTANCE)
+
+
+def cpu_limit(given: float | None, cores: int | None = None) -> float | None:
+    """What --cpus means, everywhere: a number of cores per instance; 0: no limit (None); absent: the
+    sizing rule. Applied once, where a command reads its options."""
+    if given is None:
+        return default_instance_cpus(cores)
+    if given < 0:
+        raise ValueError(f"--cpus takes a number of cores, 0 for no limit; got {given:g}")
+    return given or None
