@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import math
 import random
+import signal
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+import psutil
 
 from harness.analysis import ladder as yields
 from harness.console import UserError
@@ -41,6 +44,7 @@ from harness.record.index_line import IndexLine, append_line
 from harness.record.manifest import Manifest, RegimeRef, write_manifest
 
 RECORD = "side-by-side.json"
+DRIVER_NAME = "bidbench-load"
 RECORD_VERSION = 1
 LOG_TAIL_LINES = 15
 IDLE_WAIT_S = 120.0
@@ -153,13 +157,35 @@ def _prewarm_together(members: list[_Member], spec: SideBySideSpec) -> None:
         except BaseException as exc:  # noqa: BLE001 - re-raised below, named by group
             errors[member.label] = exc
 
-    threads = [threading.Thread(target=warm, args=(m,), name=f"prewarm-{m.label}") for m in members]
+    threads = [
+        threading.Thread(target=warm, args=(m,), name=f"prewarm-{m.label}", daemon=True) for m in members
+    ]
     for thread in threads:
         thread.start()
-    for thread in threads:
-        thread.join()
+    try:
+        for thread in threads:
+            thread.join()
+    except KeyboardInterrupt:
+        # The pre-warms' load drivers belong to their threads; stop them here, or they would outlive Ctrl-C.
+        _stop_own_drivers()
+        raise
     for label, exc in errors.items():
         raise GroupFailed(label, f"pre-warm failed: {type(exc).__name__}: {exc}")
+
+
+def _stop_own_drivers() -> None:
+    """SIGINT to every load driver this process started and that still runs (and SIGKILL after 5 s)."""
+    drivers = []
+    for child in psutil.Process().children(recursive=True):
+        try:
+            if child.name() == DRIVER_NAME:
+                child.send_signal(signal.SIGINT)
+                drivers.append(child)
+        except psutil.NoSuchProcess:
+            continue
+    _, alive = psutil.wait_procs(drivers, timeout=5)
+    for child in alive:
+        child.kill()
 
 
 def _read_idle(members: list[_Member]) -> None:
@@ -478,6 +504,7 @@ def run_fresh_start(
         for member in members:
             member.components = [f"{member.label}/{i.name}" for i in member.session.instances]
         record["session_roots"] = {m.label: str(m.session.run_root) for m in members}
+        record["urls"] = {m.label: m.urls() for m in members}
         say("pre-warming together ...")
         _prewarm_together(members, spec)
         _check_alive(members, "the pre-warm")

@@ -9,6 +9,7 @@ import json
 import os
 import signal
 import subprocess
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -146,3 +147,50 @@ def test_a_group_that_cannot_start_fails_the_fresh_start_and_stops_the_others(
     assert stored["failed_group"] == "node-broken"
     mine = {p.pid for p in psutil.Process().children(recursive=True)}
     assert not [pid for pid in _instances_under(paths.RUNTIME) if pid in mine]
+
+
+def _drivers_aimed_at(urls: list[str]) -> list[int]:
+    found = []
+    for proc in psutil.process_iter(["name"]):
+        try:
+            if proc.info["name"] == "bidbench-load" and proc.status() != psutil.STATUS_ZOMBIE:
+                targets = proc.environ().get("BB_TARGETS", "")
+                if any(url in targets for url in urls):
+                    found.append(proc.pid)
+        except (psutil.AccessDenied, psutil.NoSuchProcess, psutil.ZombieProcess):
+            continue
+    return found
+
+
+def test_ctrl_c_during_the_pre_warm_stops_every_group_and_driver_and_keeps_the_record(
+    tmp_path: Path, private_db: str
+) -> None:
+    results = tmp_path / "results"
+    env = dict(os.environ, BIDBENCH_RESULTS=str(results), BIDBENCH_DATABASE_URL=private_db, COLUMNS="220")
+    proc = subprocess.Popen(
+        [str(paths.ROOT / "bidbench"), "side-by-side", "--impl", "node,php", "--preset", "quick", "-r", "1"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert proc.stdout is not None
+    seen = []
+    for line in proc.stdout:  # bounded: the command ends on its own within COMMAND_BOUND_S
+        seen.append(line)
+        if "pre-warming together" in line:
+            time.sleep(1.0)
+            proc.send_signal(signal.SIGINT)
+            break
+    try:
+        rest, _ = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        pytest.fail("side-by-side did not stop within 120 s of Ctrl-C")
+    assert proc.returncode != 0, "".join(seen) + rest
+    (record,) = _records(results)
+    assert record["status"] == "interrupted" and not record["valid"]
+    for root in record["session_roots"].values():
+        assert not _instances_under(Path(root)), f"app processes left under {root}"
+    urls = [url for group in record["urls"].values() for url in group]
+    assert not _drivers_aimed_at(urls), "load drivers left running after Ctrl-C"
