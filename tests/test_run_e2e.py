@@ -3,6 +3,7 @@ and that nothing is left behind when a run goes wrong (Ctrl-C, a crashed app, th
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -47,12 +48,15 @@ def _plan(impl: str, results_dir: Path, **changes: object) -> RunPlan:
     return replace(plan, **changes)  # type: ignore[arg-type]
 
 
-def _own_app_instance(deadline_s: float, tree_of: int | None = None) -> psutil.Process | None:
+def _own_app_instance(
+    deadline_s: float, tree_of: int | None = None, earlier: frozenset[int] = frozenset()
+) -> psutil.Process | None:
     """The app instance this test's run started: a descendant of this process (or of `tree_of`) carrying the
-    harness's instance marker. Matching on the name alone once picked a short-lived `node --version` probe."""
+    harness's instance marker, and not one of `earlier` (an earlier test's instance under a CPU quota of 0.05
+    can still be exiting). Matching on the name alone once picked a short-lived `node --version` probe."""
     deadline = time.monotonic() + deadline_s
     while time.monotonic() < deadline:
-        instances = instance_processes(tree_of=tree_of)
+        instances = [p for p in instance_processes(tree_of=tree_of) if p.pid not in earlier]
         if instances:
             return instances[0]
         time.sleep(0.5)
@@ -161,19 +165,30 @@ def test_far_past_capacity_is_invalid_or_over_slo_for_the_right_reason(
 def test_crashed_app_is_stored_as_failed_and_nothing_is_left(tmp_path: Path, database_url: str) -> None:
     plan = _plan("node", tmp_path, load=LoadSettings(targets=[], rate=50, duration_s=20, warmup_s=2))
     result: dict[str, object] = {}
-    runner = threading.Thread(target=lambda: result.update(outcome=execute(plan, quiet=True)))
+
+    def run() -> None:
+        try:
+            result["outcome"] = execute(plan, quiet=True)
+        except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+            result["error"] = exc
+
+    runner = threading.Thread(target=run)
+    earlier = frozenset(p.pid for p in instance_processes())
     runner.start()
     try:
-        victim = _own_app_instance(deadline_s=60)
+        victim = _own_app_instance(deadline_s=60, earlier=earlier)
         assert victim is not None, "the run started no app instance within 60 s"
         time.sleep(4)
-        victim.send_signal(signal.SIGKILL)
+        # Gone already means the run ended for another reason: the outcome below says which.
+        with contextlib.suppress(psutil.NoSuchProcess):
+            victim.send_signal(signal.SIGKILL)
     finally:
         # Whatever happened above, the run must end before the leftover check looks for orphans.
         runner.join(timeout=120)
+    assert "outcome" in result, f"the run stored no folder: {result.get('error')!r}"
     outcome = result["outcome"]
-    assert outcome.status == "failed"  # type: ignore[attr-defined]
-    assert "died" in outcome.reason  # type: ignore[attr-defined]
+    assert outcome.status == "failed", outcome.reason  # type: ignore[attr-defined]
+    assert "died" in outcome.reason, outcome.reason  # type: ignore[attr-defined]
     manifest = outcome.folder.read_json("manifest.json")  # type: ignore[attr-defined]
     assert manifest["status"] == "failed" and "died" in manifest["failure_reason"]
 
