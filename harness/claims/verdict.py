@@ -99,7 +99,8 @@ def _t(est: np.ndarray, se: np.ndarray, shift: float = 0.0) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         t = (est - shift) / se
     # identical values: no spread, so the sign of the difference is certain (0 only when there is none)
-    return np.where(se > 0, t, np.sign(est - shift) * np.inf)
+    with np.errstate(invalid="ignore"):
+        return np.where(se > 0, t, np.sign(est - shift) * np.inf)
 
 
 def two_sided_p(est: np.ndarray, se: np.ndarray, df: np.ndarray) -> np.ndarray:

@@ -36,7 +36,7 @@ COLOURS = {
 
 
 def list_table(claims: list[Claim]) -> Table:
-    table = Table(title="claims to replicate (docs/design.md §10)", show_lines=True)
+    table = Table(title="claims to replicate (docs/replication/README.md)", show_lines=True)
     for column in ("id", "source", "metric", "expected", "runnable"):
         table.add_column(column, overflow="fold")
     for claim in claims:
