@@ -28,7 +28,7 @@ reused as if current (claims key their shared ladders on it, harness/claims/ladd
 pre-warm that waits for a JVM's JIT, and a host-limited failing step gives a lower bound. 3: every app
 listens with one accept backlog; the driver closes connections idle for 5 s and sends nothing queued
 after a stop; the claims' ladders run with the kernel's CFS period and the idle CPU as the cost's
-intercept (docs/replication/REPORT.md was re-run with it on 2026-11-26)."""
+intercept (docs/replication/REPORT.md was re-run with it)."""
 
 
 @dataclass(frozen=True)
@@ -121,8 +121,8 @@ def calibrate(
         expect_below_capacity=False,
         **_instance_settings(base, settings),
     )
-    # The pre-warm's least rate per CPU, not the calibration's first step: a JVM pre-warmed at 200 req/s
-    # broke at 1,012 req/s in its calibration, and none of its ladders broke up to 2,024.
+    # The pre-warm's least rate per CPU, not the calibration's first step: a JVM pre-warmed lower broke
+    # early in its calibration (docs/lab/2026-11-21-prewarm-settling-rule.md, "The least rate").
     rate = prewarming.MIN_RATE_PER_CPU * cpus * prewarm_factor(settings)
     outcome = run_one(plan, prewarm_rate=min(rates[-1], rate), quiet=quiet)
     failing = first_failing_rate(outcome.metrics)
@@ -221,12 +221,11 @@ def ladder_plan(
 
 
 # Of the calibration's break. Near the break an instance is pinned at its CPU limit, which the pre-warm
-# reads as still warming: with ladders up to 2x the break, the middle step was node's 2,944 and php's
-# 1,308 req/s, at their capacity, and every pre-warm ran to its cap.
+# reads as still warming, and every pre-warm ran to its cap (docs/lab/2026-11-25-prewarm-without-quota.md).
 PREWARM_SHARE_OF_BREAK = 0.5
 # Without the quota nothing is pinned at a limit, and a JIT compiles a method after a number of calls, so
-# the pre-warm runs at twice the rate. A fresh JVM at 0.5 CPU pre-warmed at 688 req/s ran to its 35 s cap
-# in 5 of 5 demo starts, its CPU still falling; at 1,246 req/s it settled with its JIT idle in 23-24 s.
+# the pre-warm runs at twice the rate, and a fresh JVM settles with its JIT idle well before the cap it ran to
+# at the lower rate (docs/method.md, "Pre-warm").
 UNLIMITED_PREWARM_FACTOR = 2.0
 
 
