@@ -158,6 +158,7 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
             "flagged_steps": sum(len(c.get("flagged_host_busy") or []) for c in cost),
             "cost_steps": sum(len(c.get("rates") or []) for c in cost),
             "steal_pct_per_fresh_start": steal,
+            "unaccounted_pct_per_fresh_start": [_mean(c.get("unaccounted_pct") or []) for c in cost],
         },
         "folders": [r.get("folder") for r in records],
     }

@@ -112,13 +112,20 @@ def _chart(summary: dict[str, Any], metric: Metric) -> str | None:
 def host_text(summary: dict[str, Any]) -> str:
     host = summary["host"]
     steal = [s for s in host["steal_pct_per_fresh_start"] if s is not None]
+    unexplained = [u for u in host.get("unaccounted_pct_per_fresh_start") or [] if u is not None]
     if host["busiest_cost_step_pct"] is None:
         return "No cost step was measured."
     return (
         f"The busiest cost step used {host['busiest_cost_step_pct']:.0f} % of the machine; "
         f"{host['flagged_steps']} of {host['cost_steps']} cost steps were busier than the limit and left out. "
         f"The hypervisor stole {', '.join(f'{s:.1f}' for s in steal) or '-'} % of the CPU time in the cost steps "
-        "of each fresh start."
+        "of each fresh start"
+        + (
+            f"; work no measured process explains took {', '.join(f'{u:.0f}' for u in unexplained)} % of the "
+            "machine (another tenant's, or the kernel's)."
+            if unexplained
+            else "."
+        )
     )
 
 
