@@ -28,6 +28,27 @@ def _nan_to_none(value: float) -> float | None:
     return None if value is None or not math.isfinite(value) else value
 
 
+def step_judgement(step: dict[str, Any], step_s: float, slo: Slo) -> tuple[bool, bool]:
+    """Whether a driver's step kept up with its offered rate, and whether it met the SLO."""
+    requests = int(step["requests"])
+    # Responses that arrived within the step's window: past saturation the target completes fewer than
+    # were due, however long the driver then waits for the rest.
+    finished = int(step.get("finished_in_window", requests))
+    share = int(step["sys_errors"]) / requests if requests else 1.0
+    latency = step.get("latency_ms") or {}
+    p99, mean = latency.get("p99"), latency.get("mean")
+    kept_up = finished / step_s >= KEPT_UP_SHARE * float(step["rate"]) and share < slo.max_sys_error_share
+    slo_met = (
+        kept_up
+        and p99 is not None
+        and p99 <= slo.p99_ms
+        and mean is not None
+        and mean <= slo.mean_ms
+        and int(step["late_sends"]) == 0
+    )
+    return kept_up, slo_met
+
+
 def step_records(
     summary: dict[str, Any],
     sampler: Sampler,
@@ -45,21 +66,10 @@ def step_records(
         end = start + step_s
         latency = step.get("latency_ms") or {}
         requests = int(step["requests"])
-        # Responses that arrived within the step's window: past saturation the target completes fewer
-        # than were due, however long the driver then waits for the rest.
         finished = int(step.get("finished_in_window", requests))
         throughput = finished / step_s
-        share = int(step["sys_errors"]) / requests if requests else 1.0
         p99, mean = latency.get("p99"), latency.get("mean")
-        kept_up = throughput >= KEPT_UP_SHARE * float(step["rate"]) and share < slo.max_sys_error_share
-        slo_met = (
-            kept_up
-            and p99 is not None
-            and p99 <= slo.p99_ms
-            and mean is not None
-            and mean <= slo.mean_ms
-            and int(step["late_sends"]) == 0
-        )
+        kept_up, slo_met = step_judgement(step, step_s, slo)
         # A deployment bidbench did not start (the noise floor's nginx) has no instance to measure.
         instance_cpu = (
             sum(sampler.cpu_seconds_between(name, start, end) for name in instance_names)

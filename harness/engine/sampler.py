@@ -238,24 +238,24 @@ class Sampler:
             )
         return out
 
-    def host_busy_pct(self, start: float, end: float) -> float:
+    def _host_share(self, start: float, end: float, field: str) -> float:
+        """A host counter's share of all the machine's CPU time over [start, end], from the readings
+        nearest the edges."""
         rows = [h for h in self.host if start - 0.6 <= h.t <= end + 0.6]
         if len(rows) < 2:
             return float("nan")
         first = min(rows, key=lambda h: abs(h.t - start))
         last = min(rows, key=lambda h: abs(h.t - end))
         total = last.total_seconds - first.total_seconds
-        return (last.busy_seconds - first.busy_seconds) / total * 100 if total > 0 else float("nan")
+        used = getattr(last, field) - getattr(first, field)
+        return used / total * 100 if total > 0 else float("nan")
+
+    def host_busy_pct(self, start: float, end: float) -> float:
+        return self._host_share(start, end, "busy_seconds")
 
     def host_steal_pct(self, start: float, end: float) -> float:
         """The hypervisor's steal over [start, end], as a share of all the machine's CPU time."""
-        rows = [h for h in self.host if start - 0.6 <= h.t <= end + 0.6]
-        if len(rows) < 2:
-            return float("nan")
-        first = min(rows, key=lambda h: abs(h.t - start))
-        last = min(rows, key=lambda h: abs(h.t - end))
-        total = last.total_seconds - first.total_seconds
-        return (last.steal_seconds - first.steal_seconds) / total * 100 if total > 0 else float("nan")
+        return self._host_share(start, end, "steal_seconds")
 
     def per_second_cpu(self, component: str, start: float, end: float) -> list[float]:
         rows = [s for s in self.series(component) if start - 0.6 <= s.t <= end + 0.6]

@@ -31,7 +31,7 @@ from harness.db.target import current_server
 from harness.engine import prewarm as prewarming
 from harness.engine.driver import DriverProcess, LoadSettings
 from harness.engine.driver_summary import digest_summary
-from harness.engine.ladder_digest import KEPT_UP_SHARE
+from harness.engine.ladder_digest import step_judgement
 from harness.engine.pg_backends import BackendLedger, BackendShare
 from harness.engine.resources import Limits, ResourceGroup, Usage, new_group
 from harness.engine.sampler import Sampler
@@ -270,9 +270,7 @@ def _steps(drive: _Drive, sampler: Sampler, slo: Slo) -> list[dict[str, Any]]:
         latency = step.get("latency_ms") or {}
         requests = int(step["requests"])
         finished = int(step.get("finished_in_window", requests))
-        share = int(step["sys_errors"]) / requests if requests else 1.0
-        kept_up = finished / step_s >= KEPT_UP_SHARE * float(step["rate"]) and share < slo.max_sys_error_share
-        p99, mean = latency.get("p99"), latency.get("mean")
+        kept_up, slo_met = step_judgement(step, step_s, slo)
         memory = [sampler.window_memory(c, start, end) for c in drive.member.components]
         throttling = [sampler.window_throttling(c, start, end) for c in drive.member.components]
         shares = [t["throttled_share"] for t in throttling if t]
@@ -287,17 +285,10 @@ def _steps(drive: _Drive, sampler: Sampler, slo: Slo) -> list[dict[str, Any]]:
                 "ok": int(step["ok"]),
                 "sys_errors": int(step["sys_errors"]),
                 "late_sends": int(step["late_sends"]),
-                "p99_ms": p99,
-                "mean_ms": mean,
+                "p99_ms": latency.get("p99"),
+                "mean_ms": latency.get("mean"),
                 "kept_up": kept_up,
-                "slo_met": bool(
-                    kept_up
-                    and p99 is not None
-                    and p99 <= slo.p99_ms
-                    and mean is not None
-                    and mean <= slo.mean_ms
-                    and int(step["late_sends"]) == 0
-                ),
+                "slo_met": slo_met,
                 "instance_cpu_s": _finite(
                     sum(sampler.cpu_seconds_between(c, start, end) for c in drive.member.components)
                 ),

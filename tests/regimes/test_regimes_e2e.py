@@ -10,17 +10,14 @@ another run's reset dropped the database under one of these (a scaling probe fai
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
 import psutil
 import pytest
+from cli_run import run_bidbench
 
-from harness import paths
 from harness.db.cluster import EmbeddedCluster
 from harness.engine.instances import INSTANCE_MARKER
 from harness.record.folders import RunFolder, read_index
@@ -82,28 +79,7 @@ def private_db(scratch_cluster: EmbeddedCluster) -> str:
 
 
 def _bidbench(results: Path, database: str, *args: str) -> str:
-    """Runs `./bidbench <args>` with its results in `results`; returns its output. A command past the bound is
-    stopped with SIGINT (the CLI's own Ctrl-C cleanup stops its instances) and fails the test."""
-    env = dict(os.environ, BIDBENCH_RESULTS=str(results), BIDBENCH_DATABASE_URL=database, COLUMNS="200")
-    proc = subprocess.Popen(
-        [str(paths.ROOT / "bidbench"), *args],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
-        output, _ = proc.communicate(timeout=COMMAND_BOUND_S)
-    except subprocess.TimeoutExpired:
-        proc.send_signal(signal.SIGINT)
-        try:
-            output, _ = proc.communicate(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            output, _ = proc.communicate()
-        pytest.fail(f"./bidbench {' '.join(args)} ran past {COMMAND_BOUND_S:g} s:\n{output[-3000:]}")
-    assert proc.returncode == 0, output
-    return output
+    return run_bidbench(results, database, COMMAND_BOUND_S, *args)
 
 
 def _folders(results: Path, regime: str) -> list[tuple[dict[str, Any], RunFolder]]:

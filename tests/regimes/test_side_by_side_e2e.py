@@ -16,6 +16,7 @@ from typing import Any
 
 import psutil
 import pytest
+from cli_run import run_bidbench
 
 from harness import paths
 from harness.db.cluster import EmbeddedCluster
@@ -36,22 +37,7 @@ def private_db(scratch_cluster: EmbeddedCluster) -> str:
 
 
 def _bidbench(results: Path, database: str, *args: str) -> str:
-    env = dict(os.environ, BIDBENCH_RESULTS=str(results), BIDBENCH_DATABASE_URL=database, COLUMNS="220")
-    proc = subprocess.Popen(
-        [str(paths.ROOT / "bidbench"), *args],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
-        output, _ = proc.communicate(timeout=COMMAND_BOUND_S)
-    except subprocess.TimeoutExpired:
-        proc.send_signal(signal.SIGINT)
-        output, _ = proc.communicate(timeout=60)
-        pytest.fail(f"./bidbench {' '.join(args)} ran past {COMMAND_BOUND_S:g} s:\n{output[-3000:]}")
-    assert proc.returncode == 0, output
-    return output
+    return run_bidbench(results, database, COMMAND_BOUND_S, *args)
 
 
 def _instances_under(root: Path) -> list[int]:
