@@ -74,7 +74,7 @@ the ratios' CV over fresh starts.</p>
 <h2>Fresh starts</h2>
 <table><tr><th>folder</th><th>valid</th><th>why not</th></tr>
 {% for f in folders %}<tr><td>{{ f.folder }}</td><td>{{ 'yes' if f.valid else 'no' }}</td><td>{{ f.reason }}</td></tr>{% endfor %}</table>
-<p class="dim">Recompute all of this from the stored records: <code>./bidbench side-by-side --from FOLDER ...</code></p>
+<p class="dim">Recompute all of this from the stored records: <code>./bidbench side-by-side --from FOLDER --from FOLDER ...</code></p>
 </body></html>
 """
 

@@ -52,7 +52,8 @@ def register(app: typer.Typer) -> None:
         from_: Annotated[
             list[Path] | None,
             typer.Option(
-                "--from", help="Recompute from stored side-by-side folders (or a folder holding them)."
+                "--from",
+                help="Recompute from a stored side-by-side folder, or a folder holding several (repeatable).",
             ),
         ] = None,
         json_out: Annotated[

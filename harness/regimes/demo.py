@@ -134,7 +134,7 @@ def run_demo(results_dir: Path | None = None) -> int:
     console.print(f"demo finished: {phases.text()}")
     console.print(f"HTML report: {report}")
     console.print(
-        f"every fresh start is in {base_dir} (index.jsonl lists them); recompute with "
-        f"./bidbench side-by-side --from {' '.join(r['folder'] for r in records)}"
+        f"every fresh start is in {base_dir} (index.jsonl lists them); recompute with ./bidbench side-by-side "
+        + " ".join(f"--from {r['folder']}" for r in records)
     )
     return 0 if summary["valid"] >= 2 else 1
