@@ -61,10 +61,11 @@ PRESETS: dict[str, SideBySideSpec] = {
         cost_rates=3,
         step_s=3.0,
         capacity_precision=1.12,
-        capacity_max_runs=6,
+        capacity_max_runs=5,
         capacity_step_s=1.5,
         capacity_warmup_s=1.0,
-        prewarm_max_s=30.0,
+        # Three groups pre-warming at once share two cores; a fresh JVM's JIT goes idle later than alone.
+        prewarm_max_s=45.0,
     ),
     "cost-only": SideBySideSpec(capacity=False, cost_passes=3),
     "quick": SideBySideSpec(
