@@ -189,15 +189,27 @@ def _stop_own_drivers() -> None:
         child.kill()
 
 
-def _read_idle(members: list[_Member]) -> None:
-    """Each group's idle CPU over the same seconds, once all are idle: the cost fits' intercepts."""
+IDLE_READS = 3
+
+
+def _read_idle(members: list[_Member]) -> dict[str, list[float | None]]:
+    """Each group's idle CPU over the same seconds, once all are idle: the cost fits' intercepts. The
+    least of IDLE_READS readings: idle CPU is a floor that only transient work (a runtime collecting
+    garbage the moment it goes idle) lifts, and one lifted reading through a fit's intercept takes that
+    work off every step's cost."""
     for member in members:
         member.session.wait_idle(IDLE_WAIT_S)
     readers = {
         m.label: (lambda m=m: sum(i.group.cpu_seconds() for i in m.session.instances)) for m in members
     }
-    for label, pct in prewarming.idle_cpu_pcts(readers).items():
-        next(m for m in members if m.label == label).idle_pct = pct
+    readings: dict[str, list[float | None]] = {m.label: [] for m in members}
+    for _ in range(IDLE_READS):
+        for label, pct in prewarming.idle_cpu_pcts(readers, seconds=1.0).items():
+            readings[label].append(pct)
+    for member in members:
+        found = [v for v in readings[member.label] if v is not None]
+        member.idle_pct = min(found) if found else None
+    return readings
 
 
 @dataclass
@@ -541,7 +553,7 @@ def run_fresh_start(
         say("pre-warming together ...")
         _prewarm_together(members, spec)
         _check_alive(members, "the pre-warm")
-        _read_idle(members)
+        record["idle_readings_pct"] = _read_idle(members)
         record["idle_cpu_pct"] = {m.label: m.idle_pct for m in members}
         record["prewarm"] = {m.label: m.prewarm for m in members}
         server = current_server()
