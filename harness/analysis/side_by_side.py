@@ -33,7 +33,7 @@ METRICS: tuple[Metric, ...] = (
     Metric("stack_us", "app + PostgreSQL CPU per request", "µs", "lower"),
     Metric("db_us", "PostgreSQL CPU per request", "µs", "lower"),
     Metric("capacity_rps", "SLO capacity", "req/s", "higher"),
-    Metric("pss_mb", "memory per deployment", "MB", "lower"),
+    Metric("pss_mb", "memory per deployment", "MiB", "lower"),
 )
 
 
@@ -206,7 +206,7 @@ def ranking(summary: dict[str, Any], metric: Metric) -> str:
     if not rows:
         return "no figures"
     rows.sort(key=lambda row: row[1], reverse=metric.better == "higher")
-    digits = 1 if metric.unit == "MB" else 0
+    digits = 1 if metric.unit == "MiB" else 0
     parts = [f"{rows[0][0]} ({rows[0][1]:,.{digits}f} {metric.unit})"]
     for (before, _), (label, centre) in zip(rows, rows[1:], strict=False):
         interval, inverted = _pair(summary, label, before, metric.key)

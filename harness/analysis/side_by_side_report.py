@@ -152,7 +152,7 @@ def render(summary: dict[str, Any]) -> str:
             "label": label,
             "cells": [
                 value_text(
-                    (summary["groups"][label].get(m.key) or {}).get("interval"), 1 if m.unit == "MB" else 0
+                    (summary["groups"][label].get(m.key) or {}).get("interval"), 1 if m.unit == "MiB" else 0
                 )
                 for m in METRICS
             ],
@@ -201,7 +201,7 @@ def print_summary(summary: dict[str, Any], json_out: Path | None = None, html: P
         row = summary["groups"][label]
         cells = []
         for metric in METRICS:
-            text = value_text((row.get(metric.key) or {}).get("interval"), 1 if metric.unit == "MB" else 0)
+            text = value_text((row.get(metric.key) or {}).get("interval"), 1 if metric.unit == "MiB" else 0)
             if metric.key == "capacity_rps" and row.get("capacity_at_least"):
                 text += f" (+{len(row['capacity_at_least'])} lower bound(s))"
             cells.append(text)
