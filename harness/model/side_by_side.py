@@ -60,8 +60,8 @@ PRESETS: dict[str, SideBySideSpec] = {
     "demo": SideBySideSpec(
         cost_rates=3,
         step_s=3.0,
-        capacity_precision=1.12,
-        capacity_max_runs=5,
+        capacity_precision=1.16,
+        capacity_max_runs=4,
         capacity_step_s=1.5,
         capacity_warmup_s=1.0,
         # Three groups pre-warming at once share two cores; a fresh JVM's JIT goes idle later than alone.
@@ -139,8 +139,10 @@ class BracketSearch:
 
     def record(self, rate: float, met_slo: bool) -> str:
         """What the rung was: "pass", "fail" (confirmed), "retry" (a first failure, run again) or "stall"
-        (a retry that passed)."""
-        self.runs += 1
+        (a retry that passed). A retry does not count against `max_runs`: its rung is counted once, when
+        it is believed."""
+        if met_slo or self.retry == rate:
+            self.runs += 1
         if met_slo:
             outcome = "stall" if self.retry == rate else "pass"
             if outcome == "stall":

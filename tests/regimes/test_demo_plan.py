@@ -28,7 +28,9 @@ def test_the_demo_is_planned_to_fit_eight_minutes_after_set_up() -> None:
     # Every group's search runs at most capacity_max_runs rungs; a rung is its warm-up, its step, the
     # driver's start and the wait for the instance to go idle again.
     run_s = spec.capacity_warmup_s + spec.capacity_step_s + 1.5
-    capacity = len(IMPLS) * spec.capacity_max_runs * run_s
+    # A failing rung is run once more before it is believed (the retry is not counted in max_runs); the
+    # demos' searches retried 0-2 rungs per app, one on the whole.
+    capacity = len(IMPLS) * (spec.capacity_max_runs + 1) * run_s
     fresh_start = start_up + spec.prewarm_max_s + idle_read + sizing_step + cost_steps + capacity
     planned = plan.repetitions * fresh_start + 10.0  # the comparison and its report
     assert planned <= 8 * 60, f"the demo is planned at {planned / 60:.2f} min"
