@@ -12,7 +12,7 @@ import os
 import signal
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from harness import paths
@@ -87,6 +87,27 @@ class LoadSettings:
         if self.trace:
             env["BB_TRACE"] = str(trace_path)
         return env
+
+    def as_ladder(
+        self,
+        rates: tuple[float, ...],
+        step_s: float,
+        warmup_s: float,
+        stop_p99_ms: float = 0.0,
+        stop_after: int | None = None,
+    ) -> LoadSettings:
+        """This load as a ladder: the open model at each of `rates` for `step_s`, after `warmup_s`."""
+        return replace(
+            self,
+            model="open",
+            rate=rates[0],
+            steps=tuple(rates),
+            step_s=step_s,
+            duration_s=len(rates) * step_s,
+            warmup_s=warmup_s,
+            stop_p99_ms=stop_p99_ms,
+            stop_after=self.stop_after if stop_after is None else stop_after,
+        )
 
     def describe(self) -> str:
         if self.steps:

@@ -373,17 +373,8 @@ def _read_json(path: Path) -> Any:
 
 
 def _cost_load(base: LoadSettings, rates: tuple[float, ...], step_s: float, warmup_s: float) -> LoadSettings:
-    return replace(
-        base,
-        model="open",
-        rate=rates[0],
-        steps=rates,
-        step_s=step_s,
-        duration_s=len(rates) * step_s,
-        warmup_s=warmup_s,
-        warmup_from_rate=rates[0] / 2,
-        stop_p99_ms=0.0,
-    )
+    """Steps that never stop early (a cost step must run whatever its p99), ramping up from half the first."""
+    return replace(base.as_ladder(rates, step_s, warmup_s), warmup_from_rate=rates[0] / 2)
 
 
 def paired_steps(per_group: dict[str, list[dict[str, Any]]], host_max_pct: float) -> list[int]:

@@ -71,17 +71,7 @@ def _load(
     p99: float,
     stop_after: int = LoadSettings.stop_after,
 ) -> LoadSettings:
-    return replace(
-        base,
-        model="open",
-        rate=rates[0],
-        steps=rates,
-        step_s=step_s,
-        duration_s=len(rates) * step_s,
-        warmup_s=warmup_s,
-        stop_p99_ms=p99,
-        stop_after=stop_after,
-    )
+    return base.as_ladder(rates, step_s, warmup_s, p99, stop_after)
 
 
 def _instance_settings(base: RunPlan, settings: LadderSettings) -> dict[str, Any]:

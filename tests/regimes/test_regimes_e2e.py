@@ -18,7 +18,6 @@ import psutil
 import pytest
 from cli_run import run_bidbench
 
-from harness.db.cluster import EmbeddedCluster
 from harness.engine.instances import INSTANCE_MARKER
 from harness.record.folders import RunFolder, read_index
 from harness.regimes.capacity import MEASUREMENT_LIMITS, NO_CAPACITY, SearchSettings, round_rate
@@ -69,13 +68,6 @@ def _measured_soundly(verdict: dict[str, Any]) -> None:
     assert verdict["valid"] == (not failed), verdict
     assert failed <= MEASUREMENT_LIMITS, verdict["reasons"]
     assert bool(verdict["reasons"]) == bool(failed)
-
-
-@pytest.fixture(scope="module")
-def private_db(scratch_cluster: EmbeddedCluster) -> str:
-    """BIDBENCH_DATABASE_URL of a private cluster, for this module's commands only."""
-    scratch_cluster.up()
-    return scratch_cluster.url()
 
 
 def _bidbench(results: Path, database: str, *args: str) -> str:

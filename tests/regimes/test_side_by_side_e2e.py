@@ -19,7 +19,6 @@ import pytest
 from cli_run import run_bidbench
 
 from harness import paths
-from harness.db.cluster import EmbeddedCluster
 from harness.engine.driver import LoadSettings
 from harness.engine.instances import INSTANCE_MARKER
 from harness.engine.session import RunPlan
@@ -28,12 +27,6 @@ from harness.model.side_by_side import preset
 pytestmark = pytest.mark.slow
 
 COMMAND_BOUND_S = 420.0
-
-
-@pytest.fixture(scope="module")
-def private_db(scratch_cluster: EmbeddedCluster) -> str:
-    scratch_cluster.up()
-    return scratch_cluster.url()
 
 
 def _bidbench(results: Path, database: str, *args: str) -> str:
