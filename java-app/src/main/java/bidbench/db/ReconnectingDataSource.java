@@ -74,9 +74,15 @@ final class ReconnectingDataSource implements DataSource {
         delegate.setLogWriter(out);
     }
 
+    /**
+     * Ignored: HikariCP sets its 500 ms checkout attempt here (rounded up to 1 s), and pgjdbc would then
+     * give up on a database that accepts and never answers after 1 s with a "connection lost" error, so
+     * a silent database would read as a refusing one. pgjdbc's own {@code connectTimeout}, the same for
+     * every JAVA_POOL, stays the only bound on a connection attempt.
+     */
     @Override
-    public void setLoginTimeout(int seconds) throws SQLException {
-        delegate.setLoginTimeout(seconds);
+    public void setLoginTimeout(int seconds) {
+        // deliberately not passed on
     }
 
     @Override
