@@ -573,6 +573,8 @@ def run_fresh_start(
 
         sizing_rate = spec.sizing_rate_per_cpu * min(m.limit_cores() for m in members)
         say(f"sizing step: every group at {sizing_rate:,.0f} req/s ...")
+        # Map the backends the pre-warm opened now, not up to a mapping interval into the first step.
+        ledger.refresh()
         sizing = _drive_together(
             members,
             _cost_load(base, (sizing_rate,), spec.step_s, spec.sizing_warmup_s),
@@ -596,6 +598,7 @@ def run_fresh_start(
             f"cost steps: {len(rates)} steps of {spec.step_s:g} s at {', '.join(f'{r:,.0f}' for r in rates)} "
             "req/s, every group at once ..."
         )
+        ledger.refresh()
         cost = _drive_together(
             members, _cost_load(base, rates, spec.step_s, spec.warmup_s), sampler, folder, "cost", rng
         )

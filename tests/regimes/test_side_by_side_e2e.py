@@ -75,10 +75,13 @@ def test_two_apps_side_by_side_are_measured_in_the_same_seconds(tmp_path: Path, 
         for step in steps:
             # Each group's own CPU, its own share of PostgreSQL's and its driver's, in the step's seconds.
             assert step["instance_cpu_s"] is not None and step["instance_cpu_s"] > 0
-            assert step["db_cpu_s"] is not None and step["db_cpu_s"] > 0
+            assert step["db_cpu_s"] is not None and step["db_cpu_s"] >= 0
             assert step["loadgen_cpu_s"] is not None and step["loadgen_cpu_s"] > 0
             assert 0 <= step["steal_pct"] <= 100 and 0 <= step["host_busy_pct"] <= 100
         assert cost["backends"][label] >= 1
+        # A backend a group opens inside a step is mapped within seconds and counted from its birth, so
+        # one step may miss it; the group's share over its steps may not.
+        assert sum(s["db_cpu_s"] for s in steps) > 0
     # The steps of both groups began within a second of each other: the same seconds of the host.
     for node_step, php_step in zip(cost["steps"]["node"], cost["steps"]["php"], strict=True):
         assert abs(node_step["start_s"] - php_step["start_s"]) < 1.0
