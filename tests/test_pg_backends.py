@@ -10,7 +10,13 @@ import psutil
 import psycopg
 import pytest
 
-from harness.engine.pg_backends import BackendLedger, BackendShare, backend_cpu_seconds, backend_owners
+from harness.engine.pg_backends import (
+    BackendLedger,
+    BackendShare,
+    backend_cpu_seconds,
+    backend_owners,
+    server_processes,
+)
 
 
 def _port(url: str) -> int:
@@ -58,3 +64,11 @@ def test_the_ledger_counts_the_backend_cpu_of_the_work_asked_for(database_url: s
 
 def test_a_gone_process_has_no_cpu() -> None:
     assert backend_cpu_seconds(2**22 + 12345) is None
+
+
+def test_the_server_processes_hold_our_backend_whatever_cluster_it_is(database_url: str) -> None:
+    with psycopg.connect(database_url) as conn:
+        backend = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+        assert backend in server_processes()
+        owners = backend_owners(_port(database_url), {"tests": {os.getpid()}}, server_processes())
+        assert owners.get(backend) == "tests"

@@ -63,6 +63,17 @@ def _tcp(pid: int, table: Mapping[int, tuple[int, int]]) -> list[tuple[int, int]
     return [table[inode] for inode in _socket_inodes(pid) if inode in table]
 
 
+def server_processes() -> list[int]:
+    """Every process named like a PostgreSQL server process: the backends of whichever cluster listens
+    on the port asked about (an external or private cluster too, not only the embedded one). The port
+    decides which are ours; the name only keeps the socket reads to the server's processes."""
+    found = []
+    for proc in psutil.process_iter(["name"]):
+        if proc.info.get("name") in ("postgres", "postmaster"):
+            found.append(proc.pid)
+    return found
+
+
 def backend_owners(
     pg_port: int, group_pids: Mapping[str, set[int]], backend_pids: Iterable[int]
 ) -> dict[int, str]:

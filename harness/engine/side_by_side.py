@@ -32,7 +32,7 @@ from harness.engine import prewarm as prewarming
 from harness.engine.driver import DriverProcess, LoadSettings
 from harness.engine.driver_summary import digest_summary
 from harness.engine.ladder_digest import step_judgement
-from harness.engine.pg_backends import BackendLedger, BackendShare
+from harness.engine.pg_backends import BackendLedger, BackendShare, server_processes
 from harness.engine.resources import Limits, ResourceGroup, Usage, new_group
 from harness.engine.sampler import Sampler
 from harness.engine.session import RunPlan, Session, _copy_logs, _postgres_group
@@ -552,7 +552,7 @@ def run_fresh_start(
         ledger = BackendLedger(
             server.host_port[1],
             lambda: {m.label: {p for i in m.session.instances for p in i.group.pids()} for m in members},
-            lambda: postgres.pids() if postgres is not None else [],
+            server_processes,
         )
         ledger.start()
         components: dict[str, Any] = {}
