@@ -78,7 +78,7 @@ def postgres_adjusted(costs: Sequence[float | None], db_costs: Sequence[float | 
     """Each ladder's CPU cost per request with the host's share of the spread taken out: times the group's
     median PostgreSQL cost per request over the ladder's own. PostgreSQL runs the same statements for every
     request of one app, so its cost moves only with the host, and the app's and PostgreSQL's costs per ladder
-    follow each other closely (docs/lab/2026-11-26-host-adjusted-cost.md). The group's level
+    follow each other closely (the lab log (docs/lab/), host adjusted cost). The group's level
     stays the app's own, so it is comparable between apps only as the raw cost is. None for a ladder
     without both figures."""
     pairs = [

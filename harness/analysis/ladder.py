@@ -67,7 +67,7 @@ def cost_fit(
     the steps below saturation (past it, queued requests and CPU stop being proportional). With
     `idle_pct`, the CPU read with no load, the line goes through it and only the slope is fitted: a fitted
     intercept trades off against the slope (docs/method.md, "The intercept is the idle CPU";
-    docs/lab/2026-11-25-idle-cpu-intercept.md)."""
+    the lab log (docs/lab/), idle cpu intercept)."""
     rows = [s for s in below_saturation(steps) if _finite(s.get(cpu_key)) and s.get("completed")]
     if idle_pct is not None and _finite(idle_pct) and rows:
         return _cost_through_idle(rows, cpu_key, float(idle_pct))
@@ -158,7 +158,7 @@ def host_limited(step: Mapping[str, Any]) -> bool:
     late while the app had CPU to spare. Its SLO miss may be the host's, so it brackets nothing: with both cores
     busy near the rate this host can drive, java and node at 0.5 CPU broke there (docs/method.md, "7. Reading
     ladders"). Late sends from an app at its quota are the app's: a request waits for one of the driver's
-    connections, and an overloaded app holds them all (docs/lab/2026-11-26-late-sends-at-quota.md)."""
+    connections, and an overloaded app holds them all (the lab log (docs/lab/), late sends at quota)."""
     if step.get("valid") is False:
         return True
     return bool(step.get("late_sends")) and not at_quota(step.get("throttled_share"))

@@ -4,7 +4,7 @@ variants name (a JVM build, a tool)? Every refusal names the claim file's field.
 The CPU budget lives here, once. On one machine the load driver, PostgreSQL and the sampler share the
 cores with the instances. When one instance runs past its capacity, the driver and PostgreSQL together
 need about a core of their own, and at a whole core per instance on 2 cores every run was invalid
-(docs/method.md, "5. Leaving CPU for the driver and the database"; docs/lab/2026-11-25-sizing-and-layout.md).
+(docs/method.md, "5. Leaving CPU for the driver and the database"; the lab log (docs/lab/), sizing and layout).
 So a claim must leave the driver and the database at least one whole core: instances x cpus <= cores - 1
 (on 2 cores: at most 1 CPU of instances). The run-time check (harness/engine/session.py check_fits, 0.5
 core) only stops plans that cannot run at all; a claim needs runs that are valid, not merely possible.

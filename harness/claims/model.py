@@ -46,7 +46,7 @@ class Variant:
 class LadderShape:
     """A claim's ladder (harness/regimes/ladder.py LadderSettings): 6 steps of 2.5 s after a pre-warm of
     at most 40 s (a fresh JVM's JIT needs it; node and php settle much sooner) and a 3 s warm-up
-    (docs/lab/2026-11-26-demo-shape-and-calibration.md, "The claims' shape"). The shape is part of every stored
+    (the lab log (docs/lab/), demo shape and calibration, "The claims' shape"). The shape is part of every stored
     ladder's group key, so it stays what docs/replication/REPORT.md was run with (its `--from` recomputes
     match folders by that key). The demo and `ladder` run more, shorter steps (harness/regimes/demo.py):
     more steps below saturation give a steadier cost; the claims keep 6 of 2.5 s so that

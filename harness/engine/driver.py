@@ -20,8 +20,8 @@ from harness.engine.resources import ResourceGroup
 from harness.tools import toolchain
 
 # The warm-up of a fixed-rate run as `./bidbench run` and `./bidbench capacity`'s check make it, after the
-# pre-warm. 10 s was not enough at 0.5 CPU: fresh-start runs at a demo's capacities missed the SLO after
-# 10 s and held after 60 s (docs/lab/2026-11-22-capacity-search.md, "The warm-up of a fixed-rate run").
+# pre-warm. A short one was not enough under a fractional CPU limit: fresh-start runs near capacity
+# missed the SLO after it and held after this one (the lab log (docs/lab/), capacity search, "The warm-up of a fixed-rate run").
 FIXED_RATE_WARMUP_S = 60.0
 
 

@@ -3,7 +3,7 @@ steady state), before the first measured window.
 
 A fixed warm-up is too short for some runtimes and wasted on others: a fresh JVM keeps compiling well
 into a window at a rate where node and php have long settled (docs/method.md, "Pre-warm"; figures in
-docs/lab/2026-11-21-prewarm-settling-rule.md). So the load ramps from a tenth of the rate to the rate (a
+the lab log (docs/lab/), prewarm settling rule). So the load ramps from a tenth of the rate to the rate (a
 cold instance hit at full rate builds a backlog it takes many seconds to drain), then holds it until three
 consecutive 3 s blocks of per-second CPU agree (and a JVM's JIT compiler is idle), or the time limit is
 reached. Nothing here is stored as a run; the session records what the pre-warm did in every run's
@@ -23,7 +23,7 @@ RAMP_S = 4
 # Three blocks of 3 s: two blocks can agree on a JVM's way down from the quota, and its next window then
 # drifts; three do not. node and php are flat from the ramp's end, so shorter blocks end their pre-warm
 # sooner; blocks of 2 s are noisier than a JVM's plateau.
-# docs/lab/2026-11-21-prewarm-settling-rule.md, "Blocks".
+# the lab log (docs/lab/), prewarm settling rule, "Blocks".
 SETTLE_BLOCK_S = 3
 SETTLE_BLOCKS = 3
 JIT_BLOCK_S = 4
@@ -31,13 +31,13 @@ MAX_S = 60.0
 DRIVER_SLACK_S = 5.0
 # Of the first window's rate. At half its capacity a warm app runs well under its CPU limit, so an
 # instance pinned at the limit is still compiling.
-# docs/lab/2026-11-21-prewarm-settling-rule.md, "Half the first window's rate".
+# the lab log (docs/lab/), prewarm settling rule, "Half the first window's rate".
 RATE_SHARE = 0.5
 # The pre-warm's least rate, per CPU of the instances (never above the window's own rate), and a closed
 # model's rate (it has no rate to take half of). A JIT compiles a method after thousands of calls, so a
 # low rate leaves a fresh JVM cold while its CPU already reads as settled; every app here carries more
 # than 800 req/s per CPU, so this rate stays under its capacity.
-# docs/lab/2026-11-21-prewarm-settling-rule.md, "The least rate".
+# the lab log (docs/lab/), prewarm settling rule, "The least rate".
 MIN_RATE_PER_CPU = 800.0
 CLOSED_RATE_PER_CPU = MIN_RATE_PER_CPU
 MAX_DRIFT = 0.15
@@ -49,12 +49,12 @@ IDLE_WINDOW_S = 1.5
 "The intercept is the idle CPU")."""
 # Of the CPU limit. At half its capacity a warm app stays well under this share, and a JVM still compiling
 # sits above it for tens of seconds while its CPU falls slowly enough to look settled
-# (docs/lab/2026-11-21-prewarm-settling-rule.md, "Well under the limit").
+# (the lab log (docs/lab/), prewarm settling rule, "Well under the limit").
 WARM_MAX_SHARE = 0.65
 # Of wall time, over the last block: a runtime that reports its JIT compiler's time (the JVM) is warm when
 # it compiles less than this. CPU settling alone ended a fresh JVM's pre-warm while C2 still compiled, and
 # the ladders that followed spread their cost widely (docs/method.md, "Pre-warm").
-# docs/lab/2026-11-21-prewarm-settling-rule.md, "The JIT condition".
+# the lab log (docs/lab/), prewarm settling rule, "The JIT condition".
 JIT_MAX_SHARE = 0.01
 
 
@@ -155,7 +155,7 @@ def prewarm_until_steady(
     compiler's cumulative time, adds a condition: the last block compiled less than JIT_MAX_SHARE of its time."""
     record = PrewarmRecord(rate=rate)
     # The driver outlasts the cap, so the cap ends the pre-warm: a driver ending on the same second read
-    # as "the load generator ended before the CPU settled" (docs/lab/2026-11-21-prewarm-settling-rule.md).
+    # as "the load generator ended before the CPU settled" (the lab log (docs/lab/), prewarm settling rule).
     driver_s = max_s + DRIVER_SLACK_S
     start_rate, stages = ramp_stages(rate, driver_s)
     load = start_load(start_rate, stages, driver_s, scratch)

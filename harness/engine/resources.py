@@ -24,7 +24,7 @@ CGROUP_ROOT = Path("/sys/fs/cgroup")
 GROUP_PARENT = "bidbench"
 # The kernel's 100 ms CFS period. A 10 ms period was used before, to keep a stall after a burst short, but
 # it throttled bursts the apps could have absorbed, at a quarter of a core, and decided their p99 there
-# (docs/method.md, "The period"; docs/lab/2026-11-25-cfs-period-and-cpusets.md).
+# (docs/method.md, "The period"; the lab log (docs/lab/), cfs period and cpusets).
 # BIDBENCH_CFS_PERIOD_US overrides it; a plan may pin its own (Limits.cfs_period_us); the manifest records
 # each group's quota and period.
 CFS_PERIOD_US = int(os.environ.get("BIDBENCH_CFS_PERIOD_US", "100000"))

@@ -13,7 +13,7 @@ MAX_INSTANCE_CPUS = 1.0
 CORES_PER_INSTANCE = 4
 """A quarter of the cores per instance: on 2 cores the load driver and PostgreSQL then keep room to push an
 instance past its capacity with valid runs, which a whole core per instance did not leave them
-(docs/method.md, "5. Leaving CPU for the driver and the database"; docs/lab/2026-11-25-sizing-and-layout.md)."""
+(docs/method.md, "5. Leaving CPU for the driver and the database"; the lab log (docs/lab/), sizing and layout)."""
 
 
 def machine_cores() -> int:

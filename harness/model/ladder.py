@@ -14,10 +14,10 @@ class LadderSettings:
     warmup_s: float = 12.0
     """At the first step's rate, with the quota back after the pre-warm. A fresh JVM needs longer than 5 s to settle
     inside the quota again: with 5 s the first cost pass cost more per request than the later ones
-    (docs/method.md, "Warm-up after the pre-warm"; docs/lab/2026-11-26-settling-inside-quota.md)."""
+    (docs/method.md, "Warm-up after the pre-warm"; the lab log (docs/lab/), settling inside quota)."""
     prewarm_max_s: float = 60.0
     """The pre-warm ends sooner once CPU settles (and a JVM's JIT is idle): node and php settle far sooner than
-    a fresh JVM (harness/engine/prewarm.py; docs/lab/2026-11-25-prewarm-without-quota.md)."""
+    a fresh JVM (harness/engine/prewarm.py; the lab log (docs/lab/), prewarm without quota)."""
     prewarm_unlimited: bool = True
     """The pre-warm runs without the CPU quota (harness/engine/session.py RunPlan.prewarm_unlimited): inside
     0.5 CPU a fresh JVM's JIT compiler shares the quota with the requests, and JVMs were still compiling when
@@ -49,10 +49,10 @@ class LadderSettings:
     high: float = 2.0
     """The last step, as a share of the calibration's first failing rate. Well past it: a calibration's
     short steps, right after the pre-warm, break early, and a ladder stops three steps after its break anyway
-    (docs/lab/2026-11-26-demo-shape-and-calibration.md, "The calibration's top")."""
+    (the lab log (docs/lab/), demo shape and calibration, "The calibration's top")."""
     calibration_start_per_cpu: float = 800.0
     """The calibration's first rate per CPU of the instances. Every app here carries more than this per CPU
-    on the browse mix, so lower steps only cost time (docs/lab/2026-11-26-demo-shape-and-calibration.md,
+    on the browse mix, so lower steps only cost time (the lab log (docs/lab/), demo shape and calibration,
     "The calibration's start").
     A first step that already fails still sizes the ladder (`first_failing_rate`): from a quarter of it."""
     calibration_factor: float = 1.5

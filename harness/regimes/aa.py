@@ -43,7 +43,7 @@ AA_METRICS = (
 )
 DERIVED_FROM = {"normalized_throughput": "cpu_us_per_request"}
 """Normalized throughput (req/s per CPU %) is 10,000 / the CPU µs per request: testing both would count one
-finding twice (docs/method.md, "7. Reading ladders"; docs/lab/2026-11-26-demo-shape-and-calibration.md)."""
+finding twice (docs/method.md, "7. Reading ladders"; the lab log (docs/lab/), demo shape and calibration)."""
 SAME = "no significant difference"
 DIFFERS = "differs"
 

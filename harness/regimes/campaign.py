@@ -31,7 +31,7 @@ SESSION_REWARM_S = 4.0  # half of it ramps from the previous probe's rate (the d
 # itself. A JVM at 0.5 CPU needs about 10 s at the doubled rate before its CPU settles, and with a short
 # warm-up java's first probe failed at a rate the same instance held later; node and php settle within a
 # few seconds, and the rule is the same for all.
-# docs/lab/2026-11-22-capacity-search.md, "A search's first warm-up".
+# the lab log (docs/lab/), capacity search, "A search's first warm-up".
 FRESH_WARMUP_S = 15.0
 
 

@@ -47,7 +47,7 @@ class SearchSettings:
     """A search with a hint probes one hint_growth step below it first: its session's first window comes
     right after a fresh start, and at the hint itself (a rate the previous search held twice) that window
     often failed while the same rate held later in the same session; an overloaded window also slows the
-    next ones (docs/lab/2026-11-22-capacity-search.md, "Start one step below a hint")."""
+    next ones (the lab log (docs/lab/), capacity search, "Start one step below a hint")."""
     recheck_failing_edge: bool = True
     """Re-probe the failing edge late, after the edge trials; if it holds, bisect up to the next rate that
     failed above it (re-checked in its turn) or, if none did, search on upward. Each rate at most once."""
@@ -62,7 +62,7 @@ class SearchSettings:
     floor_probes: int = 3
     """Probes a search may take past its budget while none of its rates has held: a budget is for refining
     an edge, and a search with nothing held has no answer yet: one overloaded early in its budget would
-    answer 0 (docs/lab/2026-11-22-capacity-search.md, "A floor of probes")."""
+    answer 0 (the lab log (docs/lab/), capacity search, "A floor of probes")."""
 
     def budget(self, hint: float | None) -> int | None:
         return self.max_hinted_probes if hint else self.max_probes
@@ -240,7 +240,7 @@ def _search(
                 # past (jumping past it overloaded every probe after, each leaving a backlog for the
                 # next). That rate is re-checked in its turn, since it may be as stale (a cold JVM's
                 # failure would bound a warm one); each rate at most once.
-                # docs/lab/2026-11-22-capacity-search.md, "Re-checking the failing edge".
+                # the lab log (docs/lab/), capacity search, "Re-checking the failing edge".
                 good = bad
                 failed_above = [r for r, oks in results.items() if r > good and not _majority(oks)]
                 bad = min(failed_above, default=None)

@@ -14,7 +14,7 @@ last search (`confirm_in_session`, called by `run_capacity` when that search end
 afford the check, since a fresh start with its pre-warm costs tens of seconds. Every window warms up
 `warmup_s` at its rate (ramping from the previous rate), after the instances have worked off any backlog,
 as a fresh start's run would; not the search's short re-warm. After an overloaded window an app can stay
-slower for a few seconds (docs/lab/2026-11-22-capacity-search.md, "After an overloaded window").
+slower for a few seconds (the lab log (docs/lab/), capacity search, "After an overloaded window").
 """
 
 from __future__ import annotations

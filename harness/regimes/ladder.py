@@ -112,7 +112,7 @@ def calibrate(
         **_instance_settings(base, settings),
     )
     # The pre-warm's least rate per CPU, not the calibration's first step: a JVM pre-warmed lower broke
-    # early in its calibration (docs/lab/2026-11-21-prewarm-settling-rule.md, "The least rate").
+    # early in its calibration (the lab log (docs/lab/), prewarm settling rule, "The least rate").
     rate = prewarming.MIN_RATE_PER_CPU * cpus * prewarm_factor(settings)
     outcome = run_one(plan, prewarm_rate=min(rates[-1], rate), quiet=quiet)
     failing = first_failing_rate(outcome.metrics)
@@ -211,7 +211,7 @@ def ladder_plan(
 
 
 # Of the calibration's break. Near the break an instance is pinned at its CPU limit, which the pre-warm
-# reads as still warming, and every pre-warm ran to its cap (docs/lab/2026-11-25-prewarm-without-quota.md).
+# reads as still warming, and every pre-warm ran to its cap (the lab log (docs/lab/), prewarm without quota).
 PREWARM_SHARE_OF_BREAK = 0.5
 # Without the quota nothing is pinned at a limit, and a JIT compiles a method after a number of calls, so
 # the pre-warm runs at twice the rate, and a fresh JVM settles with its JIT idle well before the cap it ran to
