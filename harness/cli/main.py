@@ -29,7 +29,7 @@ from harness.tools import toolchain
 app = typer.Typer(
     help=(
         "bidbench: compare Java, Node.js and PHP implementations of one auction service, fairly.\n\n"
-        "Start with `./bidbench demo` (everything, about 10 minutes) or `./bidbench test` (the test suites). "
+        "Start with `./bidbench demo` (everything, about 7 minutes once installed) or `./bidbench test` (the test suites). "
         "Both install what they need. Results go to results/."
     ),
     no_args_is_help=True,
@@ -491,10 +491,9 @@ def licences(
 @app.command()
 def demo() -> None:
     """The main job, from a fresh clone: install the tools, seed the embedded PostgreSQL, build the three
-    apps, then run load ladders (a calibration and 3 ladders per app, interleaved; each ladder steps the rate
-    from well below to past the SLO), java with 2 instances for scaling, and the noise floor (the load driver
-    against a static responder), then print the comparison and write an HTML report under results/. About
-    10 minutes on 2 cores once the tools are installed; every run is kept in results/."""
+    apps, then compare java, node and php side by side (3 fresh starts, each measuring all three in the
+    same seconds, then each one's capacity in turns), print the comparison and write it as JSON and HTML
+    under results/. About 7 minutes on 2 cores once the tools are installed; every fresh start is kept."""
     from harness.regimes.demo import run_demo
 
     raise typer.Exit(run_demo())
