@@ -68,6 +68,8 @@ class RequestSpec:
     """`raw:` the whole request as bytes (method and path then only name it in reports)."""
     half_close: bool = False
     """`half_close: true`: the client shuts down its sending side after the request (client.RawRequest)."""
+    pieces: int = 1
+    """`pieces: N` (raw requests): written in N parts with a pause between them (client.RawRequest)."""
 
     def raw(self) -> RawRequest:
         return RawRequest(
@@ -79,6 +81,7 @@ class RequestSpec:
             declared_length=self.declared_length,
             raw=self.raw_bytes,
             half_close=self.half_close,
+            pieces=self.pieces,
         )
 
     @property
@@ -195,12 +198,14 @@ def parse_request(raw: Any, where: str) -> RequestSpec:
     if not isinstance(raw, dict):
         raise CaseError(f"{where}: request must be a mapping")
     unknown = set(raw) - {
-        "method", "path", "headers", "body", "chunked", "declared_length", "raw", "half_close",
+        "method", "path", "headers", "body", "chunked", "declared_length", "raw", "half_close", "pieces",
     }  # fmt: skip
     if unknown:
         raise CaseError(f"{where}: unknown request keys {sorted(unknown)}")
     if "raw" in raw:
         return _parse_raw_request(raw, where)
+    if "pieces" in raw:
+        raise CaseError(f"{where}: pieces goes only with raw (the request written byte for byte)")
     method = raw.get("method")
     path = raw.get("path")
     if not isinstance(method, str) or not method or not isinstance(path, str) or not path.startswith("/"):
@@ -229,18 +234,23 @@ def parse_request(raw: Any, where: str) -> RequestSpec:
 
 def _parse_raw_request(raw: dict[str, Any], where: str) -> RequestSpec:
     """`raw: <body parts>`: the request's bytes exactly; method and path default to the request line's."""
-    extra = set(raw) - {"raw", "method", "path", "half_close"}
+    extra = set(raw) - {"raw", "method", "path", "half_close", "pieces"}
     if extra:
         raise CaseError(
-            f"{where}: a raw request takes only raw, method, path and half_close, not {sorted(extra)}"
+            f"{where}: a raw request takes only raw, method, path, half_close and pieces, not {sorted(extra)}"
         )
+    pieces = raw.get("pieces", 1)
+    if not isinstance(pieces, int) or isinstance(pieces, bool) or not 1 <= pieces <= 64:
+        raise CaseError(f"{where}: pieces must be a whole number from 1 to 64, not {pieces!r}")
     data = decode_body(raw["raw"], f"{where}.raw")
     if not data:
         raise CaseError(f"{where}: raw is empty")
     words = data.split(b"\r\n", 1)[0].split(b"\n", 1)[0].decode("latin-1").split(" ")
     method = str(raw.get("method") or words[0] or "RAW")
     path = str(raw.get("path") or (words[1] if len(words) > 1 else "/"))
-    return RequestSpec(method, path, (), b"", raw_bytes=data, half_close=bool(raw.get("half_close", False)))
+    return RequestSpec(
+        method, path, (), b"", raw_bytes=data, half_close=bool(raw.get("half_close", False)), pieces=pieces
+    )
 
 
 def expand_generators(value: Any) -> Any:

@@ -44,6 +44,9 @@ class RawRequest:
     half_close: bool = False
     """Shut down the sending side once the request is written (a client that will send nothing more, e.g.
     after a body shorter than its Content-Length), then read the answer, if any."""
+    pieces: int = 1
+    """Write the request in this many parts, with a short pause between them, so the server reads its
+    head in parts as it does from a slow or busy client."""
 
     def has_header(self, name: str) -> bool:
         return any(k.lower() == name.lower() for k, _ in self.headers)
@@ -293,7 +296,11 @@ class Connection:
         started = time.monotonic()
         sender: threading.Thread | None = None
         try:
-            if len(body) <= _INLINE_BODY_MAX:
+            if req.pieces > 1:
+                _send_in_pieces(sock, head + body, req.pieces)
+                if req.half_close:
+                    sock.shutdown(socket.SHUT_WR)
+            elif len(body) <= _INLINE_BODY_MAX:
                 sock.sendall(head + body)
                 if req.half_close:
                     sock.shutdown(socket.SHUT_WR)
@@ -317,6 +324,17 @@ class Connection:
         elif response.closed or not keep_alive:
             self.close()
         return response
+
+
+_PIECE_PAUSE_S = 0.02
+
+
+def _send_in_pieces(sock: socket.socket, data: bytes, pieces: int) -> None:
+    step = max(1, -(-len(data) // pieces))
+    for start in range(0, len(data), step):
+        if start:
+            time.sleep(_PIECE_PAUSE_S)
+        sock.sendall(data[start : start + step])
 
 
 def _send_quietly(sock: socket.socket, data: bytes) -> None:

@@ -77,7 +77,11 @@ def _check_step(
     step_problems: list[str] = []
     if not exp.accepts(response.status):
         wanted = " or ".join(str(s) for s in exp.statuses or (exp.status,))
-        step_problems.append(f"status {response.status}, expected {wanted}")
+        # The answer's own words name the refusal (which check, which parser limit): keep them.
+        said = (response.body or b"")[:200]
+        step_problems.append(
+            f"status {response.status}, expected {wanted}" + (f" ({said!r})" if said else "")
+        )
     if exp.connection == "open" and response.closed:
         step_problems.append(
             "the server closed the connection (or said Connection: close); it must stay open"

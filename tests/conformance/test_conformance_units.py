@@ -321,6 +321,53 @@ def test_closed_without_answer_is_told_apart_from_a_broken_answer() -> None:
     thread.join(5)
 
 
+def test_a_request_in_pieces_reaches_the_server_in_parts() -> None:
+    """`pieces: N` writes N parts with a pause between them, so the server's reads see them apart."""
+    server = socket.create_server(("127.0.0.1", 0))
+    reads: list[bytes] = []
+
+    def run() -> None:
+        conn, _ = server.accept()
+        with conn:
+            received = b""
+            while not received.endswith(b"\r\n\r\n"):
+                data = conn.recv(65536)
+                if not data:
+                    break
+                reads.append(data)
+                received += data
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        server.close()
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    raw = b"GET /health HTTP/1.1\r\nX-Big: " + b"a" * 600 + b"\r\n\r\n"
+    response = send(
+        f"http://127.0.0.1:{server.getsockname()[1]}", RawRequest("GET", "/health", raw=raw, pieces=4)
+    )
+    thread.join(5)
+    assert response.status == 200
+    assert b"".join(reads) == raw and len(reads) == 4, [len(r) for r in reads]
+
+
+@pytest.mark.parametrize(
+    ("request_yaml", "refusal"),
+    [
+        ("{method: GET, path: '/health', pieces: 2}", "pieces goes only with raw"),
+        ('{raw: "GET / HTTP/1.1\\r\\n\\r\\n", pieces: 0}', "pieces must be a whole number"),
+        ('{raw: "GET / HTTP/1.1\\r\\n\\r\\n", pieces: true}', "pieces must be a whole number"),
+    ],
+)
+def test_pieces_is_refused_where_it_means_nothing(tmp_path: Path, request_yaml: str, refusal: str) -> None:
+    _write(
+        tmp_path,
+        "a.yaml",
+        f"cases:\n  - name: c\n    request: {request_yaml}\n    expect: {{status: 200, body: {{}}}}\n",
+    )
+    with pytest.raises(cases.CaseError, match=refusal):
+        cases.load_sessions(tmp_path)
+
+
 def test_a_kept_connection_expectation_needs_a_shared_connection(tmp_path: Path) -> None:
     _write(
         tmp_path,
