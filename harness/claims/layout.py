@@ -100,7 +100,12 @@ def preflight(claim: Claim, size: Size, cores: int | None = None) -> None:
     """Raise ClaimError naming every field that stops this claim from running validly here; runs nothing."""
     if not claim.runnable:
         return
-    problems = layout_problems(claim, size, cores or machine_cores()) + availability_problems(claim, size)
+    from harness.claims.side_by_side import fit_problems, group_problems, is_side_by_side
+
+    cores = cores or machine_cores()
+    problems = layout_problems(claim, size, cores) + availability_problems(claim, size)
+    if is_side_by_side(claim):
+        problems += group_problems(claim) + fit_problems(claim, size, size_name(claim, size), cores)
     if problems:
         origin = claim.path or claim.id
         raise ClaimError(f"{origin}: cannot run here, nothing was run:\n  - " + "\n  - ".join(problems))

@@ -70,6 +70,9 @@ class Size:
     impls: tuple[str, ...] | None = None
     instances: int = 1
     ladder: LadderShape = field(default_factory=LadderShape)
+    preset: str = ""
+    """design side-by-side: the side-by-side preset its fresh starts run (harness/model/side_by_side.py
+    PRESETS), fixed in the YAML like the repetitions; the schema requires it with that design."""
 
 
 @dataclass(frozen=True)
@@ -235,6 +238,7 @@ def _size(data: dict[str, Any]) -> Size:
         impls=tuple(data["impls"]) if "impls" in data else None,
         instances=int(data.get("instances", 1)),
         ladder=LadderShape(**data.get("ladder", {})),
+        preset=str(data.get("preset", "")),
     )
 
 
@@ -292,7 +296,13 @@ def load_file(path: Path, schema: dict[str, Any] | None = None) -> Claim:
     except yaml.YAMLError as exc:
         raise ClaimError(f"{path}: not valid YAML: {exc}") from exc
     validate(data, schema or load_schema(path.parent), str(path))
-    return from_dict(data, path)
+    claim = from_dict(data, path)
+    from harness.claims.side_by_side import group_problems
+
+    problems = group_problems(claim)
+    if problems:
+        raise ClaimError(f"{path}: invalid claim file:\n  - " + "\n  - ".join(problems))
+    return claim
 
 
 def load_all(directory: Path | None = None) -> list[Claim]:

@@ -116,7 +116,10 @@ def _plan(claim: Claim, size: Size, cell: Cell, group: str, repetition: int) -> 
 def cell_group(claim: Claim, size: Size, cell: Cell) -> str:
     """The group key of a cell's runs (what the results index and each manifest record)."""
     from harness.claims import ladders
+    from harness.claims import side_by_side as sbs
 
+    if sbs.is_side_by_side(claim):
+        return sbs.key_of(size, sbs.lineup_of(claim, size, cell))
     if claim.regime == "ladder":
         return ladders.group_of(size, cell)
     name = campaign_for(claim, size)
@@ -128,6 +131,14 @@ def run_experiment(claim: Claim, size: Size, results_dir: Path | None = None) ->
     from harness.regimes.campaign import Campaign
 
     todo = cells(claim, size)
+    if claim.design == "side-by-side":
+        from harness.claims import side_by_side as sbs
+
+        console.print(
+            f"claim {claim.id}: {len(sbs.lineups(claim, size))} line-up(s) of {len(todo)} cells side by side x "
+            f"{size.repetitions} fresh starts (preset {size.preset})"
+        )
+        return sbs.run(claim, size, results_dir, on_run=lambda line: console.print(f"  {line}"))
     if claim.regime == "ladder":
         from harness.claims import ladders
 
@@ -277,6 +288,10 @@ def estimate(
 
     counted = set() if counted is None else counted
     todo = cells(claim, size)
+    if claim.design == "side-by-side":
+        from harness.claims import side_by_side as sbs
+
+        return sbs.starts_left(claim, size, results_dir, counted)
     if claim.regime == "ladder":
         return ladders.starts_left(size, todo, results_dir, counted)
     per_run = ladders.START_OVERHEAD_S + 15.0 + max(size.warmup_s, FRESH_WARMUP_S) + size.duration_s
@@ -316,6 +331,13 @@ def from_folders(claim: Claim, folders: list[Path]) -> tuple[Size, bool, Observa
             continue
         group = (regime.group if regime else None) or ""
         runs.append((folder, manifest, group, (regime.repetition if regime else None) or 0))
+    if claim.design == "side-by-side":
+        from harness.claims import side_by_side as sbs
+
+        missing = [f.run_id for f, *_ in runs if not f.has(sbs.RECORD)]
+        if missing:
+            raise ValueError(f"{claim.id} runs side by side; no {sbs.RECORD} in {', '.join(missing)}")
+        return sbs.from_records(claim, [(f.run_id, g, r, f.read_json(sbs.RECORD)) for f, _, g, r in runs])
     best: tuple[int, bool] = (-1, True)
     for quick in (True, False):
         size = claim.size(quick)

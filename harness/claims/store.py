@@ -36,6 +36,7 @@ def verdict_record(claim: Claim, size: Size, quick: bool, verdict: ClaimVerdict)
         "source": claim.source_text(),
         "published": claim.source.get("published", ""),
         "metric": claim.metric,
+        "design": claim.design,
         "size": "quick" if quick else "full",
         "settings": asdict(size),
         "created_utc": utc_now(),

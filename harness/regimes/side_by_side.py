@@ -5,7 +5,7 @@ one after another, each measuring all groups together (harness/engine/side_by_si
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -39,14 +39,22 @@ def run(
     results_dir: Path | None = None,
     say: Callable[[str], None] = lambda _: None,
     rule: Callable[[str], None] = lambda _: None,
+    comparison: str | None = None,
+    only: Collection[int] | None = None,
 ) -> list[dict[str, Any]]:
     """`repetitions` fresh starts; each stored whatever happens. A group that cannot start in the first
     fresh start will not start in the next: the comparison stops there, naming it, and stores nothing as
-    a comparison."""
+    a comparison. A claim gives its own `comparison` key and runs `only` the repetitions it has not
+    stored yet (harness/claims/side_by_side.py), so an interrupted claim resumes instead of starting over."""
     check_fits(groups)
-    comparison = f"{'+'.join(g.label for g in groups)}/{name}/{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"
+    comparison = (
+        comparison
+        or f"{'+'.join(g.label for g in groups)}/{name}/{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"
+    )
     records = []
     for repetition in range(repetitions):
+        if only is not None and repetition not in only:
+            continue
         rule(f"fresh start {repetition + 1} of {repetitions}")
         outcome = run_fresh_start(
             groups,

@@ -145,7 +145,7 @@ def _variant(tmp_path: Path, base: str, **fields: Any) -> Path:
 
 
 def test_a_layout_over_the_budget_is_refused_naming_the_field(tmp_path: Path) -> None:
-    claim = load_file(_variant(tmp_path, "thesis-table-7.2", cpus=1.5), load_schema(tmp_path))
+    claim = load_file(_variant(tmp_path, "thesis-fig-7.5", cpus=1.5), load_schema(tmp_path))
     with pytest.raises(ClaimError) as err:
         preflight(claim, claim.quick, cores=2)
     text = str(err.value)
@@ -212,7 +212,7 @@ def _cli() -> typer.Typer:
 @pytest.mark.parametrize(
     ("base", "fields", "field"),
     [
-        ("thesis-table-7.2", {"cpus": 1.5}, "experiment/variants/0/cpus"),
+        ("thesis-fig-7.5", {"cpus": 1.5}, "experiment/variants/0/cpus"),
         ("freire-jvm-builds", {"jvm": "/usr/lib/jvm/no-such-jdk"}, "experiment/variants/0/jvm"),
         ("thesis-6.4-pg-native", {"tools": ["nosuchtool"]}, "experiment/variants/0/tools/0"),
         ("thesis-table-7.2", {"name": "Bad Name"}, "experiment/variants/0/name"),
@@ -286,7 +286,12 @@ def test_shared_ladders_are_counted_once() -> None:
 
 
 def _fake_folder(
-    results: Path, claim: Any, cell: Any, repetition: int, cost: float, regime: str = "ladder"
+    results: Path,
+    claim: Any,
+    cell: Any,
+    repetition: int,
+    cost: float,
+    regime: str = "ladder",
 ) -> str:
     run_id = f"2026T{repetition}-{cell.impl}-{cell.variant.name}-{regime}-{claim.id}"
     folder = results / run_id
@@ -307,7 +312,8 @@ def _fake_folder(
 
 
 def test_a_verdict_is_recomputed_from_stored_folders_alone(tmp_path: Path) -> None:
-    claim = find("pereira-energy-ranking")
+    # Pereira runs side by side (tests/claims/test_claims_side_by_side.py); here its ladders, run apart.
+    claim = replace(find("pereira-energy-ranking"), design="apart")
     costs = {"java": [300.0, 305.0, 298.0], "node": [420.0, 430.0, 425.0], "php": [700.0, 690.0, 710.0]}
     ids = []
     for cell in runner.cells(claim, claim.quick):
@@ -342,11 +348,11 @@ def test_a_verdict_is_recomputed_from_stored_folders_alone(tmp_path: Path) -> No
 
 
 def test_the_cli_recomputes_with_from(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    claim = find("httparena-jvm-vs-php-fpm")
+    claim = find("thesis-table-7.2-instances")
+    costs = {"java": [300.0, 303.0, 298.0, 305.0], "java-x2": [302.0, 300.0, 301.0, 304.0]}
     ids = []
     for cell in runner.cells(claim, claim.quick):
-        for rep in range(4):
-            cost = (300.0 + rep) * (1.75 if cell.impl == "php" else 1.0)
+        for rep, cost in enumerate(costs[cell.variant.name]):
             ids.append(_fake_folder(tmp_path, claim, cell, rep, cost))
     monkeypatch.setattr(paths, "RESULTS", tmp_path)
     result = CliRunner().invoke(

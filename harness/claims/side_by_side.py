@@ -1,0 +1,338 @@
+"""Claims whose variants run side by side (`design: side-by-side`; docs/method.md, "Side by side").
+
+A claim's variants become the groups of one side-by-side fresh start (harness/regimes/side_by_side.py):
+started together, pre-warmed together, measured in the same seconds of the host. Each fresh start is a
+block: every row's ratio is paired by it (harness/claims/verdict.py pairs values that carry the same
+`block`), so the host's drift, which moves every group alike, cancels in the ratio instead of widening it.
+
+Which cells share a fresh start (a "line-up"): when every variant names its app (java against node), all
+of them; when none does (log levels, JVM builds, pools), the variants of one app, one line-up per app.
+Rows only ever compare cells of one line-up, so every row is paired.
+
+The line-up's key depends only on what its groups run and on the side-by-side settings, never on the
+claim, so claims that need the same groups (java and node at their defaults) share their fresh starts,
+as ladder claims share their ladders; an interrupted claim resumes from results/index.jsonl.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.claims.model import Claim, Size
+
+DESIGN = "side-by-side"
+GROUP_PREFIX = "claims-side-by-side"
+
+METRIC_FIGURES: dict[str, str] = {
+    "cpu_us_per_request": "app_us",
+    "db_us_per_request": "db_us",
+    "memory_per_instance_mb": "pss_mb",
+    "capacity_rps": "capacity_rps",
+}
+"""The claim metrics a side-by-side fresh start measures, and its figure that is each (harness/analysis/
+side_by_side.py `figures`): the app's CPU per request through its idle CPU, its share of PostgreSQL's,
+its memory and its capacity. A latency, a saturation throughput or a utilization has no side-by-side
+figure: the groups share the host, and only quantities read below saturation stay each group's own.
+claims/claim.schema.json refuses any other metric with this design (tests/claims/test_claims_side_by_side.py
+keeps the two lists equal)."""
+
+START_S = 8.0
+"""Per group and fresh start, besides the pre-warm and the steps: its start, the database reset, its stop."""
+
+
+@dataclass(frozen=True)
+class Lineup:
+    """The cells that run together in every fresh start of a side-by-side claim."""
+
+    impl: str
+    """The one app of a per-app line-up; "" when the variants name their apps."""
+    cells: tuple[Any, ...]
+
+    @property
+    def labels(self) -> list[str]:
+        return [cell.variant.name for cell in self.cells]
+
+
+def is_side_by_side(claim: Claim) -> bool:
+    return claim.design == DESIGN
+
+
+def lineups(claim: Claim, size: Size) -> list[Lineup]:
+    from harness.claims.runner import cells
+
+    todo = cells(claim, size)
+    if all(v.impl is not None for v in claim.variants):
+        return [Lineup("", tuple(todo))]
+    return [
+        Lineup(impl, tuple(c for c in todo if c.impl == impl)) for impl in dict.fromkeys(c.impl for c in todo)
+    ]
+
+
+def spec_for(size: Size) -> Any:
+    from harness.model.side_by_side import preset
+
+    return preset(size.preset)
+
+
+def group_problems(claim: Claim) -> list[str]:
+    """Why this claim's variants cannot be the groups of one fresh start, each naming its field; empty
+    when they can (or when the claim runs apart). Machine-independent: the fit on this machine's cores is
+    layout_problems' (harness/claims/layout.py)."""
+    if not is_side_by_side(claim) or not claim.runnable:
+        return []
+    from harness.model.side_by_side import PRESETS
+
+    problems = []
+    pinned = [v.impl is not None for v in claim.variants]
+    if any(pinned) and not all(pinned):
+        problems.append(
+            "experiment/variants: side by side needs every variant to name its app (one fresh start holds "
+            "them all) or none to (one fresh start per app); these mix both"
+        )
+    # The groups share one database and one limit per group: what differs between them must be the app's.
+    for name, what in (
+        ("with_indexes", "the indexes belong to the one database every group of a fresh start shares"),
+        ("cpus", "every group of a fresh start runs under the same CPU limit"),
+        ("instances", "every group of a fresh start runs the same number of instances"),
+    ):
+        values = {getattr(v, name) for v in claim.variants}
+        if len(values) > 1:
+            first = getattr(claim.variants[0], name)
+            index = next(k for k, v in enumerate(claim.variants) if getattr(v, name) != first)
+            problems.append(
+                f"experiment/variants/{index}/{name}: the variants differ in {name} ({sorted(map(str, values))}), "
+                f"so they cannot run side by side: {what}. Run this claim apart (design: apart)"
+            )
+    for which, size in (("quick", claim.quick), ("full", claim.full)):
+        if size.preset not in PRESETS:
+            problems.append(
+                f"experiment/{which}/preset: {size.preset!r} is not a side-by-side preset "
+                f"({', '.join(PRESETS)})"
+            )
+        elif claim.metric == "capacity_rps" and not PRESETS[size.preset].capacity:
+            problems.append(
+                f"experiment/{which}/preset: {size.preset!r} runs no capacity rungs, and the metric is capacity_rps"
+            )
+    return problems
+
+
+def fit_problems(claim: Claim, size: Size, which: str, cores: int) -> list[str]:
+    """Every line-up's groups and the drivers' reserve must fit this machine (the engine's own rule)."""
+    from harness.claims import ladders
+    from harness.model.side_by_side import fits
+
+    problems = []
+    for lineup in lineups(claim, size):
+        cell = lineup.cells[0]
+        problem = fits(
+            len(lineup.cells), ladders.cell_cpus(size, cell), ladders.cell_instances(size, cell), cores
+        )
+        if problem:
+            problems.append(
+                f"experiment/{which}/cpus: {claim.id} runs {', '.join(lineup.labels)} side by side"
+                f"{f' ({lineup.impl})' if lineup.impl else ''}: {problem} Scale it down and say how in "
+                "scaled_down, or run it apart"
+            )
+    return problems
+
+
+def fingerprint(size: Size, lineup: Lineup) -> dict[str, Any]:
+    """What a fresh start of this line-up runs: each group as a ladder of it would (the ladder's own
+    shape and method aside), and the side-by-side settings."""
+    from harness.claims import ladders
+    from harness.engine.side_by_side import RECORD_VERSION
+
+    groups = []
+    for cell in lineup.cells:
+        found = ladders.fingerprint(size, cell)
+        for key in ("method", "ladder"):
+            found.pop(key)
+        groups.append({"label": cell.variant.name, **found})
+    return {"record": RECORD_VERSION, "groups": groups, "spec": asdict(spec_for(size))}
+
+
+def key_of(size: Size, lineup: Lineup) -> str:
+    digest = hashlib.sha256(json.dumps(fingerprint(size, lineup), sort_keys=True).encode()).hexdigest()[:10]
+    impls = "+".join(dict.fromkeys(c.impl for c in lineup.cells))
+    return f"{GROUP_PREFIX}/{impls}/{digest}"
+
+
+def lineup_of(claim: Claim, size: Size, cell: Any) -> Lineup:
+    for lineup in lineups(claim, size):
+        if any(c.impl == cell.impl and c.variant.name == cell.variant.name for c in lineup.cells):
+            return lineup
+    raise KeyError(f"{cell.impl}/{cell.variant.name}")
+
+
+def groups_of(size: Size, lineup: Lineup, results_dir: Path | None) -> list[Any]:
+    from dataclasses import replace
+
+    from harness.claims import ladders
+    from harness.engine.side_by_side import Group
+
+    key = key_of(size, lineup)
+    return [
+        Group(cell.variant.name, replace(ladders.base_plan(size, cell, results_dir), group=key))
+        for cell in lineup.cells
+    ]
+
+
+def observe(
+    claim: Claim, size: Size, lineup: Lineup, run_id: str, record: Mapping[str, Any]
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """Each cell's value of the claim's metric from one side-by-side record, keyed by the fresh start
+    (`block`), the pairing key of the verdict. A fresh start that is not valid gives no value for any
+    group: its figures are not from steps every group shared."""
+    from harness.analysis.side_by_side import figures
+    from harness.claims import ladders
+
+    found = figures(dict(record))
+    valid = bool(record.get("valid"))
+    key = METRIC_FIGURES[claim.metric]
+    capacity = record.get("capacity") or {}
+    out = {}
+    for cell in lineup.cells:
+        label = cell.variant.name
+        value = (found.get(label) or {}).get(key)
+        if value is not None and claim.metric == "memory_per_instance_mb":
+            value = value / ladders.cell_instances(size, cell)
+        bound = None
+        if claim.metric == "capacity_rps" and value is None:
+            reached = ((capacity.get(label) or {}).get("capacity")) or {}
+            bound = reached.get("rps") if reached and not reached.get("bracketed") else None
+        out[(cell.impl, label)] = {
+            "valid": valid and (value is not None or bound is not None),
+            "value": value if valid else None,
+            "at_least": bound if valid else None,
+            "run": run_id,
+            "block": run_id,
+        }
+    return out
+
+
+def run(
+    claim: Claim,
+    size: Size,
+    results_dir: Path | None = None,
+    on_run: Callable[[str], None] = lambda _: None,
+) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """Every repetition of every line-up, interleaved (java's fresh start, node's, php's, java's, ...),
+    reusing every stored one."""
+    from harness.claims import ladders
+    from harness.record.folders import RunFolder
+    from harness.regimes import side_by_side as regime
+
+    spec = spec_for(size)
+    observations: dict[tuple[str, str], list[dict[str, Any]]] = {
+        (c.impl, c.variant.name): [] for lineup in lineups(claim, size) for c in lineup.cells
+    }
+    for repetition in range(size.repetitions):
+        for lineup in lineups(claim, size):
+            key = key_of(size, lineup)
+            entry = ladders.stored(key, repetition, results_dir)
+            if entry is None:
+                (record,) = regime.run(
+                    groups_of(size, lineup, results_dir),
+                    spec,
+                    size.repetitions,
+                    name=claim.id,
+                    results_dir=results_dir,
+                    comparison=key,
+                    only={repetition},
+                    say=on_run,
+                )
+                folder = RunFolder(Path(record["folder"]))
+                state = "valid" if record.get("valid") else f"not valid: {record.get('reason')}"
+                on_run(
+                    f"{'+'.join(lineup.labels)} fresh start {repetition + 1}/{size.repetitions}: {state} "
+                    f"-> {folder.path.name}"
+                )
+            else:
+                folder = RunFolder(Path(entry["path"]))
+                record = folder.read_json(RECORD)
+            for cell_key, seen in observe(claim, size, lineup, folder.run_id, record).items():
+                observations[cell_key].append(seen)
+    return observations
+
+
+RECORD = "side-by-side.json"
+
+
+def fresh_start_s(size: Size, groups: int) -> float:
+    """One fresh start of `groups` groups at this size's preset, at its longest (the pre-warm at its cap,
+    every capacity rung run and retried once)."""
+    spec = spec_for(size)
+    seconds = (
+        START_S * groups
+        + spec.prewarm_max_s
+        + 3.0  # the idle CPU, read three times for a second
+        + spec.sizing_warmup_s
+        + spec.step_s
+        + spec.warmup_s
+        + spec.cost_step_count * spec.step_s
+    )
+    if spec.capacity:
+        seconds += groups * spec.capacity_max_runs * 2 * (spec.capacity_warmup_s + spec.capacity_step_s)
+    return seconds
+
+
+def starts_left(
+    claim: Claim, size: Size, results_dir: Path | None, counted: set[tuple[str, int]]
+) -> tuple[float, int, int]:
+    """(seconds, fresh starts to run, fresh starts stored); `counted` carries the fresh starts an earlier
+    claim of the same replicate already planned, so shared line-ups are counted once."""
+    from harness.claims import ladders
+
+    seconds, to_run, done = 0.0, 0, 0
+    for lineup in lineups(claim, size):
+        key = key_of(size, lineup)
+        for repetition in range(size.repetitions):
+            if (key, repetition) in counted:
+                continue
+            counted.add((key, repetition))
+            if ladders.stored(key, repetition, results_dir) is None:
+                seconds += fresh_start_s(size, len(lineup.cells))
+                to_run += 1
+            else:
+                done += 1
+    return seconds, to_run, done
+
+
+def from_records(
+    claim: Claim, runs: list[tuple[str, str, int, Mapping[str, Any]]]
+) -> tuple[Size, bool, dict[tuple[str, str], list[dict[str, Any]]]]:
+    """Observations from stored side-by-side records alone: (run id, comparison key, repetition, record)
+    each, matched to a line-up of the quick or the full size by its key. Raises ValueError naming the
+    records that belong to no line-up of this claim."""
+    from dataclasses import replace
+
+    best: tuple[int, bool] = (-1, True)
+    for quick in (True, False):
+        size = claim.size(quick)
+        keys = {key_of(size, lineup) for lineup in lineups(claim, size)}
+        score = sum(1 for _, key, _, _ in runs if key in keys)
+        if score > best[0]:
+            best = (score, quick)
+    quick = best[1]
+    size = claim.size(quick)
+    by_key = {key_of(size, lineup): lineup for lineup in lineups(claim, size)}
+    strays = [run_id for run_id, key, _, _ in runs if key not in by_key]
+    if strays:
+        raise ValueError(
+            f"{len(strays)} folder(s) belong to no side-by-side line-up of {claim.id} (quick or full size): "
+            + ", ".join(strays)
+        )
+    reps = max((r for _, _, r, _ in runs), default=-1) + 1
+    size = replace(size, repetitions=max(reps, 1))
+    observations: dict[tuple[str, str], list[dict[str, Any]]] = {
+        (c.impl, c.variant.name): [] for lineup in by_key.values() for c in lineup.cells
+    }
+    for run_id, key, _, record in sorted(runs, key=lambda item: item[2]):
+        for cell_key, seen in observe(claim, size, by_key[key], run_id, record).items():
+            observations[cell_key].append(seen)
+    return size, quick, observations
