@@ -106,6 +106,9 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
             values = [f[label][metric.key] for f in per_start if f.get(label, {}).get(metric.key)]
             groups[label][metric.key] = {
                 "values": values,
+                # Aligned with the valid fresh starts (None where this one gave no figure), so an order can
+                # be read within each fresh start.
+                "per_fresh_start": [f.get(label, {}).get(metric.key) or None for f in per_start],
                 "interval": log_interval(values).to_json() if values else None,
             }
         lower_bounds = [((r.get("capacity") or {}).get(label) or {}).get("capacity") or {} for r in valid]
@@ -207,32 +210,37 @@ def ranking(summary: dict[str, Any], metric: Metric) -> str:
         return "no figures"
     rows.sort(key=lambda row: row[1], reverse=metric.better == "higher")
     digits = 1 if metric.unit == "MiB" else 0
-    parts = [f"{rows[0][0]} ({rows[0][1]:,.{digits}f} {metric.unit})"]
+    parts = [f"{rows[0][0]} ({positive_text(rows[0][1], digits)} {metric.unit})"]
     for (before, _), (label, centre) in zip(rows, rows[1:], strict=False):
         interval, inverted = _pair(summary, label, before, metric.key)
         if interval is None:
-            parts.append(f"? {label} ({centre:,.{digits}f}, not paired)")
+            parts.append(f"? {label} ({positive_text(centre, digits)}, not paired)")
             continue
         ratio = 1 / interval["centre"] if inverted else interval["centre"]
         sign = ("<" if metric.better == "lower" else ">") if differs(interval) else "≈"
-        parts.append(f"{sign} {label} ({centre:,.{digits}f}, x{ratio:.2f})")
+        parts.append(f"{sign} {label} ({positive_text(centre, digits)}, x{positive_text(ratio, 2)})")
     return " ".join(parts)
 
 
 def sure(summary: dict[str, Any], metric: Metric) -> tuple[bool, str]:
     """One plain answer: is every neighbour in the ranking told apart, and did the order hold in every
     fresh start?"""
-    rows = [
-        (label, ((summary["groups"][label].get(metric.key) or {}).get("values")) or [])
-        for label in summary["groups_compared"]
-    ]
-    counts = {len(values) for _, values in rows}
-    if len(counts) != 1 or not counts or min(counts) < 2:
-        return False, "not sure: fewer than 2 fresh starts measured every group"
-    n = counts.pop()
-    orders = {
-        tuple(sorted((label for label, _ in rows), key=lambda lab: dict(rows)[lab][k])) for k in range(n)
+    labels = summary["groups_compared"]
+    aligned = {
+        label: (summary["groups"][label].get(metric.key) or {}).get("per_fresh_start") or []
+        for label in labels
     }
+    starts = min((len(values) for values in aligned.values()), default=0)
+    complete = [k for k in range(starts) if all(aligned[label][k] for label in labels)]
+    n = len(complete)
+    if n < 2:
+        if metric.key == "capacity_rps":
+            return False, (
+                f"not sure: only {n} of {starts} fresh starts found every group's capacity (the others gave "
+                "some group only a lower bound)"
+            )
+        return False, f"not sure: every group gave a figure in only {n} of {starts} fresh starts"
+    orders = {tuple(sorted(labels, key=lambda lab: aligned[lab][k])) for k in complete}
     held = len(orders) == 1
     pairs_apart = all(
         differs((pair.get(metric.key) or {}).get("interval")) for pair in summary["pairs"].values()
@@ -244,13 +252,26 @@ def sure(summary: dict[str, Any], metric: Metric) -> tuple[bool, str]:
     return False, f"not sure: the order changed between fresh starts ({len(orders)} different orders in {n})"
 
 
+def positive_text(value: float, digits: int) -> str:
+    """A positive figure at `digits` decimals; one too small for them is "<0.001" (or "<1"), never a zero
+    that reads as a cost, capacity or ratio of nothing. Zero or less is printed as it is: a fault to see."""
+    step = 10.0**-digits
+    if 0 < value < step / 2:
+        return f"<{step:.{digits}f}"
+    return f"{value:,.{digits}f}"
+
+
 def ratio_text(interval: dict[str, Any] | None) -> str:
     if not interval:
         return "-"
     low, high = interval.get("low"), interval.get("high")
     cv = interval.get("cv_pct")
-    bounds = f" [{low:.3f}, {high:.3f}]" if low is not None and high is not None else " (n < 2: no interval)"
-    return f"{interval['centre']:.3f}{bounds}" + (f", CV {cv:.1f} %" if cv is not None else "")
+    bounds = (
+        f" [{positive_text(low, 3)}, {positive_text(high, 3)}]"
+        if low is not None and high is not None
+        else " (n < 2: no interval)"
+    )
+    return f"{positive_text(interval['centre'], 3)}{bounds}" + (f", CV {cv:.1f} %" if cv is not None else "")
 
 
 def value_text(interval: dict[str, Any] | None, digits: int = 0) -> str:
@@ -258,9 +279,12 @@ def value_text(interval: dict[str, Any] | None, digits: int = 0) -> str:
         return "-"
     low, high = interval.get("low"), interval.get("high")
     cv = interval.get("cv_pct")
-    fmt = f"{{:,.{digits}f}}"
-    bounds = f" [{fmt.format(low)}, {fmt.format(high)}]" if low is not None and high is not None else ""
-    return fmt.format(interval["centre"]) + bounds + (f", CV {cv:.1f} %" if cv is not None else "")
+    bounds = (
+        f" [{positive_text(low, digits)}, {positive_text(high, digits)}]"
+        if low is not None and high is not None
+        else ""
+    )
+    return positive_text(interval["centre"], digits) + bounds + (f", CV {cv:.1f} %" if cv is not None else "")
 
 
 def verdict_line(label: str, baseline: str, metric: Metric, interval: dict[str, Any] | None) -> str:
@@ -272,11 +296,11 @@ def verdict_line(label: str, baseline: str, metric: Metric, interval: dict[str, 
         word = "more" if centre > 1 else "less"
         return (
             f"{label} vs {baseline}, {metric.label}: {label} has {abs(centre - 1) * 100:.1f} % {word} "
-            f"(ratio {centre:.3f}, 95 % interval {low:.3f}-{high:.3f}): a difference"
+            f"(ratio {centre:.3f}, 95 % interval {positive_text(low, 3)} to {positive_text(high, 3)}): a difference"
         )
     return (
         f"{label} vs {baseline}, {metric.label}: no difference shown (ratio {centre:.3f}, 95 % interval "
-        f"{low:.3f}-{high:.3f} contains 1)"
+        f"{positive_text(low, 3)} to {positive_text(high, 3)} contains 1)"
     )
 
 
@@ -300,7 +324,7 @@ def aa_check(summary: dict[str, Any]) -> list[str]:
         contains = interval["low"] <= 1 <= interval["high"]
         inside = AA_BAND[0] <= interval["low"] and interval["high"] <= AA_BAND[1]
         lines.append(
-            f"A/A {metric.label}: B/A {interval['centre']:.3f} [{interval['low']:.3f}, {interval['high']:.3f}]; "
+            f"A/A {metric.label}: B/A {ratio_text(interval)}; "
             f"contains 1: {'yes' if contains else 'NO'}; within [{AA_BAND[0]}, {AA_BAND[1]}]: "
             f"{'yes' if inside else 'NO'}"
         )

@@ -5,6 +5,7 @@ a dot per fresh start), the paired ratios, the host, and every fresh start with 
 from __future__ import annotations
 
 import base64
+import csv
 import io
 import json
 from pathlib import Path
@@ -79,6 +80,19 @@ the ratios' CV over fresh starts.</p>
 """
 
 
+def how_sure(summary: dict[str, Any]) -> str:
+    """One plain sentence over the four answers: which ones held, and why the others are not sure."""
+    verdicts = [(metric, *sure(summary, metric)) for metric in METRICS if metric.key in QUESTIONS]
+    unsure = [(metric, why) for metric, ok, why in verdicts if not ok]
+    if not unsure:
+        return f"Sure of all {len(verdicts)} answers: {verdicts[0][2].removeprefix('sure: ')}."
+    if len(unsure) == len(verdicts):
+        return f"Not sure of any answer: {unsure[0][1].split(': ', 1)[-1]}."
+    held = [metric.label for metric, ok, _ in verdicts if ok]
+    reasons = "; ".join(f"{metric.label}: {why.split(': ', 1)[-1]}" for metric, why in unsure)
+    return f"Sure of {len(held)} of {len(verdicts)} answers ({', '.join(held)}); not sure of {reasons}."
+
+
 def _chart(summary: dict[str, Any], metric: Metric) -> str | None:
     labels = summary["groups_compared"]
     rows = [(label, summary["groups"][label].get(metric.key) or {}) for label in labels]
@@ -141,7 +155,6 @@ def render(summary: dict[str, Any]) -> str:
                 "sure": sure(summary, metric)[1],
             }
         )
-    headline = METRICS[0]
     charts = [
         {"alt": m.label, "png": png}
         for m in METRICS
@@ -174,7 +187,7 @@ def render(summary: dict[str, Any]) -> str:
         valid=summary["valid"],
         fresh_starts=summary["fresh_starts"],
         answers=answers,
-        how_sure=sure(summary, headline)[1],
+        how_sure=how_sure(summary),
         charts=charts,
         metrics=METRICS,
         group_rows=group_rows,
@@ -188,6 +201,90 @@ def write_html(summary: dict[str, Any], path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(render(summary), encoding="utf-8")
     return path
+
+
+def _digits(metric: Metric) -> int:
+    return 1 if metric.unit == "MiB" else 0
+
+
+def markdown(summary: dict[str, Any]) -> str:
+    """The answers, how sure, each group's figures and the paired ratios as Markdown."""
+    lines = [
+        f"# Side by side: {', '.join(summary['groups_compared'])}",
+        "",
+        f"{summary['valid']} valid of {summary['fresh_starts']} fresh starts.",
+        "",
+    ]
+    lines += [f"- **{QUESTIONS[m.key]}:** {ranking(summary, m)}" for m in METRICS if m.key in QUESTIONS]
+    lines += ["", f"How sure: {how_sure(summary)}", "", "## Figures per group", ""]
+    lines.append("| group | " + " | ".join(f"{m.label} ({m.unit})" for m in METRICS) + " |")
+    lines.append("|---" * (len(METRICS) + 1) + "|")
+    for label in summary["groups_compared"]:
+        cells = [
+            value_text((summary["groups"][label].get(m.key) or {}).get("interval"), _digits(m))
+            for m in METRICS
+        ]
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    lines += ["", "## Paired ratios", "", "| ratio | " + " | ".join(m.label for m in METRICS) + " |"]
+    lines.append("|---" * (len(METRICS) + 1) + "|")
+    for name, pair in summary["pairs"].items():
+        cells = [ratio_text((pair.get(m.key) or {}).get("interval")) for m in METRICS]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines += ["", host_text(summary), ""]
+    lines += [f"- invalid fresh start {bad['folder']}: {bad['reason']}" for bad in summary["invalid"]]
+    return "\n".join(lines) + "\n"
+
+
+def write_csv(summary: dict[str, Any], path: Path) -> Path:
+    """One row per group or ratio and metric: its geometric mean, 95 % interval, CV and count."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rows: list[tuple[str, str, str, dict[str, Any] | None]] = []
+    for label in summary["groups_compared"]:
+        for m in METRICS:
+            rows.append((label, m.key, m.unit, (summary["groups"][label].get(m.key) or {}).get("interval")))
+    for name, pair in summary["pairs"].items():
+        for m in METRICS:
+            rows.append((name, m.key, "ratio", (pair.get(m.key) or {}).get("interval")))
+    with path.open("w", newline="", encoding="utf-8") as out:
+        writer = csv.writer(out)
+        writer.writerow(
+            ["group_or_ratio", "metric", "unit", "n", "geometric_mean", "ci_low", "ci_high", "cv_pct"]
+        )
+        for name, key, unit, interval in rows:
+            interval = interval or {}
+            writer.writerow(
+                [name, key, unit]
+                + [
+                    "" if interval.get(field) is None else interval[field]
+                    for field in ("n", "centre", "low", "high", "cv_pct")
+                ]
+            )
+    return path
+
+
+def write_outputs(
+    summary: dict[str, Any],
+    *,
+    json_out: Path | None = None,
+    html: Path | None = None,
+    markdown_out: Path | None = None,
+    csv_out: Path | None = None,
+) -> list[Path]:
+    """Every file asked for, from the one summary."""
+    written = []
+    if json_out:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps(summary, indent=2))
+        written.append(json_out)
+    if html:
+        written.append(write_html(summary, html))
+    if markdown_out:
+        markdown_out.parent.mkdir(parents=True, exist_ok=True)
+        markdown_out.write_text(markdown(summary), encoding="utf-8")
+        written.append(markdown_out)
+    if csv_out:
+        written.append(write_csv(summary, csv_out))
+    return written
 
 
 def print_summary(summary: dict[str, Any], json_out: Path | None = None, html: Path | None = None) -> None:
@@ -224,14 +321,11 @@ def print_summary(summary: dict[str, Any], json_out: Path | None = None, html: P
     for metric in METRICS:
         if metric.key in QUESTIONS:
             console.print(f"- {QUESTIONS[metric.key]}: {ranking(summary, metric)}")
-    console.print(f"- How sure: {sure(summary, METRICS[0])[1]}")
+    console.print(f"- How sure: {how_sure(summary)}")
     for line in aa_check(summary):
         console.print(f"- {line}")
     console.print(host_text(summary))
     for bad in summary["invalid"]:
         console.print(f"[yellow]invalid fresh start[/] {bad['folder']}: {bad['reason']}")
-    if json_out:
-        json_out.write_text(json.dumps(summary, indent=2))
-        console.print(f"wrote {json_out}")
-    if html:
-        console.print(f"HTML report: {write_html(summary, html)}")
+    for path in write_outputs(summary, json_out=json_out, html=html):
+        console.print(f"HTML report: {path}" if path == html else f"wrote {path}")

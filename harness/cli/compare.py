@@ -118,7 +118,13 @@ def main(argv: Sequence[str] | None = None, console: Console | None = None) -> i
     console = console or Console(width=None if sys.stdout.isatty() else 160)
     err = Console(stderr=True)
     started = time.monotonic()
-    if _side_by_side(args.paths, console) and not _has_other_runs(args.paths):
+    other_runs = _has_other_runs(args.paths)
+    try:
+        side_by_side = _side_by_side(args, console, write=not other_runs)
+    except ValueError as exc:
+        err.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
+        return 2
+    if side_by_side and not other_runs:
         return 0
     try:
         comparison = compare(
@@ -163,16 +169,43 @@ def main(argv: Sequence[str] | None = None, console: Console | None = None) -> i
     return 0
 
 
-def _side_by_side(paths: Sequence[str], console: Console) -> bool:
-    """Side-by-side fresh starts among the paths are compared as such, one comparison per run of them."""
+def _side_by_side(args: argparse.Namespace, console: Console, write: bool) -> bool:
+    """Side-by-side fresh starts among the paths are compared as such, one comparison per run of them.
+    With nothing else to compare, the files asked for are theirs (one comparison only: two would write
+    the same file); beside other runs, the files stay the other runs' and `side-by-side --from` writes these."""
     from harness.analysis.side_by_side import by_comparison, load_records, summarize
-    from harness.analysis.side_by_side_report import print_summary
+    from harness.analysis.side_by_side_report import print_summary, write_outputs
 
-    folders = [Path(p) for p in paths if Path(p).is_dir()]
+    folders = [Path(p) for p in args.paths if Path(p).is_dir()]
     grouped = by_comparison(load_records(folders))
+    files = {
+        "json_out": args.json,
+        "html": args.html,
+        "markdown_out": args.markdown,
+        "csv_out": args.csv,
+    }
+    asked = {key: Path(value) for key, value in files.items() if value}
+    if write and asked and len(grouped) > 1:
+        raise ValueError(
+            f"these folders hold {len(grouped)} side-by-side comparisons ({', '.join(grouped)}); give the "
+            "folders of one to write files"
+        )
     for name, records in grouped.items():
         console.rule(f"side by side: {name}")
-        print_summary(summarize(records))
+        summary = summarize(records)
+        if not args.quiet:
+            print_summary(summary)
+        if write:
+            for path in write_outputs(summary, **asked):
+                console.print(f"wrote {path}", markup=False, soft_wrap=True)
+        elif asked:
+            console.print(
+                "The files asked for hold the other runs; this comparison's: ./bidbench side-by-side "
+                + " ".join(f"--from {r['folder']}" for r in records)
+                + " --json FILE --html FILE",
+                markup=False,
+                soft_wrap=True,
+            )
     return bool(grouped)
 
 
@@ -181,7 +214,8 @@ def _has_other_runs(paths: Sequence[str]) -> bool:
 
     for raw in paths:
         path = Path(raw)
-        if path.is_file():
+        if path.is_file() or not path.exists():
+            # compare() reads it, or says why it cannot
             return True
         candidates = [path] if is_run_folder(path) else [p for p in path.iterdir() if is_run_folder(p)]
         if any(not (p / SIDE_BY_SIDE_RECORD).exists() for p in candidates):

@@ -150,3 +150,25 @@ def test_an_aa_comparison_is_checked_against_its_band() -> None:
     assert len(lines) == 2
     assert all("contains 1: yes" in line and "within [0.97, 1.03]: yes" in line for line in lines)
     assert aa_check(summarize([_record(1.0), _record(1.1)])) == []
+
+
+def test_the_order_is_read_within_each_fresh_start_a_lower_bound_leaves() -> None:
+    """A lower-bound capacity drops one fresh start from one group: the order is judged on the fresh
+    starts that found every group's capacity, not on lists that no longer line up."""
+    lower = {"rps": 1400.0, "bracketed": False}
+    records = [_record(1.0), _record(1.1, php_capacity=lower), _record(0.95), _record(1.05)]
+    ok, sentence = sure(summarize(records), METRICS[3])
+    assert ok and "all 3 fresh starts" in sentence
+    ok, sentence = sure(summarize([_record(1.0), _record(1.1, php_capacity=lower)]), METRICS[3])
+    assert not ok and "only 1 of 2 fresh starts found every group's capacity" in sentence
+
+
+def test_how_sure_is_one_sentence_over_the_four_answers() -> None:
+    from harness.analysis.side_by_side_report import how_sure
+
+    lower = {"rps": 1400.0, "bracketed": False}
+    assert how_sure(summarize([_three(h, 1.3) for h in (1.0, 1.1, 0.95)])).startswith("Sure of all 4 answers")
+    mixed = summarize([_record(1.0, php_capacity=lower), _record(1.1, php_capacity=lower), _record(0.9)])
+    sentence = how_sure(mixed)
+    assert sentence.startswith("Sure of 3 of 4 answers") and "not sure of SLO capacity" in sentence
+    assert sentence.count(".") == 1
