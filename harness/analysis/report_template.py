@@ -114,7 +114,8 @@ TEMPLATE = r"""<!DOCTYPE html>
   <h2>Statistics in detail</h2>
   <p class="explain">With three or more implementations, an analysis of variance (ANOVA) first asks whether any
   of them differ at all; a post-hoc test (Tukey HSD, or Games-Howell when the groups' variances differ) then says
-  which pairs do. Groups sharing a letter are not significantly different (the notation of seed 004).</p>
+  which pairs do. Groups sharing a letter are not significantly different (the notation of Freire et al., “Experimental study for evaluating the performance of Java virtual machines in
+  application integration”, Tables 5-7).</p>
   {{ render_table(anova, collapsed=anova.rows|length > 15) }}
   {{ render_table(details, collapsed=True) }}
   {{ render_table(ratios, collapsed=True) }}

@@ -47,7 +47,7 @@ class Interval:
 
 @dataclass
 class Summary:
-    """Descriptive statistics of one group for one metric (seed 002 §3.6: mean, sd, quartiles, margin)."""
+    """Descriptive statistics of one group for one metric (the STEP paper, §3.6: mean, sd, quartiles, margin)."""
 
     label: str
     values: tuple[float, ...]
@@ -238,7 +238,7 @@ class PairTest:
 
 @dataclass
 class Omnibus:
-    """The 3+-group test (seed 004 Tables 2-4: GL = df, QM = mean square, overall mean, CV)."""
+    """The 3+-group test (Freire et al., Tables 2-4: GL = df, QM = mean square, overall mean, CV)."""
 
     test: str
     statistic: float
@@ -331,7 +331,7 @@ def mann_whitney_floor(n_a: int, n_b: int) -> float:
 
 
 def compact_letters(order: Sequence[str], differs: set[frozenset[str]]) -> dict[str, str]:
-    """Compact letter display (seed 004 Tables 5-7): groups sharing a letter do not differ significantly.
+    """Compact letter display (Freire et al., Tables 5-7): groups sharing a letter do not differ significantly.
 
     Insert-and-absorb: start with one letter for all; split every letter that holds a significantly
     different pair; drop letters contained in others; name letters in the order of `order` (by mean).

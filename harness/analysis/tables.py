@@ -2,12 +2,12 @@
 they print, records feed the CSV; table_render.py lays them out.
 
 - the benchstat-like verdict table, one per comparison set (docs/design.md §8)
-- per-group details with the compact letter display (seed 004 Tables 5-7) and the ANOVA table (Tables 2-4)
+- per-group details with the compact letter display (Freire et al. Tables 5-7) and the ANOVA table (Tables 2-4)
 - the ratios between implementations with bootstrap CIs
-- utilized CPU per instance count (thesis Table 7.1), throughput per CPU % (Table 7.2), memory vs CPU
-  (fig 7.5), the RUBiS QoS table per user count (seed 001 §7), the db/app breakdown from Server-Timing
-  per request type (STEP Tables 1, 3) and per user count or payload size (seed 000 Tables 4, 6),
-  application exceptions vs system errors per user count (seed 002 Table 6), the USL fit
+- utilized CPU per instance count (Zeng's thesis Table 7.1), throughput per CPU % (Table 7.2), memory vs
+  CPU (fig 7.5), the RUBiS QoS table per user count (Spacco and Pugh §7), the db/app breakdown from Server-Timing
+  per request type (STEP Tables 1, 3) and per user count or payload size (STEP chapter Tables 4, 6),
+  application exceptions vs system errors per user count (STEP paper Table 6), the USL fit
 - the runs used and the runs excluded, with reasons
 
 Nothing here invents a number: every cell is computed from metrics.json, the load summary or a fit.
@@ -24,6 +24,7 @@ from harness.analysis import format as fmt
 from harness.analysis import table_model as cell
 from harness.analysis.load import Run, as_float, get_path
 from harness.analysis.metrics import ALL_METRICS
+from harness.analysis.sources import FREIRE, RUBIS, STEP_CHAPTER, STEP_PAPER, ZENG_THESIS, cite
 from harness.analysis.stats import MetricResult, PairTest, Summary, stable_seed, summarize
 from harness.analysis.table_model import Cell, Table
 
@@ -221,8 +222,8 @@ def details_table(comparison: Comparison) -> Table:
         rows,
         f"Mean with its t-interval; median with its order-statistic interval ('b': a bootstrap interval, n too "
         f"small for order statistics); {comparison.confidence:.0%} confidence. Letters (3+ groups): groups "
-        "that share a letter do not differ significantly (seed 004 Tables 5-7).",
-        "seed 002 §3.6, seed 004",
+        "that share a letter do not differ significantly (as in Freire et al., Tables 5-7).",
+        f"{cite(STEP_PAPER, '§3.6')}; {cite(FREIRE, 'Tables 5-7')}",
     )
 
 
@@ -278,10 +279,10 @@ def anova_table(comparison: Comparison) -> Table:
         "Analysis of variance (3 or more groups)",
         columns,
         rows,
-        "Like seed 004 Tables 2-4: degrees of freedom, mean squares, the overall mean and the coefficient of "
+        "Like Freire et al., Tables 2-4: degrees of freedom, mean squares, the overall mean and the coefficient of "
         "variation (sqrt(MS error) / mean). 'ns': not significant. Levene's test (median-centred) chooses the "
         "path: equal variances -> ANOVA and Tukey HSD; unequal -> Welch's ANOVA and Games-Howell.",
-        "seed 004",
+        cite(FREIRE, "Tables 2-4"),
         notes=notes,
         empty="no comparison has three or more groups",
     )
@@ -419,7 +420,7 @@ def cpu_utilization_table(comparison: Comparison) -> Table:
         rows,
         f"CPU % is the CPU time of every instance's process tree over wall time; the maximum is instances x "
         f"CPU limit x 100; utilized = CPU % / maximum. Mean with {comparison.confidence:.0%} CI, from {source}.",
-        "seed 003 Table 7.1",
+        cite(ZENG_THESIS, "Table 7.1"),
         records,
     )
 
@@ -477,7 +478,7 @@ def normalized_table(comparison: Comparison) -> Table:
             if any((r.metrics or {}).get("ladder") is not None for r in runs)
             else ""
         ),
-        "seed 003 Table 7.2",
+        cite(ZENG_THESIS, "Table 7.2"),
         records,
     )
 
@@ -558,7 +559,7 @@ def memory_table(comparison: Comparison) -> Table:
         rows,
         f"Memory per instance is the steady-state PSS (RSS where PSS is unavailable) after warm-up. Mean with "
         f"{comparison.confidence:.0%} CI, from {source}.",
-        "seed 003 figure 7.5",
+        cite(ZENG_THESIS, "figure 7.5"),
         records,
     )
 
@@ -666,7 +667,7 @@ def qos_table(comparison: Comparison) -> Table:
         "From each run's load summary (metrics.json when absent): max over runs, request-weighted mean, median of "
         "the runs' medians. 'over 1 s' is exact when the run recorded it or when no request took 1 s; otherwise "
         "it is a bound read off the percentiles.",
-        "seed 001 §7 figures 2-5",
+        cite(RUBIS, "§7, figures 2-5"),
         records,
         empty="no runs of the users regime (run `./bidbench users --users 1,2,4,8`)",
     )
@@ -710,7 +711,7 @@ def errors_table(comparison: Comparison) -> Table:
         "Application exceptions are the contract's 4xx answers (including expected 409 conflicts); system errors "
         f"are 5xx, timeouts and connection errors (docs/design.md §5). Per cent of requests, mean with "
         f"{comparison.confidence:.0%} CI over runs.",
-        "seed 002 Table 6",
+        cite(STEP_PAPER, "Table 6"),
         records,
         empty="no runs of the users regime (run `./bidbench users`)",
     )
@@ -834,7 +835,7 @@ def breakdown_table(comparison: Comparison) -> Table:
         + "Server-Timing splits each request: db = time inside database calls, app w/o db = the rest of the "
         "handler, outside = what the load driver saw minus the handler (network, HTTP server, client). Request-weighted means "
         "over runs; shares of the end-to-end mean latency.",
-        "seed 000 Tables 1 and 3, seed 002 Tables 1 and 2",
+        f"{cite(STEP_CHAPTER, 'Tables 1 and 3')}; {cite(STEP_PAPER, 'Tables 1 and 2')}",
         records,
         empty="no run has per-type Server-Timing figures (metrics.json per_type.server_timing_ms)",
     )
@@ -862,11 +863,11 @@ def breakdown_by_point_table(comparison: Comparison) -> Table:
             )
     return Table(
         "breakdown-by-point",
-        "Time breakdown per user count and payload size (seed 000 Tables 6 and 4)",
+        "Time breakdown per user count and payload size (STEP Tables 6 and 4)",
         ["implementation", "regime", "point", *SLICE_COLUMNS],
         rows,
         "All request types together, per point of the users and payload regimes.",
-        "seed 000 Tables 4 and 6",
+        cite(STEP_CHAPTER, "Tables 4 and 6"),
         records,
         empty="no users or payload runs with Server-Timing figures",
     )
@@ -941,7 +942,7 @@ def usl_table(comparison: Comparison) -> Table:
         rows,
         f"C(N) = lambda N / (1 + sigma (N-1) + kappa N (N-1)), fitted to {comparison.usl_source} of every run; "
         f"{comparison.confidence:.0%} intervals from a seeded bootstrap over runs. Peak N = sqrt((1 - sigma) / kappa).",
-        "docs/design.md §6 (scaling), seed 003 §7.3",
+        f"docs/design.md §6 (scaling); {cite(ZENG_THESIS, '§7.3')}",
         records,
         empty=comparison.usl_source if not comparison.usl_fits else "no data",
     )

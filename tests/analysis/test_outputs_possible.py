@@ -190,3 +190,23 @@ def test_the_scan_sees_what_it_looks_for() -> None:
     assert not impossible_in_text("java 504 [19, 13,481], CV 106.9 %; side-by-side-3c91d2 on 2026-11-27")
     assert impossible_in_json({"interval": {"low": -3.8, "high": 27.0, "cv_pct": 150.0}})
     assert not impossible_in_json({"interval": {"low": 3.8, "high": 27.0, "cv_pct": 150.0}})
+
+
+def test_no_source_is_cited_by_its_seed_id() -> None:
+    """What the harness prints and the documentation says names every source in full (author, title,
+    table); the claims keep their source files' ids in a field of their own, which stays theirs."""
+    roots = [paths.ROOT / "harness", paths.ROOT / "docs", paths.ROOT / "infra"]
+    files = [paths.ROOT / "README.md", paths.ROOT / "compare.py"]
+    for root in roots:
+        files += [
+            p
+            for p in root.rglob("*")
+            if p.suffix in {".py", ".md", ".yaml", ".yml", ".html", ".j2"}
+            and "claims" not in p.relative_to(root).parts
+        ]
+    found = [
+        f"{path.relative_to(paths.ROOT)}: {match.group(0)}"
+        for path in files
+        for match in SEED_ID.finditer(path.read_text(encoding="utf-8", errors="replace"))
+    ]
+    assert not found, "\n".join(found)
