@@ -52,3 +52,12 @@ def scratch_cluster() -> Iterator[EmbeddedCluster]:
     finally:
         cluster.destroy()
         shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def private_db(scratch_cluster: EmbeddedCluster) -> str:
+    """BIDBENCH_DATABASE_URL of a private cluster, for one module's commands only: every run resets the
+    working database from its template at its start, and another run's reset must not drop it under
+    these."""
+    scratch_cluster.up()
+    return scratch_cluster.url()
