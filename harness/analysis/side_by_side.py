@@ -210,15 +210,27 @@ def ranking(summary: dict[str, Any], metric: Metric) -> str:
         return "no figures"
     rows.sort(key=lambda row: row[1], reverse=metric.better == "higher")
     digits = 1 if metric.unit == "MiB" else 0
-    parts = [f"{rows[0][0]} ({positive_text(rows[0][1], digits)} {metric.unit})"]
+
+    def few(label: str) -> str:
+        # A capacity that was only a lower bound in some fresh starts rests on the others alone.
+        n = len((summary["groups"][label].get(metric.key) or {}).get("values") or [])
+        return f", from {n} of {summary['valid']} fresh starts" if n < summary["valid"] else ""
+
+    first = rows[0][0]
+    parts = [f"{first} ({positive_text(rows[0][1], digits)} {metric.unit}{few(first)})"]
     for (before, _), (label, centre) in zip(rows, rows[1:], strict=False):
         interval, inverted = _pair(summary, label, before, metric.key)
         if interval is None:
-            parts.append(f"? {label} ({positive_text(centre, digits)}, not paired)")
+            parts.append(f"? {label} ({positive_text(centre, digits)}{few(label)}, not paired)")
             continue
         ratio = 1 / interval["centre"] if inverted else interval["centre"]
-        sign = ("<" if metric.better == "lower" else ">") if differs(interval) else "≈"
-        parts.append(f"{sign} {label} ({positive_text(centre, digits)}, x{positive_text(ratio, 2)})")
+        if interval.get("low") is None:
+            sign = "?"
+        else:
+            sign = ("<" if metric.better == "lower" else ">") if differs(interval) else "≈"
+        parts.append(
+            f"{sign} {label} ({positive_text(centre, digits)}{few(label)}, x{positive_text(ratio, 2)})"
+        )
     return " ".join(parts)
 
 
@@ -234,12 +246,12 @@ def sure(summary: dict[str, Any], metric: Metric) -> tuple[bool, str]:
     complete = [k for k in range(starts) if all(aligned[label][k] for label in labels)]
     n = len(complete)
     if n < 2:
+        found = f"only {n} of {starts} fresh starts" if n else f"none of {starts} fresh starts"
         if metric.key == "capacity_rps":
             return False, (
-                f"not sure: only {n} of {starts} fresh starts found every group's capacity (the others gave "
-                "some group only a lower bound)"
+                f"not sure: {found} found every group's capacity (the others gave some group only a lower bound)"
             )
-        return False, f"not sure: every group gave a figure in only {n} of {starts} fresh starts"
+        return False, f"not sure: {found} gave a figure for every group"
     orders = {tuple(sorted(labels, key=lambda lab: aligned[lab][k])) for k in complete}
     held = len(orders) == 1
     pairs_apart = all(

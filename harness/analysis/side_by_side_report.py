@@ -56,7 +56,8 @@ and measured in the same seconds of this host, so the host's drift cancels in th
 <p class="sure">How sure: {{ how_sure }}</p>
 <details><summary>Why, metric by metric</summary><ul>
 {% for answer in answers %}<li>{{ answer.question }}: {{ answer.sure }}</li>{% endfor %}</ul>
-<p class="dim">"&lt;" and "&gt;": the paired 95 % interval of the two neighbours' ratio excludes 1; "≈": it does not.
+<p class="dim">"&lt;" and "&gt;": the paired 95 % interval of the two neighbours' ratio excludes 1; "≈": it does not;
+"?": fewer than 2 fresh starts gave both a figure, so there is no interval.
 x1.23: the neighbour's figure over the one before it, as the geometric mean of the per-fresh-start ratios.</p></details>
 <h2>Charts</h2>
 <p class="dim">Bars: geometric means over fresh starts; whiskers: 95 % intervals on the log scale (never below
@@ -75,9 +76,19 @@ the ratios' CV over fresh starts.</p>
 <h2>Fresh starts</h2>
 <table><tr><th>folder</th><th>valid</th><th>why not</th></tr>
 {% for f in folders %}<tr><td>{{ f.folder }}</td><td>{{ 'yes' if f.valid else 'no' }}</td><td>{{ f.reason }}</td></tr>{% endfor %}</table>
-<p class="dim">Recompute all of this from the stored records: <code>./bidbench side-by-side --from FOLDER --from FOLDER ...</code></p>
+<p class="dim">Recompute all of this from the stored records: <code>./bidbench side-by-side{% for f in folders %} --from {{ f.folder }}{% endfor %}</code></p>
 </body></html>
 """
+
+
+def group_cell(summary: dict[str, Any], label: str, metric: Metric) -> str:
+    """A group's figure with its interval, and for a capacity the fresh starts that gave only a bound."""
+    row = summary["groups"][label]
+    text = value_text((row.get(metric.key) or {}).get("interval"), _digits(metric))
+    bounds = row.get("capacity_at_least") or []
+    if metric.key == "capacity_rps" and bounds:
+        text += f"; in {len(bounds)} more fresh start(s) only ≥ {min(bounds):,.0f}"
+    return text
 
 
 def how_sure(summary: dict[str, Any]) -> str:
@@ -163,12 +174,7 @@ def render(summary: dict[str, Any]) -> str:
     group_rows = [
         {
             "label": label,
-            "cells": [
-                value_text(
-                    (summary["groups"][label].get(m.key) or {}).get("interval"), 1 if m.unit == "MiB" else 0
-                )
-                for m in METRICS
-            ],
+            "cells": [group_cell(summary, label, m) for m in METRICS],
         }
         for label in summary["groups_compared"]
     ]
@@ -220,10 +226,7 @@ def markdown(summary: dict[str, Any]) -> str:
     lines.append("| group | " + " | ".join(f"{m.label} ({m.unit})" for m in METRICS) + " |")
     lines.append("|---" * (len(METRICS) + 1) + "|")
     for label in summary["groups_compared"]:
-        cells = [
-            value_text((summary["groups"][label].get(m.key) or {}).get("interval"), _digits(m))
-            for m in METRICS
-        ]
+        cells = [group_cell(summary, label, m) for m in METRICS]
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     lines += ["", "## Paired ratios", "", "| ratio | " + " | ".join(m.label for m in METRICS) + " |"]
     lines.append("|---" * (len(METRICS) + 1) + "|")
@@ -295,14 +298,7 @@ def print_summary(summary: dict[str, Any], json_out: Path | None = None, html: P
     for metric in METRICS:
         table.add_column(f"{metric.label} ({metric.unit})")
     for label in labels:
-        row = summary["groups"][label]
-        cells = []
-        for metric in METRICS:
-            text = value_text((row.get(metric.key) or {}).get("interval"), 1 if metric.unit == "MiB" else 0)
-            if metric.key == "capacity_rps" and row.get("capacity_at_least"):
-                text += f" (+{len(row['capacity_at_least'])} lower bound(s))"
-            cells.append(text)
-        table.add_row(label, *cells)
+        table.add_row(label, *[group_cell(summary, label, metric) for metric in METRICS])
     console.print(table)
     console.print(
         "[dim]Absolute figures depend on the host at the time; the ratios below are what compares.[/]"

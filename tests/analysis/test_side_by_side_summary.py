@@ -172,3 +172,13 @@ def test_how_sure_is_one_sentence_over_the_four_answers() -> None:
     sentence = how_sure(mixed)
     assert sentence.startswith("Sure of 3 of 4 answers") and "not sure of SLO capacity" in sentence
     assert sentence.count(".") == 1
+
+
+def test_a_capacity_from_fewer_fresh_starts_says_so_and_is_not_ranked_without_an_interval() -> None:
+    from harness.analysis.side_by_side_report import group_cell
+
+    lower = {"rps": 1400.0, "bracketed": False}
+    summary = summarize([_record(1.0), _record(1.1, php_capacity=lower)])
+    text = ranking(summary, METRICS[3])
+    assert "php (1,250, from 1 of 2 fresh starts" in text and "? php" in text
+    assert group_cell(summary, "php", METRICS[3]).endswith("in 1 more fresh start(s) only ≥ 1,400")
