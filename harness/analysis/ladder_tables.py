@@ -46,7 +46,7 @@ def print_ladder_outcome(impl: str, instances: int, repetition: int, outcome: La
     if ladder:
         parts.append(f"{ladder.get('completed_steps')} steps ({ladder.get('stopped')})")
     if cost is not None:
-        parts.append(f"{cost:,.0f} us/request")
+        parts.append(f"{cost:,.0f} µs/request")
     if cap:
         parts.append(("capacity " if cap.get("bracketed") else "capacity >= ") + f"{cap['rps']:,.0f} req/s")
     if outcome.reason:
@@ -60,10 +60,10 @@ def print_ladder_table(title: str, outcomes: Mapping[str, Sequence[LadderOutcome
     for column in (
         "app",
         "ladders valid",
-        "CPU us/request",
+        "CPU µs/request",
         "host-adjusted",
         "host r",
-        "PostgreSQL us/request",
+        "PostgreSQL µs/request",
         "SLO capacity req/s",
         "saturation req/s",
         "memory MiB",
@@ -90,9 +90,9 @@ def print_ladder_table(title: str, outcomes: Mapping[str, Sequence[LadderOutcome
         )
     console.print(table)
     console.print(
-        "CPU us/request is the slope of the instances' CPU time above their idle CPU on completed requests "
-        "below saturation; "
-        "the thesis's normalized throughput (req/s per CPU %) is 10,000 / it. Host-adjusted: each ladder's "
+        "CPU µs/request is the slope of the instances' CPU time above their idle CPU on completed requests "
+        "below saturation; Zeng's normalized throughput (req/s per CPU %, B.Sc. thesis Table 7.2) is 10,000 / it. "
+        "Host-adjusted: each ladder's "
         "cost times its group's median PostgreSQL cost per request over its own (the same statements in every "
         "ladder), so its CV is the app's own spread; not compared. Host r: how closely the cost's spread "
         "followed the load driver's CPU per request in the same steps; near 1, the shared host, not the app, "
