@@ -33,24 +33,22 @@ from harness.console import UserError, console
 if TYPE_CHECKING:
     from harness.analysis.ladder_tables import LadderOutcome
 
-AA_HELP = """A/A: the same app against itself, to check that the comparison is fair and its statistics honest.
-
-By default side by side: two groups of the app (A and B) in every fresh start, started in a random order,
-pre-warmed together and measured in the same seconds (`./bidbench side-by-side --aa`). Their paired
-ratio B/A must come out 1 within its 95 % interval; an interval that excludes 1, or one wider than
-[0.97, 1.03], says the set-up favours a group or the machine is too noisy for the comparisons.
-
-With --apart: the older check, two interleaved groups of fresh-start ladders (A, B, A, B, ...) at the
-same rates, tested metric by metric with Welch's test.
-
-Example: ./bidbench aa --impl node --repetitions 5   (5 fresh starts side by side, about 15 minutes)"""
+# One line per paragraph: rich keeps a help string's line breaks, and the terminal wraps it again.
+AA_HELP = "\n\n".join(
+    [
+        "A/A: the same app against itself, to check that the comparison is fair and its statistics honest.",
+        "By default side by side: two groups of the app (A and B) in every fresh start, started in a random order, pre-warmed together and measured in the same seconds (`./bidbench side-by-side --aa`). Their paired ratio B/A must come out 1 within its 95 % interval; an interval that excludes 1, or one wider than [0.97, 1.03], says the set-up favours a group or the machine is too noisy for the comparisons.",
+        "With --apart: the older check, two interleaved groups of fresh-start ladders (A, B, A, B, ...) at the same rates, tested metric by metric with Welch's test.",
+        "Example: ./bidbench aa --impl node --repetitions 5   (5 fresh starts side by side, about 15 minutes)",
+    ]
+)
 
 
 def register(app: typer.Typer) -> None:
     @app.command(help=AA_HELP)
     def aa(
         impl: Annotated[str, typer.Option(help="One implementation: java, node or php.")],
-        repetitions: Annotated[int, repetitions_option("Ladders per group (A and B each).")] = 5,
+        repetitions: Annotated[int, repetitions_option("Fresh starts (side by side), or ladders per group with --apart.")] = 5,
         cpus: LADDER_CPUS = None,
         mix: LADDER_MIX = "browse",
         steps: STEPS = LADDER.steps,
