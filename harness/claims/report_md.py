@@ -14,6 +14,7 @@ from harness.analysis.claim_rows import SUMMARY_STYLE, published_text, ratio_cel
 from harness.analysis.table_render import markdown_rows
 from harness.claims.model import Claim
 from harness.claims.store import latest_per_claim, load_verdicts, verdicts_dir
+from harness.console import console
 from harness.record.folders import RunFolder, git_state
 from harness.record.manifest import FILE as MANIFEST
 from harness.record.manifest import read_manifest
@@ -43,7 +44,15 @@ def newest(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return chosen
 
 
-def machine(records: Sequence[dict[str, Any]], results_dir: Path | None) -> list[str]:
+def shown(claims: Sequence[Claim], records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The verdicts the report shows: each claim's newest (harness/claims/evidence.py keeps exactly these)."""
+    chosen = newest(records)
+    return [chosen[c.id] for c in claims if c.id in chosen]
+
+
+def machine(
+    records: Sequence[dict[str, Any]], results_dir: Path | None, report_git: dict[str, Any] | None = None
+) -> list[str]:
     """The manifest once per report: host and runtimes from the result folders behind the verdicts."""
     host: dict[str, Any] = {}
     runtimes: dict[str, str] = {}
@@ -61,7 +70,7 @@ def machine(records: Sequence[dict[str, Any]], results_dir: Path | None) -> list
             commit = manifest.git.get("commit")
             if commit:
                 commits.add(str(commit)[:12] + (" (dirty)" if manifest.git.get("dirty") else ""))
-    now = git_state()
+    now = report_git or git_state()
     lines = ["## Machine", ""]
     if host:
         memory = host.get("memory_bytes")
@@ -180,10 +189,15 @@ def shared_runs(claims: Sequence[Claim]) -> list[str]:
 
 
 def render(
-    claims: Sequence[Claim], records: Sequence[dict[str, Any]], results_dir: Path | None = None
+    claims: Sequence[Claim],
+    records: Sequence[dict[str, Any]],
+    results_dir: Path | None = None,
+    report_git: dict[str, Any] | None = None,
 ) -> str:
+    """`report_git`: the checkout the report is written from (default: this one); the evidence keeps it, so
+    the report regenerated from the evidence on another checkout is the same, byte for byte."""
     chosen = newest(records)
-    used = [chosen[c.id] for c in claims if c.id in chosen]
+    used = shown(claims, records)
     counts: dict[str, int] = {}
     for claim in claims:
         if not claim.testable:
@@ -200,7 +214,10 @@ def render(
         "",
         "**Generated file, never edited by hand.** Every claim of docs/replication/README.md with its newest "
         "verdict on this machine. Each verdict is recomputed from its result folders alone with "
-        "`./bidbench replicate <id> --from <folder>,<folder>,...` (the folders listed under it).",
+        "`./bidbench replicate <id> --from <folder>,<folder>,...` (the folders listed under it); the records "
+        "of those folders and the values every verdict used are committed beside this report "
+        "(docs/replication/evidence/), and `./bidbench replicate --from-evidence` recomputes every verdict and "
+        "this report from them alone, on a fresh clone.",
         "",
         "Summary: "
         + ", ".join(f"{n} {outcome}" for outcome, n in sorted(counts.items()))
@@ -215,7 +232,7 @@ def render(
             + ". Recompute each with `--from` for the current labels.",
             "",
         ]
-    lines += [*METHOD_TEXT, "", *machine(used, results_dir), "", "## Claims", ""]
+    lines += [*METHOD_TEXT, "", *machine(used, results_dir, report_git), "", "## Claims", ""]
     table: list[list[str]] = []
     details: list[str] = []
     untestable: list[str] = []
@@ -323,5 +340,19 @@ def write(claims: Sequence[Claim], results_dir: Path | None = None, target: Path
     target.parent.mkdir(parents=True, exist_ok=True)
     directory = verdicts_dir(results_dir)
     records = load_verdicts(directory) if directory.is_dir() else []
-    target.write_text(render(claims, records, results_dir), encoding="utf-8")
+    report_git = git_state()
+    target.write_text(render(claims, records, results_dir, report_git), encoding="utf-8")
+    # The evidence is rewritten with every report, so the two always agree; a report whose cited folders
+    # are gone keeps no evidence rather than evidence of another report.
+    from harness.claims import evidence
+
+    where = target.parent / "evidence"
+    try:
+        content = evidence.members(shown(claims, records), results_dir or paths.RESULTS, report_git)
+    except evidence.EvidenceError as exc:
+        for name in (evidence.ARCHIVE, evidence.CHECKSUMS):
+            (where / name).unlink(missing_ok=True)
+        console.print(f"[yellow]{target}: no evidence written beside it: {exc}[/]")
+    else:
+        evidence.write(content, where)
     return target

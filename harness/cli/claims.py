@@ -186,6 +186,29 @@ def _recompute(claim: Claim, folders: list[Path], pilot: bool) -> None:
         print_pilot(claim, verdict)
 
 
+def _from_evidence(claims: list[Claim], directory: Path | None = None, target: Path | None = None) -> None:
+    """Every verdict and the report from the evidence alone; the report is rewritten and compared."""
+    from harness.claims import evidence, report_md
+
+    where = directory or evidence.DIRECTORY
+    target = target or report_md.REPORT
+    try:
+        result = evidence.recompute(claims, evidence.read(where))
+    except evidence.EvidenceError as exc:
+        raise UserError(f"--from-evidence: {exc}") from exc
+    for record in result.records:
+        colour = COLOURS.get(record["outcome"], "white")
+        console.print(f"{record['claim_id']} ({record.get('size')}): [{colour}]{record['outcome']}[/]")
+    for line in result.differences:
+        console.print(f"[yellow]recomputed label differs from the stored one: {line}[/]")
+    before = target.read_text(encoding="utf-8") if target.is_file() else None
+    target.write_text(result.report, encoding="utf-8")
+    same = "the same as before, byte for byte" if before == result.report else "CHANGED (see git diff)"
+    console.print(
+        f"{len(result.records)} verdict(s) recomputed from {where} alone; nothing was run. {target}: {same}"
+    )
+
+
 def register(app: typer.Typer) -> None:
     @app.command("replicate")
     def replicate_cmd(
@@ -218,7 +241,18 @@ def register(app: typer.Typer) -> None:
         ] = False,
         report_only: Annotated[
             bool,
-            typer.Option("--report", help="Only regenerate docs/replication/REPORT.md from stored verdicts."),
+            typer.Option(
+                "--report",
+                help="Only regenerate docs/replication/REPORT.md (and the evidence beside it) from stored verdicts.",
+            ),
+        ] = False,
+        from_evidence: Annotated[
+            bool,
+            typer.Option(
+                "--from-evidence",
+                help="Recompute every verdict and docs/replication/REPORT.md from the committed evidence alone "
+                "(docs/replication/evidence/, checksums checked first); nothing is run, results/ is not read.",
+            ),
         ] = False,
         html: Annotated[
             Path | None,
@@ -241,6 +275,9 @@ def register(app: typer.Typer) -> None:
                 return
             if report_only:
                 console.print(f"report written: {report_md.write(claims)}")
+                return
+            if from_evidence:
+                _from_evidence(claims)
                 return
             if all_ == (claim_id is not None):
                 raise UserError("give one claim id, or --all, or --list")

@@ -1,0 +1,165 @@
+"""The evidence committed beside docs/replication/REPORT.md (harness/claims/evidence.py): written with the
+report from stored verdicts and their result folders, it regenerates the same report, byte for byte,
+without results/; a checksum that does not match or a missing member is refused with the file's name.
+The records are synthetic, shaped as the engine stores them: one side-by-side claim, one apart."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import tarfile
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from claims.test_claims_side_by_side import _table_72_folders
+from claims.test_replication import _fake_folder
+from harness.claims import evidence, report_md, runner
+from harness.claims.model import find, load_all
+from harness.claims.store import save_verdict, verdict_record
+from harness.cli import claims as claims_cli
+
+
+def _verdicts(results: Path) -> None:
+    """Two stored verdicts and their folders under `results`: Table 7.2 side by side, and the Java
+    instances claim, apart."""
+    table = find("thesis-table-7.2")
+    ids = _table_72_folders(results, 1.25, invalid=4)
+    size, quick, observations = runner.from_folders(table, [results / i for i in ids])
+    verdict = runner.judge_claim(table, size, observations)
+    verdict.observations = observations
+    save_verdict(verdict_record(table, size, quick, verdict), results)
+    instances = find("thesis-table-7.2-instances")
+    costs = {"java": [300.0, 306.0, 297.0], "java-x2": [303.0, 299.0, 301.0]}
+    ids = []
+    for cell in runner.cells(instances, instances.quick):
+        for rep, cost in enumerate(costs[cell.variant.name]):
+            ids.append(_fake_folder(results, instances, cell, rep, cost))
+    size, quick, observations = runner.from_folders(instances, [results / i for i in ids])
+    verdict = runner.judge_claim(instances, size, observations)
+    verdict.observations = observations
+    save_verdict(verdict_record(instances, size, quick, verdict), results)
+
+
+@pytest.fixture
+def written(tmp_path: Path) -> tuple[Path, Path]:
+    """(the report, its evidence directory), written from stored verdicts; results/ then removed, as on
+    a fresh clone."""
+    results = tmp_path / "results"
+    _verdicts(results)
+    report = report_md.write(load_all(), results, tmp_path / "docs" / "REPORT.md")
+    shutil.rmtree(results)
+    return report, report.parent / "evidence"
+
+
+def test_the_report_is_regenerated_from_the_evidence_alone_byte_for_byte(written: tuple[Path, Path]) -> None:
+    report, where = written
+    assert {p.name for p in where.iterdir()} == {evidence.ARCHIVE, evidence.CHECKSUMS}
+    content = evidence.read(where)
+    names = sorted(content)
+    assert (
+        "verdicts/thesis-table-7.2-quick.json" in names
+        and "verdicts/thesis-table-7.2-instances-quick.json" in names
+    )
+    runs = {n.split("/")[1] for n in names if n.startswith("runs/")}
+    assert len(runs) == 5 + 6
+    # records only: no logs, no time series
+    assert {n.rsplit("/", 1)[1] for n in names if n.startswith("runs/")} <= set(evidence.FOLDER_RECORDS)
+    stored = json.loads(content["verdicts/thesis-table-7.2-quick.json"])
+    assert [r["block"] for r in stored["observations"][0]["runs"]] == sorted(runs & set(stored["runs"]))
+    result = evidence.recompute(load_all(), content)
+    assert result.differences == []
+    assert [r["outcome"] for r in result.records] == ["replicated", "replicated"]
+    assert result.report == report.read_text(encoding="utf-8")
+    assert "docs/replication/evidence/" in result.report
+
+
+def test_the_archive_is_the_same_bytes_for_the_same_evidence(written: tuple[Path, Path]) -> None:
+    _, where = written
+    before = (where / evidence.ARCHIVE).read_bytes()
+    evidence.write(evidence.read(where), where)
+    assert (where / evidence.ARCHIVE).read_bytes() == before
+
+
+def _rewrite(where: Path, change: dict[str, bytes | None]) -> None:
+    """The archive rewritten with members changed (None: removed), its checksum file left as it was."""
+    with tarfile.open(where / evidence.ARCHIVE, "r:gz") as tar:
+        content = {m.name: tar.extractfile(m).read() for m in tar.getmembers()}  # type: ignore[union-attr]
+    for name, data in change.items():
+        if data is None:
+            content.pop(name)
+        else:
+            content[name] = data
+    (where / evidence.ARCHIVE).write_bytes(evidence.archive_bytes(content))
+
+
+def test_a_changed_member_is_refused_naming_it(written: tuple[Path, Path]) -> None:
+    _, where = written
+    content = evidence.read(where)
+    [name] = [n for n in content if n.startswith("runs/") and n.endswith("side-by-side.json")][:1]
+    record = json.loads(content[name])
+    record["cost"]["groups"]["node"]["app_us"] *= 0.5
+    _rewrite(where, {name: json.dumps(record).encode()})
+    with pytest.raises(evidence.EvidenceError, match=f"checksum mismatch .*{re.escape(name)}"):
+        evidence.read(where)
+
+
+def test_a_changed_archive_is_refused_naming_it(written: tuple[Path, Path]) -> None:
+    _, where = written
+    data = bytearray((where / evidence.ARCHIVE).read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    (where / evidence.ARCHIVE).write_bytes(bytes(data))
+    with pytest.raises(evidence.EvidenceError, match=evidence.ARCHIVE):
+        evidence.read(where)
+
+
+def test_part_of_the_evidence_is_never_used(written: tuple[Path, Path]) -> None:
+    _, where = written
+    content = evidence.read(where)
+    name = next(n for n in sorted(content) if n.endswith("/manifest.json"))
+    _rewrite(where, {name: None})
+    with pytest.raises(
+        evidence.EvidenceError, match=re.escape(f"not in the archive: {evidence.ARCHIVE}:{name}")
+    ):
+        evidence.read(where)
+    # consistent checksums over a partial archive: the verdict that cites the folder is refused
+    partial = {n: d for n, d in content.items() if not n.startswith(name.rsplit("/", 1)[0] + "/")}
+    with pytest.raises(evidence.EvidenceError, match="lacks the records of"):
+        evidence.recompute(load_all(), partial)
+
+
+def test_a_report_whose_folders_are_gone_keeps_no_evidence(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    _verdicts(results)
+    target = tmp_path / "docs" / "REPORT.md"
+    report_md.write(load_all(), results, target)
+    for folder in results.iterdir():
+        if folder.name != "claims":
+            shutil.rmtree(folder)
+    report_md.write(load_all(), results, target)
+    assert not (target.parent / "evidence" / evidence.ARCHIVE).exists()
+
+
+def test_the_cli_recomputes_from_the_evidence(
+    written: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    report, where = written
+    expected = report.read_text(encoding="utf-8")
+    report.write_text("stale\n", encoding="utf-8")
+    monkeypatch.setattr(evidence, "DIRECTORY", where)
+    monkeypatch.setattr(report_md, "REPORT", report)
+    app = typer.Typer()
+    claims_cli.register(app)
+    app.command("other")(lambda: None)
+    result = CliRunner().invoke(app, ["replicate", "--from-evidence"], env={"COLUMNS": "250"})
+    assert result.exit_code == 0, result.output
+    assert "2 verdict(s) recomputed" in result.output and "nothing was run" in result.output
+    assert report.read_text(encoding="utf-8") == expected
+    (where / evidence.CHECKSUMS).write_text(
+        (where / evidence.CHECKSUMS).read_text().replace("a", "b", 1), encoding="utf-8"
+    )
+    refused = CliRunner().invoke(app, ["replicate", "--from-evidence"], env={"COLUMNS": "250"})
+    assert refused.exit_code != 0 and "checksum mismatch" in str(refused.exception)
