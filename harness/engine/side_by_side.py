@@ -572,27 +572,30 @@ def run_fresh_start(
         host_max_pct = 100 * spec.host_max_share
 
         sizing_rate = spec.sizing_rate_per_cpu * min(m.limit_cores() for m in members)
-        say(f"sizing step: every group at {sizing_rate:,.0f} req/s ...")
         # Map the backends the pre-warm opened now, not up to a mapping interval into the first step.
         ledger.refresh()
-        sizing = _drive_together(
-            members,
-            _cost_load(base, (sizing_rate,), spec.step_s, spec.sizing_warmup_s),
-            sampler,
-            folder,
-            "sizing",
-            rng,
-        )
-        sizing_steps = {d.member.label: _steps(d, sampler, plan0.slo) for d in sizing}
-        record["sizing"] = sizing_steps
-        shares = []
-        for member in members:
-            (step,) = sizing_steps[member.label] or [None]
-            if step is None or not step["instance_cpu_s"]:
-                raise GroupFailed(member.label, "the sizing step finished no step")
-            shares.append(step["instance_cpu_s"] / step["step_s"] / member.limit_cores())
-        host_share = max((s[0]["host_busy_pct"] or 0.0) / 100 for s in sizing_steps.values())
-        top = spec_model.top_cost_rate(sizing_rate, shares, host_share, spec)
+        record["sizing"] = []
+        top = sizing_rate
+        for attempt in range(spec.sizing_steps):
+            say(f"sizing step {attempt + 1} of {spec.sizing_steps}: every group at {top:,.0f} req/s ...")
+            sizing = _drive_together(
+                members,
+                _cost_load(base, (top,), spec.step_s, spec.sizing_warmup_s),
+                sampler,
+                folder,
+                f"sizing-{attempt + 1}",
+                rng,
+            )
+            sizing_steps = {d.member.label: _steps(d, sampler, plan0.slo) for d in sizing}
+            record["sizing"].append(sizing_steps)
+            shares = []
+            for member in members:
+                (step,) = sizing_steps[member.label] or [None]
+                if step is None or not step["instance_cpu_s"]:
+                    raise GroupFailed(member.label, "the sizing step finished no step")
+                shares.append(step["instance_cpu_s"] / step["step_s"] / member.limit_cores())
+            host_share = max((s[0]["host_busy_pct"] or 0.0) / 100 for s in sizing_steps.values())
+            top = spec_model.top_cost_rate(top, shares, host_share, spec)
         rates = spec_model.cost_step_rates(top, spec)
         say(
             f"cost steps: {len(rates)} steps of {spec.step_s:g} s at {', '.join(f'{r:,.0f}' for r in rates)} "

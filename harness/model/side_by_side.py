@@ -22,14 +22,19 @@ class SideBySideSpec:
     sizing_warmup_s: float = 3.0
     """The sizing step only needs a first reading of each group's CPU, not a settled one."""
     sizing_rate_per_cpu: float = 300.0
-    """The sizing step's rate per CPU of one group: low enough for every app, high enough to read a cost."""
+    """The first sizing step's rate per CPU of one group: low enough for every app, high enough to read a
+    cost."""
+    sizing_steps: int = 2
+    """Each sizing step runs at the top rate the one before it foresaw. A request costs more at low rates
+    than near the top, so one step from a low rate foresees a busier machine than the top step then
+    finds, and the cost steps would run lower than they could, where the ratio is noisiest."""
     quota_share: float = 0.6
     """The top cost step keeps the costliest group at this share of its CPU limit: the steps must stay
     below saturation, where CPU and requests are proportional."""
     host_max_share: float = 0.8
     """A cost step with the machine busier than this share of all its cores (steal included) is flagged
     and left out: the groups must not fight each other for CPU."""
-    low_share: float = 0.4
+    low_share: float = 0.5
     """The lowest cost rate as a share of the top one. At the lowest rates the ratio is noisiest (waking
     from idle is a hypervisor exit on a VM), so the rates stay in the upper part of the range."""
     capacity: bool = True
@@ -60,6 +65,9 @@ PRESETS: dict[str, SideBySideSpec] = {
     "demo": SideBySideSpec(
         cost_rates=3,
         step_s=3.0,
+        # The pre-warm ran the same requests just before: the sizing and cost steps need only a ramp.
+        warmup_s=4.0,
+        sizing_warmup_s=1.5,
         capacity_precision=1.16,
         capacity_max_runs=4,
         capacity_step_s=1.5,

@@ -23,7 +23,7 @@ def test_the_demo_is_planned_to_fit_eight_minutes_after_set_up() -> None:
         15.0  # database reset, three instances started one after another (a JVM's start is the longest)
     )
     idle_read = 2 * prewarm.IDLE_WINDOW_S + 2.0
-    sizing_step = spec.sizing_warmup_s + spec.step_s
+    sizing_step = spec.sizing_steps * (spec.sizing_warmup_s + spec.step_s)
     cost_steps = spec.warmup_s + len(cost_step_rates(1000.0, spec)) * spec.step_s
     # Every group's search runs at most capacity_max_runs rungs; a rung is its warm-up, its step, the
     # driver's start and the wait for the instance to go idle again.
