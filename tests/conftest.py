@@ -15,6 +15,19 @@ from harness.db.cluster import EmbeddedCluster
 from harness.db.target import DatabaseServer
 from harness.tools.test_suites import one_test_command
 
+# The suite runs on several pytest-xdist workers (`./bidbench test`, harness/tools/test_suites.py): it
+# mostly waits on real servers and fixed-length steps, not on the CPU. Every test that uses the shared
+# working database runs on one worker, one at a time: a run resets that database from its template at its
+# start, which would drop it under another test's app. Tests with a private cluster or database spread.
+SHARED_DATABASE_GROUP = "shared-database"
+_SHARED_DATABASE_FIXTURES = {"database_url", "shared_server"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if _SHARED_DATABASE_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.xdist_group(SHARED_DATABASE_GROUP))
+
 
 @pytest.fixture(scope="session")
 def database_url(request: pytest.FixtureRequest) -> str:

@@ -38,6 +38,12 @@ class SuiteInterrupted(KeyboardInterrupt):
         self.suite = suite
 
 
+PYTEST_WORKERS = 2
+"""The whole harness suite runs on this many pytest-xdist workers: it mostly waits on real servers and
+fixed-length load steps, so a second worker shortens it even on two cores. Tests that share the working
+database stay on one worker (tests/conftest.py)."""
+
+
 def _signal_group(proc: subprocess.Popen[str], signum: int) -> None:
     try:
         os.killpg(proc.pid, signum)
@@ -212,6 +218,7 @@ def _run_all(only: Iterable[str], pytest_args: list[str], current: list[str]) ->
             "pytest",
             "-ra",
             "-q",
+            *([] if selected else ["-n", str(PYTEST_WORKERS), "--dist", "loadgroup"]),
             *(f"--ignore={path}" for app in adapters() for path in app.pytest_files_in_own_suite),
             *pytest_args,
         ]
