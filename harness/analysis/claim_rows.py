@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.analysis import format as fmt
-from harness.analysis.stats import mean_ci
 from harness.analysis.table_model import Cell
+from harness.model.stats import mean_ci
 
 
 def short_number(value: float | None) -> str:

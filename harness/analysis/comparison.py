@@ -14,8 +14,8 @@ from pathlib import Path
 
 from harness.analysis.load import AnalysisError, Run, RunSet, discover, get_path, select
 from harness.analysis.metrics import Metric, resolve_metrics, value_of
-from harness.analysis.stats import DEFAULT_RESAMPLES, MetricResult, analyse
 from harness.analysis.usl import UslFit, fit_usl
+from harness.model.stats import DEFAULT_RESAMPLES, MetricResult, analyse
 
 REGIME_ORDER = {
     "ladder": 0,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from harness.analysis.stats import Interval, PairTest, Summary
+from harness.model.stats import Interval, PairTest, Summary
 
 TILDE = "~"
 

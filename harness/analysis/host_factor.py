@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.analysis.ladder import below_saturation
+from harness.model.ladder_math import below_saturation
 
 Step = Mapping[str, Any]
 MIN_STEPS = 3

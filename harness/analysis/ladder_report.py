@@ -19,12 +19,12 @@ import numpy as np
 from harness.analysis import format as fmt
 from harness.analysis.host_factor import shared_factor_r
 from harness.analysis.knee import find_knee
-from harness.analysis.ladder import THROTTLED_SHARE, at_quota
 from harness.analysis.load import Run
 from harness.analysis.metrics import ALL_METRICS, LADDER_REGIMES
 from harness.analysis.plots import Figure, _colors, _encode, plt
-from harness.analysis.stats import MetricResult
 from harness.analysis.tables import Table
+from harness.model.ladder_math import THROTTLED_SHARE, at_quota
+from harness.model.stats import MetricResult
 
 if TYPE_CHECKING:
     from harness.analysis.comparison import Comparison, ComparisonSet

@@ -1,15 +1,15 @@
 """The regime commands' own tables (docs/design.md §6): capacity per implementation, its fixed-rate check,
-and the users regime's QoS rows. Means carry the one t-interval of stats.py."""
+and the users regime's QoS rows. Means carry the one t-interval of harness/model/stats.py."""
 
 from __future__ import annotations
 
 import statistics
 from typing import Any
 
-from harness.analysis.stats import mean_ci
 from harness.analysis.table_model import Cell, Table
 from harness.analysis.table_render import COMMAND_LOOK, rich_table
 from harness.console import console
+from harness.model.stats import mean_ci
 
 
 def mean_ci_text(values: list[float], digits: int = 0, unit: str = "") -> Cell:

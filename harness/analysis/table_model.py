@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.analysis import format as fmt
-from harness.analysis.stats import Interval, Summary
+from harness.model.stats import Interval, Summary
 
 
 class Cell(str):

@@ -25,8 +25,8 @@ from harness.analysis import table_model as cell
 from harness.analysis.load import Run, as_float, get_path
 from harness.analysis.metrics import ALL_METRICS
 from harness.analysis.sources import FREIRE, RUBIS, STEP_CHAPTER, STEP_PAPER, ZENG_THESIS, cite
-from harness.analysis.stats import MetricResult, PairTest, Summary, stable_seed, summarize
 from harness.analysis.table_model import Cell, Table
+from harness.model.stats import MetricResult, PairTest, Summary, stable_seed, summarize
 
 if TYPE_CHECKING:
     from harness.analysis.comparison import Comparison, ComparisonSet

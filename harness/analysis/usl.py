@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import curve_fit
 
-from harness.analysis.stats import Interval
+from harness.model.stats import Interval
 
 MIN_LEVELS = 3  # three parameters need at least three distinct N
 BOOTSTRAP_FITS = 200

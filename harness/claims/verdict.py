@@ -29,10 +29,10 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from harness.analysis.stats import MIN_N_INFERENCE, Interval, mean_ci
 from harness.claims.equivalence import Tost
 from harness.claims.model import Comparison
 from harness.model.paired import LogInterval, paired_ratio, unpaired_ratio
+from harness.model.stats import MIN_N_INFERENCE, Interval, mean_ci
 
 ALPHA = 0.05
 POWER = 0.8

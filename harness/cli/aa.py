@@ -48,7 +48,9 @@ def register(app: typer.Typer) -> None:
     @app.command(help=AA_HELP)
     def aa(
         impl: Annotated[str, typer.Option(help="One implementation: java, node or php.")],
-        repetitions: Annotated[int, repetitions_option("Fresh starts (side by side), or ladders per group with --apart.")] = 5,
+        repetitions: Annotated[
+            int, repetitions_option("Fresh starts (side by side), or ladders per group with --apart.")
+        ] = 5,
         cpus: LADDER_CPUS = None,
         mix: LADDER_MIX = "browse",
         steps: STEPS = LADDER.steps,

@@ -1,13 +1,12 @@
 """A ladder run's steps, digested: each step's load figures from the driver's summary, and the CPU,
 memory and host figures the sampler saw in exactly that step's window. Then the ladder's yield (cost per
-request, bracketed capacity, saturation: harness/analysis/ladder.py) and its validity."""
+request, bracketed capacity, saturation: harness/model/ladder_math.py) and its validity."""
 
 from __future__ import annotations
 
 import math
 from typing import Any
 
-from harness.analysis import ladder as yields
 from harness.engine.sampler import Sampler
 from harness.engine.validity import (
     DB_MAX_SHARE,
@@ -18,6 +17,7 @@ from harness.engine.validity import (
     Slo,
     Verdict,
 )
+from harness.model import ladder_math as yields
 from harness.record.upgrade import GROUP as LOADGEN_GROUP
 
 # A step kept up when it completed at least this share of its offered rate.
@@ -164,7 +164,7 @@ def ladder_verdict(records: list[dict[str, Any]], outcome: dict[str, Any], slo: 
         not problems, len(problems), 0, "; ".join(problems) or "every deciding step valid"
     )
     # The failing step right above the capacity may send late: an app at its quota holds the driver's
-    # connections (harness/analysis/ladder.py host_limited). Below it, a late send is a stall.
+    # connections (harness/model/ladder_math.py host_limited). Below it, a late send is a stall.
     passing_top = (cap.get("below") or cap["rps"]) if cap else None
     late = [s for s in deciding if s["late_sends"] and (passing_top is None or s["rate"] <= passing_top)]
     checks["late_sends"] = Check(

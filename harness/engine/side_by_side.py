@@ -24,7 +24,6 @@ from typing import Any
 
 import psutil
 
-from harness.analysis import ladder as yields
 from harness.console import UserError
 from harness.db import ready
 from harness.db.target import current_server
@@ -38,6 +37,7 @@ from harness.engine.sampler import Sampler
 from harness.engine.session import RunPlan, Session, _copy_logs, _postgres_group
 from harness.engine.sizing import machine_cores
 from harness.engine.validity import Slo
+from harness.model import ladder_math as yields
 from harness.model import side_by_side as spec_model
 from harness.model.side_by_side import REGIME, SideBySideSpec
 from harness.record.folders import RunFolder, new_run_folder

@@ -109,7 +109,7 @@ class LadderWindow:
 @dataclass
 class LadderSection:
     """A ladder's `ladder` section: the driver's plan and how it stopped, the steps, and the yield
-    (harness/analysis/ladder.py: cost per request, bracketed capacity, saturation)."""
+    (harness/model/ladder_math.py: cost per request, bracketed capacity, saturation)."""
 
     rates: list[float] | None
     step_s: float | None

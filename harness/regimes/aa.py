@@ -19,8 +19,8 @@ from statsmodels.stats.multitest import multipletests
 
 from harness.analysis.load import Run, read_run
 from harness.analysis.metrics import ALL_METRICS
-from harness.analysis.stats import MIN_N_INFERENCE, two_sample_test
 from harness.engine.session import RunOutcome, RunPlan
+from harness.model.stats import MIN_N_INFERENCE, two_sample_test
 from harness.regimes.ladder import (
     LadderSettings,
     calibrate,
@@ -98,7 +98,7 @@ def aa_verdicts(
     metrics: Sequence[str] = AA_METRICS,
     include_invalid: bool = False,
 ) -> list[AaRow]:
-    """One row per metric over the valid ladders of each group: Welch's test (harness/analysis/stats.py
+    """One row per metric over the valid ladders of each group: Welch's test (harness/model/stats.py
     two_sample_test), the difference with its interval and the verdict. A metric that is only a lower
     bound in some ladder (a capacity no step failed) is not tested, as in the comparison report.
     include_invalid: every completed ladder counts, as compare.py --include-invalid does."""

@@ -11,12 +11,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from harness.analysis.ladder import capacity
 from harness.console import UserError
 from harness.engine import prewarm as prewarming
 from harness.engine.driver import LoadSettings
 from harness.engine.session import RunOutcome, RunPlan, Session
 from harness.model.ladder import LadderSettings
+from harness.model.ladder_math import capacity
 
 REGIME = "ladder"
 CALIBRATION_REGIME = "ladder-calibration"

@@ -674,7 +674,7 @@ def ladder_metrics(
     steps: Sequence[Mapping[str, Any]], memory_mb: float, slo_p99_ms: float = 50.0
 ) -> dict[str, Any]:
     """A ladder's metrics.json: whole-run fields plus the yield, computed as the runner computes it."""
-    from harness.analysis import ladder as yields
+    from harness.model import ladder_math as yields
 
     cost = yields.cost_fit(steps, "instance_cpu_s")
     db_cost = yields.cost_fit(steps, "db_cpu_s")

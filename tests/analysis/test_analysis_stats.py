@@ -11,7 +11,7 @@ from statsmodels.stats.multicomp import pairwise_tukeyhsd
 from synthetic import fixed_rate_groups
 
 from harness.analysis import compare
-from harness.analysis.stats import (
+from harness.model.stats import (
     analyse,
     compact_letters,
     mean_ci,

@@ -16,9 +16,9 @@ from harness.analysis.claim_rows import (
     ratio_cell,
     side_cell,
 )
-from harness.analysis.stats import summarize
 from harness.analysis.table_model import Cell, Table, mean_with_ci, number
 from harness.analysis.table_render import COMMAND_LOOK, json_table, markdown_table, rich_table
+from harness.model.stats import summarize
 
 
 def test_a_cell_is_its_text_and_keeps_its_number() -> None:

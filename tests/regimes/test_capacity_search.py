@@ -191,7 +191,7 @@ def test_confirmation_table_shows_every_run_and_the_verdict(
 
 def test_capacity_table_interval_of_equal_searches_is_the_value() -> None:
     from harness.analysis.regime_tables import mean_ci_text
-    from harness.analysis.stats import mean_ci
+    from harness.model.stats import mean_ci
 
     equal = mean_ci([300.0, 300.0, 300.0])
     assert equal is not None and (equal.low, equal.high) == (300.0, 300.0)

@@ -1,4 +1,4 @@
-"""What one ladder yields (harness/analysis/ladder.py), its rates (harness/regimes/ladder.py), and one real
+"""What one ladder yields (harness/model/ladder_math.py), its rates (harness/regimes/ladder.py), and one real
 ladder end to end against a real app."""
 
 from __future__ import annotations
@@ -9,11 +9,12 @@ from typing import Any
 
 import pytest
 
-from harness.analysis.ladder import capacity, cost_fit, ladder_row, saturation, spread
+from harness.analysis.ladder import ladder_row, spread
 from harness.console import UserError
 from harness.engine.driver import LoadSettings
 from harness.engine.session import RunPlan
 from harness.engine.validity import Slo
+from harness.model.ladder_math import capacity, cost_fit, saturation
 from harness.regimes.ladder import (
     LadderSettings,
     first_failing_rate,
