@@ -10,7 +10,7 @@ from rich.table import Table
 
 from harness.analysis.ladder import ladder_row
 from harness.console import console
-from harness.engine.validity import Verdict
+from harness.record.verdict import Verdict
 
 
 class _Folder(Protocol):

@@ -1,40 +1,18 @@
-"""Side-by-side comparisons, from their stored records alone (docs/method.md, "Side by side").
-
-Each fresh start is a block: it gives every group's figures from the same seconds of the host. Each
-group's absolute figures get a geometric mean with a log-scale interval (they depend on the host, and
-say so); each group against the baseline gets the paired ratio: the geometric mean of the per-fresh-start
-ratios with its t-interval on the logs, and the CV of those ratios.
+"""Side-by-side comparisons, from their stored records alone (docs/method.md, "Side by side"): the records
+read from their folders, and the comparison's rankings and verdicts in words. The comparison itself (each
+fresh start a block, geometric means and paired ratios) is harness/model/side_by_side_math.py.
 """
 
 from __future__ import annotations
 
 import json
-import math
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from harness.model.paired import log_interval, paired_ratio
+from harness.model.side_by_side_math import METRICS, Metric
 
 RECORD = "side-by-side.json"
-
-
-@dataclass(frozen=True)
-class Metric:
-    key: str
-    label: str
-    unit: str
-    better: str  # "lower" or "higher"
-
-
-METRICS: tuple[Metric, ...] = (
-    Metric("app_us", "app CPU per request", "µs", "lower"),
-    Metric("stack_us", "app + PostgreSQL CPU per request", "µs", "lower"),
-    Metric("db_us", "PostgreSQL CPU per request", "µs", "lower"),
-    Metric("capacity_rps", "SLO capacity", "req/s", "higher"),
-    Metric("pss_mb", "memory per deployment", "MiB", "lower"),
-)
 
 
 def load_records(folders: Iterable[Path]) -> list[dict[str, Any]]:
@@ -65,122 +43,6 @@ def by_comparison(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any
     for record in records:
         grouped.setdefault(record.get("comparison") or "+".join(record["groups"]), []).append(record)
     return grouped
-
-
-def figures(record: dict[str, Any]) -> dict[str, dict[str, float | None]]:
-    """Per group, the fresh start's figures that the comparison pairs. A capacity that is only a lower
-    bound (no rung failed) is not a figure to pair: it is left out and counted apart."""
-    out: dict[str, dict[str, float | None]] = {}
-    capacity = record.get("capacity") or {}
-    for label, cost in ((record.get("cost") or {}).get("groups") or {}).items():
-        found = (capacity.get(label) or {}).get("capacity") or {}
-        out[label] = {
-            "app_us": cost.get("app_us"),
-            "stack_us": cost.get("stack_us"),
-            "db_us": cost.get("db_us"),
-            "pss_mb": cost.get("pss_mb"),
-            "capacity_rps": found.get("rps") if found.get("bracketed") else None,
-        }
-    return out
-
-
-def _mean(values: Sequence[float | None]) -> float | None:
-    kept = [v for v in values if v is not None and math.isfinite(v)]
-    return sum(kept) / len(kept) if kept else None
-
-
-def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """The comparison over fresh starts: only valid ones, the first group the baseline."""
-    if not records:
-        raise ValueError("no side-by-side records")
-    labels = list(records[0]["groups"])
-    mismatched = [r.get("folder", "?") for r in records if list(r["groups"]) != labels]
-    if mismatched:
-        raise ValueError(f"these records compare other groups than {labels}: {mismatched}")
-    valid = [r for r in records if r.get("valid")]
-    per_start = [figures(r) for r in valid]
-    groups: dict[str, dict[str, Any]] = {}
-    for label in labels:
-        groups[label] = {}
-        for metric in METRICS:
-            values = [f[label][metric.key] for f in per_start if f.get(label, {}).get(metric.key)]
-            groups[label][metric.key] = {
-                "values": values,
-                # Aligned with the valid fresh starts (None where this one gave no figure), so an order can
-                # be read within each fresh start.
-                "per_fresh_start": [f.get(label, {}).get(metric.key) or None for f in per_start],
-                "interval": log_interval(values).to_json() if values else None,
-            }
-        lower_bounds = [((r.get("capacity") or {}).get(label) or {}).get("capacity") or {} for r in valid]
-        groups[label]["capacity_at_least"] = [c["rps"] for c in lower_bounds if c and not c.get("bracketed")]
-    baseline = labels[0]
-    ratios: dict[str, dict[str, Any]] = {}
-    for label in labels[1:]:
-        ratios[label] = {}
-        for metric in METRICS:
-            pairs = [
-                (f[label][metric.key], f[baseline][metric.key])
-                for f in per_start
-                if f.get(label, {}).get(metric.key) and f.get(baseline, {}).get(metric.key)
-            ]
-            ratios[label][metric.key] = (
-                {
-                    "per_fresh_start": [a / b for a, b in pairs],
-                    "interval": paired_ratio([a for a, _ in pairs], [b for _, b in pairs]).to_json(),
-                }
-                if pairs
-                else None
-            )
-    pairs: dict[str, dict[str, Any]] = {}
-    for i, first in enumerate(labels):
-        for second in labels[i + 1 :]:
-            pairs[f"{second}/{first}"] = {
-                metric.key: _paired(per_start, second, first, metric.key) for metric in METRICS
-            }
-    # The host's figures of every fresh start that measured cost steps, valid or not: a host too busy for
-    # any step to count is exactly what a reader must see.
-    cost = [r.get("cost") or {} for r in records if r.get("cost")]
-    steal = [_mean(c.get("steal_pct") or []) for c in cost]
-    return {
-        "groups_compared": labels,
-        "baseline": baseline,
-        "fresh_starts": len(records),
-        "valid": len(valid),
-        "invalid": [
-            {"folder": r.get("folder"), "reason": r.get("reason"), "failed_group": r.get("failed_group")}
-            for r in records
-            if not r.get("valid")
-        ],
-        "groups": groups,
-        "ratios": ratios,
-        "pairs": pairs,
-        "host": {
-            "busiest_cost_step_pct": max(
-                (c["busiest_step_pct"] for c in cost if c.get("busiest_step_pct")), default=None
-            ),
-            "flagged_steps": sum(len(c.get("flagged_host_busy") or []) for c in cost),
-            "cost_steps": sum(len(c.get("rates") or []) for c in cost),
-            "steal_pct_per_fresh_start": steal,
-            "unaccounted_pct_per_fresh_start": [_mean(c.get("unaccounted_pct") or []) for c in cost],
-        },
-        "folders": [r.get("folder") for r in records],
-    }
-
-
-def _paired(
-    per_start: list[dict[str, dict[str, float | None]]], label: str, baseline: str, key: str
-) -> dict[str, Any] | None:
-    values = [
-        (f[label][key], f[baseline][key])
-        for f in per_start
-        if f.get(label, {}).get(key) and f.get(baseline, {}).get(key)
-    ]
-    if not values:
-        return None
-    return {
-        "per_fresh_start": [a / b for a, b in values],
-        "interval": paired_ratio([a for a, _ in values], [b for _, b in values]).to_json(),
-    }
 
 
 def _pair(summary: dict[str, Any], a: str, b: str, key: str) -> tuple[dict[str, Any] | None, bool]:

@@ -20,8 +20,6 @@ import matplotlib.pyplot as plt  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from harness.analysis.side_by_side import (  # noqa: E402
-    METRICS,
-    Metric,
     aa_check,
     ranking,
     ratio_text,
@@ -29,6 +27,7 @@ from harness.analysis.side_by_side import (  # noqa: E402
     value_text,
 )
 from harness.console import console  # noqa: E402
+from harness.model.side_by_side_math import METRICS, Metric  # noqa: E402
 
 QUESTIONS = {
     "app_us": "Least CPU per request (the app alone)",

@@ -8,7 +8,7 @@ from typing import Any
 from harness.analysis.table_model import Cell, Table
 from harness.analysis.table_render import COMMAND_LOOK, rich_table
 from harness.console import console
-from harness.engine.validity import Verdict
+from harness.record.verdict import Verdict
 
 
 def _fmt(value: Any, digits: int = 1, suffix: str = "") -> str:

@@ -34,8 +34,8 @@ METRIC_FIGURES: dict[str, str] = {
     "memory_per_instance_mb": "pss_mb",
     "capacity_rps": "capacity_rps",
 }
-"""The claim metrics a side-by-side fresh start measures, and its figure that is each (harness/analysis/
-side_by_side.py `figures`): the app's CPU per request through its idle CPU, its share of PostgreSQL's,
+"""The claim metrics a side-by-side fresh start measures, and its figure that is each (harness/model/
+side_by_side_math.py `figures`): the app's CPU per request through its idle CPU, its share of PostgreSQL's,
 its memory and its capacity. A latency, a saturation throughput or a utilization has no side-by-side
 figure: the groups share the host, and only quantities read below saturation stay each group's own.
 claims/claim.schema.json refuses any other metric with this design (tests/claims/test_claims_side_by_side.py
@@ -188,8 +188,8 @@ def observe(
     """Each cell's value of the claim's metric from one side-by-side record, keyed by the fresh start
     (`block`), the pairing key of the verdict. A fresh start that is not valid gives no value for any
     group: its figures are not from steps every group shared."""
-    from harness.analysis.side_by_side import figures
     from harness.claims import ladders
+    from harness.model.side_by_side_math import figures
 
     found = figures(dict(record))
     valid = bool(record.get("valid"))

@@ -173,8 +173,9 @@ def _side_by_side(args: argparse.Namespace, console: Console, write: bool) -> bo
     """Side-by-side fresh starts among the paths are compared as such, one comparison per run of them.
     With nothing else to compare, the files asked for are theirs (one comparison only: two would write
     the same file); beside other runs, the files stay the other runs' and `side-by-side --from` writes these."""
-    from harness.analysis.side_by_side import by_comparison, load_records, summarize
+    from harness.analysis.side_by_side import by_comparison, load_records
     from harness.analysis.side_by_side_report import print_summary, write_outputs
+    from harness.model.side_by_side_math import summarize
 
     folders = [Path(p) for p in args.paths if Path(p).is_dir()]
     grouped = by_comparison(load_records(folders))

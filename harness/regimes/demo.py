@@ -15,7 +15,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from harness import paths
-from harness.analysis.side_by_side import summarize
 from harness.analysis.side_by_side_report import print_summary
 from harness.apps import IMPLS, driver
 from harness.console import UserError, console
@@ -24,6 +23,7 @@ from harness.engine.session import RunPlan
 from harness.engine.sizing import default_instance_cpus, machine_cores
 from harness.engine.validity import Slo
 from harness.model.side_by_side import SideBySideSpec, preset
+from harness.model.side_by_side_math import summarize
 from harness.regimes import side_by_side
 from harness.tools import toolchain
 

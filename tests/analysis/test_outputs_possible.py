@@ -173,7 +173,8 @@ def test_the_fixture_is_spread_past_a_symmetric_interval() -> None:
 
     from scipy import stats
 
-    from harness.analysis.side_by_side import load_records, summarize
+    from harness.analysis.side_by_side import load_records
+    from harness.model.side_by_side_math import summarize
 
     summary = summarize(load_records([FIXTURE]))
     values = summary["groups"]["java"]["app_us"]["values"]

@@ -9,15 +9,8 @@ from typing import Any
 
 import pytest
 
-from harness.analysis.side_by_side import (
-    METRICS,
-    aa_check,
-    load_records,
-    ranking,
-    summarize,
-    sure,
-    verdict_line,
-)
+from harness.analysis.side_by_side import aa_check, load_records, ranking, sure, verdict_line
+from harness.model.side_by_side_math import METRICS, summarize
 
 
 def _record(host: float, valid: bool = True, php_capacity: dict[str, Any] | None = None) -> dict[str, Any]:
