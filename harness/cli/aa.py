@@ -32,6 +32,8 @@ from harness.console import UserError, console
 
 if TYPE_CHECKING:
     from harness.analysis.ladder_tables import LadderOutcome
+    from harness.analysis.load import Run
+    from harness.engine.session import RunOutcome
 
 # One line per paragraph: rich keeps a help string's line breaks, and the terminal wraps it again.
 AA_HELP = "\n\n".join(
@@ -74,8 +76,9 @@ def register(app: typer.Typer) -> None:
         ] = "standard",
     ) -> None:
         from harness import paths
+        from harness.analysis.aa import aa_verdicts
         from harness.analysis.ladder_tables import print_ladder_table
-        from harness.regimes.aa import AaPlan, aa_verdicts, run_aa, runs_of
+        from harness.regimes.aa import AaPlan, run_aa
 
         chosen = parse_impls(impl)
         if len(chosen) != 1:
@@ -119,6 +122,13 @@ def register(app: typer.Typer) -> None:
         console.print(f"A/A table stored in {target}")
 
 
+def runs_of(outcomes: Sequence[RunOutcome]) -> list[Run]:
+    """The stored folders, read back as the analysis reads them (so the table is the folders' table)."""
+    from harness.analysis.load import read_run
+
+    return [read_run(o.folder.path) for o in outcomes]
+
+
 def _print_outcome(group: str, repetition: int, outcome: LadderOutcome) -> None:
     from harness.analysis.ladder_tables import print_ladder_outcome
 
@@ -137,7 +147,7 @@ def print_aa_table(
     alpha: float,
     include_invalid: bool = False,
 ) -> None:
-    from harness.regimes.aa import DIFFERS, AaRow
+    from harness.analysis.aa import DIFFERS, AaRow
 
     valid_a = sum(1 for r in group_a if getattr(r, "is_valid", False))
     valid_b = sum(1 for r in group_b if getattr(r, "is_valid", False))

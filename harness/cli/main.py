@@ -494,7 +494,7 @@ def demo() -> None:
     apps, then compare java, node and php side by side (3 fresh starts, each measuring all three in the
     same seconds, then each one's capacity in turns), print the comparison and write it as JSON and HTML
     under results/. About 7 minutes on 2 cores once the tools are installed; every fresh start is kept."""
-    from harness.regimes.demo import run_demo
+    from harness.cli.demo import run_demo
 
     raise typer.Exit(run_demo())
 

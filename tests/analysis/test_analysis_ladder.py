@@ -12,6 +12,7 @@ import pytest
 from synthetic import LADDER_RATES, LADDER_TRUTH, Writer, write_floor, write_ladders
 
 from harness.analysis import compare, render_html
+from harness.analysis.aa import DIFFERS, SAME, aa_verdicts
 from harness.analysis.comparison import Comparison
 from harness.analysis.ladder_report import (
     Floor,
@@ -25,7 +26,6 @@ from harness.analysis.load import read_run
 from harness.analysis.metrics import ALL_METRICS, METRICS, resolve_metrics
 from harness.analysis.plots import latency_vs_throughput
 from harness.analysis.tables import anova_table, verdict_tables
-from harness.regimes.aa import DIFFERS, SAME, aa_verdicts
 
 RESAMPLES = 999
 
