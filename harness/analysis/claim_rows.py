@@ -1,5 +1,5 @@
 """One claim verdict's comparison rows as cells (docs/design.md §10), for every place that shows them: the
-report's claims section (claims_section.py), docs/replication/REPORT.md (claims/report_md.py) and the terminal
+report's claims section (claims_section.py), docs/replication/REPORT.md (claims_report.py) and the terminal
 after `./bidbench replicate` (cli/claims.py). They differ only in style: REPORT.md is a dense
 one-line-per-row summary with shorter numbers; the terminal keeps its own digits."""
 

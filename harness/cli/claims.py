@@ -188,10 +188,11 @@ def _recompute(claim: Claim, folders: list[Path], pilot: bool) -> None:
 
 def _from_evidence(claims: list[Claim], directory: Path | None = None, target: Path | None = None) -> None:
     """Every verdict and the report from the evidence alone; the report is rewritten and compared."""
-    from harness.claims import evidence, report_md
+    from harness.analysis import claims_evidence as evidence
+    from harness.analysis import claims_report
 
     where = directory or evidence.DIRECTORY
-    target = target or report_md.REPORT
+    target = target or claims_report.REPORT
     try:
         result = evidence.recompute(claims, evidence.read(where))
     except evidence.EvidenceError as exc:
@@ -265,7 +266,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Re-run published benchmark claims (docs/design.md §10) and judge them: replicated, contradicted or
         inconclusive. Every run writes its verdict to results/claims/ and regenerates docs/replication/REPORT.md."""
-        from harness.claims import report_md
+        from harness.analysis import claims_report
         from harness.claims.layout import preflight
 
         try:
@@ -274,7 +275,7 @@ def register(app: typer.Typer) -> None:
                 console.print(list_table(claims))
                 return
             if report_only:
-                console.print(f"report written: {report_md.write(claims)}")
+                console.print(f"report written: {claims_report.write(claims)}")
                 return
             if from_evidence:
                 _from_evidence(claims)
@@ -326,7 +327,7 @@ def register(app: typer.Typer) -> None:
                 record = verdict_record(claim, size_for(claim, quick, repetitions), quick, verdict)
                 console.print(f"  verdict stored in {save_verdict(record)}")
                 # after every claim, so an interrupted --all leaves a report with each finished claim
-                console.print(f"  report: {report_md.write(claims)}")
+                console.print(f"  report: {claims_report.write(claims)}")
         write_report(verdicts, html)
         if len(verdicts) > 1:
             summary = Table(title="claims summary")

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.claims import ladders, report_md, runner
+from harness.analysis import claims_report
+from harness.claims import ladders, runner
 from harness.claims.layout import preflight
 from harness.claims.model import LadderShape, find, load_all
 from harness.claims.store import save_verdict, verdict_record
@@ -53,7 +54,7 @@ def test_one_claim_end_to_end_on_real_ladders(tmp_path: Path, database_url: str)
     assert verdict.outcome == INCONCLUSIVE and "fewer than 3 valid runs" in verdict.results[0].reason
     record = verdict_record(claim, size, True, verdict)
     save_verdict(record, tmp_path)
-    text = report_md.write(load_all(), tmp_path, tmp_path / "REPORT.md").read_text()
+    text = claims_report.write(load_all(), tmp_path, tmp_path / "REPORT.md").read_text()
     assert "`pereira-energy-ranking` (quick, cpu_us_per_request)" in text
     assert all(run in text for run in record["runs"])
     # a rerun reuses every stored ladder: nothing runs

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.claims import report_md, runner
+from harness.analysis import claims_report
+from harness.claims import runner
 from harness.claims import side_by_side as sbs
 from harness.claims.layout import preflight
 from harness.claims.model import find, load_all
@@ -52,7 +53,7 @@ def test_a_claim_runs_its_variants_side_by_side(
     record = verdict_record(claim, size, True, verdict)
     assert record["design"] == "side-by-side"
     save_verdict(record, tmp_path)
-    text = report_md.write(load_all(), tmp_path, tmp_path / "REPORT.md").read_text()
+    text = claims_report.write(load_all(), tmp_path, tmp_path / "REPORT.md").read_text()
     assert all(run in text for run in record["runs"])
     # a rerun reuses both stored fresh starts: nothing runs
     again: list[str] = []

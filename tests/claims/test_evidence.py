@@ -1,4 +1,4 @@
-"""The evidence committed beside docs/replication/REPORT.md (harness/claims/evidence.py): written with the
+"""The evidence committed beside docs/replication/REPORT.md (harness/analysis/claims_evidence.py): written with the
 report from stored verdicts and their result folders, it regenerates the same report, byte for byte,
 without results/; a checksum that does not match or a missing member is refused with the file's name.
 The records are synthetic, shaped as the engine stores them: one side-by-side claim, one apart."""
@@ -17,7 +17,9 @@ from typer.testing import CliRunner
 
 from claims.test_claims_side_by_side import _table_72_folders
 from claims.test_replication import _fake_folder
-from harness.claims import evidence, report_md, runner
+from harness.analysis import claims_evidence as evidence
+from harness.analysis import claims_report
+from harness.claims import runner
 from harness.claims.model import find, load_all
 from harness.claims.store import save_verdict, verdict_record
 from harness.cli import claims as claims_cli
@@ -50,7 +52,7 @@ def written(tmp_path: Path) -> tuple[Path, Path]:
     a fresh clone."""
     results = tmp_path / "results"
     _verdicts(results)
-    report = report_md.write(load_all(), results, tmp_path / "docs" / "REPORT.md")
+    report = claims_report.write(load_all(), results, tmp_path / "docs" / "REPORT.md")
     shutil.rmtree(results)
     return report, report.parent / "evidence"
 
@@ -135,11 +137,11 @@ def test_a_report_whose_folders_are_gone_keeps_no_evidence(tmp_path: Path) -> No
     results = tmp_path / "results"
     _verdicts(results)
     target = tmp_path / "docs" / "REPORT.md"
-    report_md.write(load_all(), results, target)
+    claims_report.write(load_all(), results, target)
     for folder in results.iterdir():
         if folder.name != "claims":
             shutil.rmtree(folder)
-    report_md.write(load_all(), results, target)
+    claims_report.write(load_all(), results, target)
     assert not (target.parent / "evidence" / evidence.ARCHIVE).exists()
 
 
@@ -150,7 +152,7 @@ def test_the_cli_recomputes_from_the_evidence(
     expected = report.read_text(encoding="utf-8")
     report.write_text("stale\n", encoding="utf-8")
     monkeypatch.setattr(evidence, "DIRECTORY", where)
-    monkeypatch.setattr(report_md, "REPORT", report)
+    monkeypatch.setattr(claims_report, "REPORT", report)
     app = typer.Typer()
     claims_cli.register(app)
     app.command("other")(lambda: None)

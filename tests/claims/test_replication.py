@@ -16,7 +16,8 @@ import yaml
 from typer.testing import CliRunner
 
 from harness import paths
-from harness.claims import ladders, report_md, runner
+from harness.analysis import claims_report
+from harness.claims import ladders, runner
 from harness.claims.equivalence import n_for_power, tost, tost_power
 from harness.claims.layout import DRIVER_AND_DATABASE_CORES, layout_problems, preflight
 from harness.claims.model import ClaimError, Comparison, find, load_all, load_file, load_schema
@@ -335,7 +336,7 @@ def test_a_verdict_is_recomputed_from_stored_folders_alone(tmp_path: Path) -> No
     # the report lists it with its folders, the machine once, and every other claim as not yet run
     record = verdict_record(claim, size, True, verdict)
     save_verdict(record, tmp_path)
-    target = report_md.write(load_all(), tmp_path, tmp_path / "REPORT.md")
+    target = claims_report.write(load_all(), tmp_path, tmp_path / "REPORT.md")
     text = target.read_text()
     assert "never edited by hand" in text and "GENERATED" in text
     runnable = [c for c in load_all() if c.runnable]

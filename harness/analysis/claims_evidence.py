@@ -182,7 +182,7 @@ def _comparable(observations: dict[tuple[str, str], list[dict[str, Any]]]) -> di
 
 def recompute(claims: Sequence[Claim], content: dict[str, bytes]) -> Recomputed:
     """Every verdict of the evidence recomputed from its folders' records, and the report from them."""
-    from harness.claims import report_md
+    from harness.analysis import claims_report
     from harness.claims.runner import from_folders, judge_claim
     from harness.claims.store import verdict_record
 
@@ -230,5 +230,5 @@ def recompute(claims: Sequence[Claim], content: dict[str, bytes]) -> Recomputed:
             if again["outcome"] != record["outcome"]:
                 differences.append(f"{claim.id}: stored {record['outcome']}, recomputed {again['outcome']}")
             records.append(again)
-        report = report_md.render(claims, records, root, report_git)
+        report = claims_report.render(claims, records, root, report_git)
     return Recomputed(records, differences, report)
