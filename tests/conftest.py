@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from harness import paths
+from harness.cli.test_suites import one_test_command
 from harness.db.cluster import EmbeddedCluster
 from harness.db.target import DatabaseServer
-from harness.tools.test_suites import one_test_command
 
-# The suite runs on several pytest-xdist workers (`./bidbench test`, harness/tools/test_suites.py): it
+# The suite runs on several pytest-xdist workers (`./bidbench test`, harness/cli/test_suites.py): it
 # mostly waits on real servers and fixed-length steps, not on the CPU. Every test that uses the shared
 # working database runs on one worker, one at a time: a run resets that database from its template at its
 # start, which would drop it under another test's app. Tests with a private cluster or database spread.

@@ -14,7 +14,7 @@ import pytest
 from ownership import instance_processes, left_of, tree_footprint
 
 from harness import paths
-from harness.tools.test_suites import one_test_command
+from harness.cli.test_suites import one_test_command
 
 BIDBENCH = str(paths.ROOT / "bidbench")
 README = paths.ROOT / "README.md"

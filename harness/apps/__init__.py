@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from harness.apps import java, node, php
 from harness.apps.base import AppAdapter, AppDriver
+from harness.tools import toolchain
 
 _REGISTERED: dict[str, AppAdapter] = {}
 IMPLS: tuple[str, ...] = ()
@@ -22,6 +23,7 @@ def register(app: AppAdapter) -> None:
         raise ValueError(f"implementation {app.name!r} is registered already")
     _REGISTERED[app.name] = app
     IMPLS = tuple(_REGISTERED)
+    toolchain.register_app_tools(app.name, app.tools)
 
 
 def unregister(name: str) -> None:
@@ -29,6 +31,7 @@ def unregister(name: str) -> None:
     global IMPLS
     del _REGISTERED[name]
     IMPLS = tuple(_REGISTERED)
+    toolchain.unregister_app_tools(name)
 
 
 def adapters() -> tuple[AppAdapter, ...]:

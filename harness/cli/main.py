@@ -173,9 +173,7 @@ def db_psql() -> None:
     """Open psql on the working database."""
     import shutil
 
-    from harness.db.cluster import find_pg_bindir
-
-    psql = str(find_pg_bindir() / "psql") if not shutil.which("psql") else shutil.which("psql")
+    psql = str(toolchain.find_pg_bindir() / "psql") if not shutil.which("psql") else shutil.which("psql")
     os.execvp(psql or "psql", [psql or "psql", ready.server().url()])
 
 
@@ -212,7 +210,7 @@ def test(
     """Run every test suite (Python harness tests, each app's own tests, the conformance suite).
     Installs what it needs, starts and seeds the embedded database, prints each runner's summary line,
     and exits non-zero on any failure."""
-    from harness.tools.test_suites import run_all
+    from harness.cli.test_suites import run_all
 
     raise typer.Exit(run_all(only or [], pytest_args or []))
 

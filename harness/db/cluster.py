@@ -21,30 +21,12 @@ import psutil
 
 from harness import paths
 from harness.console import UserError
+from harness.tools.toolchain import find_pg_bindir
 
 SUPERUSER = "bidbench"
 PASSWORD = "bidbench"
 SERVER_OS_USER = "bidbench"
 PREFERRED_PORT = 55432
-
-
-def find_pg_bindir() -> Path:
-    """The newest PostgreSQL >= 15 server binaries: Debian's versioned dirs first, then PATH."""
-    candidates = sorted(
-        Path("/usr/lib/postgresql").glob("*/bin"),
-        key=lambda p: int(p.parent.name) if p.parent.name.isdigit() else 0,
-        reverse=True,
-    )
-    for bindir in candidates:
-        if (bindir / "postgres").exists() and int(bindir.parent.name) >= 15:
-            return bindir
-    on_path = shutil.which("pg_ctl")
-    if on_path:
-        return Path(on_path).resolve().parent
-    raise UserError(
-        "PostgreSQL 15+ server binaries were not found. Run `./bidbench setup`, or install them yourself "
-        "(Debian/Ubuntu: sudo apt-get install postgresql postgresql-contrib)."
-    )
 
 
 def free_port(preferred: int | None = None) -> int:

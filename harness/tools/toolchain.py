@@ -122,9 +122,26 @@ def _probe_nginx() -> Probe:
     return Probe(True, match.group(1) if match else "?", binary)
 
 
-def _probe_postgres() -> Probe:
-    from harness.db.cluster import find_pg_bindir
+def find_pg_bindir() -> Path:
+    """The newest PostgreSQL >= 15 server binaries: Debian's versioned dirs first, then PATH."""
+    candidates = sorted(
+        Path("/usr/lib/postgresql").glob("*/bin"),
+        key=lambda p: int(p.parent.name) if p.parent.name.isdigit() else 0,
+        reverse=True,
+    )
+    for bindir in candidates:
+        if (bindir / "postgres").exists() and int(bindir.parent.name) >= 15:
+            return bindir
+    on_path = shutil.which("pg_ctl")
+    if on_path:
+        return Path(on_path).resolve().parent
+    raise UserError(
+        "PostgreSQL 15+ server binaries were not found. Run `./bidbench setup`, or install them yourself "
+        "(Debian/Ubuntu: sudo apt-get install postgresql postgresql-contrib)."
+    )
 
+
+def _probe_postgres() -> Probe:
     try:
         bindir = find_pg_bindir()
     except UserError:
@@ -308,23 +325,32 @@ TOOLS: dict[str, Tool] = {
 }
 
 # What each kind of work needs; commands ask for a group, setup checks them all. Each implementation is a
-# group too, of the tools its adapter lists (AppAdapter.tools, harness/apps).
+# group too, of the tools its adapter lists (AppAdapter.tools): harness/apps registers it here, since the
+# apps sit above the toolchain and this module imports nothing of theirs.
 SHARED_NEEDS: dict[str, tuple[str, ...]] = {
     "db": ("postgres",),
     "load": ("go", "driver"),
     "faults": ("go", "toxiproxy"),
     "report": ("chromium",),
 }
+_APP_NEEDS: dict[str, tuple[str, ...]] = {}
+
+
+def register_app_tools(name: str, tools: tuple[str, ...]) -> None:
+    """An implementation's group: the tools its adapter lists (harness/apps/__init__.py register)."""
+    _APP_NEEDS[name] = tuple(tools)
+
+
+def unregister_app_tools(name: str) -> None:
+    _APP_NEEDS.pop(name, None)
 
 
 def needs_by_group() -> dict[str, tuple[str, ...]]:
-    from harness.apps import adapters
-
-    return {"db": SHARED_NEEDS["db"], **{app.name: app.tools for app in adapters()}, **SHARED_NEEDS}
+    return {"db": SHARED_NEEDS["db"], **_APP_NEEDS, **SHARED_NEEDS}
 
 
 def __getattr__(name: str) -> dict[str, tuple[str, ...]]:
-    # NEEDS is built when asked for: the adapters own their groups, and harness/apps imports this module.
+    # NEEDS is built when asked for: the implementations' groups are registered by harness/apps.
     if name == "NEEDS":
         return needs_by_group()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -368,6 +394,13 @@ def ensure(names: Iterable[str], quiet: bool = True) -> list[SetupRow]:
     wanted: list[str] = []
     groups = needs_by_group()
     for name in names:
+        if not _APP_NEEDS and name not in groups:
+            # "java" is a tool and the java app's group: before harness/apps registered the groups, a name
+            # could quietly mean the tool alone.
+            raise RuntimeError(
+                f"toolchain.ensure({name!r}): no implementation has registered its tools yet; import harness.apps "
+                "first (it registers each implementation's group when imported)"
+            )
         for tool in groups.get(name, (name,)):
             if tool not in wanted:
                 wanted.append(tool)

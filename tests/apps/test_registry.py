@@ -14,9 +14,10 @@ from harness import apps, paths
 from harness.apps import knobs
 from harness.apps.base import AppAdapter, AppDriver, InstanceSpec, ProcessLaunch
 from harness.apps.base import TestSuite as AppTestSuite
+from harness.cli import test_suites
 from harness.console import UserError
 from harness.engine.session import RunPlan, _instance_knobs
-from harness.tools import test_suites, toolchain
+from harness.tools import toolchain
 
 BUILT_IN = ("java", "node", "php")
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from rich.table import Table
 
-from harness import paths
+from harness import apps, paths
 from harness.console import console
 from harness.tools import toolchain
 
@@ -84,9 +84,7 @@ def one_test_command(pytest_args: Sequence[str]) -> str:
 def suite_names() -> tuple[str, ...]:
     """The suites in their running order: each registered implementation's own tests between the harness's
     tests and the conformance suite."""
-    from harness.apps import IMPLS
-
-    return ("loadgen", "python", *IMPLS, "conformance")
+    return ("loadgen", "python", *apps.IMPLS, "conformance")
 
 
 @dataclass
@@ -176,8 +174,6 @@ def run_all(only: Iterable[str], pytest_args: list[str]) -> int:
 
 
 def _run_all(only: Iterable[str], pytest_args: list[str], current: list[str]) -> int:
-    from harness.apps import IMPLS, adapters, driver
-
     suites = suite_names()
     wanted = list(only) or list(suites)
     unknown = [s for s in wanted if s not in suites]
@@ -187,7 +183,7 @@ def _run_all(only: Iterable[str], pytest_args: list[str], current: list[str]) ->
     needs = (
         ["db", "load"]
         + (["report"] if "python" in wanted else [])
-        + [impl for impl in IMPLS if impl in wanted or "conformance" in wanted or "python" in wanted]
+        + [impl for impl in apps.IMPLS if impl in wanted or "conformance" in wanted or "python" in wanted]
     )
     toolchain.ensure(needs)
     database_url = _prepare_database()
@@ -205,10 +201,10 @@ def _run_all(only: Iterable[str], pytest_args: list[str], current: list[str]) ->
     # only what they start, when they start it (every run and fixture calls ensure_built), so one node test
     # never waits for a JVM build.
     selected = any(not arg.startswith("-") for arg in pytest_args)
-    for impl in IMPLS:
+    for impl in apps.IMPLS:
         if impl in wanted or "conformance" in wanted or ("python" in wanted and not selected):
             console.print(f"building {impl} ...")
-            driver(impl).ensure_built()
+            apps.driver(impl).ensure_built()
     if "python" in wanted:
         venv_python = paths.STATE / "venv" / "bin" / "python"
         # Pytest files an app's own suite runs (PHP through nginx) are not run twice.
@@ -219,16 +215,16 @@ def _run_all(only: Iterable[str], pytest_args: list[str], current: list[str]) ->
             "-ra",
             "-q",
             *([] if selected else ["-n", str(PYTEST_WORKERS), "--dist", "loadgroup"]),
-            *(f"--ignore={path}" for app in adapters() for path in app.pytest_files_in_own_suite),
+            *(f"--ignore={path}" for app in apps.adapters() for path in app.pytest_files_in_own_suite),
             *pytest_args,
         ]
         outcomes.append(
             _run_streaming("python (pytest)", argv, paths.ROOT, env, r"(passed|failed|error|no tests ran)")
         )
-    for impl in IMPLS:
+    for impl in apps.IMPLS:
         if impl not in wanted:
             continue
-        app_driver = driver(impl)
+        app_driver = apps.driver(impl)
         app_driver.ensure_built()
         for suite in app_driver.test_suites():
             from harness.db import seed as seeding
@@ -250,7 +246,7 @@ def _run_all(only: Iterable[str], pytest_args: list[str], current: list[str]) ->
         started = time.monotonic()
         current[0] = "conformance"
         console.rule("[bold]conformance")
-        code, summary = conformance_exit_code(list(IMPLS))
+        code, summary = conformance_exit_code(list(apps.IMPLS))
         outcomes.append(Outcome("conformance", code == 0, summary, time.monotonic() - started))
 
     table = Table(title="bidbench test")
