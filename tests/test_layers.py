@@ -2,7 +2,8 @@
 
 The command line (harness/cli) sits on top: it alone knows typer, and only `python -m harness` imports
 it. Below it the regimes drive the engine, the engine runs one measurement and writes records, and the
-database, the apps' adapters and the record formats know nothing above them.
+database, the apps' adapters and the record formats know nothing above them. FLOORS (issue #44) orders
+every package: the model at the bottom, the reports and the command line on top, and no circle.
 """
 
 from __future__ import annotations
@@ -166,3 +167,90 @@ def test_the_ground_floor_imports_nothing_of_bidbench() -> None:
         and any(_within(t, "harness") and not _within(t, "harness.model") for t in i.targets)
     )
     assert not offenders, "harness/model must import nothing of bidbench's:\n" + "\n".join(offenders)
+
+
+# The floors of issue #44, bottom to top: a package imports only its own floor and the floors below it, and
+# the packages import one another without a circle (counting the imports inside functions too). The root
+# modules (harness/__init__.py, console.py, paths.py) sit on the ground floor with the model.
+FLOORS: tuple[tuple[str, ...], ...] = (
+    ("harness", "harness.console", "harness.paths", "harness.model"),  # the domain's names and pure math
+    ("harness.record",),  # the stored records
+    ("harness.tools",),  # the toolchain: what the infrastructure installs and finds
+    ("harness.apps", "harness.db"),  # the apps' adapters and the database
+    ("harness.engine",),  # one measurement
+    ("harness.regimes", "harness.claims", "harness.faults", "harness.conformance"),  # what runs the engine
+    ("harness.analysis",),  # reports: tables, plots, HTML, Markdown, JSON
+    ("harness.cli",),  # the command line
+    ("harness.__main__",),  # the entry point
+)
+
+
+def _unit(name: str) -> str | None:
+    """The floor's unit a module or import target belongs to: its package under harness (or the root module)."""
+    if not _within(name, "harness"):
+        return None
+    units = [unit for floor in FLOORS for unit in floor if _within(name, unit)]
+    return max(units, key=len)
+
+
+def _floor(unit: str) -> int:
+    return next(i for i, floor in enumerate(FLOORS) if unit in floor)
+
+
+def _package_edges() -> dict[str, set[str]]:
+    edges: dict[str, set[str]] = {}
+    for i in IMPORTS:
+        source = _unit(i.module)
+        # `from harness import paths` names harness and harness.paths: the most precise target counts.
+        found = [t for t in i.targets if _unit(t)]
+        precise = [t for t in found if _unit(t) != "harness"] or found
+        for target in precise:
+            unit = _unit(target)
+            if source and unit and unit != source:
+                edges.setdefault(source, set()).add(unit)
+    return edges
+
+
+def test_every_package_has_a_floor() -> None:
+    units = {_unit(i.module) for i in IMPORTS}
+    packages = {p.parent.name for p in HARNESS.glob("*/__init__.py")}
+    assert {f"harness.{p}" for p in packages} <= {u for floor in FLOORS for u in floor}, (
+        "every package under harness/ needs its floor in FLOORS"
+    )
+    assert None not in units
+
+
+def test_no_floor_imports_a_higher_one() -> None:
+    offenders = sorted(
+        {
+            str(i)
+            for i in IMPORTS
+            for target in i.targets
+            if (source := _unit(i.module))
+            and (unit := _unit(target))
+            and unit != "harness"
+            and _floor(unit) > _floor(source)
+        }
+    )
+    floors = "\n".join(f"  {n}. {', '.join(floor)}" for n, floor in enumerate(FLOORS))
+    assert not offenders, (
+        f"a package imports only its own floor and those below it; the floors, bottom up:\n{floors}\n"
+        "move what both need down, or pass it in:\n" + "\n".join(offenders)
+    )
+
+
+def test_the_packages_import_one_another_without_a_circle() -> None:
+    edges = _package_edges()
+    circles = []
+    for start in sorted(edges):
+        # every package reachable from start that reaches start again
+        seen, todo = set(), [start]
+        while todo:
+            for nxt in edges.get(todo.pop(), ()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        if start in seen:
+            circles.append(start)
+    detail = "\n".join(f"  {s} -> {', '.join(sorted(edges[s]))}" for s in circles)
+    assert not circles, f"these packages sit in an import circle (imports inside functions count):\n{detail}"
