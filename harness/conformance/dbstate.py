@@ -27,6 +27,7 @@ from psycopg import sql
 
 from harness.db import seed as seeding
 from harness.db.checks import ITEMS_MISMATCH_SQL
+from harness.db.cluster import EmbeddedCluster
 from harness.db.ready import ensure_template
 from harness.db.target import TEMPLATE_DB, DatabaseServer
 
@@ -129,8 +130,6 @@ class ConformanceDb:
         """The embedded server's log file (log_line_prefix names the database), or None (external)."""
         if not self.server.embedded:
             return None
-        from harness.db.cluster import EmbeddedCluster
-
         cluster = EmbeddedCluster()
         if cluster.port != self.server.host_port[1] or not cluster.log_file.is_file():
             return None

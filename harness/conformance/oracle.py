@@ -23,7 +23,9 @@ import psycopg
 
 from harness import paths
 from harness.conformance.canon import dumps, format_timestamp
+from harness.conformance.dbstate import prepare
 from harness.conformance.queries import contract_statements
+from harness.db import ready
 
 EXPECTED_DIR = paths.CONFORMANCE_CASES / "expected"
 
@@ -137,11 +139,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--overwrite", action="store_true", help="rewrite every expected file")
     parser.add_argument("--check", action="store_true", help="compare expected files with the oracle")
     args = parser.parse_args(argv)
-    from harness.conformance.dbstate import prepare
-    from harness.db.ready import ensure_up, server
-
-    ensure_up()
-    db = prepare(server())
+    ready.ensure_up()
+    db = prepare(ready.server())
     failures = 0
     with db.connect() as conn:
         oracle = Oracle(conn)

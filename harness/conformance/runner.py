@@ -17,13 +17,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from harness import paths
+from harness import apps, paths
 from harness.conformance.cases import CaseError, Session, load_sessions
-from harness.conformance.dbstate import ConformanceDb
+from harness.conformance.dbstate import ConformanceDb, prepare
 from harness.conformance.report import part_counts, print_dbwork, print_tables, summary_line, write_json
 from harness.conformance.results import CheckResult, failed
 from harness.conformance.targets import AppTarget, Target
 from harness.console import UserError, console
+from harness.db import ready
 
 PARTS = ("golden", "differential", "dbwork", "concurrency", "schemathesis")
 
@@ -43,11 +44,8 @@ def _drop_stale_run_dirs() -> None:
 
 
 def _prepare_db() -> ConformanceDb:
-    from harness.conformance.dbstate import prepare
-    from harness.db.ready import ensure_up, server
-
-    ensure_up()
-    return prepare(server())
+    ready.ensure_up()
+    return prepare(ready.server())
 
 
 def run_targets(
@@ -173,20 +171,18 @@ def run_conformance(
 ) -> int:
     """Run the parts against the real apps. `knobs` go to every app (a variant such as JAVA_POOL=driver);
     the knobs a golden session declares still take precedence for that session."""
-    from harness.apps import IMPLS
-
-    unknown = [i for i in impls if i not in IMPLS]
+    unknown = [i for i in impls if i not in apps.IMPLS]
     if unknown:
-        raise UserError(f"unknown implementation(s) {', '.join(unknown)}; choose from {', '.join(IMPLS)}")
+        raise UserError(
+            f"unknown implementation(s) {', '.join(unknown)}; choose from {', '.join(apps.IMPLS)}"
+        )
     targets: list[Target] = [AppTarget(impl, target_label(impl, knobs), knobs) for impl in impls]
     code, _ = run_targets(targets, parts, json_path)
     return code
 
 
 def conformance_exit_code(impls: list[str]) -> tuple[int, str]:
-    from harness.apps import IMPLS
-
-    targets: list[Target] = [AppTarget(impl) for impl in impls if impl in IMPLS]
+    targets: list[Target] = [AppTarget(impl) for impl in impls if impl in apps.IMPLS]
     try:
         code, results = run_targets(targets, None, None)
     except UserError as exc:

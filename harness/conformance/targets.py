@@ -15,7 +15,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from harness import paths
+from harness.apps.base import InstanceSpec
 from harness.conformance.dbstate import ConformanceDb
+from harness.engine.instances import running_instance
 
 BASE_KNOBS = {"LOG_LEVEL": "warn", "SERVER_TIMING": "1"}
 
@@ -61,9 +63,6 @@ class AppTarget(Target):
 
     @contextmanager
     def running(self, db: ConformanceDb, knobs: dict[str, str] | None = None) -> Iterator[str]:
-        from harness.apps.base import InstanceSpec
-        from harness.engine.instances import running_instance
-
         all_knobs = {**BASE_KNOBS, **self.fixed_knobs, **(knobs or {})}
         port = free_port()
         run_dir = paths.RUNTIME / "conformance" / f"{os.getpid()}-{self.name}".replace("+", "_")

@@ -29,9 +29,12 @@ from harness.apps import adapter as app_adapter
 from harness.apps import driver as app_driver
 from harness.apps.base import InstanceSpec
 from harness.console import UserError, console
+from harness.db import ready as db_ready
 from harness.db.cluster import free_port, port_is_free
+from harness.db.target import external_url
 from harness.engine.instances import INSTANCE_MARKER, RunningInstance, sigkill, start, stop
 from harness.engine.resources import Limits, describe_backend, detect_backend
+from harness.engine.session import RunPlan, _instance_knobs
 from harness.engine.sizing import cpu_limit
 from harness.tools import toolchain
 
@@ -219,15 +222,12 @@ def stdout_reserved(reserve: bool) -> Iterator[TextIO]:
 def start_database() -> bool:
     """The embedded server up; returns whether serve started it (then serve stops it on exit; a server
     that was already up, or an external one, is left as it was)."""
-    from harness.db.ready import embedded_cluster
-    from harness.db.target import external_url
-
     if external_url():
         return False
     toolchain.ensure(["db"])
     # up() itself says whether it started the server: checking beforehand could race with another command
     # starting it meanwhile, and serve would then stop a server others use.
-    report = embedded_cluster().up()
+    report = db_ready.embedded_cluster().up()
     for message in report.messages if report.started else []:
         console.print(f"db: {message}")
     return report.started
@@ -235,18 +235,16 @@ def start_database() -> bool:
 
 def seed_database(options: ServeOptions) -> None:
     """Seeded with (scale, seed); with --reset, the working database restored from the template."""
-    from harness.db import ready
-
     # Without --reset the working data is left as it is: what a student changed stays between serves.
-    ready.ensure_template(ready.server(), options.scale, options.seed, restore=options.reset, announce=True)
+    db_ready.ensure_template(
+        db_ready.server(), options.scale, options.seed, restore=options.reset, announce=True
+    )
 
 
 def stop_database_if_ours(started: bool) -> None:
     if not started:
         return
-    from harness.db.ready import embedded_cluster
-
-    if embedded_cluster().down():
+    if db_ready.embedded_cluster().down():
         console.print("serve: stopped the database serve had started")
 
 
@@ -263,10 +261,7 @@ class Served:
 def start_apps(options: ServeOptions, ports: dict[str, int], backend: str, served: list[Served]) -> None:
     """Start each app as a measured run does (same knobs, resource group, launch), appending to `served`
     as each one answers /ready, so the caller can stop whatever started if a later one fails."""
-    from harness.db.ready import server
-    from harness.engine.session import RunPlan, _instance_knobs
-
-    database_url = server().url()
+    database_url = db_ready.server().url()
     run_root = run_root_dir()
     for impl in options.impls:
         driver = app_driver(impl)

@@ -27,7 +27,7 @@ from harness.apps import knobs as knob_defaults
 from harness.apps.base import InstanceSpec
 from harness.apps.jvm import jit_compile_seconds, read_heap_after_full_gc
 from harness.console import IN_CI, UserError, console
-from harness.db import pgstats
+from harness.db import pgstats, ready
 from harness.db.cluster import EmbeddedCluster, free_port
 from harness.db.target import DatabaseServer, current_server, mask_password
 from harness.engine import ladder_digest as ladderdigest
@@ -271,8 +271,6 @@ class Session:
             self._start_remote()
             return
         toolchain.ensure(["db", "load", plan.impl])
-        from harness.db import ready
-
         ready.ensure_up()
         server = current_server()
         self.server = server

@@ -32,9 +32,12 @@ import psutil
 
 from harness import paths
 from harness.console import UserError
+from harness.db import ready as db_ready
 from harness.db.cluster import EmbeddedCluster
+from harness.db.target import current_server, external_url
 from harness.engine.driver import LoadSettings
 from harness.engine.instances import INSTANCE_MARKER
+from harness.engine.session import RunPlan, Session
 from harness.faults import invariants, readyprobe, timeline
 from harness.faults.injector import PROXY_NAME, FaultHooks
 from harness.faults.scenarios import OVERLOAD_RAMP_S, Scenario
@@ -214,8 +217,6 @@ def run_scenario(
     The database: `cluster` when given (the caller has pointed BIDBENCH_DATABASE_URL at it); else the
     server BIDBENCH_DATABASE_URL names (not for db-outage: bidbench does not stop servers it does not own);
     else the fault scenarios' own embedded cluster (fault_cluster), started and seeded on first use."""
-    from harness.db.target import external_url
-
     toolchain.ensure(["db", "load", impl] + (["faults"] if scenario.name == "slow-db" else []))
     override: str | None = None
     if cluster is None:
@@ -242,11 +243,7 @@ def _run(
     results_dir: Path | None,
     knobs: dict[str, str] | None,
 ) -> FaultResult:
-    from harness.db.ready import ensure_up
-    from harness.db.target import current_server
-    from harness.engine.session import RunPlan, Session
-
-    ensure_up()
+    db_ready.ensure_up()
     server = current_server()
     proxy: Toxiproxy | None = None
     database_url: str | None = None

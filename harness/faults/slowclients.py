@@ -39,7 +39,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from harness import paths
+from harness import apps, paths
+from harness.apps.base import InstanceSpec
+from harness.conformance.dbstate import prepare
+from harness.console import console
+from harness.db import ready
+from harness.db.cluster import free_port
+from harness.engine.instances import running_instance
+from harness.engine.resources import Limits, detect_backend
 
 SLOW_CONNECTIONS = 200
 DECLARED_BYTES = 100
@@ -311,13 +318,7 @@ class AppResult:
 
 def run_app(impl: str, database_url: str, plan: Plan, cpus: float | None) -> AppResult:
     """One app: start it under the run's resource limits, baseline, attack, release, stop."""
-    from harness.apps import driver
-    from harness.apps.base import InstanceSpec
-    from harness.db.cluster import free_port
-    from harness.engine.instances import running_instance
-    from harness.engine.resources import Limits, detect_backend
-
-    app = driver(impl)
+    app = apps.driver(impl)
     app.ensure_built()
     backend = detect_backend() if cpus else "none"
     run_dir = paths.RUNTIME / "slow-clients" / f"{os.getpid()}-{impl}"
@@ -390,8 +391,6 @@ def write_results(results: list[AppResult], plan: Plan, out_dir: Path | None = N
 def print_table(results: list[AppResult]) -> None:
     from rich.table import Table
 
-    from harness.console import console
-
     table = Table(title=f"slow-clients: {SLOW_CONNECTIONS} held slow-body connections")
     for column in (
         "app",
@@ -423,13 +422,9 @@ def print_table(results: list[AppResult]) -> None:
 
 def main(impls: list[str], cpus: float | None, quick: bool) -> int:
     """The CLI entry: every app, one after the other, on a private clone of the seeded database."""
-    from harness.conformance.dbstate import prepare
-    from harness.console import console
-    from harness.db.ready import ensure_up, server
-
     plan = QUICK if quick else FULL
-    ensure_up()
-    db = prepare(server())
+    ready.ensure_up()
+    db = prepare(ready.server())
     results: list[AppResult] = []
     try:
         for impl in impls:

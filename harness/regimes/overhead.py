@@ -43,8 +43,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from harness import paths
+from harness import apps, paths
+from harness.apps.base import InstanceSpec
 from harness.console import UserError, console
+from harness.db import ready
+from harness.db.cluster import free_port
+from harness.engine import instances
+from harness.engine.resources import Limits, detect_backend
+from harness.engine.session import RunPlan, _instance_knobs
 from harness.tools import toolchain
 
 GENERATORS = ("driver", "bare", "wrk", "vegeta")
@@ -502,32 +508,24 @@ def check_loopback(url: str) -> str:
 def started_app(impl: str, cpus: float | None) -> Iterator[str]:
     """The app started as measured runs start it (seeded database, built, its resource group, its knobs),
     stopped on the way out whatever happens."""
-    from harness.apps import driver as app_driver
-    from harness.apps.base import InstanceSpec
-    from harness.db.cluster import free_port
-    from harness.db.ready import ensure_seeded, server
-    from harness.engine.instances import start, stop
-    from harness.engine.resources import Limits, detect_backend
-    from harness.engine.session import RunPlan, _instance_knobs
-
     toolchain.ensure(["db", impl])
-    ensure_seeded()
-    driver = app_driver(impl)
+    ready.ensure_seeded()
+    driver = apps.driver(impl)
     driver.ensure_built()
     spec = InstanceSpec(
         impl=impl,
         index=0,
         port=free_port(),
-        database_url=server().url(),
+        database_url=ready.server().url(),
         run_dir=paths.RUNTIME / f"overhead-{os.getpid()}" / impl,
         knobs=_instance_knobs(RunPlan(impl=impl)),
     )
     console.print(f"overhead: starting {impl} on {spec.host}:{spec.port} (CPU limit {cpus or 'none'}) ...")
-    instance = start(driver, spec, detect_backend(), Limits(cpus=cpus), ready_timeout_s=180)
+    instance = instances.start(driver, spec, detect_backend(), Limits(cpus=cpus), ready_timeout_s=180)
     try:
         yield instance.base_url
     finally:
-        stop(instance)
+        instances.stop(instance)
 
 
 @contextmanager
@@ -735,8 +733,6 @@ def print_table(summary: dict[str, dict[str, Any]], setup: Setup) -> None:
 
 def accuracy(options: Options) -> int:
     """p50 against a fixed 5 ms answer, and the two p99s around a 1 s freeze with 2 connections at most."""
-    from harness.db.cluster import free_port
-
     driver = ensure_driver()
     folder = new_folder("overhead")
     seconds = max(options.seconds, 5.0)
