@@ -27,6 +27,8 @@ from typing import Any
 
 from harness import paths
 from harness.claims.model import Claim, LadderShape, Size
+from harness.claims.runner import from_folders, judge_claim
+from harness.claims.store import verdict_record
 from harness.record.folders import finite
 
 DIRECTORY = paths.REPLICATION_REPORT.parent / "evidence"
@@ -183,8 +185,6 @@ def _comparable(observations: dict[tuple[str, str], list[dict[str, Any]]]) -> di
 def recompute(claims: Sequence[Claim], content: dict[str, bytes]) -> Recomputed:
     """Every verdict of the evidence recomputed from its folders' records, and the report from them."""
     from harness.analysis import claims_report
-    from harness.claims.runner import from_folders, judge_claim
-    from harness.claims.store import verdict_record
 
     by_id = {c.id: c for c in claims}
     stored = [json.loads(content[n]) for n in sorted(content) if n.startswith("verdicts/")]

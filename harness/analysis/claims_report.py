@@ -12,7 +12,9 @@ from typing import Any
 from harness import paths
 from harness.analysis.claim_rows import SUMMARY_STYLE, published_text, ratio_cell, side_cell
 from harness.analysis.table_render import markdown_rows
+from harness.claims.calibration import APART_CVS, OWN_CV_SIDE_BY_SIDE, SHARED_DRIFT_CV, claim_power
 from harness.claims.model import Claim
+from harness.claims.runner import cell_group, cells
 from harness.claims.store import latest_per_claim, load_verdicts, verdicts_dir
 from harness.console import console
 from harness.record.folders import RunFolder, git_state
@@ -123,8 +125,6 @@ def _verdict_label(record: dict[str, Any], outcome: str) -> str:
 def power_section(claims: Sequence[Claim]) -> list[str]:
     """The power of every runnable row at the effect its claim expects, simulated through the verdict's own
     statistics (harness/claims/calibration.py), at the claim's quick and full sizes."""
-    from harness.claims.calibration import APART_CVS, OWN_CV_SIDE_BY_SIDE, SHARED_DRIFT_CV, claim_power
-
     rows: list[list[str]] = []
     for claim in claims:
         for p in claim_power(claim):
@@ -159,8 +159,6 @@ def power_section(claims: Sequence[Claim]) -> list[str]:
 def shared_runs(claims: Sequence[Claim]) -> list[str]:
     """Rows whose cells are the same stored fresh starts (the same group key), at the quick size: their
     verdicts are not independent evidence."""
-    from harness.claims.runner import cell_group, cells
-
     keys: dict[tuple[str, int], set[str]] = {}
     for claim in claims:
         if not claim.runnable:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness import paths
 from harness.analysis.load import AnalysisError, Run, RunSet, discover, get_path, select
 from harness.analysis.metrics import Metric, resolve_metrics, value_of
 from harness.analysis.usl import UslFit, fit_usl
@@ -203,8 +204,6 @@ def compare(
     if test not in ("welch", "mannwhitney"):
         raise ValueError(f"test must be welch or mannwhitney, got {test!r}")
     if not run_dirs and index is None:
-        from harness import paths
-
         run_dirs = [paths.RESULTS]
     chosen = resolve_metrics(metrics)
     by_regime = metrics is None or not metrics

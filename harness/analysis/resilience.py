@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from harness.analysis.plots import Figure, _colors, _encode, plt
 from harness.analysis.tables import Table
 from harness.faults.report import cell
+from harness.faults.timeline import read_csv
 
 if TYPE_CHECKING:
     from harness.analysis.comparison import Comparison
@@ -53,8 +54,6 @@ class FaultRun:
     faults: dict[str, Any] = field(default_factory=dict)
 
     def timeline(self) -> list[dict[str, float | None]]:
-        from harness.faults.timeline import read_csv
-
         path = self.path / "timeline.csv"
         return read_csv(path) if path.exists() else []
 

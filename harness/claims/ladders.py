@@ -19,10 +19,16 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
+from harness.apps.knobs import default_knobs
 from harness.claims.model import Claim, LadderShape, Size
 from harness.console import UserError, console
+from harness.engine.driver import LoadSettings
+from harness.engine.session import RunPlan
+from harness.record.folders import RunFolder, newest_completed
 from harness.record.metrics import read_metrics_json
 from harness.record.verdict import read_verdict_json
+from harness.regimes import ladder
+from harness.regimes.ladder import METHOD_VERSION, LadderSettings, first_failing_rate, ladder_rates
 
 GROUP_PREFIX = "claims-ladder"
 START_OVERHEAD_S = 8.0
@@ -32,8 +38,6 @@ CALIBRATION_STEPS_EXPECTED = 8
 
 
 def settings_for(shape: LadderShape) -> Any:
-    from harness.regimes.ladder import LadderSettings
-
     return LadderSettings(
         steps=shape.steps,
         step_s=shape.step_s,
@@ -63,9 +67,6 @@ def cell_instances(size: Size, cell: Any) -> int:
 def fingerprint(size: Size, cell: Any) -> dict[str, Any]:
     """What a ladder of this cell runs; knobs as the instance sees them (defaults filled in), so a variant
     that names a default (LOG_LEVEL=info) shares the default's ladders."""
-    from harness.apps.knobs import default_knobs
-    from harness.regimes.ladder import METHOD_VERSION
-
     v = cell.variant
     return {
         "method": METHOD_VERSION,
@@ -90,9 +91,6 @@ def calibration_group(size: Size, cell: Any) -> str:
 
 
 def base_plan(size: Size, cell: Any, results_dir: Path | None) -> Any:
-    from harness.engine.driver import LoadSettings
-    from harness.engine.session import RunPlan
-
     v = cell.variant
     return RunPlan(
         impl=cell.impl,
@@ -123,8 +121,6 @@ def calibration_s(shape: LadderShape) -> float:
 
 def stored(group: str, repetition: int, results_dir: Path | None) -> dict[str, Any] | None:
     """The newest completed run of this group and repetition in the results index, if any."""
-    from harness.record.folders import newest_completed
-
     return newest_completed(group, repetition, results_dir)
 
 
@@ -156,8 +152,6 @@ def _record(
 
 
 def _rates_from_calibration(metrics: Mapping[str, Any] | None, settings: Any) -> tuple[float, ...] | None:
-    from harness.regimes.ladder import first_failing_rate, ladder_rates
-
     failing = first_failing_rate(dict(metrics or {}))
     return ladder_rates(failing, settings) if failing else None
 
@@ -172,9 +166,6 @@ def run(
 ) -> dict[tuple[str, str], list[dict[str, Any]]]:
     """Calibrate each cell that still has ladders to run (or reuse its stored calibration), then run the
     ladders interleaved, reusing every stored one. `rates` (per impl) skips the calibration."""
-    from harness.record.folders import RunFolder
-    from harness.regimes import ladder
-
     settings = settings_for(size.ladder)
     observations: dict[tuple[str, str], list[dict[str, Any]]] = {(c.impl, c.variant.name): [] for c in todo}
     cell_rates: dict[int, tuple[float, ...] | None] = {}

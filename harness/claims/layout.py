@@ -16,15 +16,15 @@ import os
 from pathlib import Path
 
 from harness.claims.model import Claim, ClaimError, Size
+from harness.engine import sizing
+from harness.tools import toolchain
 
 DRIVER_AND_DATABASE_CORES = 1.0
 """CPU left to the load driver, PostgreSQL and the sampler by every claim (see the module doc)."""
 
 
 def machine_cores() -> int:
-    from harness.engine.sizing import machine_cores as cores
-
-    return cores()
+    return sizing.machine_cores()
 
 
 def size_name(claim: Claim, size: Size) -> str:
@@ -68,7 +68,6 @@ def availability_problems(claim: Claim, size: Size) -> list[str]:
     """A variant's JVM build must be installed; a tool it names must be on the machine (never installed
     here: a claim names a tool precisely because the apps' own setup does not provide it)."""
     from harness.claims.runner import cells
-    from harness.tools import toolchain
 
     problems = []
     used = {cell.variant.name for cell in cells(claim, size)}

@@ -25,8 +25,14 @@ from harness.claims.verdict import (
     measure,
 )
 from harness.console import console
+from harness.engine.driver import LoadSettings
+from harness.engine.session import RunPlan
+from harness.record.folders import RunFolder
+from harness.record.manifest import COMPLETED, read_manifest
 from harness.record.metrics import read_metrics_json
 from harness.record.verdict import read_verdict_json
+from harness.regimes.campaign import FRESH_WARMUP_S, Campaign, campaign_name
+from harness.regimes.capacity import CapacityPlan, SearchSettings, run_capacity
 
 # (impl, variant name) -> per-run records: {"valid": bool, "value": float | None}
 Observations = dict[tuple[str, str], list[dict[str, Any]]]
@@ -70,8 +76,6 @@ def cells(claim: Claim, size: Size) -> list[Cell]:
 
 
 def campaign_for(claim: Claim, size: Size) -> str:
-    from harness.regimes.campaign import campaign_name
-
     settings = {
         "claim": claim.id,
         "regime": claim.regime,
@@ -87,9 +91,6 @@ def is_unfair(variant: Variant) -> bool:
 
 
 def _plan(claim: Claim, size: Size, cell: Cell, group: str, repetition: int) -> Any:
-    from harness.engine.driver import LoadSettings
-    from harness.engine.session import RunPlan
-
     v = cell.variant
     return RunPlan(
         impl=cell.impl,
@@ -128,8 +129,6 @@ def cell_group(claim: Claim, size: Size, cell: Cell) -> str:
 
 def run_experiment(claim: Claim, size: Size, results_dir: Path | None = None) -> Observations:
     """Run (or reuse) every repetition of every cell, interleaved. Returns the per-run observations."""
-    from harness.regimes.campaign import Campaign
-
     todo = cells(claim, size)
     if claim.design == "side-by-side":
         from harness.claims import side_by_side as sbs
@@ -179,8 +178,6 @@ def _run_capacity(
     claim: Claim, size: Size, campaign: Any, todo: list[Cell], observations: Observations
 ) -> Observations:
     """One capacity search per cell and repetition (interleaved); the metric is read at the capacity point."""
-    from harness.regimes.capacity import CapacityPlan, SearchSettings, run_capacity
-
     for repetition in range(size.repetitions):
         for cell in todo:
             base = _plan(claim, size, cell, "", repetition)
@@ -284,7 +281,6 @@ def estimate(
     the ladder shape (harness/claims/ladders.py, ~45 s a fresh start at the default shape). Fixed-rate and
     capacity: a start, a pre-warm, the warm-up and the window per run."""
     from harness.claims import ladders
-    from harness.regimes.campaign import FRESH_WARMUP_S
 
     counted = set() if counted is None else counted
     todo = cells(claim, size)
@@ -317,8 +313,6 @@ def from_folders(claim: Claim, folders: list[Path]) -> tuple[Size, bool, Observa
     its manifest (the quick or the full size, whichever the folders belong to). Calibrations are skipped.
     Raises ValueError naming the folders that belong to no cell of this claim."""
     from harness.claims import ladders
-    from harness.record.folders import RunFolder
-    from harness.record.manifest import COMPLETED, read_manifest
 
     runs = []
     for path in folders:

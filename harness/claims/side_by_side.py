@@ -24,6 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from harness.claims.model import Claim, Size
+from harness.engine.side_by_side import RECORD_VERSION, Group
+from harness.model.side_by_side import PRESETS, fits, preset
+from harness.model.side_by_side_math import figures
+from harness.record.folders import RunFolder
+from harness.regimes import side_by_side as regime
 
 DESIGN = "side-by-side"
 GROUP_PREFIX = "claims-side-by-side"
@@ -74,8 +79,6 @@ def lineups(claim: Claim, size: Size) -> list[Lineup]:
 
 
 def spec_for(size: Size) -> Any:
-    from harness.model.side_by_side import preset
-
     return preset(size.preset)
 
 
@@ -85,8 +88,6 @@ def group_problems(claim: Claim) -> list[str]:
     layout_problems' (harness/claims/layout.py)."""
     if not is_side_by_side(claim) or not claim.runnable:
         return []
-    from harness.model.side_by_side import PRESETS
-
     problems = []
     pinned = [v.impl is not None for v in claim.variants]
     if any(pinned) and not all(pinned):
@@ -124,7 +125,6 @@ def group_problems(claim: Claim) -> list[str]:
 def fit_problems(claim: Claim, size: Size, which: str, cores: int) -> list[str]:
     """Every line-up's groups and the drivers' reserve must fit this machine (the engine's own rule)."""
     from harness.claims import ladders
-    from harness.model.side_by_side import fits
 
     problems = []
     for lineup in lineups(claim, size):
@@ -145,7 +145,6 @@ def fingerprint(size: Size, lineup: Lineup) -> dict[str, Any]:
     """What a fresh start of this line-up runs: each group as a ladder of it would (the ladder's own
     shape and method aside), and the side-by-side settings."""
     from harness.claims import ladders
-    from harness.engine.side_by_side import RECORD_VERSION
 
     groups = []
     for cell in lineup.cells:
@@ -173,7 +172,6 @@ def groups_of(size: Size, lineup: Lineup, results_dir: Path | None) -> list[Any]
     from dataclasses import replace
 
     from harness.claims import ladders
-    from harness.engine.side_by_side import Group
 
     key = key_of(size, lineup)
     return [
@@ -189,7 +187,6 @@ def observe(
     (`block`), the pairing key of the verdict. A fresh start that is not valid gives no value for any
     group: its figures are not from steps every group shared."""
     from harness.claims import ladders
-    from harness.model.side_by_side_math import figures
 
     found = figures(dict(record))
     valid = bool(record.get("valid"))
@@ -224,8 +221,6 @@ def run(
     """Every repetition of every line-up, interleaved (java's fresh start, node's, php's, java's, ...),
     reusing every stored one."""
     from harness.claims import ladders
-    from harness.record.folders import RunFolder
-    from harness.regimes import side_by_side as regime
 
     spec = spec_for(size)
     observations: dict[tuple[str, str], list[dict[str, Any]]] = {
