@@ -63,7 +63,8 @@ def register(app: typer.Typer) -> None:
             Path | None, typer.Option("--html", help="Also write the comparison as an HTML page here.")
         ] = None,
     ) -> None:
-        from harness.analysis.side_by_side import by_comparison, load_records, summarize
+        from harness.analysis.side_by_side import by_comparison, load_records
+        from harness.model.side_by_side_math import summarize
         from harness.analysis.side_by_side_report import print_summary
 
         if from_:
