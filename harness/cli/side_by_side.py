@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -45,6 +46,14 @@ def register(app: typer.Typer) -> None:
         preset: Annotated[
             str, typer.Option(help="The experiment's settings: standard, demo, cost-only or quick.")
         ] = "standard",
+        keep_awake: Annotated[
+            bool | None,
+            typer.Option(
+                "--keep-awake/--no-keep-awake",
+                help="One lowest-priority spinner per core while measuring, so idle cores never halt "
+                '(docs/method.md, "Side by side"). Default: the preset\'s.',
+            ),
+        ] = None,
         cpus: LADDER_CPUS = None,
         mix: LADDER_MIX = "browse",
         slo_p99: SLO_P99 = 50.0,
@@ -64,8 +73,8 @@ def register(app: typer.Typer) -> None:
         ] = None,
     ) -> None:
         from harness.analysis.side_by_side import by_comparison, load_records
-        from harness.model.side_by_side_math import summarize
         from harness.analysis.side_by_side_report import print_summary
+        from harness.model.side_by_side_math import summarize
 
         if from_:
             records = load_records(from_)
@@ -84,7 +93,17 @@ def register(app: typer.Typer) -> None:
                 print_summary(summarize(found), json_out, html)
             return
         run_and_print(
-            parse_impls(impl), aa, preset, repetitions, cpus, mix, slo_p99, slo_mean, json_out, html
+            parse_impls(impl),
+            aa,
+            preset,
+            repetitions,
+            cpus,
+            mix,
+            slo_p99,
+            slo_mean,
+            json_out,
+            html,
+            keep_awake=keep_awake,
         )
 
 
@@ -99,6 +118,7 @@ def run_and_print(
     slo_mean: float,
     json_out: Path | None = None,
     html: Path | None = None,
+    keep_awake: bool | None = None,
 ) -> None:
     """Run a side-by-side comparison (or A/A) and print it; `side-by-side` and `aa` share this."""
     from harness.analysis.side_by_side_report import print_summary
@@ -110,6 +130,8 @@ def run_and_print(
         spec = named_preset(preset)
     except ValueError as exc:
         raise UserError(str(exc)) from None
+    if keep_awake is not None:
+        spec = replace(spec, keep_cores_awake=keep_awake)
     base = base_run_plan(mix, 0.0, 0.0, sized_cpus(cpus), {}, "default", 1, 42, slo_p99, slo_mean)
     groups = groups_for(impls, aa, base)
     console.print(

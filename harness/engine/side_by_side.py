@@ -30,6 +30,8 @@ from harness.db.target import current_server
 from harness.engine import prewarm as prewarming
 from harness.engine.driver import DriverProcess, LoadSettings
 from harness.engine.driver_summary import digest_summary
+from harness.engine.keep_awake import COMPONENT as KEEP_AWAKE
+from harness.engine.keep_awake import KeepAwake
 from harness.engine.ladder_digest import step_judgement
 from harness.engine.pg_backends import BackendLedger, BackendShare, server_processes
 from harness.engine.resources import Limits, ResourceGroup, Usage, new_group
@@ -306,7 +308,8 @@ def _steps(drive: _Drive, sampler: Sampler, slo: Slo) -> list[dict[str, Any]]:
                 ),
                 "db_cpu_s": _finite(sampler.cpu_seconds_between(f"postgres/{label}", start, end)),
                 "loadgen_cpu_s": _finite(sampler.cpu_seconds_between(f"{label}/loadgen", start, end)),
-                "host_busy_pct": _share(sampler.host_busy_pct(start, end)),
+                "host_busy_pct": _host_busy(sampler, start, end),
+                "keep_awake_pct": _component_pct(sampler, KEEP_AWAKE, start, end),
                 "steal_pct": _share(sampler.host_steal_pct(start, end)),
                 "unaccounted_pct": _unaccounted(sampler, start, end),
                 "pss_mb": _finite(sum(m["pss_steady_mb"] for m in memory)) if memory else None,
@@ -314,6 +317,22 @@ def _steps(drive: _Drive, sampler: Sampler, slo: Slo) -> list[dict[str, Any]]:
             }
         )
     return records
+
+
+def _component_pct(sampler: Sampler, name: str, start: float, end: float) -> float | None:
+    """A component's CPU as a share of the whole machine; None when it is not measured."""
+    if name not in sampler.components or end <= start:
+        return None
+    return _share(100 * sampler.cpu_seconds_between(name, start, end) / ((end - start) * machine_cores()))
+
+
+def _host_busy(sampler: Sampler, start: float, end: float) -> float | None:
+    """The machine's busy share, steal included, without the keep-awake spinners: they take only time
+    nobody else wants, so the groups can still have it."""
+    host = _finite(sampler.host_busy_pct(start, end))
+    if host is None:
+        return None
+    return _share(host - (_component_pct(sampler, KEEP_AWAKE, start, end) or 0.0))
 
 
 def _unaccounted(sampler: Sampler, start: float, end: float) -> float | None:
@@ -532,6 +551,8 @@ def run_fresh_start(
     members: list[_Member] = []
     sampler: Sampler | None = None
     ledger: BackendLedger | None = None
+    awake_group: ResourceGroup | None = None
+    keep_awake: KeepAwake | None = None
     driver_groups = []
     try:
         ready.ensure_up()
@@ -544,6 +565,11 @@ def run_fresh_start(
         say("pre-warming together ...")
         _prewarm_together(members, spec)
         _check_alive(members, "the pre-warm")
+        if spec.keep_cores_awake:
+            # Before the idle read: each fit's intercept is read in the same conditions as its steps.
+            awake_group = new_group(members[0].session.backend, KEEP_AWAKE, Limits())
+            keep_awake = KeepAwake(awake_group, folder.logs / "keep-awake.log").start()
+        record["keep_cores_awake"] = spec.keep_cores_awake
         record["idle_readings_pct"] = _read_idle(members)
         record["idle_cpu_pct"] = {m.label: m.idle_pct for m in members}
         record["prewarm"] = {m.label: m.prewarm for m in members}
@@ -565,6 +591,8 @@ def run_fresh_start(
             components[f"postgres/{member.label}"] = BackendShare(member.label, ledger)
         if postgres is not None:
             components["postgres"] = postgres
+        if awake_group is not None:
+            components[KEEP_AWAKE] = awake_group
         components["harness"] = _ThisProcess()
         sampler = Sampler(components)
         sampler.start()
@@ -657,6 +685,8 @@ def run_fresh_start(
     except Exception as exc:  # noqa: BLE001 - stored with its reason, then reported
         status, reason = "failed", f"{type(exc).__name__}: {exc}"
     finally:
+        if keep_awake is not None:
+            keep_awake.stop()
         if ledger is not None:
             ledger.stop()
         if sampler is not None:
@@ -668,6 +698,8 @@ def run_fresh_start(
             member.session.close()
         for group in driver_groups:
             group.close()
+        if awake_group is not None:
+            awake_group.close()
         record["status"], record["reason"], record["failed_group"] = status, reason, failed
         record["valid"] = status == "completed" and not reason
         folder.write_json(RECORD, record)

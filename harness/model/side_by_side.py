@@ -37,6 +37,10 @@ class SideBySideSpec:
     low_share: float = 0.5
     """The lowest cost rate as a share of the top one. At the lowest rates the ratio is noisiest (waking
     from idle is a hypervisor exit on a VM), so the rates stay in the upper part of the range."""
+    keep_cores_awake: bool = False
+    """One SCHED_IDLE spinner per core while the groups are measured (harness/engine/keep_awake.py): an
+    idle core of a virtual machine halts, and what a wake-up costs then depends on how busy the rest of
+    the host happens to be."""
     capacity: bool = True
     capacity_start: float = 1.0
     """A group's first capacity rung, as a share of the rate at which its cost in the cost steps would fill

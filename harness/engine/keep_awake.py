@@ -1,0 +1,70 @@
+"""Keep every core awake while a side-by-side fresh start measures (docs/method.md, "Side by side").
+
+On a virtual machine an idle core halts, and waking it is a hypervisor exit whose cost lands on whichever
+process woke it. At the cost steps' rates the apps sleep between requests, so a request's CPU depends on
+how often its core went idle, that is on how busy the rest of the host happened to be: a fresh start on a
+busy host reads a lower cost than one on a quiet host. One spinning process per core under SCHED_IDLE keeps
+the cores from halting. SCHED_IDLE is the kernel's lowest class: any other task preempts it at once on
+waking, so it takes only CPU time nobody else wants. Its own CPU is read from its resource group and
+taken out of the host's busy share."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from harness.engine.resources import ResourceGroup
+from harness.engine.sizing import machine_cores
+
+COMPONENT = "keep-awake"
+MAX_S = 3600.0
+"""A spinner ends by itself after this long, or as soon as the process that started it is gone."""
+
+# Runs in each spinner: lowest class first, then spin until the parent is gone or the time is up.
+_SPIN = """
+import os, sys, time
+os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+parent, deadline = int(sys.argv[1]), time.monotonic() + float(sys.argv[2])
+while os.getppid() == parent and time.monotonic() < deadline:
+    for _ in range(200000):
+        pass
+"""
+
+
+class KeepAwake:
+    """One SCHED_IDLE spinner per core, in `group`; `stop()` (or leaving the `with`) ends them all."""
+
+    def __init__(self, group: ResourceGroup, log_path: Path, cores: int | None = None) -> None:
+        self.group = group
+        self.log_path = log_path
+        self.cores = cores or machine_cores()
+        self.procs: list[subprocess.Popen[bytes]] = []
+
+    def start(self) -> KeepAwake:
+        argv = [sys.executable, "-c", _SPIN, str(os.getpid()), str(MAX_S)]
+        for _ in range(self.cores):
+            self.procs.append(self.group.spawn(argv, Path.cwd(), dict(os.environ), self.log_path))
+        return self
+
+    def alive(self) -> int:
+        return sum(1 for p in self.procs if p.poll() is None)
+
+    def stop(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGKILL)
+        for proc in self.procs:
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL does not wait on anything
+                pass
+        self.procs.clear()
+
+    def __enter__(self) -> KeepAwake:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
