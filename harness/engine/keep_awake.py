@@ -16,10 +16,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness.engine.resources import ResourceGroup
+from harness.engine.resources import Limits, ResourceGroup, new_group
 from harness.engine.sizing import machine_cores
 
 COMPONENT = "keep-awake"
+GROUP_NAME = "bidbench-keep-awake"
 MAX_S = 3600.0
 """A spinner ends by itself after this long, or as soon as the process that started it is gone."""
 
@@ -43,6 +44,14 @@ class KeepAwake:
         self.cores = cores or machine_cores()
         self.procs: list[subprocess.Popen[bytes]] = []
 
+    @classmethod
+    def in_new_group(cls, backend: str, log_path: Path) -> KeepAwake | None:
+        """Spinners in a group of the lowest priority beside bidbench's groups; None where the backend has
+        no groups (a spinner in the harness's own group would take that group's share from the rest)."""
+        if backend == "none":
+            return None
+        return cls(new_group(backend, GROUP_NAME, Limits(idle=True)), log_path)
+
     def start(self) -> KeepAwake:
         argv = [sys.executable, "-c", _SPIN, str(os.getpid()), str(MAX_S)]
         for _ in range(self.cores):
@@ -53,6 +62,7 @@ class KeepAwake:
         return sum(1 for p in self.procs if p.poll() is None)
 
     def stop(self) -> None:
+        """End every spinner; the group is left for its owner to close."""
         for proc in self.procs:
             if proc.poll() is None:
                 proc.send_signal(signal.SIGKILL)

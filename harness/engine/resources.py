@@ -52,6 +52,10 @@ class Limits:
     cpu_weight: int | None = None
     """Relative CPU weight against other groups (cgroup v2 cpu.weight 1..10000, default 100). Used by
     accounting tests so that a shared, noisy machine cannot starve the process under test."""
+    idle: bool = False
+    """The group runs only on CPU time no other group wants (cgroup v2 cpu.idle, else the lowest weight;
+    v1 the lowest cpu.shares), for the keep-awake spinners. It sits beside bidbench's parent group, not in
+    it: inside, it would take the parent's share from PostgreSQL and every process outside the parent."""
 
 
 @dataclass(frozen=True)
@@ -246,10 +250,11 @@ class CgroupV2Group(ResourceGroup):
 
     def __init__(self, name: str, limits: Limits) -> None:
         super().__init__(name, limits)
-        parent = CGROUP_ROOT / GROUP_PARENT
-        parent.mkdir(exist_ok=True)
         _write(CGROUP_ROOT / "cgroup.subtree_control", "+cpu +cpuset +memory", tolerate=True)
-        _write(parent / "cgroup.subtree_control", "+cpu +cpuset +memory", tolerate=True)
+        parent = CGROUP_ROOT if limits.idle else CGROUP_ROOT / GROUP_PARENT
+        parent.mkdir(exist_ok=True)
+        if not limits.idle:
+            _write(parent / "cgroup.subtree_control", "+cpu +cpuset +memory", tolerate=True)
         self.path = parent / name
         self.path.mkdir()
         if limits.cpus:
@@ -262,6 +267,9 @@ class CgroupV2Group(ResourceGroup):
         if limits.cpu_weight:
             for path in (parent, self.path):
                 _write(path / "cpu.weight", str(limits.cpu_weight))
+        if limits.idle:
+            _write(self.path / "cpu.weight", "1")
+            _write(self.path / "cpu.idle", "1", tolerate=True)  # kernels before 5.15 have no cpu.idle
 
     def _apply_cpuset(self, parent: Path, spec: str) -> None:
         try:
@@ -319,7 +327,7 @@ class CgroupV1Group(ResourceGroup):
         super().__init__(name, limits)
         self.paths: dict[str, Path] = {}
         for controller in self.CONTROLLERS:
-            parent = _v1_mount(controller) / GROUP_PARENT
+            parent = _v1_mount(controller) if limits.idle else _v1_mount(controller) / GROUP_PARENT
             parent.mkdir(exist_ok=True)
             if controller == "cpuset":
                 _inherit_cpuset(parent)
@@ -351,6 +359,8 @@ class CgroupV1Group(ResourceGroup):
             shares = str(limits.cpu_weight * 1024 // 100)
             for path in (self.paths["cpu"].parent, self.paths["cpu"]):
                 _write(path / "cpu.shares", shares)
+        if limits.idle:
+            _write(self.paths["cpu"] / "cpu.shares", "2")  # the least v1 allows
 
     def preexec(self) -> None:
         pid = str(os.getpid())
@@ -401,6 +411,8 @@ class SystemdScopeGroup(ResourceGroup):
             props += ["-p", f"CPUQuota={int(self.limits.cpus * 100)}%", "-p", f"CPUQuotaPeriodSec={period}us"]
         if self.limits.cpuset:
             props += ["-p", f"AllowedCPUs={self.limits.cpuset}"]
+        if self.limits.idle:
+            props += ["-p", "CPUWeight=idle"]
         user = [] if os.geteuid() == 0 else ["--user"]
         return [
             "systemd-run",

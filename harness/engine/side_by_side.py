@@ -567,9 +567,14 @@ def run_fresh_start(
         _check_alive(members, "the pre-warm")
         if spec.keep_cores_awake:
             # Before the idle read: each fit's intercept is read in the same conditions as its steps.
-            awake_group = new_group(members[0].session.backend, KEEP_AWAKE, Limits())
-            keep_awake = KeepAwake(awake_group, folder.logs / "keep-awake.log").start()
-        record["keep_cores_awake"] = spec.keep_cores_awake
+            keep_awake = KeepAwake.in_new_group(members[0].session.backend, folder.logs / "keep-awake.log")
+            if keep_awake is not None:
+                awake_group = keep_awake.start().group
+            else:
+                say(
+                    "keep-awake: no resource groups here to give the spinners the lowest priority; measuring without"
+                )
+        record["keep_cores_awake"] = keep_awake is not None
         record["idle_readings_pct"] = _read_idle(members)
         record["idle_cpu_pct"] = {m.label: m.idle_pct for m in members}
         record["prewarm"] = {m.label: m.prewarm for m in members}

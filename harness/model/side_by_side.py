@@ -25,6 +25,9 @@ class SideBySideSpec:
     """The first sizing step's rate per CPU of one group: low enough for every app, high enough to read a
     cost."""
     sizing_steps: int = 2
+    sizing_max_growth: float = 3.0
+    """A sizing step foresees at most this many times its own rate: a reading taken far below the top
+    is checked by the next step before the cost steps trust it."""
     """Each sizing step runs at the top rate the one before it foresaw. A request costs more at low rates
     than near the top, so one step from a low rate foresees a busier machine than the top step then
     finds, and the cost steps would run lower than they could, where the ratio is noisiest."""
@@ -202,7 +205,7 @@ def top_cost_rate(
     limits = [spec.quota_share / share for share in quota_shares if share > 0]
     if host_share > 0:
         limits.append(0.9 * spec.host_max_share / host_share)
-    factor = min(limits) if limits else 1.0
+    factor = min([*limits, spec.sizing_max_growth])
     return max(sizing_rate * factor, sizing_rate * spec.low_share)
 
 
