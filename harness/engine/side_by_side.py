@@ -510,8 +510,11 @@ def run_fresh_start(
     seed: int | None = None,
     comparison: str = "",
     say: Callable[[str], None] = lambda _: None,
+    top_rate: float | None = None,
 ) -> FreshStart:
-    """Start, pre-warm and measure every group together; store one result folder whatever happens."""
+    """Start, pre-warm and measure every group together; store one result folder whatever happens.
+    `top_rate`: the cost steps' top rate, as an earlier fresh start of the comparison sized it; the
+    sizing steps are then skipped."""
     check_fits(groups)
     labels = [g.label for g in groups]
     if len(set(labels)) != len(labels):
@@ -609,7 +612,7 @@ def run_fresh_start(
         ledger.refresh()
         record["sizing"] = []
         top = sizing_rate
-        for attempt in range(spec.sizing_steps):
+        for attempt in range(0 if top_rate else spec.sizing_steps):
             say(f"sizing step {attempt + 1} of {spec.sizing_steps}: every group at {top:,.0f} req/s ...")
             sizing = _drive_together(
                 members,
@@ -629,6 +632,10 @@ def run_fresh_start(
                 shares.append(step["instance_cpu_s"] / step["step_s"] / member.limit_cores())
             host_share = max((s[0]["host_busy_pct"] or 0.0) / 100 for s in sizing_steps.values())
             top = spec_model.top_cost_rate(top, shares, host_share, spec)
+        if top_rate:
+            top = top_rate
+            say(f"cost steps at the rates of the comparison's first fresh start (top {top:,.0f} req/s)")
+        record["top_rate_given"] = bool(top_rate)
         rates = spec_model.cost_step_rates(top, spec)
         say(
             f"cost steps: {len(rates)} steps of {spec.step_s:g} s at {', '.join(f'{r:,.0f}' for r in rates)} "

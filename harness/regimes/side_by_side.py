@@ -52,6 +52,9 @@ def run(
         or f"{'+'.join(g.label for g in groups)}/{name}/{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"
     )
     records = []
+    # A request costs less the busier its core is kept (fewer wake-ups), so every fresh start of one
+    # comparison runs the cost steps at the rates its first sized: the figures then compare across them.
+    top_rate: float | None = None
     for repetition in range(repetitions):
         if only is not None and repetition not in only:
             continue
@@ -64,7 +67,11 @@ def run(
             seed=secrets.randbits(32),
             comparison=comparison,
             say=say,
+            top_rate=top_rate,
         )
+        rates = (outcome.record.get("cost") or {}).get("rates")
+        if top_rate is None and rates and outcome.record.get("valid"):
+            top_rate = max(rates)
         state = "valid" if outcome.record.get("valid") else f"not valid ({outcome.status}): {outcome.reason}"
         say(f"fresh start {repetition + 1}: {state}; stored in {outcome.folder.path}")
         if repetition == 0 and outcome.failed_group and "could not start" in outcome.reason:

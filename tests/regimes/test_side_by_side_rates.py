@@ -1,0 +1,46 @@
+"""Every fresh start of one side-by-side comparison runs its cost steps at the rates the first valid one
+sized (harness/regimes/side_by_side.py): a request's cost depends on the rate, so the fresh starts'
+figures compare only at the same rates. The engine is replaced here; the real one runs in
+test_side_by_side_e2e.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.engine.session import RunPlan
+from harness.engine.side_by_side import FreshStart, Group
+from harness.model.side_by_side import PRESETS
+from harness.regimes import side_by_side as regime
+
+
+class _Folder:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+
+def test_later_fresh_starts_reuse_the_first_valid_ones_top_rate(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    given: list[float | None] = []
+    outcomes = iter(
+        [
+            {"valid": False, "cost": {"rates": [50.0, 100.0]}},  # not valid: its sizing is not trusted
+            {"valid": True, "cost": {"rates": [150.0, 300.0, 150.0, 300.0]}},
+            {"valid": True, "cost": {"rates": [150.0, 300.0]}},
+            {"valid": True, "cost": {"rates": [150.0, 300.0]}},
+        ]
+    )
+
+    def fake_fresh_start(groups: list[Group], spec: Any, **kwargs: Any) -> FreshStart:
+        given.append(kwargs["top_rate"])
+        return FreshStart(_Folder(tmp_path), "completed", next(outcomes))  # type: ignore[arg-type]
+
+    monkeypatch.setattr(regime, "run_fresh_start", fake_fresh_start)
+    monkeypatch.setattr(regime, "check_fits", lambda groups: None)
+    plan = RunPlan(impl="node")
+    groups = [Group("node-a", plan), Group("node-b", plan)]
+    regime.run(groups, PRESETS["quick"], 4, name="quick")
+    assert given == [None, None, 300.0, 300.0]
