@@ -16,16 +16,23 @@ from harness.db.cluster import EmbeddedCluster
 from harness.db.target import DatabaseServer
 
 # The suite runs on several pytest-xdist workers (`./bidbench test`, harness/cli/test_suites.py): it
-# mostly waits on real servers and fixed-length steps, not on the CPU. Every test that uses the shared
-# working database runs on one worker, one at a time: a run resets that database from its template at its
-# start, which would drop it under another test's app. Tests with a private cluster or database spread.
+# mostly waits on real servers and fixed-length steps, not on the CPU. A run resets the shared working
+# database from its template at its start, which would drop it under another test's app, so every test
+# runs on one worker, one at a time, unless it works on a private cluster or database of its own: those
+# spread over the workers.
 SHARED_DATABASE_GROUP = "shared-database"
 _SHARED_DATABASE_FIXTURES = {"database_url", "shared_server"}
+_PRIVATE_DATABASE_FIXTURES = {"private_db", "scratch_cluster", "outage_cluster", "db"}
+"""`db` is the conformance suite's own database (tests/conformance/conftest.py), cloned from the template."""
+_WITHOUT_DATABASE = ("test_launcher.py",)
+"""Tests that work in a clone of their own, with its own state directory."""
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if _SHARED_DATABASE_FIXTURES & set(getattr(item, "fixturenames", ())):
+        fixtures = set(getattr(item, "fixturenames", ()))
+        private = bool(fixtures & _PRIVATE_DATABASE_FIXTURES) or item.path.name in _WITHOUT_DATABASE
+        if fixtures & _SHARED_DATABASE_FIXTURES or not private:
             item.add_marker(pytest.mark.xdist_group(SHARED_DATABASE_GROUP))
 
 
