@@ -38,10 +38,11 @@ class SuiteInterrupted(KeyboardInterrupt):
         self.suite = suite
 
 
-PYTEST_WORKERS = 2
-"""The whole harness suite runs on this many pytest-xdist workers: it mostly waits on real servers and
-fixed-length load steps, so a second worker shortens it even on two cores. Tests that share the working
-database stay on one worker (tests/conftest.py)."""
+PYTEST_WORKERS = 1
+"""pytest-xdist workers for the whole harness suite. Two halve its time (it mostly waits on servers and
+fixed-length steps), but beside a second worker the fault scenarios found their working database
+re-created mid-run and node's many-connections test got a 503, for causes not yet found; until then the
+suite runs on one. `./bidbench test -- -n 2` runs it on two (tests/conftest.py groups the tests)."""
 
 
 def _signal_group(proc: subprocess.Popen[str], signum: int) -> None:
@@ -214,7 +215,7 @@ def _run_all(only: Iterable[str], pytest_args: list[str], current: list[str]) ->
             "pytest",
             "-ra",
             "-q",
-            *([] if selected else ["-n", str(PYTEST_WORKERS), "--dist", "loadgroup"]),
+            *([] if selected or PYTEST_WORKERS < 2 else ["-n", str(PYTEST_WORKERS), "--dist", "loadgroup"]),
             *(f"--ignore={path}" for app in apps.adapters() for path in app.pytest_files_in_own_suite),
             *pytest_args,
         ]
