@@ -7,12 +7,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from harness.engine.resources import HARNESS_COMPONENT
 from harness.engine.sampler import Sampler
 from harness.engine.validity import (
     DB_MAX_SHARE,
     HOST_MAX_BUSY_PCT,
     LOADGEN_MAX_SHARE,
     OPEN_RATE_TOLERANCE,
+    UNACCOUNTED_MAX_PCT,
     Check,
     Slo,
     Verdict,
@@ -83,6 +85,10 @@ def step_records(
         )
         driver_cpu = sampler.cpu_seconds_between(LOADGEN_GROUP, start, end)
         host = sampler.host_busy_pct(start, end)
+        # Only where every process of the run is measured here: with an external database or remote
+        # instances, their CPU would read as another tenant's.
+        accounted = bool(instance_names) and {"postgres", HARNESS_COMPONENT} <= set(sampler.components)
+        unaccounted = sampler.unaccounted_pct(start, end) if accounted else math.nan
         memory = [sampler.window_memory(name, start, end) for name in instance_names]
         record: dict[str, Any] = {
             "index": int(step["index"]),
@@ -108,6 +114,7 @@ def step_records(
             "db_cpu_pct": _nan_to_none(db_cpu / step_s * 100),
             "loadgen_cpu_pct": _nan_to_none(driver_cpu / step_s * 100),
             "host_busy_pct": _nan_to_none(host),
+            "unaccounted_pct": _nan_to_none(unaccounted),
             "pss_mb": _nan_to_none(sum(m["pss_steady_mb"] for m in memory) / len(memory)) if memory else None,
             "rss_mb": _nan_to_none(sum(m["rss_steady_mb"] for m in memory) / len(memory)) if memory else None,
             "kept_up": kept_up,
@@ -133,6 +140,12 @@ def _step_validity(step: dict[str, Any], driver_allot: float, db_allot: float) -
         problems.append(f"PostgreSQL used {step['db_cpu_pct']:.0f} % CPU (limit {db_limit:.0f} %)")
     if step["host_busy_pct"] is not None and step["host_busy_pct"] > HOST_MAX_BUSY_PCT:
         problems.append(f"the host was {step['host_busy_pct']:.0f} % busy")
+    unaccounted = step.get("unaccounted_pct")
+    if unaccounted is not None and unaccounted > UNACCOUNTED_MAX_PCT:
+        problems.append(
+            f"{unaccounted:.0f} % of the machine was busy with work no measured process explains "
+            f"(another tenant; limit {UNACCOUNTED_MAX_PCT:.0f} %)"
+        )
     return not problems, problems
 
 

@@ -185,6 +185,7 @@ class BackendShare(ResourceGroup):
     backend = "pg-backends"
     exact_cpu = True
     enforces_limit = False
+    share_of_another = True
 
     def __init__(self, label: str, ledger: BackendLedger) -> None:
         super().__init__(f"postgres/{label}", Limits())

@@ -152,6 +152,8 @@ class ResourceGroup(ABC):
     backend: str
     exact_cpu: bool
     enforces_limit: bool
+    share_of_another = False
+    """True for a share of another group's CPU (one app's PostgreSQL backends): counted there already."""
 
     def __init__(self, name: str, limits: Limits) -> None:
         self.name = name
@@ -522,6 +524,34 @@ class ProcessTreeGroup(ResourceGroup):
         tree = sum(own for own, _ in live.values())
         reaped_by_roots = sum(live[pid][1] for pid in self.root_pids if pid in live)
         return self._finished_cpu + tree + reaped_by_roots
+
+
+HARNESS_COMPONENT = "harness"
+
+
+class ThisProcess(ResourceGroup):
+    """The harness's own CPU (its sampling, its backend mapping), so a run counts it as accounted, not as
+    another tenant's work."""
+
+    backend = "self"
+    exact_cpu = True
+    enforces_limit = False
+
+    def __init__(self) -> None:
+        super().__init__(HARNESS_COMPONENT, Limits())
+
+    def preexec(self) -> None:  # pragma: no cover - nothing is started in it
+        raise RuntimeError("the harness's own group starts no process")
+
+    def pids(self) -> list[int]:
+        return []
+
+    def cpu_seconds(self) -> float:
+        times = os.times()
+        return times.user + times.system
+
+    def usage(self) -> Usage:
+        return Usage(self.cpu_seconds(), 0, 0, 0, ())
 
 
 def _write(path: Path, value: str, tolerate: bool = False) -> None:

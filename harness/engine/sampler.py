@@ -8,6 +8,7 @@ readings at the window's edges, not by averaging per-second values, so they are 
 from __future__ import annotations
 
 import csv
+import math
 import os
 import threading
 import time
@@ -18,6 +19,7 @@ from typing import Any
 import psutil
 
 from harness.engine.resources import ProcessMemory, ResourceGroup, Throttling, parse_cpuset
+from harness.engine.sizing import machine_cores
 
 MIB = 1024 * 1024
 
@@ -252,6 +254,19 @@ class Sampler:
 
     def host_busy_pct(self, start: float, end: float) -> float:
         return self._host_share(start, end, "busy_seconds")
+
+    def unaccounted_pct(self, start: float, end: float) -> float:
+        """The machine's busy share over [start, end] that no component explains: another tenant's work,
+        or the kernel's on its behalf. NaN where a reading is missing; never below 0."""
+        host = self.host_busy_pct(start, end)
+        seconds = [
+            self.cpu_seconds_between(name, start, end)
+            for name, group in self.components.items()
+            if not group.share_of_another
+        ]
+        if end <= start or not math.isfinite(host) or not all(math.isfinite(v) for v in seconds):
+            return float("nan")
+        return max(0.0, host - 100 * sum(seconds) / ((end - start) * machine_cores()))
 
     def host_steal_pct(self, start: float, end: float) -> float:
         """The hypervisor's steal over [start, end], as a share of all the machine's CPU time."""

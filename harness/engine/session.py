@@ -36,7 +36,15 @@ from harness.engine.driver import DriverProcess, LoadSettings
 from harness.engine.driver_summary import digest_summary
 from harness.engine.instances import RunningInstance, start, stop
 from harness.engine.placement import pin_tree, plan_here
-from harness.engine.resources import Limits, ProcessTreeGroup, describe_backend, detect_backend, new_group
+from harness.engine.resources import (
+    HARNESS_COMPONENT,
+    Limits,
+    ProcessTreeGroup,
+    ThisProcess,
+    describe_backend,
+    detect_backend,
+    new_group,
+)
 from harness.engine.sampler import Sampler
 from harness.engine.validity import RunFigures, Slo, Verdict, verdict
 from harness.record.folders import RunFolder, new_run_folder
@@ -509,6 +517,8 @@ class Session:
         pg_group = _postgres_group(server) if server is not None else None
         if pg_group is not None:
             components["postgres"] = pg_group
+        if not self.remote:
+            components[HARNESS_COMPONENT] = ThisProcess()
         sampler = Sampler(components, cpuset=driver_cpuset)
         try:
             sampler.start()

@@ -12,7 +12,6 @@ or dies, fails the fresh start for every group and is named.
 from __future__ import annotations
 
 import math
-import os
 import random
 import signal
 import threading
@@ -34,7 +33,7 @@ from harness.engine.keep_awake import COMPONENT as KEEP_AWAKE
 from harness.engine.keep_awake import KeepAwake
 from harness.engine.ladder_digest import step_judgement
 from harness.engine.pg_backends import BackendLedger, BackendShare, server_processes
-from harness.engine.resources import Limits, ResourceGroup, Usage, new_group
+from harness.engine.resources import HARNESS_COMPONENT, Limits, ResourceGroup, ThisProcess, new_group
 from harness.engine.sampler import Sampler
 from harness.engine.session import RunPlan, Session, _copy_logs, _postgres_group
 from harness.engine.sizing import machine_cores
@@ -311,7 +310,7 @@ def _steps(drive: _Drive, sampler: Sampler, slo: Slo) -> list[dict[str, Any]]:
                 "host_busy_pct": _host_busy(sampler, start, end),
                 "keep_awake_pct": _component_pct(sampler, KEEP_AWAKE, start, end),
                 "steal_pct": _share(sampler.host_steal_pct(start, end)),
-                "unaccounted_pct": _unaccounted(sampler, start, end),
+                "unaccounted_pct": _share(sampler.unaccounted_pct(start, end)),
                 "pss_mb": _finite(sum(m["pss_steady_mb"] for m in memory)) if memory else None,
                 "throttled_share": max(shares) if shares else None,
             }
@@ -333,46 +332,6 @@ def _host_busy(sampler: Sampler, start: float, end: float) -> float | None:
     if host is None:
         return None
     return _share(host - (_component_pct(sampler, KEEP_AWAKE, start, end) or 0.0))
-
-
-def _unaccounted(sampler: Sampler, start: float, end: float) -> float | None:
-    """The machine's busy share that no measured process explains (the groups, their drivers, PostgreSQL,
-    this harness): another tenant's work, or the kernel's on their behalf."""
-    host = _finite(sampler.host_busy_pct(start, end))
-    if host is None or end <= start:
-        return None
-    seconds = [
-        sampler.cpu_seconds_between(name, start, end)
-        for name in sampler.components
-        if not name.startswith("postgres/")  # shares of the "postgres" tree, counted there
-    ]
-    if not all(math.isfinite(v) for v in seconds):
-        return None
-    return _share(host - 100 * sum(seconds) / ((end - start) * machine_cores()))
-
-
-class _ThisProcess(ResourceGroup):
-    """The harness's own CPU (its sampling, its backend mapping), so it is accounted, not unexplained."""
-
-    backend = "self"
-    exact_cpu = True
-    enforces_limit = False
-
-    def __init__(self) -> None:
-        super().__init__("harness", Limits())
-
-    def preexec(self) -> None:  # pragma: no cover - nothing is started in it
-        raise RuntimeError("the harness's own group starts no process")
-
-    def pids(self) -> list[int]:
-        return []
-
-    def cpu_seconds(self) -> float:
-        times = os.times()
-        return times.user + times.system
-
-    def usage(self) -> Usage:
-        return Usage(self.cpu_seconds(), 0, 0, 0, ())
 
 
 def _finite(value: float) -> float | None:
@@ -601,7 +560,7 @@ def run_fresh_start(
             components["postgres"] = postgres
         if awake_group is not None:
             components[KEEP_AWAKE] = awake_group
-        components["harness"] = _ThisProcess()
+        components[HARNESS_COMPONENT] = ThisProcess()
         sampler = Sampler(components)
         sampler.start()
         base = replace(plan0.load, scale=plan0.scale, seed=plan0.seed)

@@ -16,6 +16,10 @@ from harness.record.verdict import Check, Verdict
 LOADGEN_MAX_SHARE = 0.80
 DB_MAX_SHARE = 0.80
 HOST_MAX_BUSY_PCT = 95.0
+UNACCOUNTED_MAX_PCT = 10.0
+"""The machine's busy share that no measured process explains (another tenant), above which a step is not
+judged: on a quiet host it stays within a few %, and a neighbour's half core moved a ladder's capacity by
+half (docs/method.md §2)."""
 SYS_ERROR_MAX_SHARE = 0.001
 OPEN_RATE_TOLERANCE = 0.05
 LITTLE_TOLERANCE = 0.20

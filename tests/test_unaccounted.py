@@ -1,0 +1,116 @@
+"""The machine's busy share that no measured process explains (harness/engine/sampler.py), and the ladder
+step rule built on it (harness/engine/ladder_digest.py): another tenant's load leaves a step unjudged."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from typing import Any
+
+import pytest
+
+from harness.engine.ladder_digest import _step_validity
+from harness.engine.pg_backends import BackendShare
+from harness.engine.resources import Limits, ProcessTreeGroup, ThisProcess
+from harness.engine.sampler import HostSample, Sample, Sampler
+from harness.engine.sizing import machine_cores
+from harness.engine.validity import UNACCOUNTED_MAX_PCT
+
+
+class _Ledger:
+    def totals(self) -> dict[str, float]:
+        return {}
+
+
+def _sampler(host_busy_s: float, component_s: dict[str, float], shares: dict[str, float]) -> Sampler:
+    """Two readings 10 s apart: the host busy for host_busy_s of all cores' time, each component for its
+    seconds, and PostgreSQL's per-group shares (already inside "postgres") for theirs."""
+    groups: dict[str, Any] = {name: ProcessTreeGroup(name, Limits()) for name in component_s}
+    groups.update({name: BackendShare(name, _Ledger()) for name in shares})  # type: ignore[arg-type]
+    sampler = Sampler(groups)
+    total = 10.0 * machine_cores()
+    for t, scale in ((0.0, 0.0), (10.0, 1.0)):
+        sampler.host.append(HostSample(t, host_busy_s * scale, total * scale))
+        for name, seconds in {**component_s, **shares}.items():
+            sampler.samples.append(Sample(t, name, seconds * scale, 0, 0))
+    return sampler
+
+
+def test_the_unexplained_share_is_the_host_minus_every_component() -> None:
+    cores = machine_cores()
+    sampler = _sampler(
+        host_busy_s=6.0 * cores, component_s={"node-0": 2.0 * cores, "postgres": 1.0 * cores}, shares={}
+    )
+    # 60 % busy, 20 % + 10 % explained.
+    assert sampler.unaccounted_pct(0.0, 10.0) == pytest.approx(30.0)
+
+
+def test_a_share_of_postgres_is_not_counted_twice() -> None:
+    cores = machine_cores()
+    sampler = _sampler(
+        host_busy_s=3.0 * cores,
+        component_s={"node-0": 2.0 * cores, "postgres": 1.0 * cores},
+        shares={"postgres/node": 0.8 * cores},
+    )
+    assert sampler.unaccounted_pct(0.0, 10.0) == pytest.approx(0.0, abs=1e-9)
+
+
+def test_the_unexplained_share_is_never_negative_and_nan_without_readings() -> None:
+    cores = machine_cores()
+    # The counters' edges differ a little: components may read slightly above the host.
+    sampler = _sampler(host_busy_s=1.0 * cores, component_s={"node-0": 1.2 * cores}, shares={})
+    assert sampler.unaccounted_pct(0.0, 10.0) == 0.0
+    assert sampler.unaccounted_pct(20.0, 30.0) != sampler.unaccounted_pct(20.0, 30.0)  # NaN
+    assert Sampler({}).unaccounted_pct(0.0, 10.0) != Sampler({}).unaccounted_pct(0.0, 10.0)
+
+
+def _step(unaccounted: float | None) -> dict[str, Any]:
+    return {
+        "loadgen_cpu_pct": 10.0,
+        "db_cpu_pct": 10.0,
+        "host_busy_pct": 60.0,
+        "unaccounted_pct": unaccounted,
+    }
+
+
+def test_a_step_beside_another_tenant_is_not_judged() -> None:
+    ok, problems = _step_validity(_step(UNACCOUNTED_MAX_PCT - 1), 0.5, 0.5)
+    assert ok and problems == []
+    ok, problems = _step_validity(_step(UNACCOUNTED_MAX_PCT + 15), 0.5, 0.5)
+    assert not ok and len(problems) == 1
+    assert (
+        "no measured process explains" in problems[0] and f"{UNACCOUNTED_MAX_PCT + 15:.0f} %" in problems[0]
+    )
+    # Not measurable (an external database, remote instances): no rule, and no false problem.
+    assert _step_validity(_step(None), 0.5, 0.5) == (True, [])
+
+
+def test_a_real_process_outside_every_group_reads_as_unexplained() -> None:
+    """A real CPU-bound child, first outside the sampled groups, then inside one: only the first is
+    unexplained. The harness's own process is a component, so the sampling itself is explained."""
+    spin = [sys.executable, "-c", "import time\nend = time.time() + 3\nwhile time.time() < end: pass"]
+    outside = ProcessTreeGroup("outside", Limits())
+    inside = ProcessTreeGroup("inside", Limits())
+    shares: list[float] = []
+    for group, sampled in (
+        (outside, {"harness": ThisProcess()}),
+        (inside, {"harness": ThisProcess(), "inside": inside}),
+    ):
+        sampler = Sampler(sampled, interval_s=0.5)  # type: ignore[arg-type]
+        child = subprocess.Popen(spin)
+        group.adopt(child.pid)
+        try:
+            sampler.start()
+            time.sleep(0.5)
+            start = sampler.sample_now()
+            time.sleep(2.0)
+            end = sampler.sample_now()
+        finally:
+            sampler.stop()
+            child.wait(timeout=10)
+        shares.append(sampler.unaccounted_pct(start, end))
+    one_core = 100 / machine_cores()
+    unexplained_outside, unexplained_inside = shares
+    # The spinner held about one core (less if the machine is busy, but it is the share that differs).
+    assert unexplained_outside - unexplained_inside > one_core / 3, shares
