@@ -91,3 +91,7 @@ def test_reset_restores_the_exact_checksum_after_writes(server: DatabaseServer) 
     assert seeding.checksum(server) != seeded.checksum
     seeding.reset(server)
     assert seeding.checksum(server) == seeded.checksum
+    # The clone says who made it, so a run whose database was re-created under it can name the culprit.
+    with psycopg.connect(server.url(), autocommit=True) as conn:
+        origin = seeding.working_origin(conn)
+    assert origin is not None and "test_reset_restores_the_exact_checksum_after_writes" in origin

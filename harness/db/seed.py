@@ -8,6 +8,8 @@ database, which takes about a second at scale 1, so every measured run starts fr
 from __future__ import annotations
 
 import hashlib
+import os
+import sys
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -197,4 +199,23 @@ def reset(server: DatabaseServer) -> float:
                 sql.Identifier(WORKING_DB), sql.Identifier(TEMPLATE_DB)
             )
         )
+        # Who re-cloned it: a run whose working database was re-created under it can then name the culprit.
+        admin.execute(
+            sql.SQL("COMMENT ON DATABASE {} IS {}").format(
+                sql.Identifier(WORKING_DB), sql.Literal(_cloned_by())
+            )
+        )
     return time.monotonic() - started
+
+
+def _cloned_by() -> str:
+    who = os.environ.get("PYTEST_CURRENT_TEST") or " ".join(sys.argv)
+    return f"cloned {time.strftime('%H:%M:%S')} by pid {os.getpid()}: {who[:300]}"
+
+
+def working_origin(conn: psycopg.Connection) -> str | None:
+    """Who last re-cloned the database `conn` is on, and when (reset's note), if it says."""
+    row = conn.execute(
+        "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = current_database()"
+    ).fetchone()
+    return str(row[0]) if row and row[0] else None

@@ -19,6 +19,7 @@ from typing import Any
 import psycopg
 
 from harness.db.checks import ITEMS_MISMATCH_SQL
+from harness.db.seed import working_origin
 from harness.faults.timeline import Request
 
 DUPLICATES_SQL = """
@@ -85,6 +86,7 @@ def check(
             conn.execute("SET statement_timeout = '60s'")
             row = conn.execute(OID_SQL).fetchone()
             if database_oid_before is not None and row and int(row[0]) != database_oid_before:
+                origin = working_origin(conn)
                 return InvariantReport(
                     False,
                     0,
@@ -94,7 +96,8 @@ def check(
                     0,
                     0,
                     error="the working database was re-created during the run (another run on this machine "
-                    "reset it), so its bids cannot be checked; run the scenario again",
+                    f"reset it{': ' + origin if origin else ''}), so its bids cannot be checked; run the "
+                    "scenario again",
                 )
             mismatched = conn.execute(ITEMS_MISMATCH_SQL).fetchall()
             found = {

@@ -83,6 +83,16 @@ def test_a_database_recreated_during_the_run_is_not_checkable(scratch_db: str) -
         scratch_db, [ack(10**9)], 0, database_oid_before=invariants.database_oid(scratch_db) + 1
     )
     assert not report.ok and "re-created" in report.error
+
+
+def test_a_recreated_database_names_who_recreated_it(scratch_db: str) -> None:
+    with psycopg.connect(scratch_db, autocommit=True) as conn:
+        name = conn.execute("SELECT current_database()").fetchone()[0]
+        conn.execute(
+            f"COMMENT ON DATABASE \"{name}\" IS 'cloned 12:00:00 by pid 4242: tests/x.py::test_y (call)'"
+        )
+    report = invariants.check(scratch_db, [], 0, database_oid_before=invariants.database_oid(scratch_db) + 1)
+    assert "by pid 4242: tests/x.py::test_y" in report.error
     assert invariants.check(
         scratch_db, [], invariants.max_bid_id(scratch_db), invariants.database_oid(scratch_db)
     ).ok
