@@ -216,6 +216,8 @@ def _run_all(only: Iterable[str], pytest_args: list[str], current: list[str]) ->
             "-ra",
             "-q",
             *([] if selected or PYTEST_WORKERS < 2 else ["-n", str(PYTEST_WORKERS), "--dist", "loadgroup"]),
+            # The whole suite names its slowest tests, so its time can be kept in check from any run's log.
+            *([] if selected else ["--durations=15"]),
             *(f"--ignore={path}" for app in apps.adapters() for path in app.pytest_files_in_own_suite),
             *pytest_args,
         ]
