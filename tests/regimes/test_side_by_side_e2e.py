@@ -176,3 +176,46 @@ def test_ctrl_c_during_the_pre_warm_stops_every_group_and_driver_and_keeps_the_r
         assert not _instances_under(Path(root)), f"app processes left under {root}"
     urls = [url for group in record["urls"].values() for url in group]
     assert not _drivers_aimed_at(urls), "load drivers left running after Ctrl-C"
+
+
+def test_a_group_that_dies_mid_fresh_start_invalidates_it_for_every_group_and_is_named(
+    tmp_path: Path, private_db: str
+) -> None:
+    results = tmp_path / "results"
+    env = dict(os.environ, BIDBENCH_RESULTS=str(results), BIDBENCH_DATABASE_URL=private_db, COLUMNS="220")
+    proc = subprocess.Popen(
+        [str(paths.ROOT / "bidbench"), "side-by-side", "--impl", "node,php", "--preset", "quick", "-r", "1"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert proc.stdout is not None
+    seen, killed = [], []
+    for line in proc.stdout:  # bounded: the command ends on its own within COMMAND_BOUND_S
+        seen.append(line)
+        if "cost steps" in line and not killed:
+            time.sleep(1.0)
+            for child in psutil.Process(proc.pid).children(recursive=True):
+                try:
+                    if child.name() == "node" and INSTANCE_MARKER in child.environ():
+                        child.kill()
+                        killed.append(child.pid)
+                except (psutil.NoSuchProcess, psutil.AccessDenied):
+                    continue
+            break
+    try:
+        rest, _ = proc.communicate(timeout=COMMAND_BOUND_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        pytest.fail("side-by-side did not end after one of its groups died")
+    output = "".join(seen) + rest
+    assert killed, output
+    (record,) = _records(results)
+    assert record["status"] == "failed" and not record["valid"], record
+    assert record["failed_group"] == "node" and "died" in record["reason"], record["reason"]
+    assert "node" in output and "died" in output
+    for root in record["session_roots"].values():
+        assert not _instances_under(Path(root)), f"app processes left under {root}"
+    urls = [url for group in record["urls"].values() for url in group]
+    assert not _drivers_aimed_at(urls), "load drivers left running after a group died"
