@@ -30,7 +30,7 @@ SCENARIO_HELP = (
     "without them, and every answer the held uploads got (harness/faults/slowclients.py).\n\n"
     "After every scenario: no lost or duplicated bids (items.max_bid_cents/bid_count agree with "
     "bids; every 201 has its row). The rate is --share of the newest stored capacity of the "
-    "implementation at --cpus (regime `capacity`), or --rate. Exit status 1 when an app answered "
+    "implementation at --cpus (a `./bidbench ladder` at one instance), or --rate. Exit status 1 when an app answered "
     "500, crashed, left an orphan or broke an invariant. `python compare.py results/` shows the "
     "resilience section with a timeline plot per run.\n\n"
     "The scenarios run on their own embedded PostgreSQL (.bidbench/pg-faults, seeded on first use, "

@@ -94,9 +94,13 @@ class RateChoice:
 def measured_capacity(
     impl: str, cpus: float | None, results_dir: Path | None = None
 ) -> tuple[float, str] | None:
-    """The newest stored capacity (regime `capacity`, one instance, same CPU limit) above zero."""
+    """The newest stored capacity above zero at one instance and the same CPU limit: a CRUD ladder's (regime
+    `ladder`, "at least" when no step failed), or a capacity search's that an older bidbench stored
+    (regime `capacity`)."""
     for line in reversed(read_lines(results_dir)):
-        if line.regime != "capacity" or line.impl != impl:
+        if line.impl != impl or line.regime not in ("ladder", "capacity"):
+            continue
+        if line.regime == "ladder" and line.variant != "default":  # the runtime floor: no database work
             continue
         folder = RunFolder(Path(line.path))
         try:
@@ -104,7 +108,11 @@ def measured_capacity(
             manifest = read_manifest(folder)
         except (OSError, ValueError):
             continue
-        capacity = float(metrics.get("capacity_rps") or 0.0)
+        if line.regime == "ladder":
+            found = (metrics.get("ladder") or {}).get("capacity") or {}
+            capacity = float(found.get("rps") or 0.0)
+        else:
+            capacity = float(metrics.get("capacity_rps") or 0.0)
         if capacity <= 0 or manifest.instances not in (1, None):
             continue
         if cpus is not None and manifest.cpu_limit_cores != cpus:
@@ -131,7 +139,7 @@ def fault_rate(
         DEFAULT_RATE,
         DEFAULT_RATE / share,
         f"no stored capacity for {impl} at {cpus} CPU: default {DEFAULT_RATE:g} req/s, capacity assumed "
-        f"{DEFAULT_RATE / share:g} (run `./bidbench capacity --cpus {cpus}` first for a measured one)",
+        f"{DEFAULT_RATE / share:g} (run `./bidbench ladder --impl {impl} --cpus {cpus}` first for a measured one)",
     )
 
 
