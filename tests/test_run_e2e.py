@@ -22,7 +22,6 @@ from harness.apps import IMPLS
 from harness.engine.driver import LoadSettings
 from harness.engine.session import RunPlan, execute
 from harness.record.folders import read_index
-from harness.regimes.capacity import MEASUREMENT_LIMITS
 
 RUN_FILES = (
     "manifest.json",
@@ -32,6 +31,9 @@ RUN_FILES = (
     "pg_stat_statements.json",
     "verdict.json",
 )
+# The checks that fail when the shared host, not the app, was the limit (the driver or the database host
+# out of CPU).
+MEASUREMENT_LIMITS = {"loadgen_cpu", "database_host"}
 pytestmark = pytest.mark.slow
 
 

@@ -164,7 +164,10 @@ def scaling_capacity(run: Run) -> float | None:
 def fit_scaling(runs: Sequence[Run], confidence: float, seed: int) -> tuple[list[UslFit], str]:
     scaling = [r for r in runs if r.regime == "scaling"]
     if not scaling:
-        return [], "no runs of the scaling regime (run `./bidbench scaling`)"
+        return [], (
+            "no runs of the scaling regime (stored by the capacity search of bidbench before the ladder; "
+            "`./bidbench ladder --instances 1,2` measures each instance count's capacity)"
+        )
     uses_capacity = all(r.metric("capacity_rps") is not None for r in scaling)
     fits = []
     for label in sorted({r.label for r in scaling}):

@@ -33,7 +33,7 @@ class RichLook:
 
 
 COMPARISON_LOOK = RichLook(bold_left_title=True, fold=True, colours={})
-# A command's own summary (a run, a capacity search): what held is green, what broke red, a doubt yellow.
+# A command's own summary (a run, a ladder): what held is green, what broke red, a doubt yellow.
 COMMAND_LOOK = RichLook(
     bold_left_title=False, fold=False, colours={"better": "green", "worse": "red", "warn": "yellow"}
 )

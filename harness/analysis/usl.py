@@ -107,7 +107,7 @@ def fit_usl(
     if levels.size < MIN_LEVELS:
         fit.message = (
             f"too few instance counts to fit ({levels.size}; the USL has three parameters and needs "
-            f"at least {MIN_LEVELS} distinct N, e.g. `./bidbench scaling --instances 1..3`)"
+            f"at least {MIN_LEVELS} distinct N, e.g. 1, 2 and 3 instances)"
         )
         return fit
     params = _fit_once(n, c)

@@ -31,8 +31,7 @@ from harness.record.folders import RunFolder
 from harness.record.manifest import COMPLETED, read_manifest
 from harness.record.metrics import read_metrics_json
 from harness.record.verdict import read_verdict_json
-from harness.regimes.campaign import FRESH_WARMUP_S, Campaign, campaign_name
-from harness.regimes.capacity import CapacityPlan, SearchSettings, run_capacity
+from harness.regimes.campaign import Campaign, campaign_name
 
 # (impl, variant name) -> per-run records: {"valid": bool, "value": float | None}
 Observations = dict[tuple[str, str], list[dict[str, Any]]]
@@ -153,10 +152,7 @@ def run_experiment(claim: Claim, size: Size, results_dir: Path | None = None) ->
                 "Its numbers are NOT a fair comparison.[/]"
             )
     observations: Observations = {(c.impl, c.variant.name): [] for c in todo}
-    if claim.regime == "capacity":
-        return _run_capacity(claim, size, campaign, todo, observations)
     campaign.planned_runs = len(todo) * size.repetitions
-    campaign.planned_starts = campaign.planned_runs
     for repetition in range(size.repetitions):
         for cell in todo:
             group = campaign.key("claim", cell.impl, cell.variant.name, f"rate={size.rate:g}")
@@ -170,30 +166,6 @@ def run_experiment(claim: Claim, size: Size, results_dir: Path | None = None) ->
                     "value": metric_value(result.metrics, claim.metric),
                     "run": result.folder.run_id,
                 }
-            )
-    return observations
-
-
-def _run_capacity(
-    claim: Claim, size: Size, campaign: Any, todo: list[Cell], observations: Observations
-) -> Observations:
-    """One capacity search per cell and repetition (interleaved); the metric is read at the capacity point."""
-    for repetition in range(size.repetitions):
-        for cell in todo:
-            base = _plan(claim, size, cell, "", repetition)
-            plan = CapacityPlan(
-                impls=[cell.impl],
-                base=replace(base, group=""),
-                repetitions=1,
-                settings=SearchSettings(start_rate=size.rate),
-                regime=f"claim-{claim.id}-capacity",
-                point={"variant": cell.variant.name, "rep": repetition},
-            )
-            record = run_capacity(campaign, plan)[cell.impl][0]
-            metrics = record.get("metrics") or {}
-            valid = bool(record.get("capacity_rps")) and not record.get("bound_by_measurement")
-            observations[(cell.impl, cell.variant.name)].append(
-                {"valid": valid, "value": metric_value(metrics, claim.metric), "run": record.get("run_id")}
             )
     return observations
 
@@ -278,8 +250,8 @@ def estimate(
     claim: Claim, size: Size, results_dir: Path | None = None, counted: set[tuple[str, int]] | None = None
 ) -> tuple[float, int, int]:
     """(seconds, fresh starts to run, fresh starts already stored) before the claim starts. Ladders: from
-    the ladder shape (harness/claims/ladders.py, ~45 s a fresh start at the default shape). Fixed-rate and
-    capacity: a start, a pre-warm, the warm-up and the window per run."""
+    the ladder shape (harness/claims/ladders.py, ~45 s a fresh start at the default shape). Fixed-rate: a
+    start, a pre-warm, the warm-up and the window per run."""
     from harness.claims import ladders
 
     counted = set() if counted is None else counted
@@ -290,9 +262,7 @@ def estimate(
         return sbs.starts_left(claim, size, results_dir, counted)
     if claim.regime == "ladder":
         return ladders.starts_left(size, todo, results_dir, counted)
-    per_run = ladders.START_OVERHEAD_S + 15.0 + max(size.warmup_s, FRESH_WARMUP_S) + size.duration_s
-    if claim.regime == "capacity":
-        per_run *= 4  # a search probes several windows in one start
+    per_run = ladders.START_OVERHEAD_S + 15.0 + size.warmup_s + size.duration_s
     seconds, to_run, done = 0.0, 0, 0
     for cell in todo:
         group = cell_group(claim, size, cell)

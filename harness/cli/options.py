@@ -170,7 +170,6 @@ WARMUP = Annotated[
     str | None, typer.Option(help="Warm-up of each run (e.g. 2s); overrides the default and --quick's.")
 ]
 CAMPAIGN = Annotated[str | None, typer.Option(help="Campaign name; rerun with the same name to resume.")]
-KNOBS = Annotated[list[str] | None, typer.Option(help="App knob KEY=VALUE (repeatable).")]
 
 # The SLO as the regimes word it, and as `run` and `collect` word it.
 SLO_P99 = Annotated[float, typer.Option(help="SLO p99 bound (ms).")]

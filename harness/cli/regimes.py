@@ -1,4 +1,4 @@
-"""CLI commands of the regimes (docs/design.md §6): capacity, scaling, users, payload, and the demo."""
+"""CLI commands of the sweeping regimes (docs/design.md §6): users and payload."""
 
 from __future__ import annotations
 
@@ -8,26 +8,17 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from harness.analysis.regime_tables import (
-    mean_ci_text,
-    print_capacity_table,
-    print_confirmation_table,
-    users_cells,
-)
+from harness.analysis.regime_tables import mean_ci_text, users_cells
 from harness.cli.options import (
     CAMPAIGN,
     IMPLS,
-    KNOBS,
     REPETITIONS_PER_POINT,
     SIZED_CPUS,
-    SLO_MEAN,
-    SLO_P99,
     WARMUP,
     WINDOW,
     base_run_plan,
     parse_duration,
     parse_impls,
-    parse_knobs,
     parse_windows,
     sized_cpus,
 )
@@ -43,123 +34,7 @@ def _payload_timing(metrics: dict[str, Any], layer: str) -> float | None:
     return float(value) if isinstance(value, (int, float)) else None
 
 
-def register(app: typer.Typer) -> None:  # noqa: C901 - one place that declares every regime command
-    @app.command()
-    def capacity(
-        impl: IMPLS = "java,node,php",
-        repetitions: Annotated[
-            int | None,
-            typer.Option(
-                "--repetitions",
-                "-r",
-                min=1,
-                help="Independent searches per implementation (default 5; --quick: 3).",
-            ),
-        ] = None,
-        quick: Annotated[
-            bool, typer.Option(help="3 repetitions and short probes (5 s warm-up, 8 s window).")
-        ] = False,
-        mix: Annotated[str, typer.Option(help="Request mix.")] = "browse",
-        cpus: Annotated[float, typer.Option(help="CPU limit per instance (the thesis: 1 CPU).")] = 1.0,
-        duration: Annotated[str, typer.Option(help="Measurement window of each probe.")] = "15s",
-        warmup: Annotated[str, typer.Option(help="Warm-up of each probe.")] = "10s",
-        start_rate: Annotated[
-            float, typer.Option(help="First rate probed (req/s); the search doubles from there.")
-        ] = 100.0,
-        knob: KNOBS = None,
-        variant: Annotated[str, typer.Option(help="Configuration name for grouping.")] = "default",
-        slo_p99: SLO_P99 = 50.0,
-        slo_mean: SLO_MEAN = 8.0,
-        scale: Annotated[int, typer.Option(min=1)] = 1,
-        seed: Annotated[int, typer.Option()] = 42,
-        campaign: CAMPAIGN = None,
-        confirm: Annotated[
-            bool,
-            typer.Option(
-                help="Afterwards, check each capacity with fixed-rate runs as `./bidbench run` makes them: "
-                "it must hold there, and 1.2x of it must break the SLO (stepping down or up, at most 4 runs)."
-            ),
-        ] = True,
-    ) -> None:
-        """Find each implementation's capacity: the highest arrival rate with p99 <= 50 ms, mean <= 8 ms,
-        system errors < 0.1 % and a valid run, each instance capped at one CPU (thesis 7.2). Doubles, then
-        bisects, then re-tries the boundary; implementations are interleaved A B C A B C."""
-        from harness.regimes.campaign import Campaign, campaign_name
-        from harness.regimes.capacity import CapacityPlan, SearchSettings, run_capacity
-
-        impls = parse_impls(impl)
-        reps = repetitions or (3 if quick else 5)
-        dur, warm = (8.0, 5.0) if quick else (parse_duration(duration), parse_duration(warmup))
-        base = base_run_plan(mix, dur, warm, cpus, parse_knobs(knob), variant, scale, seed, slo_p99, slo_mean)
-        name = campaign or campaign_name(
-            "capacity", {"impls": impls, "reps": reps, "base": repr(base), "start": start_rate}
-        )
-        console.print(
-            f"capacity campaign {name}: {', '.join(impls)}, {reps} searches each (resume with --campaign {name})"
-        )
-        chosen = Campaign(name)
-        plan = CapacityPlan(impls, base, reps, SearchSettings(start_rate=start_rate))
-        records = run_capacity(chosen, plan)
-        print_capacity_table("capacity under the SLO", records)
-        if confirm:
-            from harness.regimes.confirm import ConfirmSettings, confirm_capacity
-
-            settings = ConfirmSettings()
-            print_confirmation_table(confirm_capacity(chosen, plan, records, settings), settings)
-
-    @app.command()
-    def scaling(
-        impl: IMPLS = "java,node,php",
-        instances: Annotated[
-            int | None, typer.Option(help="Largest instance count (default: what fits this machine).")
-        ] = None,
-        cpus: SIZED_CPUS = None,
-        repetitions: REPETITIONS_PER_POINT = None,
-        quick: Annotated[bool, typer.Option(help="3 repetitions and short probes.")] = False,
-        mix: Annotated[str, typer.Option()] = "browse",
-        knob: KNOBS = None,
-        variant: Annotated[str, typer.Option()] = "default",
-        duration: WINDOW = None,
-        warmup: WARMUP = None,
-        start_rate: Annotated[
-            float,
-            typer.Option(
-                min=1, help="First rate probed at 1 instance (req/s); the search doubles from there."
-            ),
-        ] = 100.0,
-        max_probes: Annotated[
-            int | None,
-            typer.Option(
-                min=1,
-                help="Probes per search at most (default: until it converges); a search cut short answers with "
-                "the highest rate it held, and the table notes it.",
-            ),
-        ] = None,
-        campaign: CAMPAIGN = None,
-    ) -> None:
-        """Capacity, CPU %, utilized CPU, normalized throughput and memory per instance for 1..N instances
-        (thesis Tables 7.1 and 7.2). Sizing rule: each instance gets a quarter of the cores (at most 1) unless
-        --cpus says otherwise, and instances x cpus must leave 1 core (2 on machines with more than 4) for the load driver and
-        PostgreSQL; larger sweeps are cut with a warning. `python compare.py` fits the USL."""
-        from harness.regimes.campaign import Campaign, campaign_name
-        from harness.regimes.capacity import SearchSettings
-        from harness.regimes.sweeps import run_scaling
-
-        impls = parse_impls(impl)
-        cpus = sized_cpus(cpus)
-        reps = repetitions or (3 if quick else 5)
-        dur, warm = parse_windows(duration, warmup, (8.0, 5.0) if quick else (15.0, 10.0))
-        base = base_run_plan(mix, dur, warm, cpus, parse_knobs(knob), variant, 1, 42, 50.0, 8.0)
-        settings = SearchSettings(start_rate=start_rate, max_probes=max_probes, max_hinted_probes=max_probes)
-        name = campaign or campaign_name(
-            "scaling",
-            {"impls": impls, "n": instances, "reps": reps, "base": repr(base), "search": repr(settings)},
-        )
-        console.print(f"scaling campaign {name} (resume with --campaign {name})")
-        results = run_scaling(Campaign(name), impls, base, instances, reps, settings)
-        for count, records in results.items():
-            print_capacity_table(f"{count} instance(s) x {cpus:g} CPU", records)
-
+def register(app: typer.Typer) -> None:
     @app.command()
     def users(
         impl: IMPLS = "java,node,php",

@@ -19,9 +19,9 @@ from harness import paths
 from harness.engine.resources import ResourceGroup
 from harness.tools import toolchain
 
-# The warm-up of a fixed-rate run as `./bidbench run` and `./bidbench capacity`'s check make it, after the
-# pre-warm. A short one was not enough under a fractional CPU limit: fresh-start runs near capacity
-# missed the SLO after it and held after this one (the lab log (docs/lab/), capacity search, "The warm-up of a fixed-rate run").
+# The warm-up of a fixed-rate run as `./bidbench run` makes it, after the pre-warm. A short one was not
+# enough under a fractional CPU limit: fresh-start runs near capacity missed the SLO after it and held
+# after this one (the lab log (docs/lab/), capacity search, "The warm-up of a fixed-rate run").
 FIXED_RATE_WARMUP_S = 60.0
 
 

@@ -1,5 +1,5 @@
-"""A capacity is checked with fixed-rate runs as a user makes them: `./bidbench run` and `./bidbench
-capacity`'s check warm up alike, long enough for a fresh app under a CPU limit to reach its steady latency."""
+"""A fixed-rate run as a user makes it (`./bidbench run`) warms up long enough for a fresh app under a CPU
+limit to reach its steady latency."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from typer.testing import CliRunner
 from harness.cli.main import app
 from harness.engine import session as run_module
 from harness.engine.driver import FIXED_RATE_WARMUP_S
-from harness.regimes.confirm import ConfirmSettings
 
 
 class _Captured(Exception):
@@ -32,10 +31,10 @@ def _default_run_plan(monkeypatch: pytest.MonkeyPatch, args: list[str]) -> Any:
     return plan
 
 
-def test_a_plain_run_and_the_capacity_check_warm_up_alike(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_plain_run_warms_up_for_the_fixed_rate_warm_up(monkeypatch: pytest.MonkeyPatch) -> None:
     plan = _default_run_plan(monkeypatch, ["--impl", "php", "--rate", "1000", "--cpus", "0.5"])
-    assert plan.load.warmup_s == ConfirmSettings().warmup_s == FIXED_RATE_WARMUP_S
-    assert plan.load.duration_s == ConfirmSettings().duration_s
+    assert plan.load.warmup_s == FIXED_RATE_WARMUP_S
+    assert plan.load.duration_s == 20.0
     # 10 s left every app short of its steady latency at 0.5 CPU (see FIXED_RATE_WARMUP_S).
     assert FIXED_RATE_WARMUP_S >= 60
 

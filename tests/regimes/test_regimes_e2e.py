@@ -1,12 +1,12 @@
-"""The users, payload and scaling regimes run for real (issue #31): the real CLI command in a subprocess, against
+"""The users and payload regimes run for real (issue #31): the real CLI command in a subprocess, against
 a real node instance, the real load driver and PostgreSQL, each at its smallest valid size (one repetition,
 windows of a few seconds), with BIDBENCH_RESULTS in a temporary directory. The assertions are on what the
 command stores and prints.
 
 The commands use a private PostgreSQL cluster (BIDBENCH_DATABASE_URL; seeded by the first run): every run
 resets the working database from its template at its start, and on a machine shared with other benchmarks
-another run's reset dropped the database under one of these (a scaling probe failed with `database
-"bidbench" does not exist`)."""
+another run's reset dropped the database under one of these (a run failed with `database "bidbench" does
+not exist`)."""
 
 from __future__ import annotations
 
@@ -20,11 +20,13 @@ from cli_run import run_bidbench
 
 from harness.engine.instances import INSTANCE_MARKER
 from harness.record.folders import RunFolder, read_index
-from harness.regimes.capacity import MEASUREMENT_LIMITS, NO_CAPACITY, SearchSettings, round_rate
 
 pytestmark = pytest.mark.slow
 
 RUN_FILES = ("manifest.json", "metrics.json", "verdict.json", "load-summary.json")
+# The checks that fail when the shared host, not the app, was the limit (the driver or the database host
+# out of CPU).
+MEASUREMENT_LIMITS = {"loadgen_cpu", "database_host"}
 # A bound, not a timing assertion: each command here took 30-100 s on a shared 2-core machine.
 COMMAND_BOUND_S = 240.0
 
@@ -158,56 +160,3 @@ def test_payload_answers_413_past_the_contract_limit(tmp_path: Path, private_db:
     assert rows["65536"][2] == "ok" and rows["65537"][2] == "413"
     for size in (65536, 65537):
         assert rows[str(size)][-1] == f"{int(runs[size]['verdict']['valid'])}/1"
-
-
-def test_scaling_searches_one_and_two_instances(tmp_path: Path, private_db: str) -> None:
-    output = _bidbench(
-        tmp_path,
-        private_db,
-        *("scaling", "--impl", "node", "--instances", "2", "-r", "1", "--cpus", "0.5"),
-        *("--start-rate", "400", "--max-probes", "1", "--duration", "3s", "--warmup", "2s"),
-    )
-    probes = {
-        e["run_id"]: (e, _stored_run(e, f, "scaling-probe")) for e, f in _folders(tmp_path, "scaling-probe")
-    }
-    searches = _folders(tmp_path, "scaling")
-    assert [e["point"] for e, _ in searches] == [{"instances": 1}, {"instances": 2}]
-    settings = SearchSettings()
-    capacities: dict[int, float] = {}
-    for entry, folder in searches:
-        count = entry["point"]["instances"]
-        manifest = folder.read_json("manifest.json")
-        metrics = folder.read_json("metrics.json")
-        assert folder.has("verdict.json") and manifest["regime"]["name"] == "scaling"
-        assert manifest["search"]["max_probes"] == 1 and manifest["search"]["start_rate"] == 400
-        # Each probe of the search is a stored run at that instance count and rate, from the real driver.
-        for probe_record in manifest["probes"]:
-            probe_entry, probe = probes[probe_record["run_id"]]
-            assert probe_entry["point"] == {"instances": count, "rate": probe_record["rate"]}
-            assert len(probe["manifest"]["instances_detail"]) == probe["manifest"]["instances"] == count
-            assert probe["manifest"]["cpu_limit_cores"] == 0.5
-            assert probe["summary"]["offered_rps"] == pytest.approx(probe_record["rate"], rel=0.02)
-            assert probe["summary"]["sys_errors"] == 0
-            assert probe_record["ok"] == (probe["verdict"]["valid"] and probe["verdict"]["slo"]["met"])
-        # A budget of one probe: the search answers with that probe's rate if it held (and stands on it);
-        # one that did not hold goes on down for a few probes, and answers with what held, if anything.
-        assert metrics["capacity_budget_spent"]
-        held = [p for p in manifest["probes"] if p["ok"]]
-        if held:
-            assert metrics["capacity_rps"] == max(p["rate"] for p in held)
-            assert manifest["capacity_probe_run"] in {p["run_id"] for p in held}
-            assert manifest["instances"] == count
-        else:
-            assert metrics["capacity_rps"] == 0 and folder.read_json("verdict.json")["reasons"] == [
-                NO_CAPACITY
-            ]
-        capacities[count] = metrics["capacity_rps"]
-    # One instance starts at --start-rate; two start one hint step below twice one instance's answer.
-    first = {e["point"]["instances"]: e["point"]["rate"] for e, _ in reversed(probes.values())}
-    assert first[1] == 400
-    hinted = round_rate(2 * capacities[1] / settings.hint_growth, settings.granularity)
-    assert first[2] == (hinted if capacities[1] else 400)
-    for count in (1, 2):
-        assert f"{count} instance(s) x 0.5 CPU" in output
-    rows = [line for line in output.splitlines() if "│ node │" in line]
-    assert len(rows) == 2 and all("cut short: 1 of 1 (probe budget)" in row for row in rows)

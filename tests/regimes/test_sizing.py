@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from harness.cli.main import app
 from harness.engine import sizing
-from harness.regimes import capacity, demo, sweeps
+from harness.regimes import demo, sweeps
 
 
 @pytest.mark.parametrize(("cores", "cpus"), [(1, 0.25), (2, 0.5), (3, 0.75), (4, 1.0), (64, 1.0)])
@@ -38,22 +38,16 @@ def _planned_cpus(monkeypatch: pytest.MonkeyPatch, cores: int, args: list[str]) 
 
     def sweep(campaign: Any, impls: Any, base: Any, *rest: Any, **kwargs: Any) -> Any:
         seen.append(base)
-        return {} if args[0] == "scaling" else []
-
-    def search(campaign: Any, plan: Any) -> dict[str, list[dict[str, Any]]]:
-        seen.append(plan)
-        return {}
+        return []
 
     monkeypatch.setattr(sweeps, "run_users", sweep)
     monkeypatch.setattr(sweeps, "run_payload", sweep)
-    monkeypatch.setattr(sweeps, "run_scaling", sweep)
-    monkeypatch.setattr(capacity, "run_capacity", search)
     result = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     return seen
 
 
-@pytest.mark.parametrize("regime", ["users", "scaling", "payload"])
+@pytest.mark.parametrize("regime", ["users", "payload"])
 def test_the_sweeps_default_to_the_sizing_rule_and_take_an_explicit_limit(
     monkeypatch: pytest.MonkeyPatch, regime: str
 ) -> None:
@@ -63,16 +57,3 @@ def test_the_sweeps_default_to_the_sizing_rule_and_take_an_explicit_limit(
     assert eight_cores.cpus == 1.0
     (explicit,) = _planned_cpus(monkeypatch, 2, [regime, "--impl", "node", "--quick", "--cpus", "0.75"])
     assert explicit.cpus == 0.75
-
-
-def test_capacity_keeps_the_thesis_core_and_quick_means_three_searches(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    (quick,) = _planned_cpus(monkeypatch, 2, ["capacity", "--impl", "node", "--quick", "--no-confirm"])
-    assert (quick.base.cpus, quick.repetitions) == (1.0, 3)
-    (full,) = _planned_cpus(monkeypatch, 2, ["capacity", "--impl", "node", "--no-confirm"])
-    assert full.repetitions == 5
-    (chosen,) = _planned_cpus(
-        monkeypatch, 2, ["capacity", "--impl", "node", "--quick", "-r", "2", "--no-confirm"]
-    )
-    assert chosen.repetitions == 2

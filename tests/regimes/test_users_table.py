@@ -1,10 +1,12 @@
-"""The `users` command's table: the RUBiS QoS figures per user count, defined as in the report's QoS table."""
+"""The `users` command's table: the RUBiS QoS figures per user count, defined as in the report's QoS table;
+and the means with their interval that the `users` and `payload` tables print."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from harness.analysis.regime_tables import users_cells
+from harness.analysis.regime_tables import mean_ci_text, users_cells
+from harness.model.stats import mean_ci
 
 
 def run(rps: float, max_ms: float, mean_ms: float, requests: int, over_pct: float = 0.0) -> dict[str, Any]:
@@ -36,3 +38,12 @@ def test_means_carry_their_interval_and_errors_and_validity_are_counted() -> Non
     cells = users_cells([run(1000, 20, 2.0, 8000), run(1100, 30, 2.2, 8800), run(1200, 25, 2.4, 9600)], 2)
     assert cells[0].startswith("1,100 [") and cells[2].startswith("2.20 [")
     assert cells[5:] == ["3", "0", "2/3"]
+
+
+def test_the_interval_of_equal_values_is_the_value_and_one_value_has_none() -> None:
+    equal = mean_ci([300.0, 300.0, 300.0])
+    assert equal is not None and (equal.low, equal.high) == (300.0, 300.0)
+    spread = mean_ci([280.0, 300.0, 320.0])
+    assert spread is not None and spread.low < 300.0 < spread.high
+    assert mean_ci([300.0]) is None
+    assert mean_ci_text([300.0, 300.0, 300.0]) == "300 [300, 300]" and mean_ci_text([300.0]) == "300 (n=1)"
