@@ -209,8 +209,8 @@ class Progressor:
 class Session:
     """One fresh start of an instance set (docs/design.md §8's unit of repetition), measured in one or more windows.
 
-    A plain run is a session with one window. A capacity search runs its probes as successive windows of
-    one session, so the app is started once per search. Every window gets its own result folder.
+    A plain run or a ladder is a session with one window; a fault scenario measures its window with hooks
+    that inject the fault. Every window gets its own result folder.
     """
 
     def __init__(self, plan: RunPlan, quiet: bool = False, restore_data: bool = True) -> None:
