@@ -21,7 +21,7 @@ from harness import paths
 from harness.apps import IMPLS
 from harness.engine.driver import LoadSettings
 from harness.engine.session import RunPlan, execute
-from harness.record.folders import read_index
+from harness.record.index_line import read_index
 
 RUN_FILES = (
     "manifest.json",

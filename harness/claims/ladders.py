@@ -20,11 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from harness.apps.knobs import default_knobs
-from harness.claims.model import Claim, LadderShape, Size
+from harness.claims.model import Claim, LadderShape, Size, metric_value
 from harness.console import UserError, console
 from harness.engine.driver import LoadSettings
 from harness.engine.session import RunPlan
-from harness.record.folders import RunFolder, newest_completed
+from harness.record.folders import RunFolder
+from harness.record.index_line import newest_completed
 from harness.record.metrics import read_metrics_json
 from harness.record.verdict import read_verdict_json
 from harness.regimes import ladder
@@ -126,8 +127,6 @@ def stored(group: str, repetition: int, results_dir: Path | None) -> dict[str, A
 
 def observe(metric: str, metrics: Mapping[str, Any] | None, cpus: float, instances: int) -> dict[str, Any]:
     """The claim's metric from one ladder: {"value": float | None, "at_least": lower bound | None}."""
-    from harness.claims.runner import metric_value
-
     m = metrics or {}
     if metric == "capacity_rps":
         value = metric_value(m, "capacity_rps")

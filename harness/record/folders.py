@@ -99,25 +99,6 @@ def read_index_json(results_dir: Path | None = None) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def read_index(results_dir: Path | None = None) -> list[dict[str, Any]]:
-    """Every index line in today's form (an older line upgraded), as JSON."""
-    from harness.record.index_line import read_lines  # that module builds on this one
-
-    return [line.to_json() for line in read_lines(results_dir)]
-
-
-def newest_completed(group: str, repetition: int, results_dir: Path | None = None) -> dict[str, Any] | None:
-    """The newest completed run of this group and repetition in the index: what resumed work reuses."""
-    for entry in reversed(read_index(results_dir)):
-        if (
-            entry.get("group") == group
-            and entry.get("repetition") == repetition
-            and entry.get("status") == "completed"
-        ):
-            return entry
-    return None
-
-
 def git_state(root: Path | None = None) -> dict[str, Any]:
     """The checkout's commit, and whether tracked files differ from it. The replication report is left
     out: `replicate` rewrites it after every claim, and the claims after the first were marked dirty."""

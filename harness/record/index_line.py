@@ -12,8 +12,10 @@ from typing import Any
 
 from harness.record.folders import RunFolder, append_index, read_index_json
 from harness.record.manifest import Manifest
+from harness.record.schema import INDEX_LINE_VERSION
+from harness.record.upgrade import index_line_to_current
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = INDEX_LINE_VERSION
 
 
 @dataclass(frozen=True)
@@ -72,8 +74,6 @@ class IndexLine:
     @classmethod
     def from_json(cls, data: Any) -> IndexLine:
         """A line of this or an earlier version (upgraded first); a newer one raises SchemaError."""
-        from harness.record.upgrade import index_line_to_current
-
         data = index_line_to_current(data)
         repetition = data.get("repetition")
         return cls(
@@ -102,3 +102,20 @@ def append_line(line: IndexLine, results_dir: Path | None = None) -> None:
 
 def read_lines(results_dir: Path | None = None) -> list[IndexLine]:
     return [IndexLine.from_json(entry) for entry in read_index_json(results_dir)]
+
+
+def read_index(results_dir: Path | None = None) -> list[dict[str, Any]]:
+    """Every index line in today's form (an older line upgraded), as JSON."""
+    return [line.to_json() for line in read_lines(results_dir)]
+
+
+def newest_completed(group: str, repetition: int, results_dir: Path | None = None) -> dict[str, Any] | None:
+    """The newest completed run of this group and repetition in the index: what resumed work reuses."""
+    for entry in reversed(read_index(results_dir)):
+        if (
+            entry.get("group") == group
+            and entry.get("repetition") == repetition
+            and entry.get("status") == "completed"
+        ):
+            return entry
+    return None

@@ -13,9 +13,10 @@ from typing import Any
 
 from harness import __version__
 from harness.record.folders import RunFolder, git_state, host_info, utc_now
-from harness.record.schema import SchemaError
+from harness.record.schema import MANIFEST_VERSION, SchemaError
+from harness.record.upgrade import manifest_to_current
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = MANIFEST_VERSION
 FILE = "manifest.json"
 
 # A run's status: running (or collecting, for a distributed run) until it ends completed, failed or interrupted.
@@ -107,8 +108,6 @@ class Manifest:
     @classmethod
     def from_json(cls, data: Any) -> Manifest:
         """A manifest of this or an earlier version (upgraded first); a newer one raises SchemaError."""
-        from harness.record.upgrade import manifest_to_current
-
         data = dict(manifest_to_current(data))
         data.pop("schema_version")
         regime = data.pop("regime", None)

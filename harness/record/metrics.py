@@ -14,8 +14,10 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from harness.record.folders import RunFolder
+from harness.record.schema import METRICS_VERSION
+from harness.record.upgrade import metrics_to_current
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = METRICS_VERSION
 FILE = "metrics.json"
 
 
@@ -176,8 +178,6 @@ class Metrics:
     @classmethod
     def from_json(cls, data: Any) -> Metrics:
         """A metrics.json of this or an earlier version (upgraded first); a newer one raises SchemaError."""
-        from harness.record.upgrade import metrics_to_current
-
         return cls.of(metrics_to_current(data))
 
 

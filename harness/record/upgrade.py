@@ -21,8 +21,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from harness.record import index_line, manifest, metrics, verdict
-from harness.record.schema import version_of
+from harness.record.schema import (
+    INDEX_LINE_VERSION,
+    MANIFEST_VERSION,
+    METRICS_VERSION,
+    VERDICT_VERSION,
+    version_of,
+)
 
 SUMMARY = "load-summary.json"
 LOG = "loadgen.log"
@@ -63,7 +68,7 @@ def _to_current(
 
 def metrics_to_current(data: Any) -> dict[str, Any]:
     """A metrics.json of any version up to today's, in today's form; a newer version raises SchemaError."""
-    return _to_current("metrics.json", data, metrics.SCHEMA_VERSION, 1, {1: _metrics_1_to_2})
+    return _to_current("metrics.json", data, METRICS_VERSION, 1, {1: _metrics_1_to_2})
 
 
 def _metrics_1_to_2(old: dict[str, Any]) -> dict[str, Any]:
@@ -76,7 +81,7 @@ def _metrics_1_to_2(old: dict[str, Any]) -> dict[str, Any]:
 
 def verdict_to_current(data: Any) -> dict[str, Any]:
     """A verdict.json of any version up to today's, in today's form; a newer version raises SchemaError."""
-    return _to_current("verdict.json", data, verdict.SCHEMA_VERSION, 0, {0: _verdict_0_to_1})
+    return _to_current("verdict.json", data, VERDICT_VERSION, 0, {0: _verdict_0_to_1})
 
 
 def _verdict_0_to_1(old: dict[str, Any]) -> dict[str, Any]:
@@ -91,7 +96,7 @@ def _verdict_0_to_1(old: dict[str, Any]) -> dict[str, Any]:
 
 def manifest_to_current(data: Any) -> dict[str, Any]:
     """A manifest of any version up to today's, in today's form; a newer version raises SchemaError."""
-    return _to_current("manifest", data, manifest.SCHEMA_VERSION, 1, {1: _manifest_1_to_2})
+    return _to_current("manifest", data, MANIFEST_VERSION, 1, {1: _manifest_1_to_2})
 
 
 def _manifest_1_to_2(old: dict[str, Any]) -> dict[str, Any]:
@@ -115,7 +120,7 @@ def _manifest_1_to_2(old: dict[str, Any]) -> dict[str, Any]:
 
 def index_line_to_current(data: Any) -> dict[str, Any]:
     """An index line of any version up to today's, in today's form; a newer version raises SchemaError."""
-    return _to_current("index line", data, index_line.SCHEMA_VERSION, 0, {0: _index_line_0_to_1})
+    return _to_current("index line", data, INDEX_LINE_VERSION, 0, {0: _index_line_0_to_1})
 
 
 def _index_line_0_to_1(old: dict[str, Any]) -> dict[str, Any]:

@@ -11,8 +11,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from harness.record.folders import RunFolder
+from harness.record.schema import VERDICT_VERSION
+from harness.record.upgrade import verdict_to_current
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = VERDICT_VERSION
 FILE = "verdict.json"
 
 
@@ -55,8 +57,6 @@ class Verdict:
     @classmethod
     def from_json(cls, data: Any) -> Verdict:
         """A verdict of this or an earlier version (upgraded first); a newer one raises SchemaError."""
-        from harness.record.upgrade import verdict_to_current
-
         data = verdict_to_current(data)
         checks = data.get("checks") or {}
         return cls(
@@ -79,6 +79,4 @@ def read_verdict(folder: RunFolder) -> Verdict:
 def read_verdict_json(folder: RunFolder) -> dict[str, Any]:
     """The folder's verdict in the current format ({} without verdict.json). A dict, not the record: an old
     verdict may lack `valid` (validity unknown), which the record cannot say."""
-    from harness.record.upgrade import verdict_to_current
-
     return verdict_to_current(folder.read_json(FILE)) if folder.has(FILE) else {}

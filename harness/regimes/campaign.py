@@ -18,7 +18,8 @@ from typing import Any
 
 from harness.console import console
 from harness.engine.session import RunPlan, execute
-from harness.record.folders import RunFolder, newest_completed
+from harness.record.folders import RunFolder
+from harness.record.index_line import newest_completed
 from harness.record.metrics import read_metrics_json
 from harness.record.verdict import read_verdict_json
 

@@ -11,7 +11,7 @@ import ownership
 from ownership import session_roots
 
 from harness.faults.runner import FaultResult, RateChoice
-from harness.record.folders import read_index
+from harness.record.index_line import read_index
 
 TEST_RATE = RateChoice(rate=40.0, capacity=80.0, source="test: fixed 40 req/s, capacity taken as 80")
 

@@ -12,8 +12,8 @@ import pytest
 from harness import paths
 from harness.analysis.load import AnalysisError, load_runs, read_run
 from harness.record import index_line, manifest
-from harness.record.folders import RunFolder, append_index, git_state, new_run_folder, read_index
-from harness.record.index_line import IndexLine, append_line, read_lines
+from harness.record.folders import RunFolder, append_index, git_state, new_run_folder
+from harness.record.index_line import IndexLine, append_line, read_index, read_lines
 from harness.record.manifest import Manifest, RegimeRef, read_manifest, write_manifest
 from harness.record.schema import SchemaError
 

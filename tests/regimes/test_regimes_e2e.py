@@ -19,7 +19,8 @@ import pytest
 from cli_run import run_bidbench
 
 from harness.engine.instances import INSTANCE_MARKER
-from harness.record.folders import RunFolder, read_index
+from harness.record.folders import RunFolder
+from harness.record.index_line import read_index
 
 pytestmark = pytest.mark.slow
 
