@@ -13,9 +13,11 @@ core) only stops plans that cannot run at all; a claim needs runs that are valid
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
-from harness.claims.model import Claim, ClaimError, Size
+from harness.claims.model import Claim, ClaimError, Size, cells, group_problems, is_side_by_side
+from harness.claims.side_by_side import fit_problems
 from harness.engine import sizing
 from harness.tools import toolchain
 
@@ -29,15 +31,11 @@ def machine_cores() -> int:
 
 def size_name(claim: Claim, size: Size) -> str:
     """Which of the claim file's sizes this is (a --repetitions override keeps the rest of it)."""
-    from dataclasses import replace
-
     return "quick" if replace(size, repetitions=claim.quick.repetitions) == claim.quick else "full"
 
 
 def layout_problems(claim: Claim, size: Size, cores: int) -> list[str]:
     """Each variant's instances x cpus against the budget; the field named is the one that sets it."""
-    from harness.claims.runner import cells
-
     which = size_name(claim, size)
     allowed = cores - DRIVER_AND_DATABASE_CORES
     problems = []
@@ -67,8 +65,6 @@ def layout_problems(claim: Claim, size: Size, cores: int) -> list[str]:
 def availability_problems(claim: Claim, size: Size) -> list[str]:
     """A variant's JVM build must be installed; a tool it names must be on the machine (never installed
     here: a claim names a tool precisely because the apps' own setup does not provide it)."""
-    from harness.claims.runner import cells
-
     problems = []
     used = {cell.variant.name for cell in cells(claim, size)}
     for index, v in enumerate(claim.variants):
@@ -99,8 +95,6 @@ def preflight(claim: Claim, size: Size, cores: int | None = None) -> None:
     """Raise ClaimError naming every field that stops this claim from running validly here; runs nothing."""
     if not claim.runnable:
         return
-    from harness.claims.side_by_side import fit_problems, group_problems, is_side_by_side
-
     cores = cores or machine_cores()
     problems = layout_problems(claim, size, cores) + availability_problems(claim, size)
     if is_side_by_side(claim):

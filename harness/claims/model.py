@@ -11,6 +11,7 @@ import jsonschema
 import yaml
 
 from harness import paths
+from harness.model.side_by_side import PRESETS
 
 SCHEMA_NAME = "claim.schema.json"
 
@@ -290,6 +291,84 @@ def from_dict(data: dict[str, Any], path: Path | None = None) -> Claim:
     )
 
 
+# The experiment's cells and design: what the runners of both designs and the layout share.
+@dataclass(frozen=True)
+class Cell:
+    impl: str
+    variant: Variant
+
+
+def metric_value(metrics: dict[str, Any] | None, path: str) -> float | None:
+    """A dotted path into metrics.json (e.g. latency_ms.p99); None when absent."""
+    node: Any = metrics
+    for part in path.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return float(node) if isinstance(node, (int, float)) and not isinstance(node, bool) else None
+
+
+def cells(claim: Claim, size: Size) -> list[Cell]:
+    impls = size.impls or claim.impls
+    out: list[Cell] = []
+    for impl in impls:
+        for variant in claim.variants:
+            if variant.impl is None or variant.impl == impl:
+                out.append(Cell(impl, variant))
+    # impl-pinned variants whose impl is not in the list still run (impl-vs-impl claims)
+    for variant in claim.variants:
+        if variant.impl is not None and all(c.variant.name != variant.name for c in out):
+            out.append(Cell(variant.impl, variant))
+    return out
+
+
+DESIGN = "side-by-side"
+
+
+def is_side_by_side(claim: Claim) -> bool:
+    return claim.design == DESIGN
+
+
+def group_problems(claim: Claim) -> list[str]:
+    """Why this claim's variants cannot be the groups of one fresh start, each naming its field; empty
+    when they can (or when the claim runs apart). Machine-independent: the fit on this machine's cores is
+    layout_problems' (harness/claims/layout.py)."""
+    if not is_side_by_side(claim) or not claim.runnable:
+        return []
+    problems = []
+    pinned = [v.impl is not None for v in claim.variants]
+    if any(pinned) and not all(pinned):
+        problems.append(
+            "experiment/variants: side by side needs every variant to name its app (one fresh start holds "
+            "them all) or none to (one fresh start per app); these mix both"
+        )
+    # The groups share one database and one limit per group: what differs between them must be the app's.
+    for name, what in (
+        ("with_indexes", "the indexes belong to the one database every group of a fresh start shares"),
+        ("cpus", "every group of a fresh start runs under the same CPU limit"),
+        ("instances", "every group of a fresh start runs the same number of instances"),
+    ):
+        values = {getattr(v, name) for v in claim.variants}
+        if len(values) > 1:
+            first = getattr(claim.variants[0], name)
+            index = next(k for k, v in enumerate(claim.variants) if getattr(v, name) != first)
+            problems.append(
+                f"experiment/variants/{index}/{name}: the variants differ in {name} ({sorted(map(str, values))}), "
+                f"so they cannot run side by side: {what}. Run this claim apart (design: apart)"
+            )
+    for which, size in (("quick", claim.quick), ("full", claim.full)):
+        if size.preset not in PRESETS:
+            problems.append(
+                f"experiment/{which}/preset: {size.preset!r} is not a side-by-side preset "
+                f"({', '.join(PRESETS)})"
+            )
+        elif claim.metric == "capacity_rps" and not PRESETS[size.preset].capacity:
+            problems.append(
+                f"experiment/{which}/preset: {size.preset!r} runs no capacity rungs, and the metric is capacity_rps"
+            )
+    return problems
+
+
 def load_file(path: Path, schema: dict[str, Any] | None = None) -> Claim:
     try:
         data = yaml.safe_load(path.read_text())
@@ -297,8 +376,6 @@ def load_file(path: Path, schema: dict[str, Any] | None = None) -> Claim:
         raise ClaimError(f"{path}: not valid YAML: {exc}") from exc
     validate(data, schema or load_schema(path.parent), str(path))
     claim = from_dict(data, path)
-    from harness.claims.side_by_side import group_problems
-
     problems = group_problems(claim)
     if problems:
         raise ClaimError(f"{path}: invalid claim file:\n  - " + "\n  - ".join(problems))

@@ -10,11 +10,13 @@ variants, so a rerun, or a rerun with more repetitions, reuses the stored comple
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from harness.claims.model import Claim, Size, Variant
+from harness.claims import ladders, layout
+from harness.claims import side_by_side as sbs
+from harness.claims.model import Cell, Claim, Size, Variant, cells, is_side_by_side, metric_value
 from harness.claims.verdict import (
     NOT_RUNNABLE,
     NOT_TESTABLE,
@@ -39,39 +41,9 @@ Observations = dict[tuple[str, str], list[dict[str, Any]]]
 UNSORTED_KNOB = "BIDBENCH_UNFAIR_UNSORTED"
 
 
-@dataclass(frozen=True)
-class Cell:
-    impl: str
-    variant: Variant
-
-
-def metric_value(metrics: dict[str, Any] | None, path: str) -> float | None:
-    """A dotted path into metrics.json (e.g. latency_ms.p99); None when absent."""
-    node: Any = metrics
-    for part in path.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return None
-        node = node[part]
-    return float(node) if isinstance(node, (int, float)) and not isinstance(node, bool) else None
-
-
 def size_for(claim: Claim, quick: bool, repetitions: int | None) -> Size:
     size = claim.size(quick)
     return replace(size, repetitions=repetitions) if repetitions else size
-
-
-def cells(claim: Claim, size: Size) -> list[Cell]:
-    impls = size.impls or claim.impls
-    out: list[Cell] = []
-    for impl in impls:
-        for variant in claim.variants:
-            if variant.impl is None or variant.impl == impl:
-                out.append(Cell(impl, variant))
-    # impl-pinned variants whose impl is not in the list still run (impl-vs-impl claims)
-    for variant in claim.variants:
-        if variant.impl is not None and all(c.variant.name != variant.name for c in out):
-            out.append(Cell(variant.impl, variant))
-    return out
 
 
 def campaign_for(claim: Claim, size: Size) -> str:
@@ -115,10 +87,7 @@ def _plan(claim: Claim, size: Size, cell: Cell, group: str, repetition: int) -> 
 
 def cell_group(claim: Claim, size: Size, cell: Cell) -> str:
     """The group key of a cell's runs (what the results index and each manifest record)."""
-    from harness.claims import ladders
-    from harness.claims import side_by_side as sbs
-
-    if sbs.is_side_by_side(claim):
+    if is_side_by_side(claim):
         return sbs.key_of(size, sbs.lineup_of(claim, size, cell))
     if claim.regime == "ladder":
         return ladders.group_of(size, cell)
@@ -130,16 +99,12 @@ def run_experiment(claim: Claim, size: Size, results_dir: Path | None = None) ->
     """Run (or reuse) every repetition of every cell, interleaved. Returns the per-run observations."""
     todo = cells(claim, size)
     if claim.design == "side-by-side":
-        from harness.claims import side_by_side as sbs
-
         console.print(
             f"claim {claim.id}: {len(sbs.lineups(claim, size))} line-up(s) of {len(todo)} cells side by side x "
             f"{size.repetitions} fresh starts (preset {size.preset})"
         )
         return sbs.run(claim, size, results_dir, on_run=lambda line: console.print(f"  {line}"))
     if claim.regime == "ladder":
-        from harness.claims import ladders
-
         console.print(f"claim {claim.id}: {len(todo)} cells x {size.repetitions} ladders")
         return ladders.run(claim, size, todo, results_dir, on_run=lambda line: console.print(f"  {line}"))
     campaign = Campaign(campaign_for(claim, size), results_dir=results_dir)
@@ -237,9 +202,7 @@ def replicate(
         return not_runnable(claim)
     size = size_for(claim, quick, repetitions)
     if runner is run_experiment:
-        from harness.claims.layout import preflight
-
-        preflight(claim, size)
+        layout.preflight(claim, size)
     observations = runner(claim, size)
     verdict = judge_claim(claim, size, observations)
     verdict.observations = observations
@@ -252,13 +215,9 @@ def estimate(
     """(seconds, fresh starts to run, fresh starts already stored) before the claim starts. Ladders: from
     the ladder shape (harness/claims/ladders.py, ~45 s a fresh start at the default shape). Fixed-rate: a
     start, a pre-warm, the warm-up and the window per run."""
-    from harness.claims import ladders
-
     counted = set() if counted is None else counted
     todo = cells(claim, size)
     if claim.design == "side-by-side":
-        from harness.claims import side_by_side as sbs
-
         return sbs.starts_left(claim, size, results_dir, counted)
     if claim.regime == "ladder":
         return ladders.starts_left(size, todo, results_dir, counted)
@@ -282,8 +241,6 @@ def from_folders(claim: Claim, folders: list[Path]) -> tuple[Size, bool, Observa
     """Observations from stored result folders alone: each folder is matched to a cell by the group key in
     its manifest (the quick or the full size, whichever the folders belong to). Calibrations are skipped.
     Raises ValueError naming the folders that belong to no cell of this claim."""
-    from harness.claims import ladders
-
     runs = []
     for path in folders:
         folder = RunFolder(path)
@@ -296,8 +253,6 @@ def from_folders(claim: Claim, folders: list[Path]) -> tuple[Size, bool, Observa
         group = (regime.group if regime else None) or ""
         runs.append((folder, manifest, group, (regime.repetition if regime else None) or 0))
     if claim.design == "side-by-side":
-        from harness.claims import side_by_side as sbs
-
         missing = [f.run_id for f, *_ in runs if not f.has(sbs.RECORD)]
         if missing:
             raise ValueError(f"{claim.id} runs side by side; no {sbs.RECORD} in {', '.join(missing)}")

@@ -19,18 +19,18 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from harness.claims.model import Claim, Size
+from harness.claims import ladders
+from harness.claims.model import Claim, Size, cells
 from harness.engine.side_by_side import RECORD_VERSION, Group
-from harness.model.side_by_side import PRESETS, fits, preset
+from harness.model.side_by_side import fits, preset
 from harness.model.side_by_side_math import figures
 from harness.record.folders import RunFolder
 from harness.regimes import side_by_side as regime
 
-DESIGN = "side-by-side"
 GROUP_PREFIX = "claims-side-by-side"
 
 METRIC_FIGURES: dict[str, str] = {
@@ -63,13 +63,7 @@ class Lineup:
         return [cell.variant.name for cell in self.cells]
 
 
-def is_side_by_side(claim: Claim) -> bool:
-    return claim.design == DESIGN
-
-
 def lineups(claim: Claim, size: Size) -> list[Lineup]:
-    from harness.claims.runner import cells
-
     todo = cells(claim, size)
     if all(v.impl is not None for v in claim.variants):
         return [Lineup("", tuple(todo))]
@@ -82,50 +76,8 @@ def spec_for(size: Size) -> Any:
     return preset(size.preset)
 
 
-def group_problems(claim: Claim) -> list[str]:
-    """Why this claim's variants cannot be the groups of one fresh start, each naming its field; empty
-    when they can (or when the claim runs apart). Machine-independent: the fit on this machine's cores is
-    layout_problems' (harness/claims/layout.py)."""
-    if not is_side_by_side(claim) or not claim.runnable:
-        return []
-    problems = []
-    pinned = [v.impl is not None for v in claim.variants]
-    if any(pinned) and not all(pinned):
-        problems.append(
-            "experiment/variants: side by side needs every variant to name its app (one fresh start holds "
-            "them all) or none to (one fresh start per app); these mix both"
-        )
-    # The groups share one database and one limit per group: what differs between them must be the app's.
-    for name, what in (
-        ("with_indexes", "the indexes belong to the one database every group of a fresh start shares"),
-        ("cpus", "every group of a fresh start runs under the same CPU limit"),
-        ("instances", "every group of a fresh start runs the same number of instances"),
-    ):
-        values = {getattr(v, name) for v in claim.variants}
-        if len(values) > 1:
-            first = getattr(claim.variants[0], name)
-            index = next(k for k, v in enumerate(claim.variants) if getattr(v, name) != first)
-            problems.append(
-                f"experiment/variants/{index}/{name}: the variants differ in {name} ({sorted(map(str, values))}), "
-                f"so they cannot run side by side: {what}. Run this claim apart (design: apart)"
-            )
-    for which, size in (("quick", claim.quick), ("full", claim.full)):
-        if size.preset not in PRESETS:
-            problems.append(
-                f"experiment/{which}/preset: {size.preset!r} is not a side-by-side preset "
-                f"({', '.join(PRESETS)})"
-            )
-        elif claim.metric == "capacity_rps" and not PRESETS[size.preset].capacity:
-            problems.append(
-                f"experiment/{which}/preset: {size.preset!r} runs no capacity rungs, and the metric is capacity_rps"
-            )
-    return problems
-
-
 def fit_problems(claim: Claim, size: Size, which: str, cores: int) -> list[str]:
     """Every line-up's groups and the drivers' reserve must fit this machine (the engine's own rule)."""
-    from harness.claims import ladders
-
     problems = []
     for lineup in lineups(claim, size):
         cell = lineup.cells[0]
@@ -144,8 +96,6 @@ def fit_problems(claim: Claim, size: Size, which: str, cores: int) -> list[str]:
 def fingerprint(size: Size, lineup: Lineup) -> dict[str, Any]:
     """What a fresh start of this line-up runs: each group as a ladder of it would (the ladder's own
     shape and method aside), and the side-by-side settings."""
-    from harness.claims import ladders
-
     groups = []
     for cell in lineup.cells:
         found = ladders.fingerprint(size, cell)
@@ -169,10 +119,6 @@ def lineup_of(claim: Claim, size: Size, cell: Any) -> Lineup:
 
 
 def groups_of(size: Size, lineup: Lineup, results_dir: Path | None) -> list[Any]:
-    from dataclasses import replace
-
-    from harness.claims import ladders
-
     key = key_of(size, lineup)
     return [
         Group(cell.variant.name, replace(ladders.base_plan(size, cell, results_dir), group=key))
@@ -186,8 +132,6 @@ def observe(
     """Each cell's value of the claim's metric from one side-by-side record, keyed by the fresh start
     (`block`), the pairing key of the verdict. A fresh start that is not valid gives no value for any
     group: its figures are not from steps every group shared."""
-    from harness.claims import ladders
-
     found = figures(dict(record))
     valid = bool(record.get("valid"))
     key = METRIC_FIGURES[claim.metric]
@@ -220,8 +164,6 @@ def run(
 ) -> dict[tuple[str, str], list[dict[str, Any]]]:
     """Every repetition of every line-up, interleaved (java's fresh start, node's, php's, java's, ...),
     reusing every stored one."""
-    from harness.claims import ladders
-
     spec = spec_for(size)
     observations: dict[tuple[str, str], list[dict[str, Any]]] = {
         (c.impl, c.variant.name): [] for lineup in lineups(claim, size) for c in lineup.cells
@@ -281,8 +223,6 @@ def starts_left(
 ) -> tuple[float, int, int]:
     """(seconds, fresh starts to run, fresh starts stored); `counted` carries the fresh starts an earlier
     claim of the same replicate already planned, so shared line-ups are counted once."""
-    from harness.claims import ladders
-
     seconds, to_run, done = 0.0, 0, 0
     for lineup in lineups(claim, size):
         key = key_of(size, lineup)
@@ -304,8 +244,6 @@ def from_records(
     """Observations from stored side-by-side records alone: (run id, comparison key, repetition, record)
     each, matched to a line-up of the quick or the full size by its key. Raises ValueError naming the
     records that belong to no line-up of this claim."""
-    from dataclasses import replace
-
     best: tuple[int, bool] = (-1, True)
     for quick in (True, False):
         size = claim.size(quick)

@@ -19,7 +19,7 @@ from harness import paths
 from harness.claims import runner
 from harness.claims import side_by_side as sbs
 from harness.claims.layout import preflight
-from harness.claims.model import ClaimError, find, load_all, load_file, load_schema
+from harness.claims.model import DESIGN, ClaimError, find, load_all, load_file, load_schema
 from harness.claims.verdict import REPLICATED
 from harness.cli import claims as claims_cli
 from harness.model.side_by_side import PRESETS
@@ -36,7 +36,7 @@ def test_the_schema_and_the_code_name_the_same_side_by_side_metrics() -> None:
 
 
 def test_the_cost_claims_run_side_by_side_and_the_others_apart() -> None:
-    side = {c.id for c in load_all() if c.design == sbs.DESIGN}
+    side = {c.id for c in load_all() if c.design == DESIGN}
     assert {
         "step-table-7-log-level",
         "freire-jvm-builds",
@@ -45,7 +45,7 @@ def test_the_cost_claims_run_side_by_side_and_the_others_apart() -> None:
         "pereira-energy-ranking",
     } <= side
     for claim in load_all():
-        if claim.design == sbs.DESIGN:
+        if claim.design == DESIGN:
             assert claim.metric in sbs.METRIC_FIGURES and claim.quick.preset in PRESETS, claim.id
             assert "# Side by side:" in (claim.path or Path()).read_text(), claim.id
     for name in ("thesis-6.2-pool-library", "thesis-table-7.2-instances", "rubis-3-indexes-unsorted"):
