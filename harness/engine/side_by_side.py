@@ -37,7 +37,7 @@ from harness.engine.resources import HARNESS_COMPONENT, Limits, ResourceGroup, T
 from harness.engine.sampler import Sampler
 from harness.engine.session import RunPlan, Session, _copy_logs, _postgres_group
 from harness.engine.sizing import machine_cores
-from harness.engine.validity import Slo
+from harness.engine.validity import UNACCOUNTED_MAX_PCT, Slo
 from harness.model import ladder_math as yields
 from harness.model import side_by_side as spec_model
 from harness.model.side_by_side import REGIME, SideBySideSpec
@@ -334,6 +334,19 @@ def _host_busy(sampler: Sampler, start: float, end: float) -> float | None:
     return _share(host - (_component_pct(sampler, KEEP_AWAKE, start, end) or 0.0))
 
 
+def sizing_shares(sizing_steps: dict[str, list[dict[str, Any]]]) -> tuple[float, float]:
+    """Of one sizing step (each group's record of it): the share of the machine, in %, busy with work that is
+    not this comparison's, and this comparison's own share, as a fraction of the machine."""
+    steps = [records[0] for records in sizing_steps.values()]
+    others = max((step["unaccounted_pct"] or 0.0) for step in steps)
+    own = max(((step["host_busy_pct"] or 0.0) - (step["unaccounted_pct"] or 0.0)) / 100 for step in steps)
+    return others, max(0.0, own)
+
+
+SIZING_REDOS = 2
+"""Sizing steps run again at most this often per fresh start when another tenant disturbed them."""
+
+
 def _finite(value: float) -> float | None:
     return value if value is not None and math.isfinite(value) else None
 
@@ -571,14 +584,15 @@ def run_fresh_start(
         ledger.refresh()
         record["sizing"] = []
         top = sizing_rate
-        for attempt in range(0 if top_rate else spec.sizing_steps):
+        attempt, redone = 0, 0
+        while not top_rate and attempt < spec.sizing_steps:
             say(f"sizing step {attempt + 1} of {spec.sizing_steps}: every group at {top:,.0f} req/s ...")
             sizing = _drive_together(
                 members,
                 _cost_load(base, (top,), spec.step_s, spec.sizing_warmup_s),
                 sampler,
                 folder,
-                f"sizing-{attempt + 1}",
+                f"sizing-{len(record['sizing']) + 1}",
                 rng,
             )
             sizing_steps = {d.member.label: _steps(d, sampler, plan0.slo) for d in sizing}
@@ -589,8 +603,18 @@ def run_fresh_start(
                 if step is None or not step["instance_cpu_s"]:
                     raise GroupFailed(member.label, "the sizing step finished no step")
                 shares.append(step["instance_cpu_s"] / step["step_s"] / member.limit_cores())
-            host_share = max((s[0]["host_busy_pct"] or 0.0) / 100 for s in sizing_steps.values())
-            top = spec_model.top_cost_rate(top, shares, host_share, spec)
+            # The rates are fixed for the whole comparison: a step another tenant disturbed (its work slows
+            # the groups and fills the machine) would shrink them for every fresh start, so it runs again.
+            others, own_share = sizing_shares(sizing_steps)
+            if others > UNACCOUNTED_MAX_PCT and redone < SIZING_REDOS:
+                redone += 1
+                say(
+                    f"sizing step {attempt + 1}: {others:.0f} % of the machine was busy with work that is not "
+                    "this comparison's; running it again"
+                )
+                continue
+            top = spec_model.top_cost_rate(top, shares, own_share, spec)
+            attempt += 1
         if top_rate:
             top = top_rate
             say(f"cost steps at the rates of the comparison's first fresh start (top {top:,.0f} req/s)")

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from harness.engine.session import RunPlan
-from harness.engine.side_by_side import FreshStart, Group
+from harness.engine.side_by_side import FreshStart, Group, sizing_shares
 from harness.model.side_by_side import PRESETS
 from harness.regimes import side_by_side as regime
 
@@ -44,3 +44,14 @@ def test_later_fresh_starts_reuse_the_first_valid_ones_top_rate(
     groups = [Group("node-a", plan), Group("node-b", plan)]
     regime.run(groups, PRESETS["quick"], 4, name="quick")
     assert given == [None, None, 300.0, 300.0]
+
+
+def test_a_sizing_step_beside_another_tenant_is_told_apart_from_the_comparisons_own_load() -> None:
+    def step(host: float, others: float | None) -> list[dict[str, float | None]]:
+        return [{"host_busy_pct": host, "unaccounted_pct": others}]
+
+    # 88 % busy, 36 % of it another tenant's: the comparison's own share is 52.3 %, and the step is disturbed.
+    others, own = sizing_shares({"java": step(88.0, 35.7), "node": step(87.0, 36.0)})
+    assert others == 36.0 and own == pytest.approx(0.523)
+    # A quiet step: its share is the host's; an unreadable one counts as nobody else's.
+    assert sizing_shares({"java": step(43.0, 2.0), "node": step(43.0, None)}) == (2.0, pytest.approx(0.43))
