@@ -254,3 +254,32 @@ def test_the_packages_import_one_another_without_a_circle() -> None:
             circles.append(start)
     detail = "\n".join(f"  {s} -> {', '.join(sorted(edges[s]))}" for s in circles)
     assert not circles, f"these packages sit in an import circle (imports inside functions count):\n{detail}"
+
+
+FUNCTION_LOCAL_IMPORTS_OUTSIDE_CLI = 10
+"""Issue #44's bound: an import inside a function hides a dependency from the reader and from this file."""
+
+
+def _function_local_imports() -> Iterator[tuple[str, int, str]]:
+    for path in sorted(HARNESS.rglob("*.py")):
+        if path.relative_to(HARNESS).parts[0] == "cli":
+            continue
+        lines = path.read_text(encoding="utf-8").splitlines()
+        tree = ast.parse("\n".join(lines))
+        seen: set[int] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for inner in ast.walk(node):
+                    if isinstance(inner, (ast.Import, ast.ImportFrom)) and inner.lineno not in seen:
+                        seen.add(inner.lineno)
+                        yield str(path.relative_to(HARNESS.parent)), inner.lineno, lines[inner.lineno - 1]
+
+
+def test_few_imports_hide_inside_functions_and_each_says_why() -> None:
+    found = list(_function_local_imports())
+    listing = "\n".join(f"  {path}:{line}: {text.strip()}" for path, line, text in found)
+    assert len(found) <= FUNCTION_LOCAL_IMPORTS_OUTSIDE_CLI, (
+        f"{len(found)} imports inside functions:\n{listing}"
+    )
+    unexplained = [f"{path}:{line}" for path, line, text in found if "#" not in text]
+    assert not unexplained, f"an import inside a function says why on its line: {unexplained}"

@@ -60,7 +60,7 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     if name in _EXPORTS:
-        import importlib
+        import importlib  # each name loads its module on first use: the reports pull in matplotlib
 
         return getattr(importlib.import_module(_EXPORTS[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

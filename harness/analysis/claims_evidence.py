@@ -184,7 +184,7 @@ def _comparable(observations: dict[tuple[str, str], list[dict[str, Any]]]) -> di
 
 def recompute(claims: Sequence[Claim], content: dict[str, bytes]) -> Recomputed:
     """Every verdict of the evidence recomputed from its folders' records, and the report from them."""
-    from harness.analysis import claims_report
+    from harness.analysis import claims_report  # it writes the evidence with every report: a circle
 
     by_id = {c.id: c for c in claims}
     stored = [json.loads(content[n]) for n in sorted(content) if n.startswith("verdicts/")]

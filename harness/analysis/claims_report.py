@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import paths
+from harness.analysis import claims_evidence as evidence
 from harness.analysis.claim_rows import SUMMARY_STYLE, published_text, ratio_cell, side_cell
 from harness.analysis.table_render import markdown_rows
 from harness.claims.calibration import APART_CVS, OWN_CV_SIDE_BY_SIDE, SHARED_DRIFT_CV, claim_power
@@ -342,8 +343,6 @@ def write(claims: Sequence[Claim], results_dir: Path | None = None, target: Path
     target.write_text(render(claims, records, results_dir, report_git), encoding="utf-8")
     # The evidence is rewritten with every report, so the two always agree; a report whose cited folders
     # are gone keeps no evidence rather than evidence of another report.
-    from harness.analysis import claims_evidence as evidence
-
     where = target.parent / "evidence"
     try:
         content = evidence.members(shown(claims, records), results_dir or paths.RESULTS, report_git)

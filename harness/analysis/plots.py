@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import matplotlib
+from scipy import stats as sps
 
 matplotlib.use("Agg")
 
@@ -126,7 +127,7 @@ def latency_vs_throughput(comparison: Comparison) -> Figure:
         "the server has spare capacity, then climbs steeply as requests start to queue. The star marks the knee: "
         "the last comfortable operating point (thesis fig 7.4's 'critical point'). The y axis is logarithmic.",
     )
-    from harness.analysis.ladder_report import ladder_latency_figure
+    from harness.analysis.ladder_report import ladder_latency_figure  # it builds on this module's figures
 
     if ladder_latency_figure(comparison, figure) is not None:
         return figure
@@ -278,8 +279,6 @@ def scaling_usl(comparison: Comparison) -> Figure:
         for n in levels:
             values = caps[ns == n]
             if values.size >= 3:
-                from scipy import stats as sps
-
                 half = sps.t.ppf(0.5 + comparison.confidence / 2, values.size - 1) * sps.sem(values)
                 errs.append(float(half))
             else:

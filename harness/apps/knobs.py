@@ -21,13 +21,13 @@ DEFAULT_MEMORY_LIMIT_MB = 1024
 
 def impl_knobs() -> dict[str, dict[str, str]]:
     """The language's own concurrency and runtime knobs per implementation, in registry order."""
-    from harness.apps import adapters
+    from harness.apps import adapters  # the registry imports every app, and the apps import this module
 
     return {app.name: dict(app.knobs) for app in adapters()}
 
 
 def default_knobs(impl: str) -> dict[str, str]:
-    from harness.apps import adapter
+    from harness.apps import adapter  # as above: the registry imports the apps, which import this module
 
     return {**APP_KNOBS, **adapter(impl).knobs}
 

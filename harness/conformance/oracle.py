@@ -20,9 +20,11 @@ from datetime import datetime
 from typing import Any
 
 import psycopg
+import yaml
 
 from harness import paths
 from harness.conformance.canon import dumps, format_timestamp
+from harness.conformance.cases import case_files
 from harness.conformance.dbstate import prepare
 from harness.conformance.queries import contract_statements
 from harness.db import ready
@@ -116,10 +118,6 @@ class Oracle:
 
 def _oracle_cases() -> list[tuple[str, str]]:
     """(expected file name, request path) of every golden step that takes its body from a file."""
-    import yaml
-
-    from harness.conformance.cases import case_files
-
     out: list[tuple[str, str]] = []
     for case_file in case_files(paths.CONFORMANCE_CASES):
         doc = yaml.safe_load(case_file.read_text(encoding="utf-8"))

@@ -19,9 +19,14 @@ from typing import Any
 
 from harness import apps, paths
 from harness.conformance.cases import CaseError, Session, load_sessions
+from harness.conformance.concurrency import run_concurrency
 from harness.conformance.dbstate import ConformanceDb, prepare
+from harness.conformance.dbwork import run_dbwork
+from harness.conformance.differential import run_differential
+from harness.conformance.golden import golden_checks, run_golden
 from harness.conformance.report import part_counts, print_dbwork, print_tables, summary_line, write_json
 from harness.conformance.results import CheckResult, failed
+from harness.conformance.schemathesis_check import contract_check, run_schemathesis
 from harness.conformance.targets import AppTarget, Target
 from harness.console import UserError, console
 from harness.db import ready
@@ -104,8 +109,6 @@ def _run(
 
     fresh: dict[str, str] = {}
     if "golden" in wanted:
-        from harness.conformance.golden import golden_checks, run_golden
-
         db.reset()
         fresh = db.fingerprint()
         assert sessions is not None
@@ -118,27 +121,19 @@ def _run(
                 )
             guarded("golden", target.name, lambda t=target: run_golden(t, db, sessions, fresh))
     if "differential" in wanted:
-        from harness.conformance.differential import run_differential
-
         if not quiet:
             console.print(f"differential: {', '.join(names)}")
         guarded("differential", "all", lambda: run_differential(targets, db, extra))
     if "dbwork" in wanted:
-        from harness.conformance.dbwork import run_dbwork
-
         if not quiet:
             console.print(f"dbwork: {', '.join(names)}")
         guarded("dbwork", "all", lambda: run_dbwork(targets, db, extra))
     if "concurrency" in wanted:
-        from harness.conformance.concurrency import run_concurrency
-
         for target in targets:
             if not quiet:
                 console.print(f"concurrency: {target.name}")
             guarded("concurrency", target.name, lambda t=target: run_concurrency(t, db))
     if "schemathesis" in wanted:
-        from harness.conformance.schemathesis_check import contract_check, run_schemathesis
-
         guarded("schemathesis", "contract", contract_check)
         for target in targets:
             if not quiet:

@@ -15,7 +15,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from harness import paths
-from harness.apps.base import InstanceSpec
+from harness.apps import driver
+from harness.apps.base import AppDriver, InstanceSpec
 from harness.conformance.dbstate import ConformanceDb
 from harness.engine.instances import running_instance
 
@@ -53,9 +54,7 @@ class AppTarget(Target):
         self._last_tail = ""
         self._index = 90
 
-    def driver(self):  # noqa: ANN201 - AppDriver, imported lazily (drivers appear while apps are written)
-        from harness.apps import driver
-
+    def driver(self) -> AppDriver:
         return driver(self.impl)
 
     def prepare(self) -> None:

@@ -7,34 +7,24 @@ holds something else (docs/design.md §2.2).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from harness.console import console
+from harness.db import seed as seeding
+from harness.db.cluster import EmbeddedCluster
+from harness.db.target import DatabaseServer, current_server, external_url
 from harness.tools import toolchain
-
-if TYPE_CHECKING:
-    from harness.db.cluster import EmbeddedCluster
-    from harness.db.target import DatabaseServer
 
 
 def embedded_cluster() -> EmbeddedCluster:
-    # Imported here: the CLI imports this module, and `--help` must stay instant.
-    from harness.db.cluster import EmbeddedCluster
-
     return EmbeddedCluster()
 
 
 def server() -> DatabaseServer:
     """The server in use: the external one when BIDBENCH_DATABASE_URL is set, else the embedded cluster."""
-    from harness.db.target import current_server
-
     return current_server()
 
 
 def ensure_up() -> None:
     """Start the embedded cluster unless it runs (an external server is left alone); quiet when it did."""
-    from harness.db.target import external_url
-
     if external_url():
         return
     toolchain.ensure(["db"])
@@ -64,8 +54,6 @@ def ensure_template(
     Seeding also clones a fresh working database. When nothing is seeded, `restore` re-clones the working
     database from the template; without it the working data stays as it is (what someone changed, or the
     database another run uses). `announce` prints a line when it seeds."""
-    from harness.db import seed as seeding
-
     info = seeding.template_info(target)
     if info is not None and template_holds(info, scale, seed, with_indexes):
         if restore:

@@ -21,6 +21,8 @@ from typing import Any
 
 from harness.console import UserError
 from harness.engine.driver import LoadSettings
+from harness.engine.sampler import Sampler
+from harness.engine.session import RunPlan, digest
 from harness.engine.validity import Check, Slo, Verdict
 from harness.record.folders import RunFolder, new_run_folder
 from harness.record.index_line import IndexLine, append_line
@@ -178,9 +180,6 @@ def collect(
     binary: Path | None = None,
 ) -> Collected:
     """Merge the shards' summaries in `sources` and store one result folder (regime `remote`)."""
-    from harness.engine.sampler import Sampler
-    from harness.engine.session import RunPlan, digest  # the measured-run module pulls in the whole runner
-
     inputs = find_inputs(sources)
     shards = [shard_of(path, read_summary(path)) for path in inputs]
     check_shards(shards)

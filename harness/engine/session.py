@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import math
+import secrets
 import shutil
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, replace
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+import psycopg
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
 from harness import paths
@@ -36,6 +39,7 @@ from harness.engine.driver import DriverProcess, LoadSettings
 from harness.engine.driver_summary import digest_summary
 from harness.engine.instances import RunningInstance, start, stop
 from harness.engine.placement import pin_tree, plan_here
+from harness.engine.remote import build_sources
 from harness.engine.resources import (
     HARNESS_COMPONENT,
     Limits,
@@ -252,8 +256,6 @@ class Session:
         return list(self.plan.target_urls) or [i.base_url for i in self.instances]
 
     def _start_remote(self) -> None:
-        from harness.engine.remote import build_sources
-
         toolchain.ensure(["load"])
         plan = self.plan
         self.resources = build_sources(plan.resource_source, list(plan.target_urls), plan.resource_options)
@@ -337,8 +339,6 @@ class Session:
         goes into every later run's manifest."""
         if not self.started_ok or self.remote or not self.instances or rate <= 0:
             return None
-        import tempfile
-
         started: list[DriverProcess] = []
 
         def start_load(start_rate: float, stages: str, seconds: float, scratch: Path) -> DriverProcess:
@@ -645,8 +645,6 @@ def _last_step_text(steps: list[dict[str, Any]]) -> str:
 
 
 def new_session_id() -> str:
-    import secrets
-
     return secrets.token_hex(4)
 
 
@@ -665,8 +663,6 @@ def _copy_logs(instance: RunningInstance, folder: RunFolder) -> None:
 
 
 def _service_versions(server: DatabaseServer) -> dict[str, str]:
-    import psycopg
-
     versions = {"load_driver": f"bidbench-load {toolchain.driver_version()}"}
     try:
         with psycopg.connect(server.url(), connect_timeout=5) as conn:

@@ -11,6 +11,7 @@ or dies, fails the fresh start for every group and is named.
 
 from __future__ import annotations
 
+import json
 import math
 import random
 import signal
@@ -358,8 +359,6 @@ def _share(pct: float) -> float | None:
 
 
 def _read_json(path: Path) -> Any:
-    import json
-
     return json.loads(path.read_text())
 
 

@@ -39,6 +39,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from rich.table import Table
+
 from harness import apps, paths
 from harness.apps.base import InstanceSpec
 from harness.conformance.dbstate import prepare
@@ -389,8 +391,6 @@ def write_results(results: list[AppResult], plan: Plan, out_dir: Path | None = N
 
 
 def print_table(results: list[AppResult]) -> None:
-    from rich.table import Table
-
     table = Table(title=f"slow-clients: {SLOW_CONNECTIONS} held slow-body connections")
     for column in (
         "app",

@@ -391,7 +391,7 @@ def _posthoc(
             p = float(res.pvalue[i, j])
             out[frozenset((labels[i], labels[j]))] = (p, p < alpha)
         return "Tukey HSD", out
-    from statsmodels.stats.multicomp import pairwise_tukeyhsd
+    from statsmodels.stats.multicomp import pairwise_tukeyhsd  # a second to import; only 3+ groups need it
 
     endog = np.concatenate([data[label] for label in labels])
     groups = np.concatenate([[label] * data[label].size for label in labels])
@@ -420,7 +420,7 @@ def omnibus_test(
     anova_p = float(anova.pvalue) if math.isfinite(anova.pvalue) else (1.0 if ms_b == 0 else 0.0)
     test, statistic, p = "one-way ANOVA", anova_f, anova_p
     if not equal_var:
-        from statsmodels.stats.oneway import anova_oneway
+        from statsmodels.stats.oneway import anova_oneway  # as above: only unequal variances need it
 
         welch = anova_oneway(groups, use_var="unequal", welch_correction=True)
         test, statistic, p = "Welch ANOVA", float(welch.statistic), float(welch.pvalue)

@@ -30,6 +30,7 @@ import platform
 import re
 import shutil
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -42,6 +43,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+
+from rich.table import Table
 
 from harness import apps, paths
 from harness.apps.base import InstanceSpec
@@ -555,8 +558,6 @@ def fake_target(
 
 
 def wait_listening(port: int, proc: subprocess.Popen[bytes], timeout_s: float) -> None:
-    import socket
-
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -702,8 +703,6 @@ def describe_sample(sample: Sample) -> str:
 
 
 def print_table(summary: dict[str, dict[str, Any]], setup: Setup) -> None:
-    from rich.table import Table
-
     table = Table(title=f"CPU per request at {setup.rate:g} req/s (median of repetitions, min-max)")
     table.add_column("generator")
     table.add_column("what it sends")
