@@ -144,18 +144,23 @@ def _drivers_aimed_at(urls: list[str]) -> list[int]:
     return found
 
 
-def test_ctrl_c_during_the_pre_warm_stops_every_group_and_driver_and_keeps_the_record(
-    tmp_path: Path, private_db: str
-) -> None:
-    results = tmp_path / "results"
-    env = dict(os.environ, BIDBENCH_RESULTS=str(results), BIDBENCH_DATABASE_URL=private_db, COLUMNS="220")
-    proc = subprocess.Popen(
+def _side_by_side_in_background(results: Path, database: str) -> subprocess.Popen[str]:
+    """node and php side by side (quick preset, one fresh start) through the real CLI, its output piped."""
+    env = dict(os.environ, BIDBENCH_RESULTS=str(results), BIDBENCH_DATABASE_URL=database, COLUMNS="220")
+    return subprocess.Popen(
         [str(paths.ROOT / "bidbench"), "side-by-side", "--impl", "node,php", "--preset", "quick", "-r", "1"],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
     )
+
+
+def test_ctrl_c_during_the_pre_warm_stops_every_group_and_driver_and_keeps_the_record(
+    tmp_path: Path, private_db: str
+) -> None:
+    results = tmp_path / "results"
+    proc = _side_by_side_in_background(results, private_db)
     assert proc.stdout is not None
     seen = []
     for line in proc.stdout:  # bounded: the command ends on its own within COMMAND_BOUND_S
@@ -182,14 +187,7 @@ def test_a_group_that_dies_mid_fresh_start_invalidates_it_for_every_group_and_is
     tmp_path: Path, private_db: str
 ) -> None:
     results = tmp_path / "results"
-    env = dict(os.environ, BIDBENCH_RESULTS=str(results), BIDBENCH_DATABASE_URL=private_db, COLUMNS="220")
-    proc = subprocess.Popen(
-        [str(paths.ROOT / "bidbench"), "side-by-side", "--impl", "node,php", "--preset", "quick", "-r", "1"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    proc = _side_by_side_in_background(results, private_db)
     assert proc.stdout is not None
     seen, killed = [], []
     for line in proc.stdout:  # bounded: the command ends on its own within COMMAND_BOUND_S
