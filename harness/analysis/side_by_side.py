@@ -136,19 +136,15 @@ def positive_text(value: float, digits: int) -> str:
 
 
 def ratio_text(interval: dict[str, Any] | None) -> str:
-    if not interval:
-        return "-"
-    low, high = interval.get("low"), interval.get("high")
-    cv = interval.get("cv_pct")
-    bounds = (
-        f" [{positive_text(low, 3)}, {positive_text(high, 3)}]"
-        if low is not None and high is not None
-        else " (n < 2: no interval)"
-    )
-    return f"{positive_text(interval['centre'], 3)}{bounds}" + (f", CV {cv:.1f} %" if cv is not None else "")
+    return interval_text(interval, 3, " (n < 2: no interval)")
 
 
 def value_text(interval: dict[str, Any] | None, digits: int = 0) -> str:
+    return interval_text(interval, digits, "")
+
+
+def interval_text(interval: dict[str, Any] | None, digits: int, without_bounds: str) -> str:
+    """'centre [low, high], CV x %', each figure written by positive_text (never 0 or below)."""
     if not interval:
         return "-"
     low, high = interval.get("low"), interval.get("high")
@@ -156,7 +152,7 @@ def value_text(interval: dict[str, Any] | None, digits: int = 0) -> str:
     bounds = (
         f" [{positive_text(low, digits)}, {positive_text(high, digits)}]"
         if low is not None and high is not None
-        else ""
+        else without_bounds
     )
     return positive_text(interval["centre"], digits) + bounds + (f", CV {cv:.1f} %" if cv is not None else "")
 
