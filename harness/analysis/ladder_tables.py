@@ -10,6 +10,7 @@ from rich.table import Table
 
 from harness.analysis.ladder import ladder_row
 from harness.console import console
+from harness.model.ladder_math import THROTTLED_SHARE
 from harness.record.verdict import Verdict
 
 
@@ -49,9 +50,29 @@ def print_ladder_outcome(impl: str, instances: int, repetition: int, outcome: La
         parts.append(f"{cost:,.0f} µs/request")
     if cap:
         parts.append(("capacity " if cap.get("bracketed") else "capacity >= ") + f"{cap['rps']:,.0f} req/s")
+    parts += ladder_anomalies(ladder)
     if outcome.reason:
         parts.append(outcome.reason)
     console.print("  " + ", ".join(parts) + f"  -> {outcome.folder.path.name}")
+
+
+def ladder_anomalies(ladder: dict[str, Any]) -> list[str]:
+    """What a reader of one ladder's line should not miss although the ladder is valid: steps below the
+    capacity that failed the SLO (stalls), and an app at its quota where it broke (the quota, not the
+    app's work, is the first suspect there)."""
+    cap = ladder.get("capacity") or {}
+    out = []
+    how = str(cap.get("how") or "")
+    if "failed too" in how:
+        out.append(
+            how.rsplit("; ", 1)[-1].replace("lower step(s) failed too", "lower step(s) failed the SLO")
+        )
+    above = cap.get("above")
+    breaking = [s for s in ladder.get("steps") or [] if above is not None and s.get("rate") == above]
+    share = breaking[0].get("throttled_share") if breaking else None
+    if share is not None and share > THROTTLED_SHARE:
+        out.append(f"at its CPU quota where it broke ({share:.0%} of periods throttled)")
+    return out
 
 
 def print_ladder_table(title: str, outcomes: Mapping[str, Sequence[LadderOutcome]]) -> None:
