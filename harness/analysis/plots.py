@@ -68,20 +68,29 @@ def _marker_face(run: Run, color: Any) -> Any:
 # ---- figures ----------------------------------------------------------------------------------------
 
 
+def _offered_points(run: Run) -> list[tuple[float, float]]:
+    """(offered, served) req/s: a ladder's per step (its run-level figures are its first step's rate and
+    its mean throughput, which put dots above the diagonal), any other run's once."""
+    steps = ((run.metrics or {}).get("ladder") or {}).get("steps")
+    if isinstance(steps, list):
+        return [
+            (float(s["rate"]), float(s["throughput_rps"]))
+            for s in steps
+            if isinstance(s, dict) and s.get("rate") is not None and s.get("throughput_rps") is not None
+        ]
+    offered, served = run.metric("offered_rps"), run.metric("throughput_rps")
+    return [(offered, served)] if offered is not None and served is not None else []
+
+
 def throughput_vs_offered(comparison: Comparison) -> Figure:
     figure = Figure(
         "fig-throughput-offered",
         "Throughput against offered rate",
-        "Each dot is one run: how many requests per second the load driver offered (x) and how many were answered "
-        "successfully (y). On the dashed diagonal every request was served. Where a line bends away below the "
+        "Each dot is one run, or one step of a ladder: how many requests per second the load driver offered (x) "
+        "and how many were answered (y). On the dashed diagonal every request was served. Where a line bends away below the "
         "diagonal, the implementation has reached its limit: more offered load no longer means more work done.",
     )
-    runs = [
-        r
-        for r in comparison.runs
-        if r.metric("offered_rps") is not None and r.metric("throughput_rps") is not None
-    ]
-    runs = [r for r in runs if r.regime in ("fixed-rate", "capacity-probe")] or runs
+    runs = [r for r in comparison.runs if _offered_points(r)]
     if not runs:
         figure.missing = (
             "no run has offered_rps and throughput_rps (run `./bidbench run --rate ...` at several rates)"
@@ -91,17 +100,17 @@ def throughput_vs_offered(comparison: Comparison) -> Figure:
     fig, ax = plt.subplots(figsize=(7.5, 4.5))
     top = 0.0
     for label in sorted(colors):
-        mine = [r for r in runs if r.label == label]
-        xs = [r.metric("offered_rps") or 0.0 for r in mine]
-        ys = [r.metric("throughput_rps") or 0.0 for r in mine]
+        points = [(x, y, r) for r in runs if r.label == label for x, y in _offered_points(r)]
+        xs = [x for x, _, _ in points]
+        ys = [y for _, y, _ in points]
         top = max(top, *xs, *ys)
         ax.scatter(
             xs,
             ys,
             s=18,
             alpha=0.6,
-            edgecolors=[colors[label]] * len(mine),
-            facecolors=[_marker_face(r, colors[label]) for r in mine],
+            edgecolors=[colors[label]] * len(points),
+            facecolors=[_marker_face(r, colors[label]) for _, _, r in points],
         )
         by_x: dict[float, list[float]] = defaultdict(list)
         for x, y in zip(xs, ys, strict=True):
@@ -406,7 +415,7 @@ def breakdown(comparison: Comparison) -> Figure:
         "Each bar is the mean time of one request type, split using the Server-Timing header every app sends: "
         "db is time inside database calls, app is the rest of the handler (JSON, validation, business logic), "
         "outside is what the client measured beyond the handler (network, HTTP server, queueing). This is the "
-        "STEP framework's per-layer breakdown (Tables 1 and 3).",
+        "STEP framework's per-layer breakdown (Tables 1 and 3). A ladder counts only its steps that met the SLO.",
     )
     ref = reference_set(comparison)
     if ref is None:

@@ -743,25 +743,35 @@ def _timing(value: Any) -> float | None:
     return as_float(value)
 
 
+def _timed_items(metrics: Mapping[str, Any]) -> list[tuple[tuple[str, ...], Mapping[str, Any]]]:
+    """What a run's time is split over, each with the rows it counts in. A ladder's per-type figures
+    average every step, the overloaded ones too, so a ladder counts its steps within the SLO instead, all
+    request types together."""
+    steps = get_path(metrics, "ladder", "steps")
+    if isinstance(steps, list):
+        return [
+            (("all",), s) for s in steps if isinstance(s, Mapping) and s.get("slo_met") and s.get("kept_up")
+        ]
+    per_type = metrics.get("per_type")
+    if not isinstance(per_type, Mapping):
+        return []
+    return [((str(name), "all"), item) for name, item in per_type.items() if isinstance(item, Mapping)]
+
+
 def breakdown_of(runs: Sequence[Run]) -> dict[str, Slices]:
     """Per request type (and 'all'): request-weighted means of latency and Server-Timing db and app."""
     acc: dict[str, list[float]] = defaultdict(
         lambda: [0.0, 0.0, 0.0, 0.0, 0.0]
     )  # req, lat*req, lat_req, app, db
     for run in runs:
-        per_type = (run.metrics or {}).get("per_type")
-        if not isinstance(per_type, Mapping):
-            continue
-        for name, item in per_type.items():
-            if not isinstance(item, Mapping):
-                continue
+        for keys, item in _timed_items(run.metrics or {}):
             requests = as_float(item.get("requests")) or 0.0
             app = _timing(get_path(item, "server_timing_ms", "app"))
             db = _timing(get_path(item, "server_timing_ms", "db"))
             if requests <= 0 or app is None or db is None:
                 continue
             latency = as_float(get_path(item, "latency_ms", "mean"))
-            for key in (str(name), "all"):
+            for key in keys:
                 slot = acc[key]
                 slot[0] += requests
                 if latency is not None:
