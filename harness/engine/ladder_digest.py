@@ -62,6 +62,9 @@ def step_records(
     """One record per finished step. `t_measure` is the measurement's start on the sampler's clock."""
     step_s = float(summary["ladder"]["step_s"])
     driver_allot, db_allot = allotments
+    # The unexplained share only where every process of the run is measured here: with an external database
+    # or remote instances, their CPU would read as another tenant's.
+    accounted = bool(instance_names) and {"postgres", HARNESS_COMPONENT} <= set(sampler.components)
     records = []
     for step in summary.get("steps") or []:
         start = t_measure + (float(step["start_unix"]) - float(summary["measure_start_unix"]))
@@ -85,9 +88,6 @@ def step_records(
         )
         driver_cpu = sampler.cpu_seconds_between(LOADGEN_GROUP, start, end)
         host = sampler.host_busy_pct(start, end)
-        # Only where every process of the run is measured here: with an external database or remote
-        # instances, their CPU would read as another tenant's.
-        accounted = bool(instance_names) and {"postgres", HARNESS_COMPONENT} <= set(sampler.components)
         unaccounted = sampler.unaccounted_pct(start, end) if accounted else math.nan
         memory = [sampler.window_memory(name, start, end) for name in instance_names]
         record: dict[str, Any] = {

@@ -156,6 +156,14 @@ def _side_by_side_in_background(results: Path, database: str) -> subprocess.Pope
     )
 
 
+def _assert_nothing_left(record: dict[str, Any], when: str) -> None:
+    """No app process under any group's session root, and no load driver aimed at any group."""
+    for root in record["session_roots"].values():
+        assert not _instances_under(Path(root)), f"app processes left under {root} {when}"
+    urls = [url for group in record["urls"].values() for url in group]
+    assert not _drivers_aimed_at(urls), f"load drivers left running {when}"
+
+
 def test_ctrl_c_during_the_pre_warm_stops_every_group_and_driver_and_keeps_the_record(
     tmp_path: Path, private_db: str
 ) -> None:
@@ -177,10 +185,7 @@ def test_ctrl_c_during_the_pre_warm_stops_every_group_and_driver_and_keeps_the_r
     assert proc.returncode != 0, "".join(seen) + rest
     (record,) = _records(results)
     assert record["status"] == "interrupted" and not record["valid"]
-    for root in record["session_roots"].values():
-        assert not _instances_under(Path(root)), f"app processes left under {root}"
-    urls = [url for group in record["urls"].values() for url in group]
-    assert not _drivers_aimed_at(urls), "load drivers left running after Ctrl-C"
+    _assert_nothing_left(record, "after Ctrl-C")
 
 
 def test_a_group_that_dies_mid_fresh_start_invalidates_it_for_every_group_and_is_named(
@@ -213,7 +218,4 @@ def test_a_group_that_dies_mid_fresh_start_invalidates_it_for_every_group_and_is
     assert record["status"] == "failed" and not record["valid"], record
     assert record["failed_group"] == "node" and "died" in record["reason"], record["reason"]
     assert "node" in output and "died" in output
-    for root in record["session_roots"].values():
-        assert not _instances_under(Path(root)), f"app processes left under {root}"
-    urls = [url for group in record["urls"].values() for url in group]
-    assert not _drivers_aimed_at(urls), "load drivers left running after a group died"
+    _assert_nothing_left(record, "after a group died")
