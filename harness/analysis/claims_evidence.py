@@ -67,7 +67,8 @@ def members(
     out: dict[str, bytes] = {REPORT_GIT: (json.dumps(report_git, sort_keys=True, indent=2) + "\n").encode()}
     missing = []
     for record in records:
-        name = f"verdicts/{record['claim_id']}-{record.get('size', '')}.json"
+        stamp = str(record.get("created_utc", "")).replace(":", "").replace("-", "")
+        name = f"verdicts/{record['claim_id']}-{record.get('size', '')}-{stamp}.json"
         out[name] = (json.dumps(_strip(record), indent=2, sort_keys=True) + "\n").encode()
         for run_id in record.get("runs", []):
             folder = results_dir / str(run_id)
@@ -187,7 +188,10 @@ def recompute(claims: Sequence[Claim], content: dict[str, bytes]) -> Recomputed:
     from harness.analysis import claims_report  # it writes the evidence with every report: a circle
 
     by_id = {c.id: c for c in claims}
-    stored = [json.loads(content[n]) for n in sorted(content) if n.startswith("verdicts/")]
+    stored = sorted(
+        (json.loads(content[n]) for n in content if n.startswith("verdicts/")),
+        key=lambda r: str(r.get("created_utc", "")),
+    )
     report_git = json.loads(content[REPORT_GIT])
     records, differences = [], []
     with tempfile.TemporaryDirectory(prefix="bidbench-evidence-") as tmp:
@@ -219,7 +223,8 @@ def recompute(claims: Sequence[Claim], content: dict[str, bytes]) -> Recomputed:
             if _comparable(observations) != _comparable(_observed(record)):
                 raise EvidenceError(
                     f"{claim.id}: the values recomputed from the folders' records differ from the values the "
-                    f"stored verdict used (verdicts/{claim.id}-{record.get('size')}.json)"
+                    f"stored verdict used (verdicts/{claim.id}-{record.get('size')}-*.json of "
+                    f"{record.get('created_utc')})"
                 )
             verdict = judge_claim(claim, size, observations)
             verdict.observations = observations

@@ -47,10 +47,93 @@ def newest(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return chosen
 
 
+def earlier_run(records: Sequence[dict[str, Any]], latest: dict[str, Any]) -> dict[str, Any] | None:
+    """The replication `latest` is compared with: the newest verdict of the same claim and size, made before it
+    with the current statistics from fresh starts of its own (not one run in common; `replicate --again`)."""
+    mine = set(latest.get("runs", []))
+    found = None
+    for record in records:
+        if (
+            record["claim_id"] == latest["claim_id"]
+            and record.get("size") == latest.get("size")
+            and record.get("method") is not None
+            and str(record.get("created_utc", "")) < str(latest.get("created_utc", ""))
+            and record.get("runs")
+            and not mine & set(record["runs"])
+        ):
+            found = record
+    return found
+
+
 def shown(claims: Sequence[Claim], records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The verdicts the report shows: each claim's newest (harness/analysis/claims_evidence.py keeps exactly these)."""
+    """The verdicts the report shows: each claim's newest and the earlier replication it is compared with
+    (harness/analysis/claims_evidence.py keeps exactly these), oldest first."""
     chosen = newest(records)
-    return [chosen[c.id] for c in claims if c.id in chosen]
+    out = []
+    for claim in claims:
+        if claim.id in chosen:
+            before = earlier_run(records, chosen[claim.id])
+            out += [before, chosen[claim.id]] if before else [chosen[claim.id]]
+    return out
+
+
+def _row_text(row: dict[str, Any]) -> str:
+    questions = ", ".join(f"{q} {row[q]}" for q in ("direction", "magnitude") if row.get(q))
+    return f"{row.get('outcome', '')}: {ratio_cell(row, SUMMARY_STYLE)}" + (
+        f" ({questions})" if questions else ""
+    )
+
+
+def two_runs_section(claims: Sequence[Claim], records: Sequence[dict[str, Any]]) -> list[str]:
+    """Each claim's newest verdict beside the earlier replication of it, row by row: whether the labels agree,
+    and where they differ, what each run found (its ratio, interval and the two questions' answers)."""
+    chosen = newest(records)
+    table: list[list[str]] = []
+    single: list[str] = []
+    agree = total = 0
+    for claim in claims:
+        latest = chosen.get(claim.id)
+        if latest is None:
+            continue
+        before = earlier_run(records, latest)
+        if before is None:
+            single.append(f"`{claim.id}`")
+            continue
+        rows_before = {r.get("expected"): r for r in before.get("comparisons") or []}
+        for k, row in enumerate(latest.get("comparisons") or []):
+            first = rows_before.get(row.get("expected"))
+            total += 1
+            same = first is not None and first.get("outcome") == row.get("outcome")
+            agree += same
+            table.append(
+                [
+                    f"`{claim.id}` row {k + 1}",
+                    f"{str(before.get('created_utc', ''))[:16].replace('T', ' ')} UTC",
+                    "-" if first is None else _row_text(first),
+                    f"{str(latest.get('created_utc', ''))[:16].replace('T', ' ')} UTC",
+                    _row_text(row),
+                    "yes" if same else "**no**",
+                ]
+            )
+    lines = [
+        "## Two runs",
+        "",
+        "Every claim is replicated twice, hours apart, the second time on fresh starts of its own "
+        "(`./bidbench replicate --all --quick --again`). Rows are matched by what they expect; where the "
+        "labels differ, both runs' ratios, intervals and answers show why.",
+        "",
+    ]
+    if total:
+        lines += [
+            f"The labels agree on {agree} of {total} rows ({agree / total:.0%}).",
+            "",
+            *markdown_rows(
+                ["row", "first run", "first verdict", "second run", "second verdict", "same label"], table
+            ),
+        ]
+    if single:
+        lines += ["", f"One run so far ({len(single)}): " + ", ".join(single) + "."]
+    return lines
 
 
 def machine(
@@ -328,7 +411,8 @@ def render(
             "",
         ]
     lines += markdown_rows(COLUMNS, table)
-    lines += ["", *shared_runs(claims), "", *power_section(claims), "", "## Claims in detail", "", *details]
+    lines += ["", *two_runs_section(claims, records), "", *shared_runs(claims), "", *power_section(claims)]
+    lines += ["", "## Claims in detail", "", *details]
     if untestable:
         lines += ["## Not testable here", "", *untestable]
     return "\n".join(lines).rstrip() + "\n"

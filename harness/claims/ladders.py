@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
@@ -24,7 +26,7 @@ from harness.claims.model import Claim, LadderShape, Size, metric_value
 from harness.console import UserError, console
 from harness.engine.driver import LoadSettings
 from harness.engine.session import RunPlan
-from harness.record.folders import RunFolder
+from harness.record.folders import RunFolder, utc_now
 from harness.record.index_line import newest_completed
 from harness.record.metrics import read_metrics_json
 from harness.record.verdict import read_verdict_json
@@ -120,9 +122,30 @@ def calibration_s(shape: LadderShape) -> float:
     )
 
 
+_REUSE_SINCE: ContextVar[str | None] = ContextVar("reuse_since", default=None)
+"""Inside `replicate --again`: when that replication began. Fresh starts stored before it belong to an
+earlier replication, so they are not reused and the new verdicts rest on runs of their own."""
+
+
+@contextmanager
+def again() -> Iterator[str]:
+    """A replication on fresh starts of its own: nothing stored before now is reused. Yields its start."""
+    since = utc_now()
+    token = _REUSE_SINCE.set(since)
+    try:
+        yield since
+    finally:
+        _REUSE_SINCE.reset(token)
+
+
 def stored(group: str, repetition: int, results_dir: Path | None) -> dict[str, Any] | None:
-    """The newest completed run of this group and repetition in the results index, if any."""
-    return newest_completed(group, repetition, results_dir)
+    """The newest completed run of this group and repetition in the results index, if any (inside `again`,
+    only one stored since it began)."""
+    entry = newest_completed(group, repetition, results_dir)
+    since = _REUSE_SINCE.get()
+    if entry is not None and since is not None and str(entry.get("created_utc", "")) < since:
+        return None
+    return entry
 
 
 def observe(metric: str, metrics: Mapping[str, Any] | None, cpus: float, instances: int) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from harness import paths
 from harness.analysis.claim_rows import TERMINAL_STYLE, ratio_of, side_of
+from harness.claims.ladders import again
 from harness.claims.model import Claim, ClaimError, find, load_all
 from harness.claims.runner import estimate, from_folders, judge_claim, replicate, size_for
 from harness.claims.store import save_verdict, verdict_record
@@ -210,6 +211,54 @@ def _from_evidence(claims: list[Claim], directory: Path | None = None, target: P
     )
 
 
+def _run_claims(
+    claims: list[Claim],
+    chosen: list[Claim],
+    quick: bool,
+    repetitions: int | None,
+    pilot: bool,
+    html: Path | None,
+) -> None:
+    """Run the chosen claims one after another, storing each verdict and rewriting the report after each."""
+    from harness.analysis import claims_report
+
+    counted: set[tuple[str, int]] = set()
+    plans = [(c, estimate(c, size_for(c, quick, repetitions), None, counted)) for c in chosen if c.runnable]
+    if len(chosen) > 1:
+        total = sum(seconds for _, (seconds, _, _) in plans)
+        starts = sum(n for _, (_, n, _) in plans)
+        console.print(
+            f"replicating {len(chosen)} claims ({'quick' if quick else 'full'} size): about {total / 60:.0f} min, "
+            f"{starts} fresh starts to run (ladders shared between claims counted once)"
+        )
+    estimates = {c.id: e for c, e in plans}
+    verdicts = []
+    for claim in chosen:
+        if claim.id in estimates:
+            seconds, to_run, done = estimates[claim.id]
+            console.rule(
+                f"{claim.id}: estimated {seconds / 60:.1f} min ({to_run} fresh starts to run, {done} stored)"
+            )
+        verdict = replicate(claim, quick, repetitions)
+        print_verdict(claim, verdict)
+        if pilot:
+            print_pilot(claim, verdict)
+        verdicts.append((claim, verdict))
+        if verdict.outcome not in (NOT_RUNNABLE, NOT_TESTABLE):
+            record = verdict_record(claim, size_for(claim, quick, repetitions), quick, verdict)
+            console.print(f"  verdict stored in {save_verdict(record)}")
+            # after every claim, so an interrupted --all leaves a report with each finished claim
+            console.print(f"  report: {claims_report.write(claims)}")
+    write_report(verdicts, html)
+    if len(verdicts) > 1:
+        summary = Table(title="claims summary")
+        for column in ("id", "verdict"):
+            summary.add_column(column)
+        for claim, verdict in verdicts:
+            summary.add_row(claim.id, f"[{COLOURS[verdict.outcome]}]{verdict.outcome}[/]")
+        console.print(summary)
+
+
 def register(app: typer.Typer) -> None:
     @app.command("replicate")
     def replicate_cmd(
@@ -253,6 +302,14 @@ def register(app: typer.Typer) -> None:
                 "--from-evidence",
                 help="Recompute every verdict and docs/replication/REPORT.md from the committed evidence alone "
                 "(docs/replication/evidence/, checksums checked first); nothing is run, results/ is not read.",
+            ),
+        ] = False,
+        again_: Annotated[
+            bool,
+            typer.Option(
+                "--again",
+                help="Run the claims again on fresh starts of their own, reusing none stored before: the second "
+                "replication, hours after the first, that the report's 'Two runs' section compares with it.",
             ),
         ] = False,
         html: Annotated[
@@ -299,40 +356,11 @@ def register(app: typer.Typer) -> None:
                 raise ClaimError("\n".join(problems))
         except ClaimError as exc:
             raise UserError(str(exc)) from exc
-        counted: set[tuple[str, int]] = set()
-        plans = [
-            (c, estimate(c, size_for(c, quick, repetitions), None, counted)) for c in chosen if c.runnable
-        ]
-        if len(chosen) > 1:
-            total = sum(seconds for _, (seconds, _, _) in plans)
-            starts = sum(n for _, (_, n, _) in plans)
-            console.print(
-                f"replicating {len(chosen)} claims ({'quick' if quick else 'full'} size): about {total / 60:.0f} min, "
-                f"{starts} fresh starts to run (ladders shared between claims counted once)"
-            )
-        estimates = {c.id: e for c, e in plans}
-        verdicts = []
-        for claim in chosen:
-            if claim.id in estimates:
-                seconds, to_run, done = estimates[claim.id]
-                console.rule(
-                    f"{claim.id}: estimated {seconds / 60:.1f} min ({to_run} fresh starts to run, {done} stored)"
+        if again_:
+            with again() as since:
+                console.print(
+                    f"--again: a replication on fresh starts of its own; nothing stored before {since[:19]} UTC is reused"
                 )
-            verdict = replicate(claim, quick, repetitions)
-            print_verdict(claim, verdict)
-            if pilot:
-                print_pilot(claim, verdict)
-            verdicts.append((claim, verdict))
-            if verdict.outcome not in (NOT_RUNNABLE, NOT_TESTABLE):
-                record = verdict_record(claim, size_for(claim, quick, repetitions), quick, verdict)
-                console.print(f"  verdict stored in {save_verdict(record)}")
-                # after every claim, so an interrupted --all leaves a report with each finished claim
-                console.print(f"  report: {claims_report.write(claims)}")
-        write_report(verdicts, html)
-        if len(verdicts) > 1:
-            summary = Table(title="claims summary")
-            for column in ("id", "verdict"):
-                summary.add_column(column)
-            for claim, verdict in verdicts:
-                summary.add_row(claim.id, f"[{COLOURS[verdict.outcome]}]{verdict.outcome}[/]")
-            console.print(summary)
+                _run_claims(claims, chosen, quick, repetitions, pilot, html)
+        else:
+            _run_claims(claims, chosen, quick, repetitions, pilot, html)

@@ -23,6 +23,7 @@ from harness.claims.model import DESIGN, ClaimError, find, load_all, load_file, 
 from harness.claims.verdict import REPLICATED
 from harness.cli import claims as claims_cli
 from harness.model.side_by_side import PRESETS
+from harness.record.folders import utc_now
 
 CLAIMS = paths.ROOT / "claims"
 DRIFT = [1.0, 1.22, 0.86, 1.12, 0.94]
@@ -118,8 +119,8 @@ def _record(labels: list[str], costs: dict[str, float], valid: bool = True) -> d
     }
 
 
-def _store(results: Path, key: str, repetition: int, record: dict[str, Any]) -> str:
-    run_id = f"2026T{repetition}-{key.replace('/', '-')}"
+def _store(results: Path, key: str, repetition: int, record: dict[str, Any], tag: str = "") -> str:
+    run_id = f"2026T{repetition}{tag}-{key.replace('/', '-')}"
     folder = results / run_id
     folder.mkdir(parents=True)
     manifest = {
@@ -228,6 +229,53 @@ def test_a_side_by_side_run_reuses_its_stored_fresh_starts(
     assert [r["value"] for r in first[("php", "log-debug")]] == [102.0, 102.0]
     asked.clear()
     assert sbs.run(claim, size, tmp_path) == first and asked == []
+
+
+def test_again_runs_every_fresh_start_anew_and_then_reuses_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`replicate --again`: the stored fresh starts of an earlier replication are not reused; the ones the
+    new replication stores are (an interrupted second run resumes from its own)."""
+    from harness.claims import ladders
+    from harness.regimes import side_by_side as regime
+
+    claim = find("step-table-7-log-level")
+    size = replace(claim.quick, repetitions=2)
+    asked: list[tuple[str, int]] = []
+
+    def fake_run(groups: list[Any], spec: Any, repetitions: int, **kw: Any) -> list[dict[str, Any]]:
+        (repetition,) = kw["only"]
+        asked.append((groups[0].plan.impl, repetition))
+        labels = [g.label for g in groups]
+        record = _record(labels, {label: 100.0 + k + len(asked) for k, label in enumerate(labels)})
+        run_id = _store(tmp_path, kw["comparison"], repetition, record, tag=f"-{len(asked)}")
+        line = {
+            "schema_version": 1,
+            "run_id": run_id,
+            "path": str(tmp_path / run_id),
+            "created_utc": utc_now(),
+            "impl": "+".join(labels),
+            "variant": "default",
+            "regime": "side-by-side",
+            "group": kw["comparison"],
+            "repetition": repetition,
+            "status": "completed",
+            "valid": True,
+            "slo_met": True,
+        }
+        with (tmp_path / "index.jsonl").open("a") as index:
+            index.write(json.dumps(line) + "\n")
+        return [dict(record, folder=str(tmp_path / run_id))]
+
+    monkeypatch.setattr(regime, "run", fake_run)
+    first = sbs.run(claim, size, tmp_path)
+    assert asked == [("node", 0), ("node", 1)]
+    with ladders.again():
+        second = sbs.run(claim, size, tmp_path)
+        assert asked == [("node", 0), ("node", 1)] * 2
+        runs = {r["run"] for records in second.values() for r in records}
+        assert not runs & {r["run"] for records in first.values() for r in records}
+        assert sbs.run(claim, size, tmp_path) == second and len(asked) == 4
 
 
 def _stored_in(results: Path) -> Any:

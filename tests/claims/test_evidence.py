@@ -57,20 +57,25 @@ def written(tmp_path: Path) -> tuple[Path, Path]:
     return report, report.parent / "evidence"
 
 
+def _member(names: list[str], prefix: str) -> str:
+    [name] = [n for n in names if n.startswith("verdicts/" + prefix)]
+    return name
+
+
 def test_the_report_is_regenerated_from_the_evidence_alone_byte_for_byte(written: tuple[Path, Path]) -> None:
     report, where = written
     assert {p.name for p in where.iterdir()} == {evidence.ARCHIVE, evidence.CHECKSUMS}
     content = evidence.read(where)
     names = sorted(content)
-    assert (
-        "verdicts/thesis-table-7.2-quick.json" in names
-        and "verdicts/thesis-table-7.2-instances-quick.json" in names
-    )
+    verdicts = [n for n in names if n.startswith("verdicts/")]
+    assert len(verdicts) == 2
+    table = _member(verdicts, "thesis-table-7.2-quick-")
+    assert _member(verdicts, "thesis-table-7.2-instances-quick-")
     runs = {n.split("/")[1] for n in names if n.startswith("runs/")}
     assert len(runs) == 5 + 6
     # records only: no logs, no time series
     assert {n.rsplit("/", 1)[1] for n in names if n.startswith("runs/")} <= set(evidence.FOLDER_RECORDS)
-    stored = json.loads(content["verdicts/thesis-table-7.2-quick.json"])
+    stored = json.loads(content[table])
     assert [r["block"] for r in stored["observations"][0]["runs"]] == sorted(runs & set(stored["runs"]))
     result = evidence.recompute(load_all(), content)
     assert result.differences == []
@@ -165,3 +170,54 @@ def test_the_cli_recomputes_from_the_evidence(
     )
     refused = CliRunner().invoke(app, ["replicate", "--from-evidence"], env={"COLUMNS": "250"})
     assert refused.exit_code != 0 and "checksum mismatch" in str(refused.exception)
+
+
+def _instances_verdict(results: Path, costs: dict[str, list[float]]) -> None:
+    """One more verdict of the Java instances claim, from fresh starts of its own."""
+    instances = find("thesis-table-7.2-instances")
+    ids = []
+    for cell in runner.cells(instances, instances.quick):
+        for rep, cost in enumerate(costs[cell.variant.name]):
+            ids.append(_fake_folder(results, instances, cell, rep, cost, year=2027))
+    size, quick, observations = runner.from_folders(instances, [results / i for i in ids])
+    verdict = runner.judge_claim(instances, size, observations)
+    verdict.observations = observations
+    save_verdict(verdict_record(instances, size, quick, verdict), results)
+
+
+def test_a_second_replication_is_shown_beside_the_first_and_kept_in_the_evidence(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    _verdicts(results)
+    # the second run, hours later on fresh starts of its own, finds a difference the first did not
+    _instances_verdict(results, {"java": [300.0, 302.0, 298.0], "java-x2": [340.0, 345.0, 338.0]})
+    report = claims_report.write(load_all(), results, tmp_path / "docs" / "REPORT.md")
+    text = report.read_text(encoding="utf-8")
+    section = text.split("## Two runs", 1)[1].split("\n## ", 1)[0]
+    instance_rows = [
+        line for line in section.splitlines() if line.startswith("| `thesis-table-7.2-instances`")
+    ]
+    assert len(instance_rows) == 1 and "**no**" in instance_rows[0]
+    first, second = instance_rows[0].split(" | ")[2], instance_rows[0].split(" | ")[4]
+    assert first.startswith("replicated") and not second.startswith("replicated")
+    assert "The labels agree on 0 of 1 rows (0%)." in section
+    assert "One run so far (1): `thesis-table-7.2`." in section
+    content = evidence.read(report.parent / "evidence")
+    assert len([n for n in content if n.startswith("verdicts/thesis-table-7.2-instances-quick-")]) == 2
+    shutil.rmtree(results)
+    result = evidence.recompute(load_all(), content)
+    assert result.differences == []
+    assert result.report == text
+
+
+def test_a_rerun_that_reused_the_first_runs_is_not_a_second_replication(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    _verdicts(results)
+    # the same claim judged again from the very same folders (a resumed run): no second replication
+    [first] = [p for p in (results / "claims").glob("thesis-table-7.2-instances-*.json")]
+    again = json.loads(first.read_text())
+    again["created_utc"] = "2999-01-01T00:00:00.000000Z"
+    save_verdict(again, results)
+    text = claims_report.write(load_all(), results, tmp_path / "REPORT.md").read_text(encoding="utf-8")
+    section = text.split("## Two runs", 1)[1].split("\n## ", 1)[0]
+    assert "agree on" not in section
+    assert "One run so far (2)" in section

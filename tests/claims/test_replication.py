@@ -293,8 +293,9 @@ def _fake_folder(
     repetition: int,
     cost: float,
     regime: str = "ladder",
+    year: int = 2026,
 ) -> str:
-    run_id = f"2026T{repetition}-{cell.impl}-{cell.variant.name}-{regime}-{claim.id}"
+    run_id = f"{year}T{repetition}-{cell.impl}-{cell.variant.name}-{regime}-{claim.id}"
     folder = results / run_id
     folder.mkdir(parents=True)
     group = runner.cell_group(claim, claim.quick, cell) + ("/calibration" if regime != "ladder" else "")
@@ -366,3 +367,26 @@ def test_the_cli_recomputes_with_from(tmp_path: Path, monkeypatch: pytest.Monkey
 
 def test_report_numbers_are_finite() -> None:
     assert math.isfinite(tost([1.0, 1.01, 0.99], [1.0, 1.0, 1.0], (0.9, 1.1)).p_value)
+
+
+def test_again_replicates_on_fresh_starts_of_its_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--again` runs each claim inside ladders.again(), so nothing stored before it began is reused;
+    without it, stored fresh starts are reused."""
+    seen: list[str | None] = []
+
+    def record_since(claim: Any, *_: Any) -> Any:
+        seen.append(ladders._REUSE_SINCE.get())
+        return runner.not_runnable(replace(claim, not_testable="a stand-in for the run"))
+
+    monkeypatch.setattr(claims_cli, "replicate", record_since)
+    monkeypatch.setattr("harness.claims.layout.machine_cores", lambda: 2)
+    monkeypatch.setattr(claims_cli, "write_report", lambda *_: None)
+    for args in (
+        ["replicate", "thesis-table-7.2", "--quick"],
+        ["replicate", "thesis-table-7.2", "--quick", "--again"],
+    ):
+        result = CliRunner().invoke(_cli(), args, env={"COLUMNS": "300"})
+        assert result.exit_code == 0, result.output
+    assert seen[0] is None and seen[1] is not None
+    assert f"nothing stored before {seen[1][:19]} UTC is reused" in " ".join(result.output.split())
+    assert ladders._REUSE_SINCE.get() is None
