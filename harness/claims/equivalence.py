@@ -28,7 +28,8 @@ class Tost:
     """The 90 % Welch interval of the ratio of geometric means: TOST at 5 % holds iff it lies in the band."""
     band: tuple[float, float]
     n_needed: int | None
-    """Runs per side for power 0.8 at this variance, if the true ratio were the claim's."""
+    """Runs per side for power 0.8 at this variance, at an assumed true ratio: the claim's when planning (a
+    pilot), the observed one in a verdict (harness/claims/verdict.py); None beyond MAX_N."""
 
     @property
     def equivalent(self) -> bool:

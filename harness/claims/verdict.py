@@ -264,10 +264,22 @@ def measure(comparison: Comparison, impl: str, a: Side, b: Side) -> ComparisonRe
     if band:
         p = float(tost_p(np.array(est), np.array(se), np.array(df), band))
         low, high = (float(v) for v in interval(np.array(est), np.array(se), np.array(df), 1 - 2 * ALPHA))
-        centre = math.sqrt(band[0] * band[1])
-        need = runs_needed(lambda n: tost_power_at(n, result.sd_log or 0.0, band, centre, result.paired))
+        # the runs needed at the observed effect: at the band's centre they would promise what the data deny
+        observed = math.exp(est)
+        need = runs_needed(lambda n: tost_power_at(n, result.sd_log or 0.0, band, observed, result.paired))
         result.tost = Tost(p, (low, high), band, need)
     return result
+
+
+def _tost_runs(test: Tost, observed: float | None) -> str:
+    """The fresh starts TOST would need at the observed ratio and spread, or why no number would do."""
+    at = f"at the observed ratio {observed:.3g}" if observed else "at the observed ratio"
+    if test.n_needed:
+        return f"{at} and this spread, {test.n_needed} fresh starts per side would give power {POWER:g}"
+    return (
+        f"{at}, at or past the band's edge, even {MAX_N} fresh starts per side would not show it "
+        "within the band (power below 0.8)"
+    )
 
 
 def decide(result: ComparisonResult, p_holm: float | None, tost_p_holm: float | None, rows: int) -> None:
@@ -292,12 +304,10 @@ def decide(result: ComparisonResult, p_holm: float | None, tost_p_holm: float | 
             result.reason = f"the 90 % interval [{low:.3g}, {high:.3g}] lies wholly outside {band}"
         else:
             result.outcome = INCONCLUSIVE
-            need = f"{test.n_needed}" if test.n_needed else f"more than {MAX_N}"
             result.n_needed = test.n_needed
             result.reason = (
                 f"TOST p={tost_p_holm:.3g}{holm_note} >= {ALPHA:g}: the 90 % interval [{low:.3g}, {high:.3g}] is "
-                f"not within {band}; at this spread {need} fresh starts per side give power {POWER:g} "
-                f"(n now {n})"
+                f"not within {band}; {_tost_runs(test, result.ratio)} (n now {n})"
             )
         return
     assert result.ratio_ci is not None and p_holm is not None
@@ -320,10 +330,8 @@ def decide(result: ComparisonResult, p_holm: float | None, tost_p_holm: float | 
                 f"outside the published {comparison.published_ratio:.3g}'s band {band}"
             )
         else:
-            need = f"{test.n_needed}" if test.n_needed else f"more than {MAX_N}"
             magnitude_text = (
-                f"magnitude undecided: TOST p={tost_p_holm:.3g} for {band}; {need} fresh starts per side "
-                f"would decide it at this spread"
+                f"magnitude undecided: TOST p={tost_p_holm:.3g} for {band}; {_tost_runs(test, result.ratio)}"
             )
     elif comparison.magnitude_untested:
         result.magnitude = "not tested"

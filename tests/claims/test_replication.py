@@ -52,7 +52,22 @@ def test_noisy_equivalence_is_inconclusive_and_says_how_many_runs_would_do() -> 
     result = _eq([90.0, 112.0, 101.0, 95.0, 108.0, 99.0])
     assert result.outcome == INCONCLUSIVE
     assert result.tost is not None and result.tost.n_needed is not None and result.tost.n_needed > 6
-    assert f"{result.tost.n_needed} fresh starts per side give power 0.8" in result.reason
+    assert f"{result.tost.n_needed} fresh starts per side would give power 0.8" in result.reason
+    assert "at the observed ratio" in result.reason
+
+
+def test_an_observed_ratio_at_the_bands_edge_is_not_promised_equivalence_by_more_runs() -> None:
+    """Freire's builds on this machine: a ratio of 0.95 against a band from 0.952 is inconclusive, and no
+    number of fresh starts is promised, since at the observed ratio they would not show equivalence."""
+    openjdk = [262.0, 255.0, 266.0, 258.0, 263.0, 260.0]
+    temurin = [v * 0.95 * f for v, f in zip(openjdk, [1.01, 0.99, 1.0, 1.005, 0.995, 1.0], strict=True)]
+    result = _eq(temurin, a=openjdk)
+    assert result.outcome == INCONCLUSIVE and result.tost is not None
+    low, high = result.tost.ci90
+    assert low < 1 / 1.05 < high  # the interval straddles the band's lower edge
+    assert result.tost.n_needed is None
+    assert "at the observed ratio 0.95" in result.reason
+    assert "even 200 fresh starts per side would not show it" in result.reason
 
 
 def test_equivalence_around_a_stated_ratio() -> None:
