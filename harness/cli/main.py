@@ -396,7 +396,8 @@ def serve(
 
     For scripts: ./bidbench serve --json prints {"java": "http://127.0.0.1:PORT", ...} on one line of stdout.
     """
-    from harness.engine.serve import ServeOptions, default_cpus, parse_impls
+    from harness.cli.options import parse_impls
+    from harness.engine.serve import ServeOptions, default_cpus
     from harness.engine.serve import serve as run_serve
 
     options = ServeOptions(

@@ -42,14 +42,18 @@ def parse_knobs(pairs: list[str] | None) -> dict[str, str]:
 
 
 def parse_impls(text: str) -> list[str]:
-    """A comma-separated --impl list, each a known implementation."""
+    """`java,node` -> ["java", "node"], in the order given, each once; an unknown name is a UserError that
+    lists the known ones (registered adapters included, hence the registry read at each call)."""
     from harness.apps import IMPLS
 
-    impls = [part.strip() for part in text.split(",") if part.strip()]
-    unknown = [impl for impl in impls if impl not in IMPLS]
-    if unknown or not impls:
-        raise UserError(f"--impl takes a comma-separated list of {', '.join(IMPLS)}; got {text!r}")
-    return impls
+    names = [name.strip().lower() for name in text.split(",") if name.strip()]
+    unknown = [name for name in names if name not in IMPLS]
+    if unknown or not names:
+        raise UserError(
+            f"unknown implementation {', '.join(repr(n) for n in unknown) or repr(text)}: "
+            f"--impl takes a comma-separated list of {', '.join(IMPLS)} (for example --impl java,node)"
+        )
+    return list(dict.fromkeys(names))
 
 
 def parse_windows(

@@ -60,18 +60,6 @@ class ServeOptions:
     ready_timeout_s: float = DEFAULT_READY_TIMEOUT_S
 
 
-def parse_impls(text: str) -> list[str]:
-    """`java,node` -> ["java", "node"], in the order given, each once; unknown names are a UserError."""
-    names = [name.strip().lower() for name in text.split(",") if name.strip()]
-    unknown = [name for name in names if name not in IMPLS]
-    if unknown or not names:
-        raise UserError(
-            f"unknown implementation {', '.join(repr(n) for n in unknown) or repr(text)}: "
-            f"--impl takes a comma-separated list of {', '.join(IMPLS)} (for example --impl java,node)"
-        )
-    return list(dict.fromkeys(names))
-
-
 def default_cpus(cpus: float | None) -> float | None:
     """The sizing rule measured regimes use (harness/engine/sizing.py) unless given; 0 means no limit."""
     return cpu_limit(cpus)
