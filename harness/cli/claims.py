@@ -262,7 +262,12 @@ def _run_claims(
 def register(app: typer.Typer) -> None:
     @app.command("replicate")
     def replicate_cmd(
-        claim_id: Annotated[str | None, typer.Argument(help="A claim id (see --list).")] = None,
+        claim_id: Annotated[
+            str | None,
+            typer.Argument(
+                help="A claim id (see --list), or several, comma-separated, run as one replication."
+            ),
+        ] = None,
         list_: Annotated[bool, typer.Option("--list", help="List every claim with its status.")] = False,
         all_: Annotated[bool, typer.Option("--all", help="Replicate every runnable claim.")] = False,
         quick: Annotated[
@@ -339,10 +344,13 @@ def register(app: typer.Typer) -> None:
                 return
             if all_ == (claim_id is not None):
                 raise UserError("give one claim id, or --all, or --list")
-            chosen = claims if all_ else [find(claim_id or "")]
+            ids = [i.strip() for i in (claim_id or "").split(",") if i.strip()]
+            if not all_ and not ids:
+                raise UserError("give one claim id, or several comma-separated, or --all, or --list")
+            chosen = claims if all_ else [find(i) for i in ids]
             if from_:
-                if all_:
-                    raise UserError("--from recomputes one claim: give its id, not --all")
+                if len(chosen) != 1:
+                    raise UserError("--from recomputes one claim: give its id, not --all or several")
                 _recompute(chosen[0], _folders(from_), pilot)
                 return
             # Every claim is checked before any runs, so a bad claim stops --all before its first run.
