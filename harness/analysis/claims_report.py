@@ -125,14 +125,14 @@ def two_runs_section(claims: Sequence[Claim], records: Sequence[dict[str, Any]])
     ]
     if total:
         lines += [
-            f"The labels agree on {agree} of {total} rows ({agree / total:.0%}).",
+            f"The labels agree on {agree} of {total} rows ({100 * agree / total:.0f} %).",
             "",
             *markdown_rows(
                 ["row", "first run", "first verdict", "second run", "second verdict", "same label"], table
             ),
         ]
     if single:
-        lines += ["", f"One run so far ({len(single)}): " + ", ".join(single) + "."]
+        lines += [*([""] if total else []), f"One run so far ({len(single)}): " + ", ".join(single) + "."]
     return lines
 
 

@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from claims.test_claims_side_by_side import _table_72_folders
 from claims.test_replication import _fake_folder
+from harness import paths
 from harness.analysis import claims_evidence as evidence
 from harness.analysis import claims_report
 from harness.claims import runner
@@ -199,7 +200,7 @@ def test_a_second_replication_is_shown_beside_the_first_and_kept_in_the_evidence
     assert len(instance_rows) == 1 and "**no**" in instance_rows[0]
     first, second = instance_rows[0].split(" | ")[2], instance_rows[0].split(" | ")[4]
     assert first.startswith("replicated") and not second.startswith("replicated")
-    assert "The labels agree on 0 of 1 rows (0%)." in section
+    assert "The labels agree on 0 of 1 rows (0 %)." in section
     assert "One run so far (1): `thesis-table-7.2`." in section
     content = evidence.read(report.parent / "evidence")
     assert len([n for n in content if n.startswith("verdicts/thesis-table-7.2-instances-quick-")]) == 2
@@ -221,3 +222,16 @@ def test_a_rerun_that_reused_the_first_runs_is_not_a_second_replication(tmp_path
     section = text.split("## Two runs", 1)[1].split("\n## ", 1)[0]
     assert "agree on" not in section
     assert "One run so far (2)" in section
+
+
+def test_the_committed_report_is_the_committed_evidences_byte_for_byte() -> None:
+    """docs/replication/REPORT.md as committed is what its committed evidence regenerates: a verdict, a claim
+    or a report change that was not rerun (`./bidbench replicate --from-evidence`) fails here."""
+    content = evidence.read()
+    result = evidence.recompute(load_all(), content)
+    assert result.differences == [], "recomputed labels differ from the stored ones"
+    committed = paths.REPLICATION_REPORT.read_text(encoding="utf-8")
+    assert result.report == committed, (
+        "docs/replication/REPORT.md differs from what its evidence regenerates: run "
+        "`./bidbench replicate --from-evidence` and review the diff"
+    )
