@@ -206,6 +206,10 @@ def _verdict_label(record: dict[str, Any], outcome: str) -> str:
     return f"**{outcome}**"
 
 
+def _pct(share: float) -> str:
+    return f"{100 * share:.0f} %"
+
+
 def power_section(claims: Sequence[Claim]) -> list[str]:
     """The power of every runnable row at the effect its claim expects, simulated through the verdict's own
     statistics (harness/claims/calibration.py), at the claim's quick and full sizes."""
@@ -217,10 +221,10 @@ def power_section(claims: Sequence[Claim]) -> list[str]:
                     f"`{p.claim_id}`",
                     p.row,
                     "-" if p.effect is None else f"{p.effect:.3g}",
-                    f"{p.design}, CV {p.cv:.0%}",
+                    f"{p.design}, CV {_pct(p.cv)}",
                     str(p.n),
-                    "-" if p.direction is None else f"{p.direction:.0%}",
-                    "-" if p.replicated is None else f"{p.replicated:.0%}",
+                    "-" if p.direction is None else _pct(p.direction),
+                    "-" if p.replicated is None else _pct(p.replicated),
                 ]
             )
     return [
@@ -228,8 +232,8 @@ def power_section(claims: Sequence[Claim]) -> list[str]:
         "",
         "Simulated (2,000 data sets per cell) at the effect each row expects: the published ratio, or for a "
         "qualitative row the effect its YAML states; equivalence rows at their stated ratio. Apart: every "
-        f"fresh start scatters by a CV of {', '.join(f'{cv:.0%}' for cv in APART_CVS)}; side by side: a "
-        f"shared drift of {SHARED_DRIFT_CV:.0%} and {OWN_CV_SIDE_BY_SIDE:.0%} of each group's own. Each "
+        f"fresh start scatters by a CV of {', '.join(_pct(cv) for cv in APART_CVS)}; side by side: a "
+        f"shared drift of {_pct(SHARED_DRIFT_CV)} and {_pct(OWN_CV_SIDE_BY_SIDE)} of each group's own. Each "
         "question gets 5 % / (rows asking it), a lower bound of Holm's power. 'replicated' is 0 where the "
         "magnitude is declared not tested (the best such a row can get is 'direction only').",
         "",
