@@ -28,7 +28,7 @@ from typing import Any
 from harness import paths
 from harness.claims.model import Claim, LadderShape, Size
 from harness.claims.runner import from_folders, judge_claim
-from harness.claims.store import verdict_record
+from harness.claims.store import verdict_file_name, verdict_record
 from harness.record.folders import finite
 
 DIRECTORY = paths.REPLICATION_REPORT.parent / "evidence"
@@ -67,8 +67,7 @@ def members(
     out: dict[str, bytes] = {REPORT_GIT: (json.dumps(report_git, sort_keys=True, indent=2) + "\n").encode()}
     missing = []
     for record in records:
-        stamp = str(record.get("created_utc", "")).replace(":", "").replace("-", "")
-        name = f"verdicts/{record['claim_id']}-{record.get('size', '')}-{stamp}.json"
+        name = f"verdicts/{verdict_file_name(record)}"
         out[name] = (json.dumps(_strip(record), indent=2, sort_keys=True) + "\n").encode()
         for run_id in record.get("runs", []):
             folder = results_dir / str(run_id)
@@ -223,8 +222,7 @@ def recompute(claims: Sequence[Claim], content: dict[str, bytes]) -> Recomputed:
             if _comparable(observations) != _comparable(_observed(record)):
                 raise EvidenceError(
                     f"{claim.id}: the values recomputed from the folders' records differ from the values the "
-                    f"stored verdict used (verdicts/{claim.id}-{record.get('size')}-*.json of "
-                    f"{record.get('created_utc')})"
+                    f"stored verdict used (verdicts/{verdict_file_name(record)})"
                 )
             verdict = judge_claim(claim, size, observations)
             verdict.observations = observations

@@ -91,12 +91,17 @@ def verdict_record(claim: Claim, size: Size, quick: bool, verdict: ClaimVerdict)
     }
 
 
+def verdict_file_name(record: dict[str, Any]) -> str:
+    """A stored verdict's file name: claim, size and the time it was made, so no verdict replaces another."""
+    stamp = str(record.get("created_utc", "")).replace(":", "").replace("-", "")
+    return f"{record['claim_id']}-{record.get('size', '')}-{stamp}.json"
+
+
 def save_verdict(record: dict[str, Any], results_dir: Path | None = None) -> Path:
     """Write one verdict; earlier verdicts of the same claim are kept (the file name carries the time)."""
     directory = verdicts_dir(results_dir)
     directory.mkdir(parents=True, exist_ok=True)
-    stamp = record["created_utc"].replace(":", "").replace("-", "")
-    path = directory / f"{record['claim_id']}-{record['size']}-{stamp}.json"
+    path = directory / verdict_file_name(record)
     path.write_text(json.dumps(finite(record), indent=2, allow_nan=False) + "\n", encoding="utf-8")
     return path
 

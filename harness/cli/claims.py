@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
@@ -364,11 +365,9 @@ def register(app: typer.Typer) -> None:
                 raise ClaimError("\n".join(problems))
         except ClaimError as exc:
             raise UserError(str(exc)) from exc
-        if again_:
-            with again() as since:
+        with again() if again_ else nullcontext() as since:
+            if since:
                 console.print(
                     f"--again: a replication on fresh starts of its own; nothing stored before {since[:19]} UTC is reused"
                 )
-                _run_claims(claims, chosen, quick, repetitions, pilot, html)
-        else:
             _run_claims(claims, chosen, quick, repetitions, pilot, html)

@@ -193,6 +193,37 @@ def test_the_cli_recomputes_a_side_by_side_claim_from_its_folders(
     assert "replicated" in result.output
 
 
+def _fake_regime_run(results: Path, asked: list[tuple[str, int]]) -> Any:
+    """The side-by-side regime's run as the claims runner calls it, one repetition at a time: it stores a
+    folder and an index line per fresh start (each its own run id) and notes what it was asked."""
+
+    def fake_run(groups: list[Any], spec: Any, repetitions: int, **kw: Any) -> list[dict[str, Any]]:
+        (repetition,) = kw["only"]
+        asked.append((groups[0].plan.impl, repetition))
+        labels = [g.label for g in groups]
+        record = _record(labels, {label: 100.0 + k for k, label in enumerate(labels)})
+        run_id = _store(results, kw["comparison"], repetition, record, tag=f"-{len(asked)}")
+        line = {
+            "schema_version": 1,
+            "run_id": run_id,
+            "path": str(results / run_id),
+            "created_utc": utc_now(),
+            "impl": "+".join(labels),
+            "variant": "default",
+            "regime": "side-by-side",
+            "group": kw["comparison"],
+            "repetition": repetition,
+            "status": "completed",
+            "valid": True,
+            "slo_met": True,
+        }
+        with (results / "index.jsonl").open("a") as index:
+            index.write(json.dumps(line) + "\n")
+        return [dict(record, folder=str(results / run_id))]
+
+    return fake_run
+
+
 def test_a_side_by_side_run_reuses_its_stored_fresh_starts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -204,26 +235,7 @@ def test_a_side_by_side_run_reuses_its_stored_fresh_starts(
     size = replace(claim.full, repetitions=2)
     asked: list[tuple[str, int]] = []
 
-    def fake_run(groups: list[Any], spec: Any, repetitions: int, **kw: Any) -> list[dict[str, Any]]:
-        (repetition,) = kw["only"]
-        asked.append((groups[0].plan.impl, repetition))
-        labels = [g.label for g in groups]
-        record = _record(labels, {label: 100.0 + k for k, label in enumerate(labels)})
-        run_id = _store(tmp_path, kw["comparison"], repetition, record)
-        line = {
-            "schema_version": 1,
-            "run_id": run_id,
-            "path": str(tmp_path / run_id),
-            "group": kw["comparison"],
-            "repetition": repetition,
-            "status": "completed",
-        }
-        with (tmp_path / "index.jsonl").open("a") as index:
-            index.write(json.dumps(line) + "\n")
-        return [dict(record, folder=str(tmp_path / run_id))]
-
-    monkeypatch.setattr(regime, "run", fake_run)
-    monkeypatch.setattr("harness.claims.ladders.stored", _stored_in(tmp_path))
+    monkeypatch.setattr(regime, "run", _fake_regime_run(tmp_path, asked))
     first = sbs.run(claim, size, tmp_path)
     assert asked == [("java", 0), ("node", 0), ("php", 0), ("java", 1), ("node", 1), ("php", 1)]
     assert [r["value"] for r in first[("php", "log-debug")]] == [102.0, 102.0]
@@ -243,31 +255,7 @@ def test_again_runs_every_fresh_start_anew_and_then_reuses_its_own(
     size = replace(claim.quick, repetitions=2)
     asked: list[tuple[str, int]] = []
 
-    def fake_run(groups: list[Any], spec: Any, repetitions: int, **kw: Any) -> list[dict[str, Any]]:
-        (repetition,) = kw["only"]
-        asked.append((groups[0].plan.impl, repetition))
-        labels = [g.label for g in groups]
-        record = _record(labels, {label: 100.0 + k + len(asked) for k, label in enumerate(labels)})
-        run_id = _store(tmp_path, kw["comparison"], repetition, record, tag=f"-{len(asked)}")
-        line = {
-            "schema_version": 1,
-            "run_id": run_id,
-            "path": str(tmp_path / run_id),
-            "created_utc": utc_now(),
-            "impl": "+".join(labels),
-            "variant": "default",
-            "regime": "side-by-side",
-            "group": kw["comparison"],
-            "repetition": repetition,
-            "status": "completed",
-            "valid": True,
-            "slo_met": True,
-        }
-        with (tmp_path / "index.jsonl").open("a") as index:
-            index.write(json.dumps(line) + "\n")
-        return [dict(record, folder=str(tmp_path / run_id))]
-
-    monkeypatch.setattr(regime, "run", fake_run)
+    monkeypatch.setattr(regime, "run", _fake_regime_run(tmp_path, asked))
     first = sbs.run(claim, size, tmp_path)
     assert asked == [("node", 0), ("node", 1)]
     with ladders.again():
@@ -276,16 +264,6 @@ def test_again_runs_every_fresh_start_anew_and_then_reuses_its_own(
         runs = {r["run"] for records in second.values() for r in records}
         assert not runs & {r["run"] for records in first.values() for r in records}
         assert sbs.run(claim, size, tmp_path) == second and len(asked) == 4
-
-
-def _stored_in(results: Path) -> Any:
-    def stored(group: str, repetition: int, _: Path | None) -> dict[str, Any] | None:
-        index = results / "index.jsonl"
-        lines = [json.loads(x) for x in index.read_text().splitlines()] if index.exists() else []
-        found = [e for e in lines if e["group"] == group and e["repetition"] == repetition]
-        return found[-1] if found else None
-
-    return stored
 
 
 # --- refusals ---------------------------------------------------------------------------------------------
