@@ -12,8 +12,8 @@ from rich.table import Table
 
 from harness.cli.options import (
     COST_PASSES,
+    CPUS,
     LADDER,
-    LADDER_CPUS,
     LADDER_MIX,
     LADDER_STEP,
     RATES,
@@ -22,11 +22,11 @@ from harness.cli.options import (
     STEP,
     STEPS,
     base_run_plan,
+    instance_cpus,
     ladder_settings,
     parse_impls,
     parse_rates,
     repetitions_option,
-    sized_cpus,
 )
 from harness.console import UserError, console
 
@@ -53,7 +53,7 @@ def register(app: typer.Typer) -> None:
         repetitions: Annotated[
             int, repetitions_option("Fresh starts (side by side), or ladders per group with --apart.")
         ] = 5,
-        cpus: LADDER_CPUS = None,
+        cpus: CPUS = None,
         mix: LADDER_MIX = "browse",
         steps: STEPS = LADDER.steps,
         step: STEP = LADDER_STEP,
@@ -93,7 +93,7 @@ def register(app: typer.Typer) -> None:
         given = tuple(parse_rates(rates, "--rates")) if rates else ()
         settings = ladder_settings(given, steps, step, cost_passes)
         base = base_run_plan(
-            mix, 0.0, settings.warmup_s, sized_cpus(cpus), {}, "crud", 1, 42, slo_p99, slo_mean
+            mix, 0.0, settings.warmup_s, instance_cpus(cpus), {}, "crud", 1, 42, slo_p99, slo_mean
         )
         plan = AaPlan(chosen[0], base, repetitions, settings, given)
         console.print(

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from harness.cli.options import IMPLS, parse_impls
+from harness.cli.options import IMPLS, instance_cpus, parse_impls
 from harness.console import UserError, console
 
 SCENARIO_HELP = (
@@ -75,7 +75,7 @@ def register(app: typer.Typer) -> None:
         if scenario == "slow-clients":  # self-contained, no load driver: harness/faults/slowclients.py
             from harness.faults import slowclients
 
-            raise typer.Exit(slowclients.main(parse_impls(impl), cpus or None, quick))
+            raise typer.Exit(slowclients.main(parse_impls(impl), instance_cpus(cpus), quick))
         names = list(scenarios.NAMES) if scenario == "all" else [scenario]
         if any(name not in scenarios.NAMES for name in names):
             raise UserError(f"unknown scenario {scenario!r}; choose from {', '.join(scenarios.NAMES)} or all")
@@ -88,12 +88,12 @@ def register(app: typer.Typer) -> None:
             plan = scenarios.scenario(name, quick, **options)
             rows = []
             for impl_name in impls:
-                choice = runner.fault_rate(impl_name, cpus or None, share, rate)
+                choice = runner.fault_rate(impl_name, instance_cpus(cpus), share, rate)
                 console.print(
                     f"[bold]{name}[/] {impl_name}: {choice.rate:g} req/s ({choice.source}); {plan.description}; "
                     f"{plan.warmup_s:g} s warm-up + {plan.duration_s:g} s"
                 )
-                result = runner.run_scenario(impl_name, plan, choice, cpus=cpus or None)
+                result = runner.run_scenario(impl_name, plan, choice, cpus=instance_cpus(cpus))
                 if result.folder is not None:
                     console.print(f"  -> {result.folder.path}")
                 if result.status != "completed":

@@ -8,9 +8,9 @@ import typer
 
 from harness.cli.options import (
     COST_PASSES,
+    CPUS,
     IMPLS,
     LADDER,
-    LADDER_CPUS,
     LADDER_MIX,
     LADDER_STEP,
     RATES,
@@ -19,12 +19,13 @@ from harness.cli.options import (
     STEP,
     STEPS,
     base_run_plan,
+    cpus_label,
+    instance_cpus,
     ladder_settings,
     parse_impls,
     parse_positive_ints,
     parse_rates,
     repetitions_option,
-    sized_cpus,
 )
 from harness.console import UserError, console
 
@@ -47,7 +48,7 @@ def register(app: typer.Typer) -> None:
     def ladder(
         impl: IMPLS = "java,node,php",
         repetitions: Annotated[int, repetitions_option("Ladders per app.")] = 3,
-        cpus: LADDER_CPUS = None,
+        cpus: CPUS = None,
         instances: Annotated[str, typer.Option(help="Instance counts, e.g. 1,2 (a ladder set each).")] = "1",
         mix: LADDER_MIX = "browse",
         endpoint: Annotated[
@@ -76,7 +77,7 @@ def register(app: typer.Typer) -> None:
         # The runtime floor is a variant of its own, so comparisons keep it apart from the CRUD ladders.
         variant = "health" if endpoint == "health" else "default"
         base = base_run_plan(
-            chosen_mix, 0.0, settings.warmup_s, sized_cpus(cpus), {}, variant, 1, 42, slo_p99, slo_mean
+            chosen_mix, 0.0, settings.warmup_s, instance_cpus(cpus), {}, variant, 1, 42, slo_p99, slo_mean
         )
         plan = LadderPlan(
             impls, base, repetitions, counts, settings, {i: given for i in impls} if given else {}
@@ -92,6 +93,6 @@ def register(app: typer.Typer) -> None:
 
             floor_after_ladders(plan, outcomes)
         print_ladder_table(
-            f"ladders ({chosen_mix} mix, {sized_cpus(cpus):g} CPU per instance)",
+            f"ladders ({chosen_mix} mix, {cpus_label(instance_cpus(cpus))} per instance)",
             {f"{i} x{n}": runs for (i, n), runs in outcomes.items()},
         )

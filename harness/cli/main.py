@@ -13,13 +13,13 @@ import typer
 
 from harness import __version__
 from harness.cli.options import (
+    CPUS,
     IMPLS,
-    SIZED_CPUS,
     SLO_MEAN_LATENCY,
     SLO_P99_LATENCY,
+    instance_cpus,
     parse_duration,
     parse_knobs,
-    sized_cpus,
 )
 from harness.console import UserError, console, err_console, widen_for_logs
 from harness.db import ready
@@ -250,7 +250,7 @@ def run(
         ),
     ] = True,
     instances: Annotated[int, typer.Option(min=1, help="App instances, each in its own resource group.")] = 1,
-    cpus: SIZED_CPUS = None,
+    cpus: CPUS = None,
     invalid_share: Annotated[
         float, typer.Option(help="Share of deliberately invalid requests (STEP used 0.125).")
     ] = 0.0,
@@ -310,7 +310,7 @@ def run(
             invalid_share=invalid_share,
         ),
         instances=instances,
-        cpus=sized_cpus(cpus) or None,
+        cpus=instance_cpus(cpus),
         knobs=parse_knobs(knob),
         variant=variant,
         point={"rate": rate} if model == "open" else {"users": users},
@@ -356,13 +356,7 @@ def run(
 @app.command()
 def serve(
     impl: IMPLS = "java,node,php",
-    cpus: Annotated[
-        float | None,
-        typer.Option(
-            help="CPU limit per app in cores, as measured runs set it (default: the sizing rule, a quarter "
-            "of the cores, at most 1). 0: no limit."
-        ),
-    ] = None,
+    cpus: CPUS = None,
     reset: Annotated[
         bool, typer.Option("--reset", help="Restore the working database from the seeded template first.")
     ] = False,
@@ -397,12 +391,12 @@ def serve(
     For scripts: ./bidbench serve --json prints {"java": "http://127.0.0.1:PORT", ...} on one line of stdout.
     """
     from harness.cli.options import parse_impls
-    from harness.engine.serve import ServeOptions, default_cpus
+    from harness.engine.serve import ServeOptions
     from harness.engine.serve import serve as run_serve
 
     options = ServeOptions(
         impls=parse_impls(impl),
-        cpus=default_cpus(cpus),
+        cpus=instance_cpus(cpus),
         knobs=parse_knobs(knob),
         reset=reset,
         json=json_out,

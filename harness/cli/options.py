@@ -90,19 +90,25 @@ def parse_rates(text: str, option: str) -> list[float]:
     return values
 
 
-def sized_cpus(cpus: float | None) -> float:
-    """--cpus as harness/engine/sizing.py cpu_limit reads it, as a float: 0.0 for no limit."""
+def instance_cpus(given: float | None) -> float | None:
+    """--cpus as every command reads it (harness/engine/sizing.py cpu_limit): cores per instance, None for
+    no limit. Applied once, where a command reads its options; below it, None means no limit everywhere."""
     try:
-        return cpu_limit(cpus) or 0.0
+        return cpu_limit(given)
     except ValueError as exc:
         raise UserError(str(exc)) from None
+
+
+def cpus_label(cpus: float | None) -> str:
+    """A CPU limit as the commands print it: "0.5 CPU" or "no CPU limit"."""
+    return f"{cpus:g} CPU" if cpus else "no CPU limit"
 
 
 def base_run_plan(
     mix: str,
     duration: float,
     warmup: float,
-    cpus: float,
+    cpus: float | None,
     knobs: dict[str, str],
     variant: str,
     scale: int,
@@ -118,7 +124,7 @@ def base_run_plan(
     return RunPlan(
         impl="node",
         load=LoadSettings(targets=[], mix=mix, duration_s=duration, warmup_s=warmup),
-        cpus=cpus or None,
+        cpus=cpus,
         knobs=knobs,
         variant=variant,
         scale=scale,
@@ -143,16 +149,13 @@ def ladder_settings(given: tuple[float, ...], steps: int, step: str, cost_passes
 IMPLS_HELP = "Comma-separated implementations: java,node,php."
 IMPLS = Annotated[str, typer.Option(help=IMPLS_HELP)]
 
-SIZED_CPUS = Annotated[
+CPUS = Annotated[
     float | None,
     typer.Option(
-        help="CPU limit per instance. Default: the sizing rule, a quarter of this machine's cores and at most 1 "
-        f"(here {default_instance_cpus():g}), so the load driver and PostgreSQL keep enough CPU for valid runs. "
-        "0: no limit."
+        help="CPU limit per instance in cores. Default: the sizing rule, a quarter of this machine's cores and "
+        f"at most 1 (here {default_instance_cpus():g}), so the load driver and PostgreSQL keep enough CPU for "
+        "valid runs. 0: no limit."
     ),
-]
-LADDER_CPUS = Annotated[
-    float | None, typer.Option(help="CPU limit per instance (default: the sizing rule). 0: none.")
 ]
 
 REPETITIONS_PER_POINT = Annotated[

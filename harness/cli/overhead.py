@@ -71,8 +71,8 @@ def register(app: typer.Typer) -> None:
             int, typer.Option(min=1, max=1000, help="wrk's connections (its closed-loop concurrency).")
         ] = 2,
         cpus: Annotated[
-            float | None, typer.Option(help="CPU limit of the started app in cores (default: none).")
-        ] = None,
+            float, typer.Option(help="CPU limit of the started app in cores; 0 (the default): no limit.")
+        ] = 0.0,
         accuracy: Annotated[
             bool,
             typer.Option(
@@ -80,6 +80,7 @@ def register(app: typer.Typer) -> None:
             ),
         ] = False,
     ) -> None:
+        from harness.cli.options import instance_cpus
         from harness.regimes.overhead import Options, benchmark
 
         options = Options(
@@ -91,7 +92,7 @@ def register(app: typer.Typer) -> None:
             warmup_s=warmup,
             generators=tuple(g.strip() for g in generators.split(",") if g.strip()),
             wrk_connections=wrk_connections,
-            cpus=cpus or None,
+            cpus=instance_cpus(cpus),
             accuracy=accuracy,
         )
         raise typer.Exit(benchmark(options))

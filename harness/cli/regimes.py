@@ -11,16 +11,16 @@ from rich.table import Table
 from harness.analysis.regime_tables import mean_ci_text, users_cells
 from harness.cli.options import (
     CAMPAIGN,
+    CPUS,
     IMPLS,
     REPETITIONS_PER_POINT,
-    SIZED_CPUS,
     WARMUP,
     WINDOW,
     base_run_plan,
+    instance_cpus,
     parse_duration,
     parse_impls,
     parse_windows,
-    sized_cpus,
 )
 from harness.console import console
 
@@ -45,7 +45,7 @@ def register(app: typer.Typer) -> None:
         repetitions: REPETITIONS_PER_POINT = None,
         quick: Annotated[bool, typer.Option(help="3 repetitions, 8 s windows.")] = False,
         mix: Annotated[str, typer.Option()] = "browse",
-        cpus: SIZED_CPUS = None,
+        cpus: CPUS = None,
         invalid_share: Annotated[float, typer.Option(help="Share of invalid requests (STEP: 0.125).")] = 0.0,
         duration: WINDOW = None,
         warmup: WARMUP = None,
@@ -57,7 +57,7 @@ def register(app: typer.Typer) -> None:
         from harness.regimes.sweeps import run_users
 
         impls = parse_impls(impl)
-        cpus = sized_cpus(cpus)
+        cpus = instance_cpus(cpus)
         counts = [int(u) for u in users_list.split(",") if u.strip()]
         reps = repetitions or (3 if quick else 5)
         dur, warm = parse_windows(duration, warmup, (8.0, 4.0) if quick else (15.0, 5.0))
@@ -111,7 +111,7 @@ def register(app: typer.Typer) -> None:
             typer.Option("--repetitions", "-r", min=1, help="Repetitions per size (default 5; --quick: 3)."),
         ] = None,
         quick: Annotated[bool, typer.Option(help="3 repetitions, 4 s windows.")] = False,
-        cpus: SIZED_CPUS = None,
+        cpus: CPUS = None,
         duration: WINDOW = None,
         warmup: WARMUP = None,
         campaign: CAMPAIGN = None,
@@ -123,7 +123,7 @@ def register(app: typer.Typer) -> None:
         from harness.regimes.sweeps import payload_outcome, run_payload
 
         impls = parse_impls(impl)
-        cpus = sized_cpus(cpus)
+        cpus = instance_cpus(cpus)
         size_list = [int(s) for s in sizes.split(",") if s.strip()]
         reps = repetitions or (3 if quick else 5)
         dur, warm = parse_windows(duration, warmup, (4.0, 2.0) if quick else (6.0, 3.0))

@@ -9,13 +9,14 @@ from typing import Annotated
 import typer
 
 from harness.cli.options import (
-    LADDER_CPUS,
+    CPUS,
     LADDER_MIX,
     SLO_MEAN,
     SLO_P99,
     base_run_plan,
+    cpus_label,
+    instance_cpus,
     parse_impls,
-    sized_cpus,
 )
 from harness.console import UserError, console
 
@@ -54,7 +55,7 @@ def register(app: typer.Typer) -> None:
                 '(docs/method.md, "Side by side"). Default: the preset\'s.',
             ),
         ] = None,
-        cpus: LADDER_CPUS = None,
+        cpus: CPUS = None,
         mix: LADDER_MIX = "browse",
         slo_p99: SLO_P99 = 50.0,
         slo_mean: SLO_MEAN = 8.0,
@@ -132,10 +133,10 @@ def run_and_print(
         raise UserError(str(exc)) from None
     if keep_awake is not None:
         spec = replace(spec, keep_cores_awake=keep_awake)
-    base = base_run_plan(mix, 0.0, 0.0, sized_cpus(cpus), {}, "default", 1, 42, slo_p99, slo_mean)
+    base = base_run_plan(mix, 0.0, 0.0, instance_cpus(cpus), {}, "default", 1, 42, slo_p99, slo_mean)
     groups = groups_for(impls, aa, base)
     console.print(
-        f"side by side: {', '.join(g.label for g in groups)} at {sized_cpus(cpus):g} CPU each, "
+        f"side by side: {', '.join(g.label for g in groups)} at {cpus_label(base.cpus)} each, "
         f"{repetitions} fresh starts, preset {preset}"
     )
     records = run(groups, spec, repetitions, name=preset, say=console.print, rule=console.rule)

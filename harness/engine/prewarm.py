@@ -19,6 +19,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.engine.sizing import nominal_cores
+
 RAMP_S = 4
 # Three blocks of 3 s: two blocks can agree on a JVM's way down from the quota, and its next window then
 # drifts; three do not. node and php are flat from the ramp's end, so shorter blocks end their pre-warm
@@ -127,7 +129,7 @@ def prewarm_rate(model: str, rate: float, cpus: float | None, instances: int) ->
     """The pre-warm's rate. Open model: half the first window's rate, but at least MIN_RATE_PER_CPU for
     every CPU the instances may use (an instance without a limit counts as one CPU), unless the window's
     own rate is lower. Closed model: CLOSED_RATE_PER_CPU for every such CPU."""
-    per_cpus = (cpus or 1.0) * instances
+    per_cpus = nominal_cores(cpus) * instances
     if model == "open":
         return max(rate * RATE_SHARE, min(rate, MIN_RATE_PER_CPU * per_cpus))
     return CLOSED_RATE_PER_CPU * per_cpus

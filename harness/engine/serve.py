@@ -35,7 +35,6 @@ from harness.db.target import external_url
 from harness.engine.instances import INSTANCE_MARKER, RunningInstance, sigkill, start, stop
 from harness.engine.resources import Limits, describe_backend, detect_backend
 from harness.engine.session import RunPlan, _instance_knobs
-from harness.engine.sizing import cpu_limit
 from harness.tools import toolchain
 
 LOCK_PATH = paths.STATE / "serve.lock"
@@ -58,11 +57,6 @@ class ServeOptions:
     port: int | None = None
     """Base port: java gets it, node +1, php +2 (whichever of them run). None = free ports."""
     ready_timeout_s: float = DEFAULT_READY_TIMEOUT_S
-
-
-def default_cpus(cpus: float | None) -> float | None:
-    """The sizing rule measured regimes use (harness/engine/sizing.py) unless given; 0 means no limit."""
-    return cpu_limit(cpus)
 
 
 # ---- one serve at a time ----------------------------------------------------------------------------

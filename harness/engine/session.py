@@ -19,7 +19,6 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import psutil
 import psycopg
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
@@ -50,6 +49,7 @@ from harness.engine.resources import (
     new_group,
 )
 from harness.engine.sampler import Sampler
+from harness.engine.sizing import machine_cores, nominal_cores, usable_cores
 from harness.engine.validity import RunFigures, Slo, Verdict, verdict
 from harness.record.folders import RunFolder, new_run_folder
 from harness.record.index_line import IndexLine, append_line
@@ -152,15 +152,15 @@ def _instance_knobs(plan: RunPlan) -> dict[str, str]:
 
 def _allotments(plan: RunPlan) -> tuple[float, float]:
     """CPU left for the load driver and for PostgreSQL once the instances have theirs (the machine sizing rule)."""
-    cores = psutil.cpu_count(logical=True) or 1
-    used = plan.instances * (plan.cpus or cores)
+    cores = machine_cores()
+    used = plan.instances * usable_cores(plan.cpus, cores)
     rest = max(cores - used, 0.0)
     return rest, rest
 
 
 def check_fits(plan: RunPlan) -> None:
     """Refuse plans that cannot give valid runs on this machine (docs/design.md §6: the scaling sizing rule)."""
-    cores = psutil.cpu_count(logical=True) or 1
+    cores = machine_cores()
     if plan.cpus is None or plan.target_urls:
         return
     rest = cores - plan.instances * plan.cpus
@@ -414,7 +414,7 @@ class Session:
         requests it queued have not): wait until they are idle, so the next window starts clean. Returns the wait."""
         if not self.started_ok or self.remote or not self.instances:
             return 0.0
-        limit_pct = 100.0 * (self.plan.cpus or 1.0) * len(self.instances)
+        limit_pct = 100.0 * nominal_cores(self.plan.cpus) * len(self.instances)
         return prewarming.wait_until_idle(
             lambda: sum(i.group.cpu_seconds() for i in self.instances), limit_pct, max_s
         )

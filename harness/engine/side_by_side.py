@@ -37,7 +37,7 @@ from harness.engine.pg_backends import BackendLedger, BackendShare, server_proce
 from harness.engine.resources import HARNESS_COMPONENT, Limits, ResourceGroup, ThisProcess, new_group
 from harness.engine.sampler import Sampler
 from harness.engine.session import RunPlan, Session, _copy_logs, _postgres_group
-from harness.engine.sizing import machine_cores
+from harness.engine.sizing import machine_cores, usable_cores
 from harness.engine.validity import UNACCOUNTED_MAX_PCT, Slo
 from harness.model import ladder_math as yields
 from harness.model import side_by_side as spec_model
@@ -96,15 +96,13 @@ class _Member:
         return self.session.targets()
 
     def limit_cores(self) -> float:
-        return (self.group.plan.cpus or float(machine_cores())) * self.group.plan.instances
+        return usable_cores(self.group.plan.cpus) * self.group.plan.instances
 
 
 def check_fits(groups: list[Group]) -> None:
     """Refuse, before anything starts, groups whose limits and the drivers' reserve exceed the machine."""
     plan = groups[0].plan
-    problem = spec_model.fits(
-        len(groups), plan.cpus or float(machine_cores()), plan.instances, machine_cores()
-    )
+    problem = spec_model.fits(len(groups), usable_cores(plan.cpus), plan.instances, machine_cores())
     if problem:
         raise UserError(problem)
 

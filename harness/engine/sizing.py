@@ -25,6 +25,21 @@ def default_instance_cpus(cores: int | None = None) -> float:
     return min(MAX_INSTANCE_CPUS, (cores or machine_cores()) / CORES_PER_INSTANCE)
 
 
+UNLIMITED_COUNTS_AS_CORES = 1.0
+"""An instance without a CPU limit counts as one core where a rate or an idle threshold scales with the
+limit: it may use every core, but one core keeps the pre-warm's rate and the idle test as strict as a limit of 1."""
+
+
+def nominal_cores(cpus: float | None) -> float:
+    """The cores that rates and idle thresholds scale with: the limit, or UNLIMITED_COUNTS_AS_CORES."""
+    return cpus or UNLIMITED_COUNTS_AS_CORES
+
+
+def usable_cores(cpus: float | None, cores: int | None = None) -> float:
+    """The cores an instance can take from the machine: its limit, or every core without one."""
+    return cpus or float(cores or machine_cores())
+
+
 def cpu_limit(given: float | None, cores: int | None = None) -> float | None:
     """What --cpus means, everywhere: a number of cores per instance; 0: no limit (None); absent: the
     sizing rule. Applied once, where a command reads its options."""

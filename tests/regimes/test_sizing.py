@@ -57,3 +57,25 @@ def test_the_sweeps_default_to_the_sizing_rule_and_take_an_explicit_limit(
     assert eight_cores.cpus == 1.0
     (explicit,) = _planned_cpus(monkeypatch, 2, [regime, "--impl", "node", "--quick", "--cpus", "0.75"])
     assert explicit.cpus == 0.75
+    (unlimited,) = _planned_cpus(monkeypatch, 2, [regime, "--impl", "node", "--quick", "--cpus", "0"])
+    assert unlimited.cpus is None
+
+
+def test_cpus_means_one_thing_on_every_command() -> None:
+    """Absent: the sizing rule; 0: no limit, which is None below the CLI; negative: refused by name."""
+    from harness.cli.options import cpus_label, instance_cpus
+    from harness.console import UserError
+
+    assert instance_cpus(None) == sizing.default_instance_cpus()
+    assert instance_cpus(0.0) is None
+    assert instance_cpus(0.75) == 0.75
+    with pytest.raises(UserError, match="--cpus takes a number of cores"):
+        instance_cpus(-1.0)
+    assert (cpus_label(0.5), cpus_label(None)) == ("0.5 CPU", "no CPU limit")
+
+
+def test_an_instance_without_a_limit_can_take_every_core_but_scales_rates_as_one() -> None:
+    assert sizing.usable_cores(0.5, cores=8) == 0.5
+    assert sizing.usable_cores(None, cores=8) == 8.0
+    assert sizing.nominal_cores(0.5) == 0.5
+    assert sizing.nominal_cores(None) == sizing.UNLIMITED_COUNTS_AS_CORES
