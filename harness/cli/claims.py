@@ -322,13 +322,14 @@ def register(app: typer.Typer) -> None:
             Path | None,
             typer.Option(
                 "--html",
-                help="Write the HTML report (with its Claims section) here "
-                "[default: results/replicate-<time>.html].",
+                help="Write the HTML report (with its Claims section) here (default: results/replicate-<time>.html).",
             ),
         ] = None,
     ) -> None:
-        """Re-run published benchmark claims (docs/design.md §10) and judge them: replicated, contradicted or
-        inconclusive. Every run writes its verdict to results/claims/ and regenerates docs/replication/REPORT.md."""
+        """Re-run published benchmark claims (docs/design.md §10) and judge each row on direction and, where the
+        source gives a figure, magnitude: replicated, direction only, contradicted, inconclusive (with the fresh
+        starts it would need), or not testable here. Every run writes its verdict to results/claims/ and
+        regenerates docs/replication/REPORT.md."""
         from harness.analysis import claims_report
         from harness.claims.layout import preflight
 
