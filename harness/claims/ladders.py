@@ -138,14 +138,15 @@ def again() -> Iterator[str]:
         _REUSE_SINCE.reset(token)
 
 
+def reuse_since() -> str | None:
+    """Inside `again`, when it began: older fresh starts are not reused. None outside it."""
+    return _REUSE_SINCE.get()
+
+
 def stored(group: str, repetition: int, results_dir: Path | None) -> dict[str, Any] | None:
     """The newest completed run of this group and repetition in the results index, if any (inside `again`,
     only one stored since it began)."""
-    entry = newest_completed(group, repetition, results_dir)
-    since = _REUSE_SINCE.get()
-    if entry is not None and since is not None and str(entry.get("created_utc", "")) < since:
-        return None
-    return entry
+    return newest_completed(group, repetition, results_dir, reuse_since())
 
 
 def observe(metric: str, metrics: Mapping[str, Any] | None, cpus: float, instances: int) -> dict[str, Any]:

@@ -107,7 +107,7 @@ def run_experiment(claim: Claim, size: Size, results_dir: Path | None = None) ->
     if claim.regime == "ladder":
         console.print(f"claim {claim.id}: {len(todo)} cells x {size.repetitions} ladders")
         return ladders.run(claim, size, todo, results_dir, on_run=lambda line: console.print(f"  {line}"))
-    campaign = Campaign(campaign_for(claim, size), results_dir=results_dir)
+    campaign = Campaign(campaign_for(claim, size), results_dir=results_dir, reuse_since=ladders.reuse_since())
     console.print(f"claim {claim.id}: campaign {campaign.name}, {len(todo)} cells x {size.repetitions} runs")
     for cell in todo:
         if is_unfair(cell.variant):

@@ -109,13 +109,16 @@ def read_index(results_dir: Path | None = None) -> list[dict[str, Any]]:
     return [line.to_json() for line in read_lines(results_dir)]
 
 
-def newest_completed(group: str, repetition: int, results_dir: Path | None = None) -> dict[str, Any] | None:
-    """The newest completed run of this group and repetition in the index: what resumed work reuses."""
+def newest_completed(
+    group: str, repetition: int, results_dir: Path | None = None, since: str | None = None
+) -> dict[str, Any] | None:
+    """The newest completed run of this group and repetition in the index: what resumed work reuses. With
+    `since` (a UTC timestamp as the index writes them), only a run created at or after it."""
     for entry in reversed(read_index(results_dir)):
         if (
             entry.get("group") == group
             and entry.get("repetition") == repetition
             and entry.get("status") == "completed"
         ):
-            return entry
+            return entry if since is None or str(entry.get("created_utc", "")) >= since else None
     return None

@@ -61,12 +61,14 @@ class Campaign:
     started: float = field(default_factory=time.monotonic)
     run_seconds: list[float] = field(default_factory=list)
     """Durations of the runs measured (each a fresh start), not of those reused."""
+    reuse_since: str | None = None
+    """Reuse only runs stored at or after this UTC time (a replication on fresh starts of its own)."""
 
     def key(self, *parts: Any) -> str:
         return "/".join([self.name, *(str(p) for p in parts)])
 
     def completed(self, group: str, repetition: int) -> dict[str, Any] | None:
-        return newest_completed(group, repetition, self.results_dir)
+        return newest_completed(group, repetition, self.results_dir, self.reuse_since)
 
     def eta(self) -> str:
         """The time left: each planned run at the mean duration of the runs measured so far; until one has
