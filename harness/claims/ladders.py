@@ -49,12 +49,12 @@ def settings_for(shape: LadderShape) -> Any:
         calibration_step_s=shape.calibration_step_s,
         # Six steps in a 120-minute budget: one geometric grid, two overloaded steps to stop, one pass, and
         # calibrations from 400 req/s per CPU, since some variants are far slower than the defaults. The
-        # pre-warm stays inside the quota: the 3 s warm-up could not absorb a JVM settling back into it
-        # (docs/method.md, "Pre-warm"). The kernel's CFS period and the idle CPU as the intercept are the ladders'.
+        # pre-warm without the quota, the warm-up, the kernel's CFS period and the idle CPU as the intercept
+        # are the ladders': inside the quota no JVM's JIT had settled, and java's first steps failed on its
+        # compilations (docs/method.md, "Pre-warm").
         middle=None,
         stop_after=2,
         calibration_start_per_cpu=400.0,
-        prewarm_unlimited=False,
         cost_passes=1,
     )
 

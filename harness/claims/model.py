@@ -11,6 +11,7 @@ import jsonschema
 import yaml
 
 from harness import paths
+from harness.model.ladder import LadderSettings
 from harness.model.side_by_side import PRESETS
 
 SCHEMA_NAME = "claim.schema.json"
@@ -46,8 +47,9 @@ class Variant:
 @dataclass(frozen=True)
 class LadderShape:
     """A claim's ladder (harness/regimes/ladder.py LadderSettings): 6 steps of 2.5 s after a pre-warm of
-    at most 40 s (a fresh JVM's JIT needs it; node and php settle much sooner) and a 3 s warm-up
-    (the lab log (docs/lab/), demo shape and calibration, "The claims' shape"). The shape is part of every stored
+    at most 40 s without the quota (a fresh JVM's JIT settles in about 25 s; node and php much sooner) and
+    the ladders' warm-up inside it (the lab log (docs/lab/), demo shape and calibration, "The claims' shape";
+    claims' java ladders, for why the pre-warm left the quota). The shape is part of every stored
     ladder's group key, so it stays what docs/replication/REPORT.md was run with (its `--from` recomputes
     match folders by that key). The demo and `ladder` run more, shorter steps (harness/regimes/demo.py):
     more steps below saturation give a steadier cost; the claims keep 6 of 2.5 s so that
@@ -55,7 +57,7 @@ class LadderShape:
 
     steps: int = 6
     step_s: float = 2.5
-    warmup_s: float = 3.0
+    warmup_s: float = LadderSettings.warmup_s
     prewarm_max_s: float = 40.0
     calibration_step_s: float = 1.5
 

@@ -260,7 +260,7 @@ def test_all_quick_fits_120_minutes(tmp_path: Path) -> None:
     counted: set[tuple[str, int]] = set()
     seconds = sum(runner.estimate(c, c.quick, tmp_path, counted)[0] for c in load_all())
     assert seconds <= 120 * 60, f"replicate --all --quick is estimated at {seconds / 60:.0f} min"
-    assert ladders.fresh_start_s(find("pereira-energy-ranking").quick.ladder) == pytest.approx(66, abs=5)
+    assert ladders.fresh_start_s(find("pereira-energy-ranking").quick.ladder) == pytest.approx(75, abs=5)
 
 
 def test_a_claims_ladder_keeps_the_shape_of_its_stored_verdicts_and_is_keyed_on_the_ladder_method() -> None:
@@ -271,15 +271,15 @@ def test_a_claims_ladder_keeps_the_shape_of_its_stored_verdicts_and_is_keyed_on_
     from harness.regimes import ladder as ladder_regime
 
     assert LadderShape() == LadderShape(
-        steps=6, step_s=2.5, warmup_s=3.0, prewarm_max_s=40.0, calibration_step_s=1.5
+        steps=6, step_s=2.5, warmup_s=12.0, prewarm_max_s=40.0, calibration_step_s=1.5
     )
     claim = find("pereira-energy-ranking")
     keys = {cell.impl: ladders.group_of(claim.quick, cell) for cell in runner.cells(claim, claim.quick)}
-    # The default ladders' keys of the report's runs (method 3, 2026-11-26).
+    # The default ladders' keys of the report's runs (method 3, the pre-warm without the quota).
     assert keys == {
-        "java": "claims-ladder/java/7fe459e431",
-        "node": "claims-ladder/node/ef02c9f42f",
-        "php": "claims-ladder/php/dc2248aa9a",
+        "java": "claims-ladder/java/4564fc9a4c",
+        "node": "claims-ladder/node/c1300fd13b",
+        "php": "claims-ladder/php/efdbdf90c8",
     }
     cell = runner.cells(claim, claim.quick)[0]
     assert ladders.fingerprint(claim.quick, cell)["method"] == ladder_regime.METHOD_VERSION

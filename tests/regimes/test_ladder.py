@@ -309,21 +309,23 @@ def test_without_the_quota_the_prewarm_runs_at_the_break() -> None:
     assert prewarm_rate_for(rates, settings) == max(r for r in rates if r <= 1000.0)
 
 
-def test_the_claims_prewarm_inside_the_quota_but_fit_and_throttle_as_the_ladders_do() -> None:
-    """Their 3 s warm-up could not absorb a JVM settling back into its quota, so their pre-warm stays inside
-    it; the CFS period and the cost's intercept are the ladders' since method 3."""
+def test_the_claims_prewarm_warm_up_fit_and_throttle_as_the_ladders_do() -> None:
+    """Inside the quota no claim's JVM settled and java's first steps failed on its compilations, so the
+    claims pre-warm without it and warm up as long as the ladders; the CFS period and the cost's intercept
+    are the ladders' since method 3."""
     from harness.claims.ladders import settings_for
     from harness.claims.model import LadderShape
 
     settings = settings_for(LadderShape())
-    assert settings.prewarm_unlimited is False and settings.cost_passes == 1
+    assert settings.prewarm_unlimited is True and settings.cost_passes == 1
+    assert settings.warmup_s == LadderSettings().warmup_s
     assert settings.calibration_start_per_cpu == 400.0 < LadderSettings().calibration_start_per_cpu
     base = RunPlan(impl="node", load=LoadSettings(targets=[]), cpus=0.5)
     claims_plan = ladder_plan(base, "node", 1, 0, (100.0, 200.0), settings)
     ladders_plan = ladder_plan(base, "node", 1, 0, (100.0, 200.0), LadderSettings())
     assert claims_plan.idle_intercept is True and ladders_plan.idle_intercept is True
     assert claims_plan.cfs_period_us == ladders_plan.cfs_period_us == base.cfs_period_us
-    assert claims_plan.prewarm_unlimited is False and ladders_plan.prewarm_unlimited is True
+    assert claims_plan.prewarm_unlimited is True and ladders_plan.prewarm_unlimited is True
 
 
 def test_cost_passes_run_the_lower_half_before_the_whole_ladder() -> None:
