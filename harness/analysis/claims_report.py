@@ -49,7 +49,8 @@ def newest(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 def earlier_run(records: Sequence[dict[str, Any]], latest: dict[str, Any]) -> dict[str, Any] | None:
     """The replication `latest` is compared with: the newest verdict of the same claim and size, made before it
-    with the current statistics from fresh starts of its own (not one run in common; `replicate --again`)."""
+    with the current statistics, the same settings (a ladder's shape included) and fresh starts of its own (not
+    one run in common; `replicate --again`). A verdict of other settings replicated another experiment."""
     mine = set(latest.get("runs", []))
     found = None
     for record in records:
@@ -57,6 +58,7 @@ def earlier_run(records: Sequence[dict[str, Any]], latest: dict[str, Any]) -> di
             record["claim_id"] == latest["claim_id"]
             and record.get("size") == latest.get("size")
             and record.get("method") is not None
+            and record.get("settings") == latest.get("settings")
             and str(record.get("created_utc", "")) < str(latest.get("created_utc", ""))
             and record.get("runs")
             and not mine & set(record["runs"])

@@ -224,6 +224,22 @@ def test_a_rerun_that_reused_the_first_runs_is_not_a_second_replication(tmp_path
     assert "One run so far (2)" in section
 
 
+def test_a_verdict_of_other_settings_is_not_a_second_replication(tmp_path: Path) -> None:
+    """A claim run again after its ladder's shape changed replicated another experiment: its earlier
+    verdict is not the second run of the newest."""
+    results = tmp_path / "results"
+    _verdicts(results)
+    [first] = [p for p in (results / "claims").glob("thesis-table-7.2-instances-*.json")]
+    older = json.loads(first.read_text())
+    older["settings"]["ladder"]["warmup_s"] = 3.0
+    first.write_text(json.dumps(older))
+    _instances_verdict(results, {"java": [300.0, 302.0, 298.0], "java-x2": [340.0, 345.0, 338.0]})
+    text = claims_report.write(load_all(), results, tmp_path / "REPORT.md").read_text(encoding="utf-8")
+    section = text.split("## Two runs", 1)[1].split("\n## ", 1)[0]
+    assert "agree on" not in section
+    assert "One run so far (2)" in section and "`thesis-table-7.2-instances`" in section
+
+
 def test_the_committed_report_is_the_committed_evidences_byte_for_byte() -> None:
     """docs/replication/REPORT.md as committed is what its committed evidence regenerates: a verdict, a claim
     or a report change that was not rerun (`./bidbench replicate --from-evidence`) fails here."""
