@@ -86,6 +86,22 @@ def _row_text(row: dict[str, Any]) -> str:
     )
 
 
+def _unjudged_row(claim: Claim, label: str, why: str) -> list[str]:
+    """The claims table's row of a claim without a verdict: its source and published figure, dashes for the
+    figures, and the label with its reason."""
+    return [
+        f"`{claim.id}`",
+        claim.source_text(),
+        claim.source.get("published", ""),
+        "-",
+        "-",
+        "-",
+        "-",
+        label,
+        why,
+    ]
+
+
 def two_runs_section(claims: Sequence[Claim], records: Sequence[dict[str, Any]]) -> list[str]:
     """Each claim's newest verdict beside the earlier replication of it, row by row: whether the labels agree,
     and where they differ, what each run found (its ratio, interval and the two questions' answers)."""
@@ -327,19 +343,7 @@ def render(
     for claim in claims:
         source = claim.source_text()
         if not claim.testable:
-            table.append(
-                [
-                    f"`{claim.id}`",
-                    source,
-                    claim.source.get("published", ""),
-                    "-",
-                    "-",
-                    "-",
-                    "-",
-                    "**not testable here**",
-                    claim.not_testable,
-                ]
-            )
+            table.append(_unjudged_row(claim, "**not testable here**", claim.not_testable))
             untestable += [
                 f"### `{claim.id}`: NOT TESTABLE HERE",
                 "",
@@ -352,19 +356,7 @@ def render(
             continue
         record = chosen.get(claim.id)
         if record is None:
-            table.append(
-                [
-                    f"`{claim.id}`",
-                    source,
-                    claim.source.get("published", ""),
-                    "-",
-                    "-",
-                    "-",
-                    "-",
-                    f"**{NOT_RUN}**",
-                    "-",
-                ]
-            )
+            table.append(_unjudged_row(claim, f"**{NOT_RUN}**", "-"))
             details += [
                 f"### `{claim.id}`: {NOT_RUN.upper()}",
                 "",

@@ -66,20 +66,20 @@ def _utilized_pct(run: Run) -> float | None:
     return None if share is None else share * 100.0
 
 
-def _sys_error_pct(run: Run) -> float | None:
-    requests = run.metric("requests")
-    errors = run.metric("sys_errors")
-    if requests is None or errors is None or requests <= 0:
-        return None
-    return errors / requests * 100.0
+def _share_of_requests_pct(key: str) -> Callable[[Run], float | None]:
+    """A count the run stores (sys_errors, app_errors) as a % of its requests; None without requests."""
+
+    def read(run: Run) -> float | None:
+        requests, count = run.metric("requests"), run.metric(key)
+        if requests is None or count is None or requests <= 0:
+            return None
+        return count / requests * 100.0
+
+    return read
 
 
-def _app_error_pct(run: Run) -> float | None:
-    requests = run.metric("requests")
-    errors = run.metric("app_errors")
-    if requests is None or errors is None or requests <= 0:
-        return None
-    return errors / requests * 100.0
+_sys_error_pct = _share_of_requests_pct("sys_errors")
+_app_error_pct = _share_of_requests_pct("app_errors")
 
 
 METRICS: dict[str, Metric] = {

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import asdict, replace
@@ -167,11 +167,24 @@ def observe(metric: str, metrics: Mapping[str, Any] | None, cpus: float, instanc
     return {"value": metric_value(m, metric), "at_least": None}
 
 
+def why_invalid(status: str, reasons: Sequence[str]) -> str:
+    """What an observation records of a run it cannot use: the run's first validity reason, or its status."""
+    return str(reasons[0]) if reasons else ("" if status == "completed" else f"the run {status}")
+
+
 def _record(
-    claim: Claim, size: Size, cell: Any, run_id: str, status: str, valid: bool, metrics: Any
+    claim: Claim,
+    size: Size,
+    cell: Any,
+    run_id: str,
+    status: str,
+    valid: bool,
+    metrics: Any,
+    reasons: Sequence[str] = (),
 ) -> dict[str, Any]:
     seen = observe(claim.metric, metrics, cell_cpus(size, cell), cell_instances(size, cell))
-    return {"valid": bool(valid and status == "completed"), "run": run_id, **seen}
+    valid = bool(valid and status == "completed")
+    return {"valid": valid, "run": run_id, **seen, **({} if valid else {"why": why_invalid(status, reasons)})}
 
 
 def _rates_from_calibration(metrics: Mapping[str, Any] | None, settings: Any) -> tuple[float, ...] | None:
@@ -231,7 +244,14 @@ def run(
                 verdict = read_verdict_json(folder)
                 observations[key].append(
                     _record(
-                        claim, size, cell, folder.run_id, "completed", bool(verdict.get("valid")), metrics
+                        claim,
+                        size,
+                        cell,
+                        folder.run_id,
+                        "completed",
+                        bool(verdict.get("valid")),
+                        metrics,
+                        verdict.get("reasons") or (),
                     )
                 )
                 continue
@@ -252,7 +272,16 @@ def run(
             outcome = ladder.run_one(plan, prewarm_rate=ladder.prewarm_rate_for(steps, settings), quiet=True)
             valid = bool(outcome.verdict and outcome.verdict.valid)
             observations[key].append(
-                _record(claim, size, cell, outcome.folder.run_id, outcome.status, valid, outcome.metrics)
+                _record(
+                    claim,
+                    size,
+                    cell,
+                    outcome.folder.run_id,
+                    outcome.status,
+                    valid,
+                    outcome.metrics,
+                    outcome.verdict.reasons if outcome.verdict else (outcome.reason,),
+                )
             )
             on_run(
                 f"{cell.impl}/{cell.variant.name} ladder {repetition + 1}/{size.repetitions}: {outcome.status}"

@@ -151,6 +151,7 @@ def side(observations: Observations, impl: str, variant: str) -> Side:
         invalid=len(records) - len(values) - len(bounds),
         unbracketed=bounds,
         blocks=blocks if len(blocks) == len(values) else [],
+        invalid_why=[str(r["why"]) for r in records if not r["valid"] and r.get("why")],
     )
 
 
@@ -286,5 +287,10 @@ def from_folders(claim: Claim, folders: list[Path]) -> tuple[Size, bool, Observa
             )
         else:
             seen = {"value": metric_value(metrics, claim.metric), "at_least": None}
-        observations[(cell.impl, cell.variant.name)].append({"valid": valid, "run": folder.run_id, **seen})
+        why = (
+            {} if valid else {"why": ladders.why_invalid(manifest.status or "", verdict.get("reasons") or ())}
+        )
+        observations[(cell.impl, cell.variant.name)].append(
+            {"valid": valid, "run": folder.run_id, **seen, **why}
+        )
     return size, quick, observations

@@ -60,6 +60,8 @@ class Side:
     """Lower bounds ("capacity >= X") of ladders that never failed a step: not values."""
     blocks: list[Any] = field(default_factory=list)
     """The fresh start of each value when the variants ran side by side (the pairing key); else empty."""
+    invalid_why: list[str] = field(default_factory=list)
+    """Why each excluded run was excluded (its first validity reason), where the runs said."""
 
     @property
     def n(self) -> int:
@@ -243,6 +245,7 @@ def measure(comparison: Comparison, impl: str, a: Side, b: Side) -> ComparisonRe
             f"fewer than {MIN_N_INFERENCE} valid runs per side ({a.label}: {a.n} valid, {a.invalid} invalid; "
             f"{b.label}: {b.n} valid, {b.invalid} invalid)"
             + (f"; {len(xa)} fresh starts with both" if pairs else "")
+            + _why_invalid_text(a, b)
         )
         return result
     if min(xa + xb) <= 0:
@@ -382,6 +385,15 @@ def judge_rows(rows: list[ComparisonResult]) -> list[ComparisonResult]:
         family = len(directional) if r.comparison.relation != "equivalent" else len(tested)
         decide(r, dir_adj.get(id(r)), tost_adj.get(id(r)), max(family, 1))
     return rows
+
+
+def _why_invalid_text(*sides: Side) -> str:
+    """The excluded runs' reasons, each once with how many runs gave it: what a rerun would have to change."""
+    counts: dict[str, int] = {}
+    for s in sides:
+        for why in s.invalid_why:
+            counts[f"{s.label}: {why}"] = counts.get(f"{s.label}: {why}", 0) + 1
+    return "".join(f"; {why}" + (f" ({n} runs)" if n > 1 else "") for why, n in counts.items())
 
 
 def judge(

@@ -20,6 +20,7 @@ import warnings
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import combinations
 
 import numpy as np
@@ -494,23 +495,9 @@ def analyse(
     for a, b in combinations(labels, 2):
         xa, xb = data[a], data[b]
         ratio = float(xb.mean() / xa.mean()) if xa.mean() != 0 else None
+        pair = partial(PairTest, a, b, xa.size, xb.size, float(xa.mean()), float(xb.mean()))
         if a not in testable or b not in testable:
-            pairs.append(
-                PairTest(
-                    a,
-                    b,
-                    xa.size,
-                    xb.size,
-                    float(xa.mean()),
-                    float(xb.mean()),
-                    "none",
-                    None,
-                    False,
-                    ratio,
-                    None,
-                    note=f"n < {MIN_N_INFERENCE}: no test",
-                )
-            )
+            pairs.append(pair("none", None, False, ratio, None, note=f"n < {MIN_N_INFERENCE}: no test"))
             continue
         rci = ratio_ci(xa, xb, confidence, stable_seed(seed, context, metric, a, b, "ratio"), n_resamples)
         if omnibus is not None:
@@ -518,44 +505,14 @@ def analyse(
             significant = rej and omnibus.p_value < alpha
             note = None if omnibus.p_value < alpha or not rej else f"{omnibus.test} not significant"
             pairs.append(
-                PairTest(
-                    a,
-                    b,
-                    xa.size,
-                    xb.size,
-                    float(xa.mean()),
-                    float(xb.mean()),
-                    omnibus.posthoc,
-                    p,
-                    significant,
-                    ratio,
-                    rci,
-                    posthoc_p=p,
-                    posthoc_reject=rej,
-                    note=note,
-                )
+                pair(omnibus.posthoc, p, significant, ratio, rci, posthoc_p=p, posthoc_reject=rej, note=note)
             )
         else:
             name, p, note = two_sample_test(xa, xb, test)
             if name.startswith("Mann") and mann_whitney_floor(xa.size, xb.size) >= alpha:
                 note = f"Mann-Whitney cannot reach p < {alpha:g} with n={xa.size}+{xb.size}"
                 notes.append(f"{a} vs {b}: {note}")
-            pairs.append(
-                PairTest(
-                    a,
-                    b,
-                    xa.size,
-                    xb.size,
-                    float(xa.mean()),
-                    float(xb.mean()),
-                    name,
-                    p,
-                    p is not None and p < alpha,
-                    ratio,
-                    rci,
-                    note=note,
-                )
-            )
+            pairs.append(pair(name, p, p is not None and p < alpha, ratio, rci, note=note))
     if len(testable) < 2 and len(labels) >= 2:
         notes.append(f"{metric}: fewer than two groups with n >= {MIN_N_INFERENCE}; no test")
     return MetricResult(metric, summaries, pairs, omnibus, baseline, notes)

@@ -158,6 +158,20 @@ def test_too_few_valid_runs_is_inconclusive() -> None:
     assert "fewer than 3 valid runs" in result.reason and "3 invalid" in result.reason
 
 
+def test_too_few_valid_runs_say_why_the_others_were_excluded() -> None:
+    """An inconclusive row names what its invalid runs lacked, each reason once with its count: what a rerun
+    would have to change (a lower first step, a quieter host), or that none would."""
+    first_step = "the first step (50 req/s) already missed the SLO: lower the ladder's start rate"
+    records = [
+        {"valid": False, "value": None, "at_least": None, "run": f"r{k}", "why": first_step} for k in range(3)
+    ]
+    b = runner.side({("java", "driver-pool"): records}, "java", "driver-pool")
+    assert b.invalid == 3 and b.invalid_why == [first_step] * 3
+    result = judge(Comparison("a", "b", "greater"), "java", Side("java/hikaricp", A), b)
+    assert result.outcome == INCONCLUSIVE
+    assert result.reason.endswith(f"; java/driver-pool: {first_step} (3 runs)")
+
+
 def _fake_observations(values: dict[tuple[str, str], list[float | None]]) -> Any:
     def run(claim: Claim, size: Any) -> runner.Observations:
         return {
