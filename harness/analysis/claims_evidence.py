@@ -31,7 +31,7 @@ from harness.claims.runner import from_folders, judge_claim
 from harness.claims.store import verdict_file_name, verdict_record
 from harness.record.folders import finite
 
-DIRECTORY = paths.REPLICATION_REPORT.parent / "evidence"
+DIRECTORY = paths.REPLICATION_EVIDENCE
 ARCHIVE = "evidence.tar.gz"
 CHECKSUMS = "SHA256SUMS"
 FOLDER_RECORDS = ("manifest.json", "metrics.json", "verdict.json", "load-summary.json", "side-by-side.json")

@@ -100,8 +100,9 @@ def read_index_json(results_dir: Path | None = None) -> list[dict[str, Any]]:
 
 
 def git_state(root: Path | None = None) -> dict[str, Any]:
-    """The checkout's commit, and whether tracked files differ from it. The replication report is left
-    out: `replicate` rewrites it after every claim, and the claims after the first were marked dirty."""
+    """The checkout's commit, and whether tracked files differ from it. The replication report and its
+    evidence are left out: `replicate` rewrites both after every claim, and the claims after the first were
+    marked dirty."""
     top = root or paths.ROOT
 
     def git(*args: str) -> str:
@@ -109,8 +110,11 @@ def git_state(root: Path | None = None) -> dict[str, Any]:
         return done.stdout.strip()
 
     commit = git("rev-parse", "HEAD")
-    generated = paths.REPLICATION_REPORT.relative_to(paths.ROOT).as_posix()
-    dirty = bool(git("status", "--porcelain", "--untracked-files=no", "--", ".", f":(exclude){generated}"))
+    generated = [
+        f":(exclude){p.relative_to(paths.ROOT).as_posix()}"
+        for p in (paths.REPLICATION_REPORT, paths.REPLICATION_EVIDENCE)
+    ]
+    dirty = bool(git("status", "--porcelain", "--untracked-files=no", "--", ".", *generated))
     return {"commit": commit or "unknown", "dirty": dirty}
 
 

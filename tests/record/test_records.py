@@ -149,10 +149,13 @@ def test_an_index_line_from_a_newer_bidbench_is_refused(tmp_path: Path) -> None:
 
 
 def test_the_replication_report_never_makes_a_checkout_dirty(tmp_path: Path) -> None:
-    """`replicate` rewrites the report after every claim; the runs of the claims after it stay clean."""
+    """`replicate` rewrites the report and its evidence after every claim; the runs of the claims after it
+    stay clean."""
     report = tmp_path / paths.REPLICATION_REPORT.relative_to(paths.ROOT)
-    report.parent.mkdir(parents=True)
+    sums = tmp_path / paths.REPLICATION_EVIDENCE.relative_to(paths.ROOT) / "SHA256SUMS"
+    sums.parent.mkdir(parents=True)
     report.write_text("old\n")
+    sums.write_text("old\n")
     code = tmp_path / "app.py"
     code.write_text("x = 1\n")
 
@@ -164,6 +167,7 @@ def test_the_replication_report_never_makes_a_checkout_dirty(tmp_path: Path) -> 
     git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start")
     assert git_state(tmp_path)["dirty"] is False
     report.write_text("new verdicts\n")
+    sums.write_text("new sums\n")
     assert git_state(tmp_path)["dirty"] is False
     code.write_text("x = 2\n")
     assert git_state(tmp_path)["dirty"] is True
