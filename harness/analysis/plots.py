@@ -443,6 +443,11 @@ def breakdown(comparison: Comparison) -> Figure:
     return figure
 
 
+def _mean_error_pct(runs: list[Run], key: str) -> float:
+    """The mean over runs of a stored error count (sys_errors, app_errors) as a % of the run's requests."""
+    return float(np.mean([(r.metric(key) or 0) / max(r.metric("requests") or 1, 1) * 100 for r in runs]))
+
+
 def users(comparison: Comparison) -> Figure:
     figure = Figure(
         "fig-users",
@@ -464,28 +469,8 @@ def users(comparison: Comparison) -> Figure:
                 by_users[int(r.users or 0)].append(r)
         xs = sorted(by_users)
         thr = [float(np.mean([r.metric("throughput_rps") or 0 for r in by_users[u]])) for u in xs]
-        sys_err = [
-            float(
-                np.mean(
-                    [
-                        (r.metric("sys_errors") or 0) / max(r.metric("requests") or 1, 1) * 100
-                        for r in by_users[u]
-                    ]
-                )
-            )
-            for u in xs
-        ]
-        app_err = [
-            float(
-                np.mean(
-                    [
-                        (r.metric("app_errors") or 0) / max(r.metric("requests") or 1, 1) * 100
-                        for r in by_users[u]
-                    ]
-                )
-            )
-            for u in xs
-        ]
+        sys_err = [_mean_error_pct(by_users[u], "sys_errors") for u in xs]
+        app_err = [_mean_error_pct(by_users[u], "app_errors") for u in xs]
         left.plot(xs, thr, "o-", color=colors[label], label=label)
         right.plot(xs, sys_err, "o-", color=colors[label], label=f"{label} system errors")
         right.plot(xs, app_err, "x--", color=colors[label], alpha=0.6, label=f"{label} app exceptions")

@@ -276,16 +276,17 @@ def _sample(name: str, repetition: int, position: int, done: Finished, requests:
     )
 
 
+def run_generator(setup: Setup, argv: list[str], env: dict[str, str], stem: Path) -> Finished:
+    """One generator's turn, bounded by the turn's length and a grace; its output in stem.out and stem.err."""
+    return run_measured(
+        argv, env, setup.seconds + PROCESS_GRACE_S, stem.with_suffix(".out"), stem.with_suffix(".err")
+    )
+
+
 def run_driver(setup: Setup, mix: str, name: str, repetition: int, position: int, folder: Path) -> Sample:
     stem = folder / f"{name}-{repetition}"
     summary = stem.with_suffix(".summary.json")
-    done = run_measured(
-        [str(setup.driver), "run"],
-        driver_env(setup, mix, summary),
-        setup.seconds + PROCESS_GRACE_S,
-        stem.with_suffix(".out"),
-        stem.with_suffix(".err"),
-    )
+    done = run_generator(setup, [str(setup.driver), "run"], driver_env(setup, mix, summary), stem)
     data = read_driver_summary(summary)
     latency = data.get("latency_ms") or {}
     return _sample(
@@ -332,13 +333,7 @@ def run_wrk(setup: Setup, repetition: int, position: int, folder: Path) -> Sampl
         f"-d{max(1, round(setup.seconds))}s",
         setup.target + "/health",
     ]
-    done = run_measured(
-        argv,
-        _plain_env(),
-        setup.seconds + PROCESS_GRACE_S,
-        stem.with_suffix(".out"),
-        stem.with_suffix(".err"),
-    )
+    done = run_generator(setup, argv, _plain_env(), stem)
     text = stem.with_suffix(".out").read_text(errors="replace")
     return _sample("wrk", repetition, position, done, parse_wrk(text), extra={"connections": connections})
 
@@ -357,13 +352,7 @@ def run_vegeta(setup: Setup, repetition: int, position: int, folder: Path) -> Sa
         f"-output={results}",
         "-timeout=10s",
     ]
-    done = run_measured(
-        argv,
-        _plain_env(),
-        setup.seconds + PROCESS_GRACE_S,
-        stem.with_suffix(".out"),
-        stem.with_suffix(".err"),
-    )
+    done = run_generator(setup, argv, _plain_env(), stem)
     report = vegeta_report(setup.vegeta, results)
     results.unlink(missing_ok=True)  # its report is kept; the encoded results are 100+ bytes a request
     latencies = report.get("latencies") or {}
