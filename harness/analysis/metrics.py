@@ -66,7 +66,7 @@ def _utilized_pct(run: Run) -> float | None:
     return None if share is None else share * 100.0
 
 
-def _share_of_requests_pct(key: str) -> Callable[[Run], float | None]:
+def share_of_requests_pct(key: str) -> Callable[[Run], float | None]:
     """A count the run stores (sys_errors, app_errors) as a % of its requests; None without requests."""
 
     def read(run: Run) -> float | None:
@@ -78,8 +78,8 @@ def _share_of_requests_pct(key: str) -> Callable[[Run], float | None]:
     return read
 
 
-_sys_error_pct = _share_of_requests_pct("sys_errors")
-_app_error_pct = _share_of_requests_pct("app_errors")
+_sys_error_pct = share_of_requests_pct("sys_errors")
+_app_error_pct = share_of_requests_pct("app_errors")
 
 
 METRICS: dict[str, Metric] = {

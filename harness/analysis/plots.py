@@ -21,6 +21,7 @@ import numpy as np  # noqa: E402
 
 from harness.analysis.knee import find_knee  # noqa: E402
 from harness.analysis.load import Run  # noqa: E402
+from harness.analysis.metrics import share_of_requests_pct  # noqa: E402
 from harness.analysis.tables import breakdown_of, reference_set, scaling_runs  # noqa: E402
 
 if TYPE_CHECKING:
@@ -445,7 +446,8 @@ def breakdown(comparison: Comparison) -> Figure:
 
 def _mean_error_pct(runs: list[Run], key: str) -> float:
     """The mean over runs of a stored error count (sys_errors, app_errors) as a % of the run's requests."""
-    return float(np.mean([(r.metric(key) or 0) / max(r.metric("requests") or 1, 1) * 100 for r in runs]))
+    share = share_of_requests_pct(key)
+    return float(np.mean([share(r) or 0.0 for r in runs]))
 
 
 def users(comparison: Comparison) -> Figure:

@@ -23,6 +23,7 @@ would be needed at the observed effect), not testable here (declared in the YAML
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -389,10 +390,7 @@ def judge_rows(rows: list[ComparisonResult]) -> list[ComparisonResult]:
 
 def _why_invalid_text(*sides: Side) -> str:
     """The excluded runs' reasons, each once with how many runs gave it: what a rerun would have to change."""
-    counts: dict[str, int] = {}
-    for s in sides:
-        for why in s.invalid_why:
-            counts[f"{s.label}: {why}"] = counts.get(f"{s.label}: {why}", 0) + 1
+    counts = Counter(f"{s.label}: {why}" for s in sides for why in s.invalid_why)
     return "".join(f"; {why}" + (f" ({n} runs)" if n > 1 else "") for why, n in counts.items())
 
 

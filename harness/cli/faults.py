@@ -72,10 +72,11 @@ def register(app: typer.Typer) -> None:
         from harness.db.target import external_url
         from harness.faults import report, runner, scenarios
 
+        limit = instance_cpus(cpus)
         if scenario == "slow-clients":  # self-contained, no load driver: harness/faults/slowclients.py
             from harness.faults import slowclients
 
-            raise typer.Exit(slowclients.main(parse_impls(impl), instance_cpus(cpus), quick))
+            raise typer.Exit(slowclients.main(parse_impls(impl), limit, quick))
         names = list(scenarios.NAMES) if scenario == "all" else [scenario]
         if any(name not in scenarios.NAMES for name in names):
             raise UserError(f"unknown scenario {scenario!r}; choose from {', '.join(scenarios.NAMES)} or all")
@@ -88,12 +89,12 @@ def register(app: typer.Typer) -> None:
             plan = scenarios.scenario(name, quick, **options)
             rows = []
             for impl_name in impls:
-                choice = runner.fault_rate(impl_name, instance_cpus(cpus), share, rate)
+                choice = runner.fault_rate(impl_name, limit, share, rate)
                 console.print(
                     f"[bold]{name}[/] {impl_name}: {choice.rate:g} req/s ({choice.source}); {plan.description}; "
                     f"{plan.warmup_s:g} s warm-up + {plan.duration_s:g} s"
                 )
-                result = runner.run_scenario(impl_name, plan, choice, cpus=instance_cpus(cpus))
+                result = runner.run_scenario(impl_name, plan, choice, cpus=limit)
                 if result.folder is not None:
                     console.print(f"  -> {result.folder.path}")
                 if result.status != "completed":

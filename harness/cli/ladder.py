@@ -93,6 +93,6 @@ def register(app: typer.Typer) -> None:
 
             floor_after_ladders(plan, outcomes)
         print_ladder_table(
-            f"ladders ({chosen_mix} mix, {cpus_label(instance_cpus(cpus))} per instance)",
+            f"ladders ({chosen_mix} mix, {cpus_label(base.cpus)} per instance)",
             {f"{i} x{n}": runs for (i, n), runs in outcomes.items()},
         )
