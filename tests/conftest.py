@@ -28,6 +28,9 @@ _WITHOUT_DATABASE = ("test_launcher.py",)
 """Tests that work in a clone of their own, with its own state directory."""
 
 
+# First: xdist's worker reads the groups in a hook of its own, registered after this file, so it would run
+# first and miss them.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))

@@ -70,3 +70,16 @@ def test_ctrl_c_stops_the_running_suite_leaves_nothing_and_names_it(database_url
     assert proc.returncode == 130, output[-3000:]
     assert "interrupted in suite python (pytest)" in output, output[-3000:]
     assert not left_of(pids, groups), f"left behind after Ctrl-C:\n{output[-3000:]}"
+
+
+def test_a_test_on_the_shared_database_is_in_its_worker_group(
+    database_url: str, request: pytest.FixtureRequest
+) -> None:
+    """Under `--dist loadgroup` xdist sends a group to one worker by a suffix on the node id; a group added after
+    xdist read them (conftest's hook running second) would let two workers reset the shared database under
+    each other. Outside loadgroup there is no suffix to check, and no second worker either."""
+    # On a worker xdist resets --dist to "no" and keeps the choice in option.loadgroup.
+    if not getattr(request.config.option, "loadgroup", False):
+        assert "@" not in request.node.nodeid
+        return
+    assert request.node.nodeid.endswith("@shared-database"), request.node.nodeid

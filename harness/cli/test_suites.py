@@ -38,11 +38,11 @@ class SuiteInterrupted(KeyboardInterrupt):
         self.suite = suite
 
 
-PYTEST_WORKERS = 1
-"""pytest-xdist workers for the whole harness suite. Two halve its time (it mostly waits on servers and
-fixed-length steps), but beside a second worker the fault scenarios found their working database
-re-created mid-run and node's many-connections test got a 503, for causes not yet found; until then the
-suite runs on one. `./bidbench test -- -n 2` runs it on two (tests/conftest.py groups the tests)."""
+PYTEST_WORKERS = 2
+"""pytest-xdist workers for the whole harness suite: it mostly waits on real servers and fixed-length load
+steps, so a second worker nearly halves its time even on two cores. Tests on the shared working database
+stay on one worker, one at a time (tests/conftest.py groups them; pytest is pinned below 9.2, whose node
+ids pytest-xdist 3.8 can no longer group by, pytest-dev/pytest-xdist#1386)."""
 
 
 def _signal_group(proc: subprocess.Popen[str], signum: int) -> None:

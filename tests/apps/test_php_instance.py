@@ -76,7 +76,8 @@ class Client:
         """A list body is sent chunked (Transfer-Encoding: chunked, no Content-Length)."""
         data: Any = body.encode() if isinstance(body, str) else body
         chunked = isinstance(body, list)
-        try:
+
+        def send() -> http.client.HTTPResponse:
             self.conn.request(
                 method,
                 path,
@@ -84,18 +85,14 @@ class Client:
                 headers=headers or {},
                 encode_chunked=chunked,
             )
-            response = self.conn.getresponse()
+            return self.conn.getresponse()
+
+        try:
+            response = send()
         except (http.client.HTTPException, ConnectionError):
             self.conn.close()
             self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
-            self.conn.request(
-                method,
-                path,
-                body=iter(data) if chunked else data,
-                headers=headers or {},
-                encode_chunked=chunked,
-            )
-            response = self.conn.getresponse()
+            response = send()
         raw = response.read()
         reply = Reply(response.status, response.headers, raw)
         if response.will_close:
