@@ -9,12 +9,18 @@ descends from a process the test started. Resource groups are a test's when one 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+import signal
+import subprocess
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import Any
 
 import psutil
 
 from harness.engine.instances import INSTANCE_MARKER
+from harness.engine.resources import ResourceGroup
 from harness.record.folders import RunFolder
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
@@ -109,3 +115,23 @@ def left_of(pids: Iterable[int], groups: Iterable[str]) -> list[str]:
             continue
     left += [f"resource group {g}: pids {members}" for g in groups if (members := cgroup_members(g))]
     return left
+
+
+@contextmanager
+def process_in(
+    group: ResourceGroup, code: str, preexec: Callable[[], None] | None = None, **popen: Any
+) -> Iterator[subprocess.Popen[Any]]:
+    """A Python child running `code` in `group` (joined by `preexec`, by default the group's own). After it,
+    every process of the group is killed, not only this one: a child it forked would outlive it and keep
+    burning a CPU for the rest of the session; then the group is removed."""
+    proc = subprocess.Popen([sys.executable, "-c", code], preexec_fn=preexec or group.preexec, **popen)  # noqa: PLW1509
+    group.adopt(proc.pid)
+    try:
+        yield proc
+    finally:
+        for pid in group.pids():
+            with suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        proc.kill()
+        proc.wait(timeout=10)
+        group.close()

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager
 
+import ownership
 import pytest
 
 from harness.engine.resources import Limits, ProcessTreeGroup, ResourceGroup, detect_backend, new_group
@@ -29,27 +28,10 @@ def _join_with_top_priority(group: ResourceGroup) -> None:
         os.setpriority(os.PRIO_PROCESS, 0, -20)
 
 
-@contextmanager
-def process_in(group: ResourceGroup, code: str) -> Iterator[subprocess.Popen[str]]:
-    proc = subprocess.Popen(
-        [sys.executable, "-c", code],
-        preexec_fn=lambda: _join_with_top_priority(group),
-        stdout=subprocess.PIPE,
-        text=True,
+def process_in(group: ResourceGroup, code: str) -> AbstractContextManager[subprocess.Popen[str]]:
+    return ownership.process_in(
+        group, code, preexec=lambda: _join_with_top_priority(group), stdout=subprocess.PIPE, text=True
     )
-    if isinstance(group, ProcessTreeGroup):
-        group.adopt(proc.pid)
-    try:
-        yield proc
-    finally:
-        # Every process of the group, not only the one started here: a child it forked would outlive it
-        # and keep burning a CPU for the rest of the test session.
-        for pid in group.pids():
-            with suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-        proc.kill()
-        proc.wait()
-        group.close()
 
 
 def _reading(group: ResourceGroup) -> tuple[float, float]:

@@ -8,15 +8,11 @@ from __future__ import annotations
 
 import csv
 import os
-import signal
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import pytest
+from ownership import process_in
 
 from harness.engine import resources
 from harness.engine.resources import (
@@ -44,23 +40,8 @@ V1 = Path("/sys/fs/cgroup/cpu/cpu.stat").is_file() and Path("/sys/fs/cgroup/cpus
 needs_v1 = pytest.mark.skipif(not V1 or os.geteuid() != 0, reason="needs cgroup v1 (cpu, cpuset) as root")
 
 
-@contextmanager
-def child_in(group: ResourceGroup, code: str) -> Iterator[subprocess.Popen[bytes]]:
-    proc = subprocess.Popen([sys.executable, "-c", code], preexec_fn=group.preexec)  # noqa: PLW1509
-    group.adopt(proc.pid)
-    try:
-        yield proc
-    finally:
-        for pid in group.pids():
-            with suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-        proc.kill()
-        proc.wait(timeout=10)
-        group.close()
-
-
 def _throttled_over(group: ResourceGroup, code: str) -> tuple[Throttling, Throttling]:
-    with child_in(group, code) as proc:
+    with process_in(group, code) as proc:
         before = group.cpu_throttling()
         time.sleep(RUN_S)
         after = group.cpu_throttling()
@@ -117,7 +98,7 @@ def test_systemd_scope_reads_its_cgroup(tmp_path: Path) -> None:
 
 def test_process_tree_fallback_cannot_know() -> None:
     group = ProcessTreeGroup("tree", Limits(cpus=0.2))
-    with child_in(group, "import time; time.sleep(1)"):
+    with process_in(group, "import time; time.sleep(1)"):
         assert group.cpu_throttling() is None
         assert group.describe()["cpuset_applied"] is None
 
@@ -176,7 +157,7 @@ def test_group_without_quota_reports_none() -> None:
 def test_sampler_records_throttling_and_writes_it_to_the_csv(tmp_path: Path) -> None:
     group = new_group("cgroup-v1", "test-sampled", Limits(cpus=0.2))
     sampler = Sampler({"spin": group}, interval_s=0.5)
-    with child_in(group, SPINNER):
+    with process_in(group, SPINNER):
         sampler.start()
         time.sleep(RUN_S)
         sampler.stop()
@@ -205,7 +186,7 @@ def test_per_process_memory_names_the_primary_and_its_workers() -> None:
     )
     group = new_group("cgroup-v1", "test-procs", Limits())
     sampler = Sampler({"tree": group}, interval_s=0.5)
-    with child_in(group, code) as proc:
+    with process_in(group, code) as proc:
         # Three Python starts take seconds on a busy host: wait for them (child_in kills all three after).
         deadline = time.monotonic() + 60
         while len(group.pids()) < 3 and time.monotonic() < deadline:
@@ -233,7 +214,7 @@ def test_cpuset_applied_on_v1_reads_back() -> None:
     assert isinstance(group, CgroupV1Group)
     assert group.cpuset_applied is True and group.cpuset_note is None
     assert (group.paths["cpuset"] / "cpuset.cpus").read_text().strip() == str(last)
-    with child_in(group, "import time; time.sleep(3)") as proc:
+    with process_in(group, "import time; time.sleep(3)") as proc:
         assert os.sched_getaffinity(proc.pid) == {last}
     assert group.describe()["cpuset_applied"] is True
 
@@ -246,7 +227,7 @@ def test_cpuset_of_a_missing_cpu_is_refused_gracefully(spec: str) -> None:
     assert group.cpuset_note and spec in group.cpuset_note
     parent_cpus = (group.paths["cpuset"].parent / "cpuset.cpus").read_text().strip()
     assert (group.paths["cpuset"] / "cpuset.cpus").read_text().strip() == parent_cpus
-    with child_in(group, "import time; time.sleep(3)") as proc:
+    with process_in(group, "import time; time.sleep(3)") as proc:
         # Still a working group: the child joined it and runs on the inherited CPUs.
         assert proc.pid in group.pids()
     description = group.describe()
@@ -281,7 +262,7 @@ def test_cpuset_on_v2_needs_the_controller(tmp_path: Path, monkeypatch: pytest.M
 def test_process_tree_cpuset_of_a_missing_cpu_is_refused() -> None:
     group = ProcessTreeGroup("tree-nocpu", Limits(cpuset="999"))
     assert group.cpuset_applied is False
-    with child_in(group, "import time; time.sleep(2)") as proc:
+    with process_in(group, "import time; time.sleep(2)") as proc:
         assert proc.poll() is None
 
 
@@ -316,7 +297,7 @@ def test_lifted_v1_quota_lets_a_spinner_run_unthrottled_then_caps_it_again() -> 
     assert isinstance(group, CgroupV1Group)
     quota_file = group.paths["cpu"] / "cpu.cfs_quota_us"
     quota = quota_file.read_text().strip()
-    with child_in(group, SPINNER):
+    with process_in(group, SPINNER):
         assert group.lift_cpu_limit(True)
         assert quota_file.read_text().strip() == "-1"
         before = group.cpu_throttling()

@@ -31,7 +31,14 @@ from harness.record.index_line import newest_completed
 from harness.record.metrics import read_metrics_json
 from harness.record.verdict import read_verdict_json
 from harness.regimes import ladder
-from harness.regimes.ladder import METHOD_VERSION, LadderSettings, first_failing_rate, ladder_rates
+from harness.regimes.ladder import (
+    METHOD_VERSION,
+    LadderSettings,
+    calibration_censored,
+    calibration_start,
+    first_failing_rate,
+    ladder_rates,
+)
 
 GROUP_PREFIX = "claims-ladder"
 START_OVERHEAD_S = 8.0
@@ -187,9 +194,18 @@ def _record(
     return {"valid": valid, "run": run_id, **seen, **({} if valid else {"why": why_invalid(status, reasons)})}
 
 
-def _rates_from_calibration(metrics: Mapping[str, Any] | None, settings: Any) -> tuple[float, ...] | None:
-    failing = first_failing_rate(dict(metrics or {}))
-    return ladder_rates(failing, settings) if failing else None
+def _rates_from_calibration(
+    metrics: Mapping[str, Any] | None, settings: Any, cores: float
+) -> tuple[float, ...] | None:
+    """The ladder's rates from a stored calibration; None when it must run again: it found no break, or it
+    failed from a first step above the lowest a calibration starts from (stored before calibrations
+    started lower after such a failure, harness/regimes/ladder.py `calibrate`)."""
+    seen = dict(metrics or {})
+    failing = first_failing_rate(seen)
+    lowest = calibration_start(settings, cores, settings.calibration_descents)
+    if not failing or (calibration_censored(seen) and failing > round(lowest)):
+        return None
+    return ladder_rates(failing, settings)
 
 
 def run(
@@ -218,7 +234,8 @@ def run(
         found = None
         if entry is not None:
             folder = RunFolder(Path(entry["path"]))
-            found = _rates_from_calibration(read_metrics_json(folder), settings)
+            cores = cell_cpus(size, cell) * cell_instances(size, cell)
+            found = _rates_from_calibration(read_metrics_json(folder), settings, cores)
         if found is None:
             try:
                 failing, outcome = ladder.calibrate(

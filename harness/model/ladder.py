@@ -54,9 +54,14 @@ class LadderSettings:
     """The calibration's first rate per CPU of the instances. Every app here carries more than this per CPU
     on the browse mix, so lower steps only cost time (the lab log (docs/lab/), demo shape and calibration,
     "The calibration's start").
-    A first step that already fails still sizes the ladder (`first_failing_rate`): from a quarter of it."""
+    A first step that already fails starts the calibration again from lower (`calibration_descents`)."""
     calibration_factor: float = 1.5
     calibration_steps: int = 12
+    calibration_descents: int = 2
+    """How often a calibration whose first step already failed runs again, each time from about a fifth of
+    its last start (harness/regimes/ladder.py `calibrate`): a variant far slower than the start (a pool-less
+    JDBC driver, say) would otherwise be sized from a quarter of a rate it never carried, and its ladders
+    would fail from their first step too. After the last, the first failing step still sizes the ladder."""
     calibration_step_s: float = 2.0
     calibration_warmup_s: float | None = None
     """None: the ladders' warm-up. A calibration only needs where the load breaks, steps after its warm-up."""

@@ -93,9 +93,35 @@ def run_one(plan: RunPlan, prewarm_rate: float, quiet: bool = False) -> RunOutco
 def calibrate(
     base: RunPlan, settings: LadderSettings, instances: int, quiet: bool = False
 ) -> tuple[float, RunOutcome]:
-    """A quick, broad ladder (x1.5 a step) for where the SLO breaks: the first failing rate."""
+    """A quick, broad ladder (x1.5 a step) for where the SLO breaks: the first failing rate. A calibration
+    whose first step already failed runs again from lower (`LadderSettings.calibration_descents`)."""
+    cores = (base.cpus or 1.0) * instances
+    for descent in range(settings.calibration_descents + 1):
+        start = calibration_start(settings, cores, descent)
+        failing, outcome = _calibration(base, settings, instances, start, quiet)
+        if not calibration_censored(outcome.metrics):
+            break
+    return failing, outcome
+
+
+def calibration_start(settings: LadderSettings, cores: float, descent: int = 0) -> float:
+    """The first rate of a calibration on `cores` CPUs in all, after `descent` runs that failed from theirs."""
+    return (
+        settings.calibration_start_per_cpu
+        * cores
+        / settings.calibration_factor ** (CALIBRATION_DESCENT_STEPS * descent)
+    )
+
+
+CALIBRATION_DESCENT_STEPS = 4
+"""How many of its steps a calibration that failed from its first step starts lower (x1.5^4, about 5x): its
+next run still reaches the old start in its fifth step, so a stall on the first step costs one more run."""
+
+
+def _calibration(
+    base: RunPlan, settings: LadderSettings, instances: int, start: float, quiet: bool
+) -> tuple[float, RunOutcome]:
     cpus = (base.cpus or 1.0) * instances
-    start = settings.calibration_start_per_cpu * cpus
     rates = tuple(
         float(round(start * settings.calibration_factor**k)) for k in range(settings.calibration_steps)
     )
@@ -123,6 +149,13 @@ def calibrate(
             "Give the ladder's rates with --rates."
         )
     return failing, outcome
+
+
+def calibration_censored(metrics: dict[str, Any] | None) -> bool:
+    """Whether a calibration failed from its first step on: the capacity lies below everything it tried,
+    and a ladder sized from it (a quarter of that step up) may find no passing step either."""
+    steps = ((metrics or {}).get("ladder") or {}).get("steps") or []
+    return bool(steps) and not any(step.get("slo_met") for step in steps)
 
 
 def first_failing_rate(metrics: dict[str, Any] | None) -> float | None:

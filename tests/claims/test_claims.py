@@ -13,9 +13,11 @@ from typer.testing import CliRunner
 
 from harness import paths
 from harness.claims import runner
+from harness.claims.ladders import _rates_from_calibration
 from harness.claims.model import Claim, ClaimError, Comparison, find, load_all, load_file, load_schema
 from harness.claims.verdict import CONTRADICTED, INCONCLUSIVE, NOT_RUNNABLE, REPLICATED, Side, judge
 from harness.cli.claims import register
+from harness.regimes.ladder import LadderSettings, calibration_start, ladder_rates
 
 CLAIMS = Path(paths.ROOT) / "claims"
 README = Path(paths.ROOT) / "docs" / "replication" / "README.md"
@@ -250,3 +252,22 @@ def test_cli_list_shows_every_claim() -> None:
         assert claim.id in result.output
         if not claim.runnable:
             assert "not testable here" in result.output or "needs a variant" in result.output
+
+
+def _step(rate: float, met: bool) -> dict[str, Any]:
+    return {"rate": rate, "p99_ms": 5.0 if met else 90.0, "slo_met": met}
+
+
+def test_a_stored_calibration_that_failed_from_a_higher_start_is_run_again() -> None:
+    """Stored before calibrations started lower after failing from their first step: run again, unless it
+    already started from the lowest start a calibration reaches."""
+    settings = LadderSettings(calibration_start_per_cpu=400.0)
+    lowest = calibration_start(settings, 0.5, settings.calibration_descents)
+    censored = {"ladder": {"steps": [_step(200, False), _step(300, False)]}}
+    assert _rates_from_calibration(censored, settings, cores=0.5) is None
+    at_the_lowest = {"ladder": {"steps": [_step(round(lowest), False), _step(round(lowest * 1.5), False)]}}
+    assert _rates_from_calibration(at_the_lowest, settings, cores=0.5) == ladder_rates(
+        round(lowest), settings
+    )
+    bracketed = {"ladder": {"steps": [_step(200, True), _step(300, False)]}}
+    assert _rates_from_calibration(bracketed, settings, cores=0.5) == ladder_rates(300, settings)

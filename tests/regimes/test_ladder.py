@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -15,8 +16,10 @@ from harness.engine.driver import LoadSettings
 from harness.engine.session import RunPlan
 from harness.engine.validity import Slo
 from harness.model.ladder_math import capacity, cost_fit, saturation
+from harness.regimes import ladder as ladder_module
 from harness.regimes.ladder import (
     LadderSettings,
+    calibration_censored,
     first_failing_rate,
     geometric,
     ladder_plan,
@@ -214,6 +217,37 @@ def test_the_ladder_spans_well_below_to_past_the_calibration_failure() -> None:
     stalled = [step(200, 70, False), step(300, 5, True), step(450, 5, True), step(675, 90, False)]
     assert first_failing_rate({"ladder": {"steps": stalled}}) == 675
     assert first_failing_rate({"ladder": {"steps": [step(200, 70, False)]}}) == 200
+
+
+def test_a_calibration_that_failed_from_its_first_step_starts_again_from_lower(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An app that carries 100 req/s, calibrated from 400: the first run only fails, the second (from about
+    a fifth of 400) passes below 100 and breaks above it, and sizes the ladder. One that carries 1 req/s
+    stops after its descents, sized from its last first step."""
+    starts: list[float] = []
+    capacity_rps = [100.0]
+
+    def fake_run(plan: RunPlan, prewarm_rate: float, quiet: bool = False) -> Any:
+        starts.append(plan.load.steps[0])
+        ran: list[dict[str, Any]] = []
+        for rate in plan.load.steps:
+            met = rate < capacity_rps[0]
+            ran.append(step(rate, 5 if met else 90, met))
+            if sum(not s["slo_met"] for s in ran) == 2:
+                break
+        return SimpleNamespace(metrics={"ladder": {"steps": ran}}, folder=None, reason="", status="completed")
+
+    monkeypatch.setattr(ladder_module, "run_one", fake_run)
+    base = RunPlan(impl="java", load=LoadSettings(targets=[]), cpus=0.5)
+    settings = LadderSettings(calibration_start_per_cpu=800.0)
+    failing, outcome = ladder_module.calibrate(base, settings, instances=1)
+    assert starts == [400.0, 79.0]
+    assert failing == 119.0 and not calibration_censored(outcome.metrics)
+    capacity_rps[0], starts[:] = 1.0, []
+    failing, outcome = ladder_module.calibrate(base, settings, instances=1)
+    assert len(starts) == settings.calibration_descents + 1 and calibration_censored(outcome.metrics)
+    assert failing == starts[-1] < 20
 
 
 def test_the_ladder_is_fine_from_its_middle_up_where_the_capacity_is_bracketed() -> None:
