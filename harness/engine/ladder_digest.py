@@ -191,12 +191,7 @@ def ladder_verdict(records: list[dict[str, Any]], outcome: dict[str, Any], slo: 
     if not records:
         checks["steps_done"] = Check(False, 0, 1, f"no step finished ({stopped})")
     elif cap is None:
-        checks["first_step"] = Check(
-            False,
-            records[0]["rate"],
-            None,
-            f"the first step ({records[0]['rate']:g} req/s) already missed the SLO: lower the ladder's start rate",
-        )
+        checks["first_step"] = Check(False, records[0]["rate"], None, _first_step_missed(records[0], slo))
     measured = any(s["instance_cpu_s"] is not None for s in records)
     if outcome.get("cpu_cost") is None and records and measured:
         checks["cost_fit"] = Check(
@@ -213,4 +208,19 @@ def ladder_verdict(records: list[dict[str, Any]], outcome: dict[str, Any], slo: 
             "capacity": cap,
             "stopped": stopped,
         },
+    )
+
+
+def _first_step_missed(first: dict[str, Any], slo: Slo) -> str:
+    """Why a ladder has no capacity, with the first step's latency beside the SLO's bounds: a mean above its
+    bound at a low rate is the app's latency at any load (a connection opened per request), which no
+    lower start changes."""
+
+    def ms(value: Any) -> str:
+        return "-" if value is None else f"{float(value):.1f} ms"
+
+    return (
+        f"the first step ({first['rate']:g} req/s) already missed the SLO (p99 {ms(first.get('p99_ms'))}, "
+        f"mean {ms(first.get('mean_ms'))}; {slo.describe()}): lower the ladder's start rate, unless that "
+        "latency is the app's at any load"
     )

@@ -13,6 +13,7 @@ import pytest
 from harness.analysis.ladder import ladder_row, spread
 from harness.console import UserError
 from harness.engine.driver import LoadSettings
+from harness.engine.ladder_digest import _first_step_missed
 from harness.engine.session import RunPlan
 from harness.engine.validity import Slo
 from harness.model.ladder_math import capacity, cost_fit, saturation
@@ -403,3 +404,12 @@ def test_the_cli_runs_given_rates_as_one_grid() -> None:
     assert computed.middle == LadderSettings().middle
     given = ladder_settings((100.0, 200.0, 300.0, 400.0, 500.0), 16, "1.5s", 2)
     assert (given.steps, given.step_s, given.middle) == (5, 1.5, None)
+
+
+def test_a_ladder_without_a_passing_step_says_what_its_first_step_measured() -> None:
+    """The reason names the first step's latency beside the SLO: a mean above the bound at 2 req/s (a
+    connection opened per request) is not fixed by a lower start."""
+    text = _first_step_missed({"rate": 2.0, "p99_ms": 15.24, "mean_ms": 8.31}, Slo())
+    assert text.startswith("the first step (2 req/s) already missed the SLO (p99 15.2 ms, mean 8.3 ms; ")
+    assert Slo().describe() in text and "unless that latency is the app's at any load" in text
+    assert "mean -;" in _first_step_missed({"rate": 2.0, "p99_ms": 15.0, "mean_ms": None}, Slo())
