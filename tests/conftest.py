@@ -34,7 +34,12 @@ _WITHOUT_DATABASE = ("test_launcher.py",)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
-        private = bool(fixtures & _PRIVATE_DATABASE_FIXTURES) or item.path.name in _WITHOUT_DATABASE
+        # A module that names its own group works on a cluster of its own, shared only within the group
+        # (the fault scenarios' .bidbench/pg-faults).
+        own_group = item.get_closest_marker("xdist_group") is not None
+        private = (
+            own_group or bool(fixtures & _PRIVATE_DATABASE_FIXTURES) or item.path.name in _WITHOUT_DATABASE
+        )
         if fixtures & _SHARED_DATABASE_FIXTURES or not private:
             item.add_marker(pytest.mark.xdist_group(SHARED_DATABASE_GROUP))
 

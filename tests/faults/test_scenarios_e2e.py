@@ -1,5 +1,7 @@
 """slow-db, overload and kill-instance, short and bounded, on the fault scenarios' own cluster. node runs
-every scenario; slow-db runs for every app in BIDBENCH_FAULT_IMPLS (default: all three)."""
+every scenario; slow-db runs for every app in BIDBENCH_FAULT_IMPLS (default: all three). They share that
+cluster with one another only, so they run one at a time on one worker, beside the shared database's
+tests (tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from harness.faults.runner import fault_cluster, run_scenario
 from harness.faults.scenarios import OVERLOAD_RAMP_S, kill_instance, overload, slow_db
 from harness.record.upgrade import trace_log
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("fault-cluster")]
 IMPLS = os.environ.get("BIDBENCH_FAULT_IMPLS", "node,php,java").split(",")
 
 
@@ -30,7 +32,7 @@ def stop_fault_cluster_afterwards() -> Iterator[None]:
 
 
 @pytest.mark.parametrize("impl", IMPLS)
-def test_slow_db(impl: str, database_url: str, tmp_path: Path) -> None:
+def test_slow_db(impl: str, tmp_path: Path) -> None:
     result = run_scenario(impl, slow_db(quick=True), TEST_RATE, cpus=0.5, results_dir=tmp_path)
     faults = assert_sound(result, tmp_path)
     windows = faults["windows"]
@@ -44,7 +46,7 @@ def test_slow_db(impl: str, database_url: str, tmp_path: Path) -> None:
     assert (result.folder.logs / "toxiproxy.log").exists()  # type: ignore[union-attr]
 
 
-def test_overload_node(database_url: str, tmp_path: Path) -> None:
+def test_overload_node(tmp_path: Path) -> None:
     scenario = overload(quick=True)
     result = run_scenario("node", scenario, TEST_RATE, cpus=0.5, results_dir=tmp_path)
     faults = assert_sound(result, tmp_path)
@@ -73,7 +75,7 @@ def test_overload_node(database_url: str, tmp_path: Path) -> None:
     assert len(before) == pytest.approx(TEST_RATE.rate * scenario.fault_start_s, rel=0.05)
 
 
-def test_kill_instance_node(database_url: str, tmp_path: Path) -> None:
+def test_kill_instance_node(tmp_path: Path) -> None:
     before = instance_processes()
     result = run_scenario("node", kill_instance(quick=True), TEST_RATE, cpus=0.5, results_dir=tmp_path)
     faults = assert_sound(result, tmp_path)
