@@ -37,6 +37,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         # A module that names its own group works on a cluster of its own, shared only within the group
         # (the fault scenarios' .bidbench/pg-faults).
         own_group = item.get_closest_marker("xdist_group") is not None
+        if own_group and fixtures & _SHARED_DATABASE_FIXTURES:
+            # xdist would join the two names into a third group, which runs beside the shared one.
+            raise pytest.UsageError(
+                f"{item.nodeid}: a test in a group of its own cannot also use the shared database"
+            )
         private = (
             own_group or bool(fixtures & _PRIVATE_DATABASE_FIXTURES) or item.path.name in _WITHOUT_DATABASE
         )
