@@ -98,7 +98,7 @@ def calibrate(
     cores = (base.cpus or 1.0) * instances
     for descent in range(settings.calibration_descents + 1):
         start = calibration_start(settings, cores, descent)
-        failing, outcome = _calibration(base, settings, instances, start, quiet)
+        failing, outcome = _calibration(base, settings, instances, cores, start, quiet)
         if not calibration_censored(outcome.metrics):
             break
     return failing, outcome
@@ -119,9 +119,8 @@ next run still reaches the old start in its fifth step, so a stall on the first 
 
 
 def _calibration(
-    base: RunPlan, settings: LadderSettings, instances: int, start: float, quiet: bool
+    base: RunPlan, settings: LadderSettings, instances: int, cores: float, start: float, quiet: bool
 ) -> tuple[float, RunOutcome]:
-    cpus = (base.cpus or 1.0) * instances
     rates = tuple(
         float(round(start * settings.calibration_factor**k)) for k in range(settings.calibration_steps)
     )
@@ -139,7 +138,7 @@ def _calibration(
     )
     # The pre-warm's least rate per CPU, not the calibration's first step: a JVM pre-warmed lower broke
     # early in its calibration (the lab log (docs/lab/), prewarm settling rule, "The least rate").
-    rate = prewarming.MIN_RATE_PER_CPU * cpus * prewarm_factor(settings)
+    rate = prewarming.MIN_RATE_PER_CPU * cores * prewarm_factor(settings)
     outcome = run_one(plan, prewarm_rate=min(rates[-1], rate), quiet=quiet)
     failing = first_failing_rate(outcome.metrics)
     if failing is None:
