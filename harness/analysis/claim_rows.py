@@ -58,9 +58,20 @@ TERMINAL_STYLE = ClaimStyle(
 
 
 def side_of(
-    label: str, values: Sequence[float], invalid: int, unbracketed: Sequence[float], style: ClaimStyle
+    label: str,
+    values: Sequence[float],
+    invalid: int,
+    unbracketed: Sequence[float],
+    style: ClaimStyle,
+    below: Sequence[float] = (),
 ) -> Cell:
     """One side of a comparison: its mean with the t-interval over its valid runs, n, and what was left out."""
+    if below and not values:
+        extra = f", {invalid} {style.invalid_words}" if invalid else ""
+        return Cell(
+            f"{label}{style.label_separator}< {style.number(max(below))} ({len(below)} ladders missed the SLO "
+            f"from their first step){extra}"
+        )
     if not values and style.says_no_valid_run:
         return Cell(f"{label}: no valid run")
     mean = sum(values) / len(values) if values else None
@@ -70,6 +81,8 @@ def side_of(
     if unbracketed:
         bound = (style.bound_number or style.number)(min(unbracketed))
         extra += f", {len(unbracketed)} unbracketed (>= {bound})"
+    if below:
+        extra += f", {len(below)} below their first step (< {style.number(max(below))})"
     text = f"{label}{style.label_separator}{style.number(mean)}{ci} n={len(values)}{extra}"
     return Cell.measured(text, mean, interval)
 
@@ -78,7 +91,12 @@ def side_cell(side: dict[str, Any], style: ClaimStyle) -> Cell:
     """A side as a stored verdict holds it (claims/store.py)."""
     values = [float(v) for v in side.get("values", []) if v is not None]
     return side_of(
-        side.get("label", "?"), values, side.get("invalid") or 0, side.get("unbracketed") or [], style
+        side.get("label", "?"),
+        values,
+        side.get("invalid") or 0,
+        side.get("unbracketed") or [],
+        style,
+        side.get("below") or [],
     )
 
 
@@ -90,8 +108,16 @@ def ratio_of(
     p_value: float | None,
     style: ClaimStyle,
     paired: bool = False,
+    bound: Sequence[Any] | None = None,
 ) -> Cell:
-    """B/A with its interval, and the equivalence (TOST) or difference (Welch) test behind the verdict."""
+    """B/A with its interval, and the equivalence (TOST) or difference (Welch) test behind the verdict; or,
+    where one side has only a floor, the 95 % bound on B/A and its one-sample test."""
+    if ratio is None and bound:
+        side, value = str(bound[0]), float(bound[1])
+        text = f"{side} {value:.3g} (95 % bound" + (
+            f"; p={p_value:.3g})" if p_value is not None and style.ratio_detail else ")"
+        )
+        return Cell(text, None, value if side == ">" else None, value if side == "<" else None)
     if ratio is None:
         return Cell("-")
     text = f"{ratio:.3f}"
@@ -120,6 +146,7 @@ def ratio_cell(row: dict[str, Any], style: ClaimStyle) -> Cell:
         row.get("p_value"),
         style,
         bool(row.get("paired")),
+        row.get("bound"),
     )
 
 

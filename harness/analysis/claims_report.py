@@ -206,7 +206,10 @@ METHOD_TEXT = [
     "figure: TOST on the log ratio against the published ratio within the tolerance fixed in the claim's "
     "YAML before any run (Holm across the rows too). Fresh starts run side by side are paired (geometric "
     "mean of per-start ratios); fresh starts run apart are compared by Welch on the logs "
-    "(harness/model/paired.py). No bootstrap is used at these sample sizes.",
+    "(harness/model/paired.py). No bootstrap is used at these sample sizes. Where every ladder of one side "
+    "missed the SLO at every step from its first, that side's capacity lies below its first step's rate, "
+    "and the row shows only a 95 % bound on B/A: the other side's t-interval over that floor "
+    "(a one-sample t on the logs), which can decide a direction but never a magnitude within a band.",
     "",
     "Labels: **replicated** (the direction and, where asked, the magnitude), **direction only** (the "
     "direction holds; the magnitude is excluded, undecided, or not tested because the construct differs), "

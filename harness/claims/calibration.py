@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from harness.claims.model import Claim, Comparison
-from harness.claims.verdict import ALPHA, interval, log_ratio_stats, tost_p, two_sided_p
+from harness.claims.verdict import ALPHA, floor_stats, interval, log_ratio_stats, tost_p, two_sided_p
 
 APART_CVS: tuple[float, ...] = (0.10, 0.15)
 SHARED_DRIFT_CV = 0.10
@@ -76,6 +76,31 @@ def calibrate(n: int, paired: bool, cv: float, sims: int = SIMULATIONS, seed: in
     la, lb = simulate(n, sims, band[1], paired, cv, rng)
     tost_fp = float(np.mean(tost_p(*log_ratio_stats(la, lb, paired), band) < ALPHA))
     return Calibration(n, "side by side" if paired else "apart", cv, false_positive, coverage, tost_fp, sims)
+
+
+def floor_false_positive(
+    n: int, cv: float, floor_sds: float, sims: int = SIMULATIONS, seed: int = 45
+) -> tuple[float, float]:
+    """(false positives, share of data sets that used a ceiling) of the whole capacity procedure on
+    identical groups apart, when every ladder starts at a first step `floor_sds` log-SDs from the groups'
+    level: a value below it is only known as "below the first step" (harness/claims/verdict.py
+    `_measure_floor`). A side with such runs is bounded by its ceiling (the first step, or its largest
+    value above it), against the other side's values; runs below on both sides are not judged; sides with
+    values only take Welch on the logs. A false positive is any direction declared (either sign) at ALPHA."""
+    rng = np.random.default_rng([seed, n, int(cv * 1000), int(floor_sds * 100) + 1000])
+    la, lb = simulate(n, sims, 1.0, False, cv, rng)
+    log_floor = floor_sds * sd_log(cv)
+    a_low, b_low = (la < log_floor).sum(axis=-1), (lb < log_floor).sum(axis=-1)
+    declared = (a_low == 0) & (b_low == 0) & (two_sided_p(*log_ratio_stats(la, lb, False)) < ALPHA)
+    used = np.zeros(sims, dtype=bool)
+    for floored, low_floored, other, low_other in ((la, a_low, lb, b_low), (lb, b_low, la, a_low)):
+        ceiling = np.maximum(floored.max(axis=-1), log_floor)
+        est, se, df = floor_stats(other, 0.0)
+        est = est - ceiling
+        bounded = (low_floored > 0) & (low_other == 0)
+        used |= bounded
+        declared |= bounded & (est > 0) & (two_sided_p(est, se, df) < ALPHA)
+    return float(np.mean(declared)), float(np.mean(used))
 
 
 def sample_sizes(claims: list[Claim]) -> list[int]:

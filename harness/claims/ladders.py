@@ -162,7 +162,8 @@ def observe(metric: str, metrics: Mapping[str, Any] | None, cpus: float, instanc
     if metric == "capacity_rps":
         value = metric_value(m, "capacity_rps")
         bound = None if value is not None else metric_value(m, "capacity_at_least_rps")
-        return {"value": value, "at_least": bound}
+        floor = below_first_step(m) if value is None and bound is None else None
+        return {"value": value, "at_least": bound, **({"below": floor} if floor is not None else {})}
     if metric == "utilized_cpu_peak":
         # The thesis's utilized CPU: CPU used over CPU allotted, here at the busiest step of the ladder.
         steps = (m.get("ladder") or {}).get("steps") or []
@@ -172,6 +173,16 @@ def observe(metric: str, metrics: Mapping[str, Any] | None, cpus: float, instanc
         value = max(pcts) / (100.0 * cpus * instances) if pcts and cpus else None
         return {"value": value, "at_least": None}
     return {"value": metric_value(m, metric), "at_least": None}
+
+
+def below_first_step(metrics: Mapping[str, Any]) -> float | None:
+    """The first step's rate when a ladder's every step missed the SLO and the first was itself measured
+    validly: the capacity lies below it, assuming (as the SLO capacity does) that latency does not fall as
+    the load rises. None otherwise."""
+    steps = sorted(((metrics.get("ladder") or {}).get("steps") or []), key=lambda s: s.get("rate", 0))
+    if not steps or any(s.get("slo_met") for s in steps) or not steps[0].get("valid"):
+        return None
+    return float(steps[0]["rate"])
 
 
 def why_invalid(status: str, reasons: Sequence[str]) -> str:
@@ -190,6 +201,8 @@ def _record(
     reasons: Sequence[str] = (),
 ) -> dict[str, Any]:
     seen = observe(claim.metric, metrics, cell_cpus(size, cell), cell_instances(size, cell))
+    if status != "completed":
+        seen.pop("below", None)
     valid = bool(valid and status == "completed")
     return {"valid": valid, "run": run_id, **seen, **({} if valid else {"why": why_invalid(status, reasons)})}
 

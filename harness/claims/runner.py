@@ -143,15 +143,19 @@ def side(observations: Observations, impl: str, variant: str) -> Side:
         for r in records
         if r["valid"] and r["value"] is None and r.get("at_least") is not None
     ]
+    below = [float(r["below"]) for r in records if r["value"] is None and r.get("below") is not None]
     kept = [r for r in records if r["valid"] and r["value"] is not None]
     blocks = [r["block"] for r in kept if r.get("block") is not None]
     return Side(
         f"{impl}/{variant}",
         values,
-        invalid=len(records) - len(values) - len(bounds),
+        invalid=len(records) - len(values) - len(bounds) - len(below),
         unbracketed=bounds,
         blocks=blocks if len(blocks) == len(values) else [],
-        invalid_why=[str(r["why"]) for r in records if not r["valid"] and r.get("why")],
+        invalid_why=[
+            str(r["why"]) for r in records if not r["valid"] and r.get("why") and r.get("below") is None
+        ],
+        below=below,
     )
 
 
@@ -287,6 +291,8 @@ def from_folders(claim: Claim, folders: list[Path]) -> tuple[Size, bool, Observa
             )
         else:
             seen = {"value": metric_value(metrics, claim.metric), "at_least": None}
+        if manifest.status != COMPLETED:
+            seen.pop("below", None)
         why = (
             {} if valid else {"why": ladders.why_invalid(manifest.status or "", verdict.get("reasons") or ())}
         )

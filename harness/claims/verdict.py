@@ -63,6 +63,9 @@ class Side:
     """The fresh start of each value when the variants ran side by side (the pairing key); else empty."""
     invalid_why: list[str] = field(default_factory=list)
     """Why each excluded run was excluded (its first validity reason), where the runs said."""
+    below: list[float] = field(default_factory=list)
+    """Upper bounds ("capacity < X") of ladders whose every step missed the SLO from the first, at X req/s:
+    the app's latency at the lightest load already exceeds it, so no lower rate would pass. Not values."""
 
     @property
     def n(self) -> int:
@@ -96,6 +99,17 @@ def log_ratio_stats(
         df = se2**2 / (va**2 / (na - 1) + vb**2 / (nb - 1))
     df = np.where(np.isfinite(df), df, na + nb - 2.0)
     return lb.mean(axis=-1) - la.mean(axis=-1), np.sqrt(se2), df
+
+
+def floor_stats(lo: np.ndarray, log_floor: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(mean log ratio to the floor, its standard error, degrees of freedom) of one side's logs against the
+    other side's floor, a bound that every value of the other side lies below: a one-sample t on the logs."""
+    n = lo.shape[-1]
+    return (
+        lo.mean(axis=-1) - log_floor,
+        lo.std(axis=-1, ddof=1) / math.sqrt(n),
+        np.full(lo.shape[:-1], n - 1.0),
+    )
 
 
 def _t(est: np.ndarray, se: np.ndarray, shift: float = 0.0) -> np.ndarray:
@@ -205,6 +219,11 @@ class ComparisonResult:
     n_needed: int | None = None
     sd_log: float | None = None
     rows_in_family: int = 1
+    bound: tuple[str, float] | None = None
+    """When one side has upper bounds (`Side.below`): B/A is known only as "> x" or "< x", the 95 % bound
+    from the other side's t-interval and that side's ceiling. `ratio` and `ratio_ci` stay None."""
+    floor: float | None = None
+    """The bounded side's ceiling, req/s: the highest first step its ladders missed, or of its capacities."""
     _stats: tuple[float, float, float] | None = None
 
     @property
@@ -239,6 +258,8 @@ def measure(comparison: Comparison, impl: str, a: Side, b: Side) -> ComparisonRe
             + ". A claim is not judged on lower bounds; the ladder's top step must fail"
         )
         return result
+    if a.below or b.below:
+        return _measure_floor(result, a, b)
     pairs = _paired_values(a, b)
     xa, xb = pairs if pairs else (a.values, b.values)
     if len(xa) < MIN_N_INFERENCE or len(xb) < MIN_N_INFERENCE:
@@ -275,6 +296,96 @@ def measure(comparison: Comparison, impl: str, a: Side, b: Side) -> ComparisonRe
     return result
 
 
+def _measure_floor(result: ComparisonResult, a: Side, b: Side) -> ComparisonResult:
+    """A row where some ladders of one side missed the SLO at every step from their first: their capacity
+    lies below that step, so the side is known only as "never above its ceiling", the largest of its first
+    steps missed and its capacities. B/A is then bounded on one side by the other side's values over that
+    ceiling: replacing the side's values by a bound none of them exceeds can only shrink the gap.
+    tests/claims/test_calibration.py shows the false positives stay below ALPHA. Floors on both sides are
+    not judged."""
+    if a.below and b.below:
+        result.reason = (
+            f"both sides have ladders that missed the SLO from their first step ({a.label} below "
+            f"{max(a.below):g} req/s, {b.label} below {max(b.below):g} req/s): no capacity to compare"
+        )
+        return result
+    floored, other = (a, b) if a.below else (b, a)
+    if (
+        len(floored.below) + floored.n < MIN_N_INFERENCE
+        or other.n < MIN_N_INFERENCE
+        or min(other.values) <= 0
+    ):
+        result.reason = (
+            f"fewer than {MIN_N_INFERENCE} runs per side ({floored.label}: {len(floored.below)} below their "
+            f"first step, {floored.n} valid, {floored.invalid} invalid; {other.label}: {other.n} valid, "
+            f"{other.invalid} invalid)" + _why_invalid_text(a, b)
+        )
+        return result
+    ceiling = max(floored.below + floored.values)
+    est, se, df = (float(v) for v in floor_stats(np.log(np.array(other.values)), math.log(ceiling)))
+    low = float(interval(np.array(est), np.array(se), np.array(df), 0.95)[0])
+    result.floor = ceiling
+    result.bound = (">", low) if floored is a else ("<", 1.0 / low)
+    # one-sided by construction: only the other side clearing the ceiling says anything about B/A
+    result.p_value = float(two_sided_p(np.array(est), np.array(se), np.array(df))) if est > 0 else 1.0
+    result.sd_log = float(np.std(np.log(other.values), ddof=1))
+    result._stats = (est, se, df)
+    return result
+
+
+def _decide_floor(result: ComparisonResult, p_holm: float | None, rows: int) -> None:
+    """The labels of a row bounded by a floor: the direction only where the other side clears the floor;
+    a magnitude only where the bound lies wholly outside the published figure's band."""
+    assert result.bound is not None and result.floor is not None
+    comparison = result.comparison
+    side, value = result.bound
+    floored, other = (result.a, result.b) if side == ">" else (result.b, result.a)
+    runs = len(floored.below) + floored.n
+    missed = (
+        f"all {runs} ladders missed the SLO at every step from their first"
+        if not floored.values
+        else f"{len(floored.below)} of {runs} ladders missed the SLO at every step from their first "
+        f"(below {max(floored.below):g} req/s) and the others reached at most {max(floored.values):,.3g} req/s"
+    )
+    bound_text = (
+        f"{floored.label}: {missed}, so no capacity of it exceeded {result.floor:,.3g} req/s; B/A {side} "
+        f"{value:.3g} (the 95 % bound from {other.label}'s values over that ceiling)"
+    )
+    band = comparison.band() if comparison.relation == "equivalent" else comparison.magnitude_band()
+    beyond = band is not None and (value > band[1] if side == ">" else value < band[0])
+    if comparison.relation == "equivalent":
+        result.magnitude = EXCLUDED if beyond else UNDECIDED
+        result.outcome = CONTRADICTED if beyond else INCONCLUSIVE
+        result.reason = bound_text + (
+            "; wholly outside the band" if beyond else "; a bound cannot show equivalence"
+        )
+        return
+    result.p_holm, result.rows_in_family = p_holm, rows
+    significant = p_holm is not None and p_holm < ALPHA
+    result.direction = (ABOVE if side == ">" else BELOW) if significant else STRADDLES
+    if comparison.asks_magnitude:
+        result.magnitude = EXCLUDED if beyond else UNDECIDED
+    elif comparison.magnitude_untested:
+        result.magnitude = "not tested"
+    else:
+        result.magnitude = "no figure"
+    p_text = f"one-sample p={result.p_value:.3g}" + (
+        f", Holm p={p_holm:.3g} over {rows} rows" if rows > 1 else ""
+    )
+    expected = ABOVE if comparison.relation == "greater" else BELOW
+    if not significant:
+        result.outcome = INCONCLUSIVE
+        result.reason = f"{bound_text}; the bound does not clear 1 ({p_text})"
+    elif result.direction != expected:
+        result.outcome = CONTRADICTED
+        result.reason = f"the opposite direction: {bound_text} ({p_text})"
+    else:
+        result.outcome = REPLICATED if result.magnitude == "no figure" else DIRECTION_ONLY
+        result.reason = f"direction {result.direction}: {bound_text} ({p_text})" + (
+            f"; magnitude {result.magnitude}" if result.magnitude != "no figure" else ""
+        )
+
+
 def _tost_runs(test: Tost, observed: float | None) -> str:
     """The fresh starts TOST would need at the observed ratio and spread, or why no number would do."""
     at = f"at the observed ratio {observed:.3g}" if observed else "at the observed ratio"
@@ -289,6 +400,9 @@ def _tost_runs(test: Tost, observed: float | None) -> str:
 def decide(result: ComparisonResult, p_holm: float | None, tost_p_holm: float | None, rows: int) -> None:
     """The row's labels from its Holm-adjusted p-values."""
     if result._stats is None:
+        return
+    if result.bound is not None:
+        _decide_floor(result, p_holm, rows)
         return
     comparison = result.comparison
     result.p_holm, result.tost_p_holm, result.rows_in_family = p_holm, tost_p_holm, rows

@@ -66,7 +66,9 @@ def verdict_table(claim: Claim, verdict: ClaimVerdict) -> Table:
     ):
         table.add_column(column, overflow="fold")
     for r in verdict.results:
-        a, b = (side_of(s.label, s.values, s.invalid, s.unbracketed, TERMINAL_STYLE) for s in (r.a, r.b))
+        a, b = (
+            side_of(s.label, s.values, s.invalid, s.unbracketed, TERMINAL_STYLE, s.below) for s in (r.a, r.b)
+        )
         ratio = ratio_of(
             r.ratio,
             (r.ratio_ci.low, r.ratio_ci.high) if r.ratio_ci else None,
@@ -75,6 +77,7 @@ def verdict_table(claim: Claim, verdict: ClaimVerdict) -> Table:
             r.p_value,
             TERMINAL_STYLE,
             r.paired,
+            r.bound,
         )
         published = r.comparison.published or claim.source.get("published", "")
         if r.comparison.published_ratio is not None:

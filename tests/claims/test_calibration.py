@@ -9,7 +9,13 @@ import numpy as np
 import pytest
 
 from harness.claims import runner
-from harness.claims.calibration import calibrate, claim_power, sample_sizes
+from harness.claims.calibration import (
+    APART_CVS,
+    calibrate,
+    claim_power,
+    floor_false_positive,
+    sample_sizes,
+)
 from harness.claims.model import Comparison, find, load_all
 from harness.claims.verdict import (
     CONTRADICTED,
@@ -38,6 +44,99 @@ def test_identical_groups_rarely_differ_and_intervals_cover(n: int, paired: bool
     assert c.false_positive <= 0.05 + 3 * c.error, c
     assert c.coverage >= 0.93, c
     assert c.tost_false_positive <= 0.05 + 3 * c.error, c
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("cv", APART_CVS)
+@pytest.mark.parametrize("floor_sds", [-2.0, -1.0, -0.5, 0.0, 0.5, 1.0])
+def test_a_floor_never_lifts_the_false_positives_of_identical_capacities(
+    n: int, cv: float, floor_sds: float
+) -> None:
+    """Identical groups whose ladders start near their capacity: the runs below the first step are floors,
+    and the whole procedure (floors, mixes left unjudged, Welch) still declares a direction at most 5 %
+    (plus three simulation errors) of the time, wherever the first step lies."""
+    false_positive, _ = floor_false_positive(n, cv, floor_sds)
+    assert false_positive <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / 4000)
+
+
+def test_the_floor_is_used_where_capacities_sit_at_the_first_step() -> None:
+    """The simulation above is not empty: at n=3 a first step near the groups' level bounds many data sets."""
+    _, used = floor_false_positive(3, 0.15, 0.0)
+    assert used > 0.1
+
+
+# --- one side below its first step (a floor) ---------------------------------------------------------
+
+HIKARI = [1989.5, 1993.2, 1695.8]
+
+
+def _floored(
+    baseline_below: list[float], variant: list[float], relation: str = "greater", **kw: object
+) -> object:
+    return judge(
+        Comparison("driver", "hikari", relation, **kw),  # type: ignore[arg-type]
+        "java",
+        Side("java/driver", [], below=baseline_below),
+        Side("java/hikari", variant),
+    )
+
+
+def test_a_baseline_below_its_first_step_bounds_the_ratio_from_below() -> None:
+    r = _floored([2.0, 2.0, 2.0], HIKARI)
+    assert r.outcome == REPLICATED and r.direction == "above 1" and r.ratio is None and r.ratio_ci is None
+    assert r.bound is not None and r.bound[0] == ">" and 300 < r.bound[1] < min(HIKARI) / 2.0
+    assert (
+        "all 3 ladders missed" in r.reason and "exceeded 2 req/s" in r.reason and "one-sample p=" in r.reason
+    )
+
+
+def test_a_variant_below_its_first_step_is_the_opposite_direction() -> None:
+    r = judge(
+        Comparison("hikari", "driver", "greater"),
+        "java",
+        Side("java/hikari", HIKARI),
+        Side("java/driver", [], below=[2.0, 2.0, 2.0]),
+    )
+    assert r.outcome == CONTRADICTED and r.direction == "below 1"
+    assert r.bound is not None and r.bound[0] == "<" and r.bound[1] < 2.0 / 1000
+
+
+def test_a_floor_the_other_side_does_not_clear_is_inconclusive() -> None:
+    r = _floored([1000.0, 1000.0, 1000.0], [900.0, 1300.0, 1100.0])
+    assert r.outcome == INCONCLUSIVE and "does not clear 1" in r.reason
+
+
+def test_a_bound_decides_no_magnitude_within_a_band() -> None:
+    """A published 1.3 within 20 %: a bound above 300 excludes it; a bound cannot put it within."""
+    r = _floored([2.0] * 3, HIKARI, published_ratio=1.3, tolerance=0.2)
+    assert r.outcome == DIRECTION_ONLY and r.magnitude == "excluded"
+    near = _floored([1000.0] * 3, [1300.0, 1310.0, 1290.0], published_ratio=1.3, tolerance=0.2)
+    assert near.magnitude == "undecided" and near.outcome == DIRECTION_ONLY
+
+
+def test_a_side_mixing_capacities_and_floors_is_bounded_by_its_largest() -> None:
+    """The unpooled driver's first run: two ladders missed from their first step (50 req/s), one passed at
+    53.5 req/s, so none of its capacities exceeded 53.5."""
+    r = judge(
+        Comparison("driver", "hikari", "greater"),
+        "java",
+        Side("java/driver", [53.5], below=[50.0, 50.0]),
+        Side("java/hikari", [3007.2, 2002.8, 3031.9]),
+    )
+    assert r.outcome == REPLICATED and r.floor == 53.5 and r.bound is not None and r.bound[1] > 1
+    assert "2 of 3 ladders missed" in r.reason and "at most 53.5 req/s" in r.reason
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "words"),
+    [
+        (Side("a", [], below=[2.0] * 3), Side("b", [], below=[5.0] * 3), "no capacity to compare"),
+        (Side("a", [], below=[2.0] * 2), Side("b", HIKARI), "fewer than 3 runs per side"),
+    ],
+)
+def test_floors_that_cannot_bound_a_ratio_are_inconclusive(a: Side, b: Side, words: str) -> None:
+    r = judge(Comparison("a", "b", "greater"), "java", a, b)
+    assert r.outcome == INCONCLUSIVE and words in r.reason and r.bound is None
 
 
 def test_the_sizes_in_use_are_the_claims_own() -> None:

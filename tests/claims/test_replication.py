@@ -111,6 +111,32 @@ def test_a_ladder_without_a_failing_step_gives_a_bound_not_a_value() -> None:
     assert side.values == [] and side.unbracketed == [800.0] and side.invalid == 0
 
 
+def _ladder(*steps: tuple[float, bool, bool]) -> dict[str, Any]:
+    return {
+        "capacity_rps": None,
+        "ladder": {"steps": [{"rate": r, "slo_met": met, "valid": ok} for r, met, ok in steps]},
+    }
+
+
+def test_a_ladder_that_missed_the_slo_from_its_first_step_gives_a_floor() -> None:
+    """The unpooled driver's ladders: every step from 2 req/s missed the SLO's mean at the same latency."""
+    seen = ladders.observe("capacity_rps", _ladder((3.0, False, True), (2.0, False, True)), 0.5, 1)
+    assert seen == {"value": None, "at_least": None, "below": 2.0}
+    records = {("java", "driver"): [{"valid": False, "run": "r", "why": "the first step...", **seen}]}
+    side = runner.side(records, "java", "driver")
+    assert side.values == [] and side.below == [2.0] and side.invalid == 0 and side.invalid_why == []
+
+
+def test_no_floor_from_a_ladder_with_a_passing_step_or_an_invalid_first_step() -> None:
+    assert "below" not in ladders.observe(
+        "capacity_rps", _ladder((2.0, False, True), (3.0, True, True)), 0.5, 1
+    )
+    assert "below" not in ladders.observe(
+        "capacity_rps", _ladder((2.0, False, False), (3.0, False, True)), 0.5, 1
+    )
+    assert "below" not in ladders.observe("capacity_rps", {"capacity_rps": None}, 0.5, 1)
+
+
 def test_utilized_cpu_is_the_busiest_step_over_the_allotment() -> None:
     metrics = {"ladder": {"steps": [{"instance_cpu_pct": 20.0}, {"instance_cpu_pct": 48.0}]}}
     assert ladders.observe("utilized_cpu_peak", metrics, 0.5, 1)["value"] == pytest.approx(0.96)
