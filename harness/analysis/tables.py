@@ -368,6 +368,28 @@ def _instances_text(runs: Sequence[Run]) -> str:
     return ", ".join(str(c) for c in counts) or "-"
 
 
+def _point_entry(
+    label: str, point: str, members: Sequence[Run], figures: Sequence[tuple[str, float | None, str]]
+) -> tuple[list[str], dict[str, Any]]:
+    """A thesis table's row and record for one implementation at one point: who, how many instances,
+    where, each figure (record key, value, cell) and how many runs."""
+    instances = _instances_text(members)
+    row = [
+        label + _flag(members),
+        instances,
+        point,
+        *(text for _, _, text in figures),
+        cell.count(len(members)),
+    ]
+    record = {"label": label, "point": point, "instances": instances}
+    record.update({key: value for key, value, _ in figures})
+    return row, {**record, "n": len(members)}
+
+
+def _mean(summary: Summary | None) -> float | None:
+    return summary.mean if summary else None
+
+
 def _throughput_or_capacity(run: Run) -> float | None:
     capacity = run.metric("capacity_rps")
     if (run.metrics or {}).get("ladder") is not None:
@@ -391,28 +413,18 @@ def cpu_utilization_table(comparison: Comparison) -> Table:
             lambda r: (r.instances or 0) * r.cpu_limit * 100.0 if r.cpu_limit and r.instances else None,
         )
         max_cpu = sum(maxima) / len(maxima) if maxima else None
-        rows.append(
+        row, record = _point_entry(
+            label,
+            point,
+            members,
             [
-                label + _flag(members),
-                _instances_text(members),
-                point,
-                cell.mean_with_ci(cpu, "%"),
-                cell.number(max_cpu, "%"),
-                cell.mean_with_ci(util, "%"),
-                cell.count(len(members)),
-            ]
+                ("cpu_pct", _mean(cpu), cell.mean_with_ci(cpu, "%")),
+                ("max_cpu_pct", max_cpu, cell.number(max_cpu, "%")),
+                ("utilized_cpu_pct", _mean(util), cell.mean_with_ci(util, "%")),
+            ],
         )
-        records.append(
-            {
-                "label": label,
-                "point": point,
-                "instances": _instances_text(members),
-                "cpu_pct": cpu.mean if cpu else None,
-                "max_cpu_pct": max_cpu,
-                "utilized_cpu_pct": util.mean if util else None,
-                "n": len(members),
-            }
-        )
+        rows.append(row)
+        records.append(record)
     return Table(
         "table-7-1",
         "Utilized CPU per instance count (thesis Table 7.1)",
@@ -442,28 +454,18 @@ def normalized_table(comparison: Comparison) -> Table:
             label,
             point,
         )
-        rows.append(
+        row, record = _point_entry(
+            label,
+            point,
+            members,
             [
-                label + _flag(members),
-                _instances_text(members),
-                point,
-                cell.mean_with_ci(cpu, "%"),
-                cell.mean_with_ci(thr, "req/s"),
-                cell.mean_with_ci(norm, "req/s per CPU %"),
-                cell.count(len(members)),
-            ]
+                ("cpu_pct", _mean(cpu), cell.mean_with_ci(cpu, "%")),
+                ("throughput_rps", _mean(thr), cell.mean_with_ci(thr, "req/s")),
+                ("normalized_throughput", _mean(norm), cell.mean_with_ci(norm, "req/s per CPU %")),
+            ],
         )
-        records.append(
-            {
-                "label": label,
-                "point": point,
-                "instances": _instances_text(members),
-                "cpu_pct": cpu.mean if cpu else None,
-                "throughput_rps": thr.mean if thr else None,
-                "normalized_throughput": norm.mean if norm else None,
-                "n": len(members),
-            }
-        )
+        rows.append(row)
+        records.append(record)
     thr_name = "capacity (req/s)" if uses_capacity else "throughput (req/s)"
     return Table(
         "table-7-2",

@@ -19,7 +19,7 @@ import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -149,21 +149,21 @@ def permitted(expression: str, allowed: set[str]) -> bool:
             position += 2
         return token.removesuffix("+") in allowed
 
-    def both() -> bool:
-        nonlocal position
-        value = atom()
-        while position < len(tokens) and tokens[position] == "AND":
-            position += 1
-            value = atom() and value
-        return value
+    def joined(operator: str, operand: Callable[[], bool], any_of: bool) -> Callable[[], bool]:
+        """operand (operator operand)*: true when any (OR) or every (AND) operand is."""
 
-    def either() -> bool:
-        nonlocal position
-        value = both()
-        while position < len(tokens) and tokens[position] == "OR":
-            position += 1
-            value = both() or value
-        return value
+        def parse() -> bool:
+            nonlocal position
+            values = [operand()]
+            while position < len(tokens) and tokens[position] == operator:
+                position += 1
+                values.append(operand())
+            return any(values) if any_of else all(values)
+
+        return parse
+
+    both = joined("AND", atom, any_of=False)
+    either = joined("OR", both, any_of=True)
 
     try:
         return either() and position == len(tokens)

@@ -22,7 +22,10 @@ from harness.tools import toolchain
 
 LATENCY_KEYS = {"mean", "p50", "p90", "p95", "p99", "p999", "max"}
 SHORT_KEYS = {"mean", "p50", "p99"}
-TOP_KEYS = {
+COUNT_KEYS = {"requests", "ok", "app_errors", "sys_errors", "over_1s", "statuses"}
+"""Counts every summary carries, for the whole run and for each request type."""
+TYPE_KEYS = COUNT_KEYS | {"latency_ms", "latency_sent_ms", "server_timing_ms", "hdr"}
+TOP_KEYS = COUNT_KEYS | {
     "schema",
     "driver",
     "driver_version",
@@ -33,12 +36,6 @@ TOP_KEYS = {
     "started_at_unix",
     "measure_start_unix",
     "window_s",
-    "requests",
-    "ok",
-    "app_errors",
-    "sys_errors",
-    "over_1s",
-    "statuses",
     "errors",
     "throughput",
     "offered_rps",
@@ -52,18 +49,6 @@ TOP_KEYS = {
     "per_type",
     "warmup",
     "test_run_duration_s",
-}
-TYPE_KEYS = {
-    "requests",
-    "ok",
-    "app_errors",
-    "sys_errors",
-    "over_1s",
-    "statuses",
-    "latency_ms",
-    "latency_sent_ms",
-    "server_timing_ms",
-    "hdr",
 }
 MIXED_TYPES = {
     "list_categories",
