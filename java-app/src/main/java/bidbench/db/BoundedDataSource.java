@@ -1,18 +1,15 @@
 package bidbench.db;
 
-import java.io.PrintWriter;
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.sql.SQLFeatureNotSupportedException;
 import java.sql.SQLTransientConnectionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.logging.Logger;
 import javax.sql.DataSource;
 
 /**
@@ -21,14 +18,13 @@ import javax.sql.DataSource;
  * gets an {@link SQLTransientConnectionException} (503 database unavailable), as from HikariCP. The
  * permit goes back when the connection is closed (at most once, however often close is called).
  */
-final class BoundedDataSource implements DataSource {
+final class BoundedDataSource extends DelegatingDataSource {
 
-    private final DataSource delegate;
     private final Semaphore permits;
     private final long timeoutMillis;
 
     BoundedDataSource(DataSource delegate, int maxOpen, long timeoutMillis) {
-        this.delegate = delegate;
+        super(delegate);
         // Fair: borrowers are served in arrival order, so none starves behind later ones.
         this.permits = new Semaphore(maxOpen, true);
         this.timeoutMillis = timeoutMillis;
@@ -93,45 +89,5 @@ final class BoundedDataSource implements DataSource {
                 }
             }
         }
-    }
-
-    @Override
-    public Connection getConnection(String username, String password) throws SQLException {
-        throw new SQLFeatureNotSupportedException("credentials are configured on the data source");
-    }
-
-    @Override
-    public PrintWriter getLogWriter() throws SQLException {
-        return delegate.getLogWriter();
-    }
-
-    @Override
-    public void setLogWriter(PrintWriter out) throws SQLException {
-        delegate.setLogWriter(out);
-    }
-
-    @Override
-    public void setLoginTimeout(int seconds) throws SQLException {
-        delegate.setLoginTimeout(seconds);
-    }
-
-    @Override
-    public int getLoginTimeout() throws SQLException {
-        return delegate.getLoginTimeout();
-    }
-
-    @Override
-    public Logger getParentLogger() throws SQLFeatureNotSupportedException {
-        return delegate.getParentLogger();
-    }
-
-    @Override
-    public <T> T unwrap(Class<T> iface) throws SQLException {
-        return iface.isInstance(this) ? iface.cast(this) : delegate.unwrap(iface);
-    }
-
-    @Override
-    public boolean isWrapperFor(Class<?> iface) throws SQLException {
-        return iface.isInstance(this) || delegate.isWrapperFor(iface);
     }
 }

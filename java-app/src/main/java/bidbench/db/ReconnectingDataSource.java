@@ -1,11 +1,8 @@
 package bidbench.db;
 
-import java.io.PrintWriter;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.sql.SQLFeatureNotSupportedException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.logging.Logger;
 import javax.sql.DataSource;
 
 /**
@@ -20,17 +17,16 @@ import javax.sql.DataSource;
  * {@link AvailabilityGate} learns that the database is gone. Only "server gone or not taking us" is
  * retried (SQLSTATE class 08, 57P01-57P03); a rejected password or a missing database fail as before.
  */
-final class ReconnectingDataSource implements DataSource {
+final class ReconnectingDataSource extends DelegatingDataSource {
 
     /** A refused connect on a loopback or LAN costs well under a millisecond: retrying this often is cheap. */
     static final long RETRY_MS = 100;
 
-    private final DataSource delegate;
     private final AtomicBoolean refused = new AtomicBoolean();
     private volatile boolean closed;
 
     ReconnectingDataSource(DataSource delegate) {
-        this.delegate = delegate;
+        super(delegate);
     }
 
     @Override
@@ -59,21 +55,6 @@ final class ReconnectingDataSource implements DataSource {
         closed = true;
     }
 
-    @Override
-    public Connection getConnection(String username, String password) throws SQLException {
-        throw new SQLFeatureNotSupportedException("credentials are configured on the data source");
-    }
-
-    @Override
-    public PrintWriter getLogWriter() throws SQLException {
-        return delegate.getLogWriter();
-    }
-
-    @Override
-    public void setLogWriter(PrintWriter out) throws SQLException {
-        delegate.setLogWriter(out);
-    }
-
     /**
      * Ignored: HikariCP sets its 500 ms checkout attempt here (rounded up to 1 s), and pgjdbc would then
      * give up on a database that accepts and never answers after 1 s with a "connection lost" error, so
@@ -83,25 +64,5 @@ final class ReconnectingDataSource implements DataSource {
     @Override
     public void setLoginTimeout(int seconds) {
         // deliberately not passed on
-    }
-
-    @Override
-    public int getLoginTimeout() throws SQLException {
-        return delegate.getLoginTimeout();
-    }
-
-    @Override
-    public Logger getParentLogger() throws SQLFeatureNotSupportedException {
-        return delegate.getParentLogger();
-    }
-
-    @Override
-    public <T> T unwrap(Class<T> iface) throws SQLException {
-        return iface.isInstance(this) ? iface.cast(this) : delegate.unwrap(iface);
-    }
-
-    @Override
-    public boolean isWrapperFor(Class<?> iface) throws SQLException {
-        return iface.isInstance(this) || delegate.isWrapperFor(iface);
     }
 }
