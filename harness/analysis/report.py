@@ -12,6 +12,7 @@ import jinja2
 
 from harness import __version__
 from harness.analysis import format as fmt
+from harness.analysis import tables as build
 from harness.analysis.claims_section import claim_tables
 from harness.analysis.ladder_report import first_screen, step_table
 from harness.analysis.manifest import manifest_tables
@@ -20,15 +21,6 @@ from harness.analysis.plots import all_figures
 from harness.analysis.report_template import TEMPLATE
 from harness.analysis.resilience import resilience_section
 from harness.analysis.table_render import html_table
-from harness.analysis.tables import (
-    anova_table,
-    details_table,
-    excluded_table,
-    ratio_table,
-    runs_table,
-    source_tables,
-    verdict_tables,
-)
 from harness.analysis.writers import condense_warnings
 
 if TYPE_CHECKING:
@@ -117,7 +109,7 @@ def render_html(comparison: Comparison) -> str:
             "They are listed under Runs; --include-invalid would use them."
         )
     headline_set, sentences = headline(comparison)
-    tables = {t.id: t for t in source_tables(comparison)}
+    tables = {t.id: t for t in build.source_tables(comparison)}
     claims = claim_tables(comparison)
     present = {"claims"} if claims else set()
     resilience = resilience_section(comparison)  # fault runs (./bidbench faults), or None
@@ -149,15 +141,15 @@ def render_html(comparison: Comparison) -> str:
         headline=sentences,
         headline_set=headline_set,
         warnings=condense_warnings(comparison.warnings),
-        verdict_tables=verdict_tables(comparison),
-        anova=anova_table(comparison),
-        details=details_table(comparison),
-        ratios=ratio_table(comparison),
+        verdict_tables=build.verdict_tables(comparison),
+        anova=build.anova_table(comparison),
+        details=build.details_table(comparison),
+        ratios=build.ratio_table(comparison),
         tables=tables,
         figures=all_figures(comparison),
         manifest_tables=manifest_tables(comparison.runs),
-        runs_used=runs_table(comparison),
-        runs_excluded=excluded_table(comparison),
+        runs_used=build.runs_table(comparison),
+        runs_excluded=build.excluded_table(comparison),
         two_group_test="Welch's t-test" if comparison.test == "welch" else "the Mann-Whitney U test",
         resamples=str(comparison.n_resamples),
         version=__version__,

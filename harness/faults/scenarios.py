@@ -7,7 +7,7 @@ share of the measured capacity (see runner.fault_rate).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 NAMES = ("db-outage", "slow-db", "overload", "kill-instance")
@@ -55,18 +55,41 @@ class Scenario:
         )
 
 
-def db_outage(quick: bool = False, outage_s: float | None = None) -> Scenario:
+def _one_window(
+    name: str,
+    description: str,
+    quick: bool,
+    length: float,
+    after: float,
+    begin: Step,
+    end: Step,
+    **extra: Any,
+) -> Scenario:
+    """A fault from `begin` to `end`, `length` seconds long after the usual lead-in, then `after` seconds of
+    recovery; `begin` and `end` are placed at the window's edges."""
     start = 5.0 if quick else 15.0
-    length = outage_s or (6.0 if quick else 10.0)
-    after = 10.0 if quick else 25.0
     return Scenario(
-        name="db-outage",
-        description=f"PostgreSQL stopped (fast shutdown) for {length:g} s, then started again",
+        name=name,
+        description=description,
         warmup_s=2.0 if quick else 5.0,
         duration_s=start + length + after,
-        steps=(Step(start, "db-stop"), Step(start + length, "db-start")),
+        steps=(replace(begin, at_s=start), replace(end, at_s=start + length)),
         fault_start_s=start,
         fault_end_s=start + length,
+        **extra,
+    )
+
+
+def db_outage(quick: bool = False, outage_s: float | None = None) -> Scenario:
+    length = outage_s or (6.0 if quick else 10.0)
+    return _one_window(
+        "db-outage",
+        f"PostgreSQL stopped (fast shutdown) for {length:g} s, then started again",
+        quick,
+        length,
+        10.0 if quick else 25.0,
+        Step(0.0, "db-stop"),
+        Step(0.0, "db-start"),
     )
 
 
@@ -98,20 +121,15 @@ def slow_db(quick: bool = False, latency_ms: int = 100) -> Scenario:
 
 
 def overload(quick: bool = False, factor: float = 2.0, seconds: float | None = None) -> Scenario:
-    start = 5.0 if quick else 15.0
     length = seconds or (8.0 if quick else 60.0)
-    after = 10.0 if quick else 30.0
-    return Scenario(
-        name="overload",
-        description=f"{factor:g}x the measured capacity for {length:g} s, then back to the base rate",
-        warmup_s=2.0 if quick else 5.0,
-        duration_s=start + length + after,
-        steps=(
-            Step(start, "mark", {"what": "overload-start"}),
-            Step(start + length, "mark", {"what": "overload-end"}),
-        ),
-        fault_start_s=start,
-        fault_end_s=start + length,
+    return _one_window(
+        "overload",
+        f"{factor:g}x the measured capacity for {length:g} s, then back to the base rate",
+        quick,
+        length,
+        10.0 if quick else 30.0,
+        Step(0.0, "mark", {"what": "overload-start"}),
+        Step(0.0, "mark", {"what": "overload-end"}),
         overload_factor=factor,
     )
 
