@@ -67,16 +67,54 @@ def earlier_run(records: Sequence[dict[str, Any]], latest: dict[str, Any]) -> di
     return found
 
 
+def _with_earlier(records: Sequence[dict[str, Any]], latest: dict[str, Any]) -> list[dict[str, Any]]:
+    before = earlier_run(records, latest)
+    return [before, latest] if before else [latest]
+
+
+def smaller_size(records: Sequence[dict[str, Any]], latest: dict[str, Any]) -> list[dict[str, Any]]:
+    """The quick-size verdicts (the newest and the replication it is compared with) a full-size verdict
+    superseded: the report keeps them, so a reader sees what the smaller size said before the full one ran."""
+    if latest.get("size") != "full":
+        return []
+    quick = [
+        r
+        for r in records
+        if r["claim_id"] == latest["claim_id"] and r.get("size") == "quick" and r.get("method") is not None
+    ]
+    return _with_earlier(records, quick[-1]) if quick else []
+
+
 def shown(claims: Sequence[Claim], records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The verdicts the report shows: each claim's newest and the earlier replication it is compared with
-    (harness/analysis/claims_evidence.py keeps exactly these), oldest first."""
+    """The verdicts the report shows: each claim's newest, the earlier replication it is compared with, and
+    the quick-size verdicts a full-size one superseded (harness/analysis/claims_evidence.py keeps exactly
+    these), oldest first per claim."""
     chosen = newest(records)
     out = []
     for claim in claims:
         if claim.id in chosen:
-            before = earlier_run(records, chosen[claim.id])
-            out += [before, chosen[claim.id]] if before else [chosen[claim.id]]
+            out += smaller_size(records, chosen[claim.id]) + _with_earlier(records, chosen[claim.id])
     return out
+
+
+def _smaller_size_text(records: Sequence[dict[str, Any]], latest: dict[str, Any]) -> list[str]:
+    """What the quick size said before the full size ran, and whether the full size reused its fresh starts
+    (an extension after seeing data) or ran on fresh starts of its own (a new replication)."""
+    quick = smaller_size(records, latest)
+    if not quick:
+        return []
+    said = ", ".join(
+        f"{r.get('created_utc', '')[:16].replace('T', ' ')} UTC {r.get('outcome')}" for r in quick
+    )
+    n = (quick[-1].get("settings") or {}).get("repetitions")
+    reused = set(latest.get("runs", [])) & {run for r in quick for run in r.get("runs", [])}
+    how = (
+        "it reused fresh starts of the quick size: an extension after seeing data, so its error rate is "
+        "above the nominal 5 %"
+        if reused
+        else "it ran on fresh starts of its own (`--again`), the size the claim's YAML declared before any run"
+    )
+    return [f"- before the full size, the quick size ({n} fresh starts per side): {said}; {how}"]
 
 
 def _row_text(row: dict[str, Any]) -> str:
@@ -406,6 +444,7 @@ def render(
             details.append(f"- adaptation: {claim.adaptation}")
         if claim.scaled_down:
             details.append(f"- scaled down: {claim.scaled_down}")
+        details += _smaller_size_text(records, record)
         details += [
             f"- result folders ({len(runs)}): {', '.join(f'`{r}`' for r in runs) or '-'}",
             f"- recompute: `./bidbench replicate {claim.id} --from {','.join(runs)}`" if runs else "",

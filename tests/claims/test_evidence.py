@@ -251,3 +251,26 @@ def test_the_committed_report_is_the_committed_evidences_byte_for_byte() -> None
         "docs/replication/REPORT.md differs from what its evidence regenerates: run "
         "`./bidbench replicate --from-evidence` and review the diff"
     )
+
+
+def test_a_full_size_verdict_keeps_the_quick_ones_it_superseded_and_says_how_it_ran(tmp_path: Path) -> None:
+    """The full size run after the quick one: the report shows the full verdict, says what the quick size
+    said, and calls a full size that reused the quick size's fresh starts an extension after seeing data.
+    Regenerated from the evidence, the full verdict stays full (side-by-side folders cannot tell the sizes
+    apart) and the report is the same, byte for byte."""
+    results = tmp_path / "results"
+    table = find("thesis-table-7.2")
+    ids = _table_72_folders(results, 1.25, invalid=4)
+    size, _, observations = runner.from_folders(table, [results / i for i in ids])
+    verdict = runner.judge_claim(table, size, observations)
+    verdict.observations = observations
+    save_verdict(verdict_record(table, size, True, verdict), results)
+    save_verdict(verdict_record(table, size, False, verdict), results)
+    report = claims_report.write(load_all(), results, tmp_path / "docs" / "REPORT.md")
+    text = report.read_text(encoding="utf-8")
+    assert "`thesis-table-7.2` (full, " in text
+    assert "- before the full size, the quick size" in text and "an extension after seeing data" in text
+    shutil.rmtree(results)
+    result = evidence.recompute(load_all(), evidence.read(report.parent / "evidence"))
+    assert [r["size"] for r in result.records] == ["quick", "full"]
+    assert result.differences == [] and result.report == text
