@@ -103,6 +103,23 @@ def floor_false_positive(
     return float(np.mean(declared)), float(np.mean(used))
 
 
+def floor_coverage(
+    n: int, cv: float, true_ratio: float, level_sds: float, sims: int = SIMULATIONS, seed: int = 45
+) -> float:
+    """How often the one-sided 95 % bound of a floored baseline ("B/A > x") lies at or below the true ratio,
+    when the ladders' first step sits `level_sds` log-SDs above the baseline's level (its runs below it
+    become floors) and B is `true_ratio` times A. Only data sets that used the bound count."""
+    rng = np.random.default_rng([seed, n, int(cv * 1000), int(level_sds * 100) + 1000, int(true_ratio * 100)])
+    la, lb = simulate(n, sims, true_ratio, False, cv, rng)
+    log_floor = level_sds * sd_log(cv)
+    bounded = ((la < log_floor).sum(axis=-1) > 0) & ((lb < log_floor).sum(axis=-1) == 0)
+    ceiling = np.maximum(la.max(axis=-1), log_floor)
+    est, se, df = floor_stats(lb, 0.0)
+    low, _ = interval(est - ceiling, se, df, 0.95)
+    covered = low <= true_ratio
+    return float(np.mean(covered[bounded])) if bounded.any() else 1.0
+
+
 def sample_sizes(claims: list[Claim]) -> list[int]:
     """Every number of fresh starts per side a runnable claim declares (quick and full)."""
     return sorted({s.repetitions for c in claims if c.runnable for s in (c.quick, c.full)})

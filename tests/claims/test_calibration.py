@@ -13,6 +13,7 @@ from harness.claims.calibration import (
     APART_CVS,
     calibrate,
     claim_power,
+    floor_coverage,
     floor_false_positive,
     sample_sizes,
 )
@@ -57,6 +58,14 @@ def test_a_floor_never_lifts_the_false_positives_of_identical_capacities(
     (plus three simulation errors) of the time, wherever the first step lies."""
     false_positive, _ = floor_false_positive(n, cv, floor_sds)
     assert false_positive <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / 4000)
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("level_sds", [-1.0, 0.0, 1.0, 3.0])
+def test_a_floors_bound_covers_the_true_ratio(n: int, level_sds: float) -> None:
+    """The bound "B/A > x" lies at or below the true ratio in at least 95 % of the data sets that used it,
+    whether the baseline sits at its first step or well below it."""
+    assert floor_coverage(n, 0.15, 2.0, level_sds) >= 0.95
 
 
 def test_the_floor_is_used_where_capacities_sit_at_the_first_step() -> None:

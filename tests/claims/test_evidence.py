@@ -10,6 +10,7 @@ import re
 import shutil
 import tarfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 import typer
@@ -26,14 +27,20 @@ from harness.claims.store import save_verdict, verdict_record
 from harness.cli import claims as claims_cli
 
 
-def _verdicts(results: Path) -> None:
-    """Two stored verdicts and their folders under `results`: Table 7.2 side by side, and the Java
-    instances claim, apart."""
+def _table_72_verdict(results: Path) -> tuple[Any, Any, bool, Any]:
+    """Table 7.2's side-by-side folders under `results`, and (claim, size, quick, verdict) judged from them."""
     table = find("thesis-table-7.2")
     ids = _table_72_folders(results, 1.25, invalid=4)
     size, quick, observations = runner.from_folders(table, [results / i for i in ids])
     verdict = runner.judge_claim(table, size, observations)
     verdict.observations = observations
+    return table, size, quick, verdict
+
+
+def _verdicts(results: Path) -> None:
+    """Two stored verdicts and their folders under `results`: Table 7.2 side by side, and the Java
+    instances claim, apart."""
+    table, size, quick, verdict = _table_72_verdict(results)
     save_verdict(verdict_record(table, size, quick, verdict), results)
     instances = find("thesis-table-7.2-instances")
     costs = {"java": [300.0, 306.0, 297.0], "java-x2": [303.0, 299.0, 301.0]}
@@ -259,11 +266,7 @@ def test_a_full_size_verdict_keeps_the_quick_ones_it_superseded_and_says_how_it_
     Regenerated from the evidence, the full verdict stays full (side-by-side folders cannot tell the sizes
     apart) and the report is the same, byte for byte."""
     results = tmp_path / "results"
-    table = find("thesis-table-7.2")
-    ids = _table_72_folders(results, 1.25, invalid=4)
-    size, _, observations = runner.from_folders(table, [results / i for i in ids])
-    verdict = runner.judge_claim(table, size, observations)
-    verdict.observations = observations
+    table, size, _, verdict = _table_72_verdict(results)
     save_verdict(verdict_record(table, size, True, verdict), results)
     save_verdict(verdict_record(table, size, False, verdict), results)
     report = claims_report.write(load_all(), results, tmp_path / "docs" / "REPORT.md")
