@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import signal
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -12,6 +11,7 @@ from typing import Annotated
 import typer
 
 from harness import __version__
+from harness.cli.interrupts import stop_on_signals
 from harness.cli.options import (
     CPUS,
     IMPLS,
@@ -408,16 +408,8 @@ def serve(
     raise typer.Exit(run_serve(options))
 
 
-def _interrupt_on_signal(signum: int, _frame: object) -> None:
-    # SIGTERM/SIGHUP take the same path as Ctrl-C, so every `finally` stops its instances: no orphans.
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
 def main() -> None:
-    # SIGINT too: a process started as a background job of a non-interactive shell (a script's `cmd &`, some
-    # CI runners) inherits SIGINT as ignored, and Python then installs no Ctrl-C handler of its own.
-    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(signum, _interrupt_on_signal)
+    stop_on_signals()
     widen_for_logs()
     try:
         app(prog_name="bidbench")

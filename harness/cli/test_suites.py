@@ -214,7 +214,8 @@ def _run_all(only: Iterable[str], pytest_args: list[str], current: list[str]) ->
             "-m",
             "pytest",
             "-ra",
-            "-q",
+            # Once only: a second -q from the user's arguments would hide the count the summary shows.
+            *([] if "-q" in pytest_args else ["-q"]),
             *([] if selected or PYTEST_WORKERS < 2 else ["-n", str(PYTEST_WORKERS), "--dist", "loadgroup"]),
             # The whole suite names its slowest tests, so its time can be kept in check from any run's log.
             *([] if selected else ["--durations=15"]),
