@@ -55,6 +55,9 @@ class Sampler:
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _reading: threading.Lock = field(default_factory=threading.Lock)
+    """One reading at a time: the edge thread and the once-a-second thread would otherwise walk the same
+    process trees at once, and a tree group keeps state between its readings."""
     cpuset: str | None = None
     """CPUs the sampling thread runs on (a placement's driver CPUs), kept apart from the instances."""
     cpuset_applied: bool | None = None
@@ -105,38 +108,37 @@ class Sampler:
             next_at += self.interval_s
 
     def sample_now(self) -> float:
-        now = time.monotonic() - self.t0
-        cpu = psutil.cpu_times()
-        busy = cpu.user + cpu.nice + cpu.system + cpu.irq + cpu.softirq + getattr(cpu, "steal", 0.0)
-        rows = []
-        for name, group in self.components.items():
-            try:
-                usage = group.usage()
-            except OSError:
-                continue
-            try:
-                throttling = group.cpu_throttling()
-            except OSError:
-                throttling = None
-            rows.append(
-                Sample(
-                    now,
-                    name,
-                    usage.cpu_seconds,
-                    usage.rss_bytes,
-                    usage.pss_bytes,
-                    throttling,
-                    usage.by_process,
-                )
+        """One reading of the host and of every component, each timed when it was read. Reading a process
+        tree (PostgreSQL's) takes long on a busy host: timed at the round's start instead, its CPU
+        seconds would be placed up to a few hundred ms early, and a step's edge could move CPU time from
+        one step into the next (a step reading more CPU than the host had)."""
+        with self._reading:
+            now = time.monotonic() - self.t0
+            cpu = psutil.cpu_times()
+            busy = cpu.user + cpu.nice + cpu.system + cpu.irq + cpu.softirq + getattr(cpu, "steal", 0.0)
+            host = HostSample(
+                now, busy, busy + cpu.idle + getattr(cpu, "iowait", 0.0), getattr(cpu, "steal", 0.0)
             )
+            rows = [row for name, group in self.components.items() if (row := self._read(name, group))]
         with self._lock:
             self.samples.extend(rows)
-            self.host.append(
-                HostSample(
-                    now, busy, busy + cpu.idle + getattr(cpu, "iowait", 0.0), getattr(cpu, "steal", 0.0)
-                )
-            )
+            self.host.append(host)
         return now
+
+    def _read(self, name: str, group: ResourceGroup) -> Sample | None:
+        before = time.monotonic()
+        try:
+            usage = group.usage()
+        except OSError:
+            return None
+        try:
+            throttling = group.cpu_throttling()
+        except OSError:
+            throttling = None
+        middle = (before + time.monotonic()) / 2 - self.t0
+        return Sample(
+            middle, name, usage.cpu_seconds, usage.rss_bytes, usage.pss_bytes, throttling, usage.by_process
+        )
 
     def series(self, component: str) -> list[Sample]:
         with self._lock:
