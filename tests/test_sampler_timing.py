@@ -11,7 +11,9 @@ from harness.engine.resources import Limits, ResourceGroup, Usage
 from harness.engine.sampler import Sampler
 
 CORES_BUSY = 0.5
-SLOW_READ_S = 0.3
+SLOW_READ_S = 0.4
+# Long enough between rounds that a busy host's scheduling delays (tens of ms) stay small beside them.
+ROUND_GAP_S = 0.5
 
 
 class _SteadyGroup(ResourceGroup):
@@ -54,7 +56,7 @@ def test_a_slow_reading_before_a_component_does_not_move_its_cpu_time() -> None:
     sampler = Sampler({"postgres": slow, "node-0": steady})
     for _ in range(4):
         sampler.sample_now()
-        time.sleep(0.05)
+        time.sleep(ROUND_GAP_S)
     for name in ("postgres", "node-0"):
         rows = sampler.series(name)
         for a, b in zip(rows, rows[1:], strict=False):
@@ -78,3 +80,23 @@ def test_readings_from_two_threads_are_taken_one_at_a_time() -> None:
     assert len(times) >= 6
     # Each reading lasts 0.2 s: one at a time, their middles are at least that far apart.
     assert all(b - a >= 0.19 for a, b in zip(times, times[1:], strict=False)), times
+
+
+class _SlowMemoryGroup(_SteadyGroup):
+    """Its CPU reads at once; the memory read after it (PSS of every process) is slow."""
+
+    def pids(self) -> list[int]:
+        time.sleep(SLOW_READ_S)
+        return []
+
+    def usage(self) -> Usage:
+        return ResourceGroup.usage(self)
+
+
+def test_a_reading_is_timed_when_its_cpu_was_read_not_after_the_slow_memory_read() -> None:
+    group = _SlowMemoryGroup("postgres", [0.0])
+    sampler = Sampler({"postgres": group})
+    sampler.sample_now()
+    (sample,) = sampler.series("postgres")
+    read_at = sample.cpu_seconds / CORES_BUSY + group.t0 - sampler.t0
+    assert sample.t == pytest.approx(read_at, abs=0.05)

@@ -78,6 +78,9 @@ class Usage:
     processes: int
     by_process: tuple[ProcessMemory, ...] = ()
     """Per-process figures where the backend sees processes (empty for remote sources)."""
+    cpu_read_at: float | None = None
+    """time.monotonic() halfway through reading cpu_seconds, where the group knows it: the memory read
+    that follows it can take far longer (PSS of every process)."""
 
 
 @dataclass(frozen=True)
@@ -180,13 +183,17 @@ class ResourceGroup(ABC):
         """Cumulative CPU time of everything that ever ran in the group."""
 
     def usage(self) -> Usage:
+        before = time.monotonic()
+        cpu = self.cpu_seconds()
+        read_at = (before + time.monotonic()) / 2
         procs = process_memory(self.pids())
         return Usage(
-            self.cpu_seconds(),
+            cpu,
             sum(p.rss_bytes for p in procs),
             sum(p.pss_bytes for p in procs),
             len(procs),
             tuple(procs),
+            read_at,
         )
 
     def cpu_throttling(self) -> Throttling | None:

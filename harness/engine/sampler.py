@@ -108,10 +108,11 @@ class Sampler:
             next_at += self.interval_s
 
     def sample_now(self) -> float:
-        """One reading of the host and of every component, each timed when it was read. Reading a process
-        tree (PostgreSQL's) takes long on a busy host: timed at the round's start instead, its CPU
-        seconds would be placed up to a few hundred ms early, and a step's edge could move CPU time from
-        one step into the next (a step reading more CPU than the host had)."""
+        """One reading of the host and of every component, each timed when its CPU was read (or, where the
+        group cannot tell, halfway through its reading). Reading a process tree (PostgreSQL's) takes long
+        on a busy host: timed at the round's start instead, its CPU seconds would be placed up to a few
+        hundred ms early, and a step's edge could move CPU time from one step into the next (a step
+        reading more CPU than the host had)."""
         with self._reading:
             now = time.monotonic() - self.t0
             cpu = psutil.cpu_times()
@@ -135,9 +136,15 @@ class Sampler:
             throttling = group.cpu_throttling()
         except OSError:
             throttling = None
-        middle = (before + time.monotonic()) / 2 - self.t0
+        read_at = usage.cpu_read_at if usage.cpu_read_at is not None else (before + time.monotonic()) / 2
         return Sample(
-            middle, name, usage.cpu_seconds, usage.rss_bytes, usage.pss_bytes, throttling, usage.by_process
+            read_at - self.t0,
+            name,
+            usage.cpu_seconds,
+            usage.rss_bytes,
+            usage.pss_bytes,
+            throttling,
+            usage.by_process,
         )
 
     def series(self, component: str) -> list[Sample]:
