@@ -132,11 +132,11 @@ class Sampler:
             usage = group.usage()
         except OSError:
             return None
+        read_at = usage.cpu_read_at if usage.cpu_read_at is not None else (before + time.monotonic()) / 2
         try:
             throttling = group.cpu_throttling()
         except OSError:
             throttling = None
-        read_at = usage.cpu_read_at if usage.cpu_read_at is not None else (before + time.monotonic()) / 2
         return Sample(
             read_at - self.t0,
             name,
