@@ -14,8 +14,10 @@ REGIME = "side-by-side"
 class SideBySideSpec:
     cost_rates: int = 4
     """Distinct rates of the cost steps, every group at the same rate in the same seconds."""
-    cost_passes: int = 2
-    """How often the cost rates run, low to high each time: more points for each group's cost fit."""
+    cost_passes: int = 4
+    """How often the cost rates run, low to high each time. A runtime's occasional background work (a JVM's
+    bursts, in some fresh starts) lands in one step or another; the longer the steps run in all, the less
+    one burst more or fewer moves a fresh start's cost (the lab log (docs/lab/), side by side)."""
     step_s: float = 4.0
     warmup_s: float = 6.0
     """Before the cost steps, ramping to the first rate, with the quotas back after the pre-warm."""
@@ -54,7 +56,9 @@ class SideBySideSpec:
     capacity_precision: float = 1.08
     """The search ends when the failing rung is within this factor of the passing one."""
     capacity_max_runs: int = 10
-    capacity_step_s: float = 2.0
+    capacity_step_s: float = 4.0
+    """A rung's p99 is judged over this long: near its capacity a runtime under a quota stalls now and then
+    (a collection, a throttled period), and in a short step one stall decides the rung."""
     capacity_warmup_s: float = 2.0
     prewarm_max_s: float = 60.0
     prewarm_rate_per_cpu: float = 800.0
@@ -71,6 +75,7 @@ PRESETS: dict[str, SideBySideSpec] = {
     # quota, each group's search ending two rungs past its break.
     "demo": SideBySideSpec(
         cost_rates=3,
+        cost_passes=2,
         step_s=3.0,
         # The pre-warm ran the same requests just before: the sizing and cost steps need only a ramp.
         warmup_s=4.0,
@@ -82,6 +87,8 @@ PRESETS: dict[str, SideBySideSpec] = {
         # Three groups pre-warming at once share two cores; a fresh JVM's JIT goes idle later than alone.
         prewarm_max_s=45.0,
     ),
+    # The claims' preset. Its settings are part of each stored fresh start's key (a claim reuses and
+    # recomputes only fresh starts run as it asks), so they stay as the committed evidence ran them.
     "cost-only": SideBySideSpec(capacity=False, cost_passes=3),
     "quick": SideBySideSpec(
         cost_rates=2,
