@@ -28,7 +28,7 @@ group's capacity, rung by rung, the groups taking turns. The comparison is the r
 the first (the baseline), paired by fresh start, with its 95 % interval on the log scale.
 
 Examples:
-  ./bidbench side-by-side                              java, node, php; 5 fresh starts (about 20 minutes)
+  ./bidbench side-by-side                              java, node, php; 5 fresh starts (about 26 minutes)
   ./bidbench side-by-side --impl node --aa -r 5        A/A: node against node; the ratio must come out 1
   ./bidbench side-by-side --preset cost-only           no capacity rungs: costs and memory only
   ./bidbench side-by-side --from results/              recompute the comparison from stored fresh starts"""
