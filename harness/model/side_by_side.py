@@ -17,7 +17,7 @@ class SideBySideSpec:
     cost_passes: int = 4
     """How often the cost rates run, low to high each time. A runtime's occasional background work (a JVM's
     bursts, in some fresh starts) lands in one step or another; the longer the steps run in all, the less
-    one burst more or fewer moves a fresh start's cost (the lab log (docs/lab/), side by side)."""
+    one burst more or fewer moves a fresh start's cost (the lab log (docs/lab/), side-by-side steps)."""
     step_s: float = 4.0
     warmup_s: float = 12.0
     """Before the cost steps, ramping to the first rate, with the quotas back after the pre-warm. A JVM
@@ -80,9 +80,8 @@ PRESETS: dict[str, SideBySideSpec] = {
         cost_rates=3,
         cost_passes=2,
         step_s=3.0,
-        # The pre-warm ran the same requests just before: the sizing and cost steps need only a ramp. A JVM's
-        # settling inside its quota takes longer (the standard preset's warm-up); the demo's eight minutes
-        # go to three fresh starts instead.
+        # Shorter than a JVM's settling inside its quota (the standard preset's warm-up): the demo's eight
+        # minutes go to three fresh starts instead.
         warmup_s=4.0,
         sizing_warmup_s=1.5,
         capacity_precision=1.16,
