@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
+import subprocess
+import sys
 import time
+import uuid
+from pathlib import Path
 
 import psycopg
 
+from harness import paths
 from harness.db.cluster import EmbeddedCluster
 
 
@@ -70,3 +76,44 @@ def test_killed_server_is_recovered_with_a_message_and_keeps_committed_data(
     with psycopg.connect(scratch_cluster.url()) as conn:
         row = conn.execute("SELECT v FROM survivor").fetchone()
     assert row == (7,)
+
+
+def _db_command(state: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, BIDBENCH_STATE=str(state))
+    env.pop("BIDBENCH_DATABASE_URL", None)
+    return subprocess.run(
+        [sys.executable, "-m", "harness", "db", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=paths.ROOT,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_db_down_is_refused_while_a_client_is_connected_and_names_it() -> None:
+    """`db down` under a running measurement would pull the server from under it: refused, naming who is
+    connected, until the client leaves or --force is given. Its own state directory: the shared server is
+    never touched."""
+    # Not below /tmp/pytest-of-root (mode 700): PostgreSQL's unprivileged user must reach it when we are root.
+    state = paths.world_reachable_state() / "test-clusters" / f"down-{uuid.uuid4().hex[:8]}"
+    state.mkdir(parents=True)
+    cluster = EmbeddedCluster(base_dir=state / "pg")
+    try:
+        cluster.up()
+        with psycopg.connect(cluster.url(), application_name="holder-of-the-test", connect_timeout=5):
+            assert cluster.clients() == {"holder-of-the-test": 1}
+            refused = _db_command(state, "down")
+            assert refused.returncode != 0
+            assert "holder-of-the-test (1)" in refused.stderr + refused.stdout
+            assert "--force" in refused.stderr + refused.stdout
+            assert cluster.is_running()
+        assert cluster.clients() == {}
+        stopped = _db_command(state, "down")
+        assert stopped.returncode == 0, stopped.stderr
+        assert "stopped" in stopped.stdout
+        assert not cluster.is_running()
+    finally:
+        cluster.destroy()
+        shutil.rmtree(state, ignore_errors=True)

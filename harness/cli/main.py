@@ -23,6 +23,7 @@ from harness.cli.options import (
 )
 from harness.console import UserError, console, err_console, widen_for_logs
 from harness.db import ready
+from harness.db.cluster import EmbeddedCluster
 from harness.engine.driver import FIXED_RATE_WARMUP_S
 from harness.tools import toolchain
 
@@ -84,16 +85,42 @@ def db_up() -> None:
     console.print(f"DATABASE_URL={cluster.url('bidbench')}")
 
 
+def _refuse_while_in_use(cluster: EmbeddedCluster, command: str) -> None:
+    """Stopping the server under a running measurement would break it midway: say who is connected."""
+    clients = cluster.clients()
+    if clients:
+        names = ", ".join(f"{name} ({count})" for name, count in clients.items())
+        raise UserError(
+            f"the database has open connections: {names}. A measurement or `./bidbench serve` is using it; "
+            f"let it finish or stop it (Ctrl-C in its terminal), or run `./bidbench {command} --force`."
+        )
+
+
 @db_app.command("down")
-def db_down() -> None:
-    """Stop the embedded PostgreSQL (fast shutdown). The data stays."""
-    console.print("stopped" if ready.embedded_cluster().down() else "not running")
+def db_down(
+    force: Annotated[
+        bool, typer.Option("--force", help="Stop it even while clients (a measurement, serve) are connected.")
+    ] = False,
+) -> None:
+    """Stop the embedded PostgreSQL (fast shutdown). The data stays. Refused while clients are connected."""
+    cluster = ready.embedded_cluster()
+    if not force:
+        _refuse_while_in_use(cluster, "db down")
+    console.print("stopped" if cluster.down() else "not running")
 
 
 @db_app.command("destroy")
-def db_destroy(yes: Annotated[bool, typer.Option("--yes", help="Do not ask.")] = False) -> None:
-    """Stop the embedded PostgreSQL and delete its data directory."""
+def db_destroy(
+    yes: Annotated[bool, typer.Option("--yes", help="Do not ask.")] = False,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="Destroy it even while clients (a measurement, serve) are connected."),
+    ] = False,
+) -> None:
+    """Stop the embedded PostgreSQL and delete its data directory. Refused while clients are connected."""
     cluster = ready.embedded_cluster()
+    if not force:
+        _refuse_while_in_use(cluster, "db destroy")
     if not yes and not typer.confirm(f"delete {cluster.base_dir}?"):
         raise typer.Exit(1)
     cluster.destroy()

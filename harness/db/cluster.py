@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import psutil
+import psycopg
 
 from harness import paths
 from harness.console import UserError
@@ -239,6 +240,17 @@ class EmbeddedCluster:
         report.started = True
         report.messages.append(f"started on 127.0.0.1:{port} (pid {self.server_pid()})")
         return report
+
+    def clients(self) -> dict[str, int]:
+        """Open client connections by application name (this query's own aside): who is using the server."""
+        if not self.is_running():
+            return {}
+        with psycopg.connect(self.url(), connect_timeout=5, autocommit=True) as conn:
+            rows = conn.execute(
+                "SELECT coalesce(nullif(application_name, ''), '(unnamed)'), count(*) FROM pg_stat_activity "
+                "WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() GROUP BY 1 ORDER BY 1"
+            ).fetchall()
+        return {str(name): int(count) for name, count in rows}
 
     def down(self) -> bool:
         if not self.is_running():
