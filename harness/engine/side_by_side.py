@@ -1,12 +1,12 @@
 """One side-by-side fresh start (docs/method.md, "Side by side"): every group of a comparison started
 together, pre-warmed together and measured in the same seconds of the host.
 
-start every group, fresh, in a random order → pre-warm them together → read each group's idle CPU in
-the same seconds → a sizing step (every group at one low rate) → the cost steps: the same rates, the same
-request sequence, to every group at once, each group's CPU from its own resource group and its share of
-PostgreSQL from its backends → the capacity rungs: each group alone, in an order that turns from rung
-to rung → stop everything → one result folder with every group's steps. A group that cannot start,
-or dies, fails the fresh start for every group and is named.
+start every group, fresh, in the order the comparison gives (each group first in turn) → pre-warm
+them together → read each group's idle CPU in the same seconds → a sizing step (every group at one low
+rate) → the cost steps: the same rates, the same request sequence, to every group at once, each group's
+CPU from its own resource group and its share of PostgreSQL from its backends → the capacity rungs: each
+group alone, in an order that turns from rung to rung → stop everything → one result folder with every
+group's steps. A group that cannot start, or dies, fails the fresh start for every group and is named.
 """
 
 from __future__ import annotations
@@ -480,16 +480,17 @@ def run_fresh_start(
     comparison: str = "",
     say: Callable[[str], None] = lambda _: None,
     top_rate: float | None = None,
+    order: list[int] | None = None,
 ) -> FreshStart:
     """Start, pre-warm and measure every group together; store one result folder whatever happens.
     `top_rate`: the cost steps' top rate, as an earlier fresh start of the comparison sized it; the
-    sizing steps are then skipped."""
+    sizing steps are then skipped. `order`: the groups' start order (indices), else a random one."""
     check_fits(groups)
     labels = [g.label for g in groups]
     if len(set(labels)) != len(labels):
         raise UserError(f"group labels must differ: {labels}")
     rng = random.Random(seed)
-    order = rng.sample(range(len(groups)), len(groups))
+    order = order if order is not None else rng.sample(range(len(groups)), len(groups))
     plan0 = groups[0].plan
     folder = new_run_folder("+".join(labels), REGIME, results_dir)
     manifest = Manifest.new(

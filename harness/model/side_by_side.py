@@ -4,6 +4,7 @@ the presets."""
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass, field
 
@@ -113,6 +114,17 @@ def preset(name: str) -> SideBySideSpec:
         return PRESETS[name]
     except KeyError:
         raise ValueError(f"unknown preset {name!r}; choose one of: {', '.join(PRESETS)}") from None
+
+
+def start_order(groups: int, repetition: int, comparison: str) -> list[int]:
+    """Which group starts first in this fresh start: the comparison's groups in turn, from an offset its key
+    fixes, so every group starts first equally often over a comparison's fresh starts. A random order
+    leaves that to chance over five fresh starts, and the group started first can read cheaper (docs/lab/
+    2026-11-28-targets-and-jvm-threads.md); a fixed rotation cancels that over the comparison and keeps a
+    resumed claim's fresh starts in the order they would have had."""
+    offset = int(hashlib.sha256(comparison.encode()).hexdigest(), 16) % groups
+    first = (offset + repetition) % groups
+    return [(first + k) % groups for k in range(groups)]
 
 
 def cost_step_rates(top: float, spec: SideBySideSpec) -> tuple[float, ...]:

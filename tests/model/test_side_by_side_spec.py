@@ -12,6 +12,7 @@ from harness.model.side_by_side import (
     cost_step_rates,
     fits,
     preset,
+    start_order,
     top_cost_rate,
 )
 
@@ -97,3 +98,22 @@ def test_the_capacity_search_starts_at_its_share_of_the_quota_rate() -> None:
     assert capacity_search(820.0, spec).start == 820.0
     with pytest.raises(ValueError):
         capacity_search(0.0, spec)
+
+
+def test_every_group_starts_first_equally_often_over_a_comparison() -> None:
+    """Counterbalanced, not random: over any run of as many fresh starts as groups, each group starts
+    first once, and the order is a permutation each time."""
+    for groups in (2, 3):
+        for key in ("java+node+php/side-by-side/x", "java-a+java-b/side-by-side/y"):
+            orders = [start_order(groups, repetition, key) for repetition in range(2 * groups)]
+            assert all(sorted(order) == list(range(groups)) for order in orders)
+            firsts = [order[0] for order in orders]
+            assert sorted(firsts[:groups]) == list(range(groups))
+            assert sorted(firsts[groups:]) == list(range(groups))
+
+
+def test_the_start_order_is_fixed_by_the_comparison_and_repetition() -> None:
+    """A claim that resumes a comparison reruns its missing fresh starts in the order they would have had."""
+    assert start_order(3, 4, "k") == start_order(3, 4, "k")
+    offsets = {start_order(2, 0, f"key-{n}")[0] for n in range(20)}
+    assert offsets == {0, 1}, "the first group of the first fresh start depends on the comparison's key"
