@@ -41,7 +41,7 @@ from harness.engine.sizing import machine_cores, usable_cores
 from harness.engine.validity import UNACCOUNTED_MAX_PCT, Slo
 from harness.model import ladder_math as yields
 from harness.model import side_by_side as spec_model
-from harness.model.side_by_side import REGIME, SideBySideSpec
+from harness.model.side_by_side import REGIME, SideBySideSpec, start_order
 from harness.record.folders import RunFolder, new_run_folder
 from harness.record.index_line import IndexLine, append_line
 from harness.record.manifest import Manifest, RegimeRef, write_manifest
@@ -480,17 +480,16 @@ def run_fresh_start(
     comparison: str = "",
     say: Callable[[str], None] = lambda _: None,
     top_rate: float | None = None,
-    order: list[int] | None = None,
 ) -> FreshStart:
     """Start, pre-warm and measure every group together; store one result folder whatever happens.
     `top_rate`: the cost steps' top rate, as an earlier fresh start of the comparison sized it; the
-    sizing steps are then skipped. `order`: the groups' start order (indices), else a random one."""
+    sizing steps are then skipped. The groups start in the comparison's turn for this `repetition`."""
     check_fits(groups)
     labels = [g.label for g in groups]
     if len(set(labels)) != len(labels):
         raise UserError(f"group labels must differ: {labels}")
     rng = random.Random(seed)
-    order = order if order is not None else rng.sample(range(len(groups)), len(groups))
+    order = start_order(len(groups), repetition, comparison or "+".join(labels))
     plan0 = groups[0].plan
     folder = new_run_folder("+".join(labels), REGIME, results_dir)
     manifest = Manifest.new(

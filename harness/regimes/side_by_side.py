@@ -14,7 +14,7 @@ from typing import Any
 from harness.console import UserError
 from harness.engine.session import RunPlan
 from harness.engine.side_by_side import Group, check_fits, run_fresh_start
-from harness.model.side_by_side import SideBySideSpec, start_order
+from harness.model.side_by_side import SideBySideSpec
 
 
 def groups_for(impls: list[str], aa: bool, base: RunPlan) -> list[Group]:
@@ -68,7 +68,6 @@ def run(
             comparison=comparison,
             say=say,
             top_rate=top_rate,
-            order=start_order(len(groups), repetition, comparison),
         )
         rates = (outcome.record.get("cost") or {}).get("rates")
         if top_rate is None and rates and outcome.record.get("valid"):
