@@ -141,8 +141,13 @@ def host_text(summary: dict[str, Any]) -> str:
         return "No cost step was measured."
     return (
         f"The busiest cost step used {host['busiest_cost_step_pct']:.0f} % of the machine; "
-        f"{host['flagged_steps']} of {host['cost_steps']} cost steps were busier than the limit and left out. "
-        f"The hypervisor stole {', '.join(f'{s:.1f}' for s in steal) or '-'} % of the CPU time in the cost steps "
+        f"{host['flagged_steps']} of {host['cost_steps']} cost steps were busier than the limit"
+        + (
+            f" and {host['throttled_steps']} had a group throttled by its quota, all left out. "
+            if host.get("throttled_steps")
+            else " and left out. "
+        )
+        + f"The hypervisor stole {', '.join(f'{s:.1f}' for s in steal) or '-'} % of the CPU time in the cost steps "
         "of each fresh start"
         + (
             f"; work no measured process explains took {', '.join(f'{u:.0f}' for u in unexplained)} % of the "

@@ -41,7 +41,7 @@ from harness.engine.sizing import machine_cores, usable_cores
 from harness.engine.validity import UNACCOUNTED_MAX_PCT, Slo
 from harness.model import ladder_math as yields
 from harness.model import side_by_side as spec_model
-from harness.model.side_by_side import REGIME, SideBySideSpec, start_order
+from harness.model.side_by_side import REGIME, THROTTLED_MAX_SHARE, SideBySideSpec, start_order
 from harness.record.folders import RunFolder, new_run_folder
 from harness.record.index_line import IndexLine, append_line
 from harness.record.manifest import Manifest, RegimeRef, write_manifest
@@ -366,8 +366,8 @@ def _cost_load(base: LoadSettings, rates: tuple[float, ...], step_s: float, warm
 
 
 def paired_steps(per_group: dict[str, list[dict[str, Any]]], host_max_pct: float) -> list[int]:
-    """The indices of the cost steps every group kept up with, on a machine no busier than `host_max_pct`:
-    only those are compared, so every group's figure comes from the same seconds."""
+    """The indices of the cost steps every group kept up with, unthrottled, on a machine no busier than
+    `host_max_pct`: only those are compared, so every group's figure comes from the same seconds."""
     indices: set[int] | None = None
     for records in per_group.values():
         good = {
@@ -376,9 +376,19 @@ def paired_steps(per_group: dict[str, list[dict[str, Any]]], host_max_pct: float
             if r["kept_up"]
             and r["instance_cpu_s"] is not None
             and (r["host_busy_pct"] is None or r["host_busy_pct"] <= host_max_pct)
+            and not _throttled(r)
         }
         indices = good if indices is None else indices & good
     return sorted(indices or set())
+
+
+def _throttled(step: dict[str, Any]) -> bool:
+    return (step.get("throttled_share") or 0.0) > THROTTLED_MAX_SHARE
+
+
+def throttled_steps(per_group: dict[str, list[dict[str, Any]]]) -> list[int]:
+    """The indices of the cost steps in which some group's quota throttled it (left out for every group)."""
+    return sorted({r["index"] for records in per_group.values() for r in records if _throttled(r)})
 
 
 def group_costs(records: list[dict[str, Any]], idle_pct: float | None, use: list[int]) -> dict[str, Any]:
@@ -642,6 +652,7 @@ def run_fresh_start(
             "steps": per_group,
             "paired_steps": use,
             "flagged_host_busy": flagged,
+            "flagged_throttled": throttled_steps(per_group),
             "host_max_pct": host_max_pct,
             "host_busy_pct": [r["host_busy_pct"] for r in first],
             "steal_pct": [r["steal_pct"] for r in first],
@@ -657,12 +668,18 @@ def run_fresh_start(
             record["capacity"] = _capacity(members, costs, base, spec, sampler, folder, plan0.slo, rng, say)
         if any(costs[label]["app_us"] is None for label in labels):
             missing = [label for label in labels if costs[label]["app_us"] is None]
-            why = (
-                f"{len(flagged)} of {len(rates)} cost steps found the machine busier than {host_max_pct:.0f} % "
-                "(work that is not this comparison's, or too many groups for it)"
-                if flagged
-                else "a group did not keep up with the cost steps"
-            )
+            causes = []
+            if flagged:
+                causes.append(
+                    f"{len(flagged)} of {len(rates)} cost steps found the machine busier than {host_max_pct:.0f} % "
+                    "(work that is not this comparison's, or too many groups for it)"
+                )
+            if throttled := record["cost"]["flagged_throttled"]:
+                causes.append(
+                    f"in {len(throttled)} of {len(rates)} cost steps a group's CPU quota throttled it (a burst "
+                    "of its own work, or rates too near its quota)"
+                )
+            why = "; ".join(causes) or "a group did not keep up with the cost steps"
             status, reason = (
                 "completed",
                 f"no cost for {', '.join(missing)}: {len(use)} of {len(rates)} steps paired; {why}",

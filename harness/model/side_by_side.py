@@ -10,6 +10,14 @@ from dataclasses import dataclass, field
 
 REGIME = "side-by-side"
 
+THROTTLED_MAX_SHARE = 0.0
+"""A cost step in which any group's quota throttled it in more than this share of its CFS periods is left
+out for every group. The cost steps run well below the quotas, so a throttled period means a burst (a JIT
+compiling, a major collection) that filled one: a transient that lands in one group's step and not in the
+other's, and that one step moves the group's fitted cost by several per cent. Leaving the step out for all
+groups keeps the comparison paired (docs/method.md, "Side by side"; the lab log (docs/lab/),
+2026-11-28-throttled-steps)."""
+
 
 @dataclass(frozen=True)
 class SideBySideSpec:

@@ -122,6 +122,7 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
                 (c["busiest_step_pct"] for c in cost if c.get("busiest_step_pct")), default=None
             ),
             "flagged_steps": sum(len(c.get("flagged_host_busy") or []) for c in cost),
+            "throttled_steps": sum(len(c.get("flagged_throttled") or []) for c in cost),
             "cost_steps": sum(len(c.get("rates") or []) for c in cost),
             "steal_pct_per_fresh_start": steal,
             "unaccounted_pct_per_fresh_start": [_mean(c.get("unaccounted_pct") or []) for c in cost],

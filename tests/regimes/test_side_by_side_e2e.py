@@ -85,11 +85,13 @@ def test_two_apps_side_by_side_are_measured_in_the_same_seconds(tmp_path: Path, 
     # The steps of both groups began within a second of each other: the same seconds of the host.
     for node_step, php_step in zip(cost["steps"]["node"], cost["steps"]["php"], strict=True):
         assert abs(node_step["start_s"] - php_step["start_s"]) < 1.0
-    # A step is compared only if every group kept up and the host was under its limit.
+    # A step is compared only if every group kept up, unthrottled, and the host was under its limit.
     for index in cost["paired_steps"]:
+        assert index not in cost["flagged_throttled"]
         for label in ("node", "php"):
             (step,) = [s for s in cost["steps"][label] if s["index"] == index]
             assert step["kept_up"] and step["host_busy_pct"] <= cost["host_max_pct"]
+            assert not step["throttled_share"]
     if record["valid"]:
         for label in ("node", "php"):
             assert (
