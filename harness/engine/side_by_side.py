@@ -48,7 +48,9 @@ from harness.record.manifest import Manifest, RegimeRef, write_manifest
 
 RECORD = "side-by-side.json"
 DRIVER_NAME = "bidbench-load"
-RECORD_VERSION = 1
+RECORD_VERSION = 2
+"""2: a cost step in which a group's quota throttled it is left out for every group. Part of the claims'
+line-up keys, so a claim never pairs fresh starts judged by different rules."""
 LOG_TAIL_LINES = 15
 IDLE_WAIT_S = 120.0
 """How long a group may take to work off a capacity rung's backlog before the next rung: generous,
