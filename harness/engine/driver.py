@@ -53,6 +53,11 @@ class LoadSettings:
     """BB_STOP_AFTER: the driver's own default is 2."""
     trace: bool = False
     """One line per request in the run's trace file (BB_TRACE), for the per-second series of fault runs."""
+    start_at_unix: float | None = None
+    """Open model: the wall-clock time the schedule starts (BB_START_AT); None: once the driver is ready.
+    Drivers loading different groups at once share one, so their schedules run on one clock."""
+    phase: float = 0.0
+    """Open model: how far into each arrival interval the requests fall, a share in [0, 1) (BB_PHASE)."""
 
     def env(self, summary_path: Path, progress_path: Path, trace_path: Path) -> dict[str, str]:
         env = {
@@ -84,6 +89,10 @@ class LoadSettings:
             env["BB_STEP_DURATION"] = f"{self.step_s:g}s"
             env["BB_STOP_P99_MS"] = f"{self.stop_p99_ms:g}"
             env["BB_STOP_AFTER"] = str(self.stop_after)
+        if self.start_at_unix is not None:
+            env["BB_START_AT"] = repr(float(self.start_at_unix))
+        if self.phase:
+            env["BB_PHASE"] = repr(float(self.phase))
         if self.trace:
             env["BB_TRACE"] = str(trace_path)
         return env
@@ -129,6 +138,7 @@ EXIT_MEANINGS = {
     2: "a bad setting",
     3: "the target was unreachable at start",
     4: "it was interrupted (its summary is partial)",
+    5: "it was ready only after its start time had passed (the host was too busy to set it up in time)",
 }
 
 

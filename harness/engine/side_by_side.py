@@ -41,7 +41,13 @@ from harness.engine.sizing import machine_cores, usable_cores
 from harness.engine.validity import UNACCOUNTED_MAX_PCT, Slo
 from harness.model import ladder_math as yields
 from harness.model import side_by_side as spec_model
-from harness.model.side_by_side import REGIME, THROTTLED_MAX_SHARE, SideBySideSpec, start_order
+from harness.model.side_by_side import (
+    REGIME,
+    THROTTLED_MAX_SHARE,
+    SideBySideSpec,
+    arrival_phases,
+    start_order,
+)
 from harness.record.folders import RunFolder, new_run_folder
 from harness.record.index_line import IndexLine, append_line
 from harness.record.manifest import Manifest, RegimeRef, write_manifest
@@ -49,8 +55,9 @@ from harness.record.manifest import Manifest, RegimeRef, write_manifest
 RECORD = "side-by-side.json"
 DRIVER_NAME = "bidbench-load"
 RECORD_VERSION = 2
-"""2: a cost step in which a group's quota throttled it is left out for every group. Part of the claims'
-line-up keys, so a claim never pairs fresh starts judged by different rules."""
+"""2: a cost step in which a group's quota throttled it is left out for every group, and the groups'
+drivers share one clock with their requests interleaved evenly. Part of the claims' line-up keys, so a
+claim never pairs fresh starts measured or judged by different rules."""
 LOG_TAIL_LINES = 15
 IDLE_WAIT_S = 120.0
 """How long a group may take to work off a capacity rung's backlog before the next rung: generous,
@@ -222,29 +229,42 @@ class _Drive:
     t_measure: float = math.nan
 
 
+DRIVER_SETUP_S = 2.0
+"""The drivers of one drive start their schedules this long after the harness starts them, all at once:
+time for each to set up (its first request, the open items it bids on). One that is not ready by then
+fails the fresh start (exit 5)."""
+
+
 def _drive_together(
     members: list[_Member],
     load: LoadSettings,
     sampler: Sampler,
     folder: RunFolder,
     name: str,
-    rng: random.Random,
+    phases: dict[str, float] | None = None,
 ) -> list[_Drive]:
-    """One load driver per group, each in its own resource group, started back to back (in a random
-    order) with the same settings and seed: the same request sequence to every group, in the same seconds."""
+    """One load driver per group, each in its own resource group, with the same settings and seed: the
+    same request sequence to every group, in the same seconds. With `phases`, the drivers share one start
+    time and each group's requests fall its phase of an interval after that clock's due times, so the
+    groups' streams interleave as the phases say at every rate (harness/model/side_by_side.py
+    `arrival_phases`) instead of at whatever offset their start-up left."""
     drives = []
+    start_at = time.time() + DRIVER_SETUP_S if phases else None
     for member in members:
         group = sampler.components[f"{member.label}/loadgen"]
         summary = folder.path / "load" / f"{name}-{member.label}.json"
         summary.parent.mkdir(parents=True, exist_ok=True)
+        settings = replace(load, targets=member.urls())
+        if phases:
+            settings = replace(settings, start_at_unix=start_at, phase=phases[member.label])
         driver = DriverProcess(
-            replace(load, targets=member.urls()),
+            settings,
             summary,
             folder.logs / f"loadgen-{name}-{member.label}.log",
             group,  # type: ignore[arg-type]
         )
         drives.append(_Drive(member, driver, summary))
-    for drive in rng.sample(drives, len(drives)):
+    for drive in drives:
         drive.driver.start()
     try:
         edges: list[float] = []
@@ -454,7 +474,7 @@ def _capacity(
                 continue
             load = _cost_load(base, (rate,), spec.capacity_step_s, spec.capacity_warmup_s)
             run = search.runs
-            (drive,) = _drive_together([member], load, sampler, folder, f"capacity-{run}", rng)
+            (drive,) = _drive_together([member], load, sampler, folder, f"capacity-{run}")
             (step,) = _steps(drive, sampler, slo) or [None]
             outcome = search.record(rate, bool(step and step["slo_met"]))
             if step is not None:
@@ -502,6 +522,7 @@ def run_fresh_start(
         raise UserError(f"group labels must differ: {labels}")
     rng = random.Random(seed)
     order = start_order(len(groups), repetition, comparison or "+".join(labels))
+    phases = arrival_phases([labels[k] for k in order])
     plan0 = groups[0].plan
     folder = new_run_folder("+".join(labels), REGIME, results_dir)
     manifest = Manifest.new(
@@ -521,6 +542,7 @@ def run_fresh_start(
                     for g in groups
                 ],
                 "start_order": [labels[k] for k in order],
+                "arrival_phases": phases,
                 "seed": seed,
             }
         },
@@ -530,6 +552,7 @@ def run_fresh_start(
         "version": RECORD_VERSION,
         "groups": labels,
         "start_order": [labels[k] for k in order],
+        "arrival_phases": phases,
     }
     status, reason, failed = "failed", "", None
     members: list[_Member] = []
@@ -602,7 +625,7 @@ def run_fresh_start(
                 sampler,
                 folder,
                 f"sizing-{len(record['sizing']) + 1}",
-                rng,
+                phases,
             )
             sizing_steps = {d.member.label: _steps(d, sampler, plan0.slo) for d in sizing}
             record["sizing"].append(sizing_steps)
@@ -635,7 +658,7 @@ def run_fresh_start(
         )
         ledger.refresh()
         cost = _drive_together(
-            members, _cost_load(base, rates, spec.step_s, spec.warmup_s), sampler, folder, "cost", rng
+            members, _cost_load(base, rates, spec.step_s, spec.warmup_s), sampler, folder, "cost", phases
         )
         per_group = {d.member.label: _steps(d, sampler, plan0.slo) for d in cost}
         use = paired_steps(per_group, host_max_pct)

@@ -8,6 +8,7 @@ from harness.model.side_by_side import (
     PRESETS,
     BracketSearch,
     SideBySideSpec,
+    arrival_phases,
     capacity_search,
     cost_step_rates,
     fits,
@@ -117,3 +118,15 @@ def test_the_start_order_is_fixed_by_the_comparison_and_repetition() -> None:
     assert start_order(3, 4, "k") == start_order(3, 4, "k")
     offsets = {start_order(2, 0, f"key-{n}")[0] for n in range(20)}
     assert offsets == {0, 1}, "the first group of the first fresh start depends on the comparison's key"
+
+
+def test_arrival_phases_spread_the_groups_evenly_in_their_start_order() -> None:
+    assert arrival_phases(["php", "java", "node"]) == {"php": 0.0, "java": 1 / 3, "node": 2 / 3}
+    assert arrival_phases(["java-b", "java-a"]) == {"java-b": 0.0, "java-a": 0.5}
+    # Over a comparison's fresh starts each group takes each phase as often as each start position.
+    seen = {
+        label: sorted(arrival_phases([labels[k] for k in start_order(3, r, "c")])[label] for r in range(3))
+        for labels in [["java", "node", "php"]]
+        for label in labels
+    }
+    assert all(phases == [0.0, 1 / 3, 2 / 3] for phases in seen.values())

@@ -82,9 +82,18 @@ def test_two_apps_side_by_side_are_measured_in_the_same_seconds(tmp_path: Path, 
         # A backend a group opens inside a step is mapped within seconds and counted from its birth, so
         # one step may miss it; the group's share over its steps may not.
         assert sum(s["db_cpu_s"] for s in steps) > 0
-    # The steps of both groups began within a second of each other: the same seconds of the host.
+    # Both drivers ran on one clock, the group started second half an interval after the first: the
+    # same seconds of the host, the two streams interleaved evenly.
+    (folder,) = [p.parent for p in results.glob("*/side-by-side.json")]
+    assert record["arrival_phases"] == {record["start_order"][0]: 0.0, record["start_order"][1]: 0.5}
+    drivers = {
+        label: json.loads((folder / "load" / f"cost-{label}.json").read_text()) for label in ("node", "php")
+    }
+    assert drivers["node"]["started_at_unix"] == drivers["php"]["started_at_unix"]
+    for label, summary in drivers.items():
+        assert summary["settings"]["phase"] == record["arrival_phases"][label]
     for node_step, php_step in zip(cost["steps"]["node"], cost["steps"]["php"], strict=True):
-        assert abs(node_step["start_s"] - php_step["start_s"]) < 1.0
+        assert node_step["start_s"] == pytest.approx(php_step["start_s"], abs=0.01)
     # A step is compared only if every group kept up, unthrottled, and the host was under its limit.
     for index in cost["paired_steps"]:
         assert index not in cost["flagged_throttled"]

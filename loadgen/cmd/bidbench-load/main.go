@@ -22,6 +22,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"syscall"
+	"time"
 
 	"bidbench/loadgen/internal/config"
 	"bidbench/loadgen/internal/engine"
@@ -35,6 +36,7 @@ const (
 	exitBadSetting  = 2
 	exitUnreachable = 3
 	exitInterrupted = 4
+	exitStartMissed = 5
 )
 
 const usage = `bidbench-load: the bidbench load driver
@@ -51,9 +53,10 @@ The variables (loadgen/README.md has the full table):
   BB_SUMMARY=path (else stdout)  BB_PROGRESS=path (a JSON line a second)  BB_TRACE=path|1 (a line a request)
   BB_SHARDS=N BB_SHARD_INDEX=i (default JOB_COMPLETION_INDEX)  BB_LATE_BOUND_MS=50  BB_MAX_CONNS=5000
   BB_MIX=bare: GET /health only, no Server-Timing read (the driver's own cost, against any server)
+  BB_START_AT=unix seconds (open model: start the schedule then)  BB_PHASE=0..1 (share of an interval)
 
 Exit codes: 0 done, 1 internal error, 2 bad setting, 3 target unreachable at start,
-4 interrupted (a partial summary was written).
+4 interrupted (a partial summary was written), 5 set up only after BB_START_AT had passed.
 `
 
 func main() {
@@ -98,6 +101,12 @@ func run() int {
 			return exitUnreachable
 		}
 		return exitInternal
+	}
+	if !s.StartAt.IsZero() && s.Plan == 0 && time.Since(s.StartAt) > s.LateBound {
+		// Its first requests would all be late: the caller must give its drivers more time to set up.
+		fmt.Fprintf(os.Stderr, "bidbench-load: ready %s after BB_START_AT; start it earlier or set BB_START_AT later\n",
+			time.Since(s.StartAt).Round(time.Millisecond))
+		return exitStartMissed
 	}
 	var summary *tally.Summary
 	if s.Plan > 0 {

@@ -255,6 +255,8 @@ func TestExitCodes(t *testing.T) {
 		{"bad rate", with("BB_RATE", "0"), nil, exitBadSetting, "BB_RATE"},
 		{"small payload", map[string]string{"BB_MIX": "payload", "BB_PAYLOAD_BYTES": "5"}, nil, exitBadSetting, "BB_PAYLOAD_BYTES"},
 		{"unreachable", with("BB_TARGETS", closed), nil, exitUnreachable, "is the target up?"},
+		{"start time already past", with("BB_START_AT", "1700000000"), nil, exitStartMissed, "BB_START_AT"},
+		{"start time ahead", with("BB_START_AT", fmt.Sprint(time.Now().Add(500*time.Millisecond).Unix()+1)), nil, exitOK, ""},
 		{"unknown command", nil, []string{"fly"}, exitBadSetting, "unknown command"},
 		{"merge of nothing", nil, []string{"merge"}, exitBadSetting, "at least one"},
 		{"merge of a missing file", nil, []string{"merge", filepath.Join(dir, "none.json")}, exitBadSetting, "none.json"},

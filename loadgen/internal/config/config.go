@@ -56,6 +56,12 @@ type Settings struct {
 	StepDuration time.Duration
 	StopP99      time.Duration
 	StopAfter    int
+	// Open model: the wall-clock time the schedule starts (zero: when the driver is ready), so that
+	// drivers started apart share one clock; and how far into each arrival interval the requests fall,
+	// as a share of the interval. Drivers given one StartAt and phases 0, 1/n, ... interleave their
+	// requests evenly at every rate, instead of at whatever offset their start times happened to leave.
+	StartAt time.Time
+	Phase   float64
 }
 
 // Error is a setting that cannot be used; the driver exits with ExitBadSetting.
@@ -267,6 +273,14 @@ func FromEnv(get Lookup) (*Settings, error) {
 		s.Rate = s.Steps[0]
 	}
 	s.WarmupFrom = r.number("BB_WARMUP_FROM", s.Rate/10, 0, 1e7)
+	if at := r.number("BB_START_AT", 0, 1, 1e11); at > 0 {
+		// To the microsecond: a float64 of Unix seconds carries no more.
+		s.StartAt = time.UnixMicro(int64(math.Round(at * 1e6)))
+	}
+	s.Phase = r.number("BB_PHASE", 0, 0, 1)
+	if s.Phase >= 1 {
+		r.fail("BB_PHASE", r.str("BB_PHASE", ""), "expected a share of an interval, at least 0 and below 1")
+	}
 	if r.err != nil {
 		return nil, r.err
 	}

@@ -98,6 +98,10 @@ func TestBadSettings(t *testing.T) {
 		{map[string]string{"BB_STEPS": "100,fast"}, "BB_STEPS"},
 		{map[string]string{"BB_STEPS": "100", "BB_MODEL": "closed"}, "BB_STEPS"},
 		{map[string]string{"BB_STEPS": "100", "BB_STAGES": "1s:10"}, "BB_STEPS"},
+		{map[string]string{"BB_PHASE": "1"}, "BB_PHASE"},
+		{map[string]string{"BB_PHASE": "-0.25"}, "BB_PHASE"},
+		{map[string]string{"BB_START_AT": "tomorrow"}, "BB_START_AT"},
+		{map[string]string{"BB_START_AT": "0"}, "BB_START_AT"},
 		{map[string]string{"BB_STEPS": "100", "BB_STEP_DURATION": "0s"}, "BB_STEP_DURATION"},
 		{map[string]string{"BB_STOP_P99_MS": "-1"}, "BB_STOP_P99_MS"},
 		{map[string]string{"BB_STOP_AFTER": "0"}, "BB_STOP_AFTER"},
@@ -199,5 +203,19 @@ func TestStepsMakeTheMeasurement(t *testing.T) {
 	}
 	if s.Duration != 12*time.Second || s.Rate != 100 || len(s.Steps) != 3 || s.Steps[2] != 225 {
 		t.Errorf("steps %v over %v at first rate %g; want 3 steps, 12s, 100", s.Steps, s.Duration, s.Rate)
+	}
+}
+
+func TestStartAtAndPhaseAreRead(t *testing.T) {
+	s, err := FromEnv(env(map[string]string{"BB_START_AT": "1795900000.25", "BB_PHASE": "0.5"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := time.Unix(1795900000, 250_000_000); !s.StartAt.Equal(want) || s.Phase != 0.5 {
+		t.Fatalf("start %v, phase %v; want %v, 0.5", s.StartAt, s.Phase, want)
+	}
+	s, err = FromEnv(env(nil))
+	if err != nil || !s.StartAt.IsZero() || s.Phase != 0 {
+		t.Fatalf("defaults: start %v, phase %v, %v", s.StartAt, s.Phase, err)
 	}
 }

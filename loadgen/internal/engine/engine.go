@@ -130,6 +130,9 @@ func (e *Engine) Run(ctx context.Context) *tally.Summary {
 		e.openTrace()
 	}
 	e.start = time.Now()
+	if !e.s.StartAt.IsZero() && sleepUntil(ctx, e.s.StartAt) {
+		e.start = e.s.StartAt
+	}
 	e.measure = e.start.Add(e.s.Warmup)
 	stopProgress := e.startProgress()
 	load, stopLoad := context.WithCancel(ctx)
@@ -204,7 +207,19 @@ func (e *Engine) schedule() *pace.Schedule {
 		}
 	}
 	// Warm-up segments shorter than a whole profile still end exactly at the window's start.
-	return pace.New(segs...)
+	return pace.New(segs...).Shifted(e.s.Phase)
+}
+
+// sleepUntil waits for the wall-clock time at, or until ctx ends (false).
+func sleepUntil(ctx context.Context, at time.Time) bool {
+	timer := time.NewTimer(time.Until(at))
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-timer.C:
+		return true
+	}
 }
 
 func (e *Engine) runOpen(ctx context.Context, schedule *pace.Schedule) {
@@ -628,5 +643,6 @@ func (e *Engine) settingsRecord() map[string]any {
 		"idle_timeout_s": s.IdleTimeout.Seconds(),
 		"setup_pages":    s.SetupPages, "stages": stages, "trace": s.TracePath != "",
 		"shards": s.Shards, "shard_index": s.ShardIndex, "warmup_late_sends": e.lateWarm,
+		"phase": orNil(open, s.Phase), "start_at_unix": orNil(!s.StartAt.IsZero(), unix(s.StartAt)),
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -383,5 +384,32 @@ func TestTooSmallPayloadIsABadSetting(t *testing.T) {
 	var bad *config.Error
 	if !errors.As(err, &bad) || bad.Name != "BB_PAYLOAD_BYTES" {
 		t.Errorf("a 10-byte payload: %v, want a *config.Error for BB_PAYLOAD_BYTES", err)
+	}
+}
+
+func TestStartAtPutsTheScheduleOnAGivenClock(t *testing.T) {
+	tg := newTarget(t, nil)
+	at := time.Now().Add(700 * time.Millisecond).Truncate(time.Millisecond)
+	s := settings(t, map[string]string{
+		"BB_TARGETS": tg.URL, "BB_RATE": "100", "BB_WARMUP": "0s", "BB_DURATION": "1s",
+		"BB_START_AT": strconv.FormatFloat(float64(at.UnixMilli())/1000, 'f', 3, 64), "BB_PHASE": "0.5",
+	})
+	summary := run(t, s, 20*time.Second)
+	if got := time.UnixMicro(int64(summary.StartedAtUnix * 1e6)); got.Sub(at).Abs() > time.Millisecond {
+		t.Fatalf("the schedule started at %v, want %v", got, at)
+	}
+	arrivals := tg.received()
+	if len(arrivals) != 100 {
+		t.Fatalf("%d requests arrived, want 100", len(arrivals))
+	}
+	// Nothing before the start time; the first request half an interval (5 ms) after it, give or take
+	// a shared machine's scheduling.
+	first := arrivals[0].Sub(at)
+	t.Logf("first request %v after the start time", first)
+	if first < 3*time.Millisecond || first > 60*time.Millisecond {
+		t.Errorf("the first request arrived %v after the start time, want about 5 ms", first)
+	}
+	if summary.Settings["phase"] != 0.5 {
+		t.Errorf("the summary's settings say phase %v", summary.Settings["phase"])
 	}
 }

@@ -23,6 +23,7 @@ type Schedule struct {
 	starts   []time.Duration // each segment's start
 	before   []float64       // arrivals before each segment
 	total    time.Duration
+	phase    float64 // a share of an interval: request n is due when the arrivals reach n + phase
 }
 
 var _ vegeta.Pacer = (*Schedule)(nil)
@@ -44,6 +45,15 @@ func New(segments ...Segment) *Schedule {
 	return s
 }
 
+// Shifted is the schedule with every request due `phase` of an interval later (0 <= phase < 1): at
+// any rate, even a changing one, request n then falls that share of the way to request n+1's due time
+// in the unshifted schedule. Two drivers on one clock with phases 0 and 0.5 interleave evenly.
+func (s *Schedule) Shifted(phase float64) *Schedule {
+	shifted := *s
+	shifted.phase = phase
+	return &shifted
+}
+
 // Length is the schedule's total duration.
 func (s *Schedule) Length() time.Duration { return s.total }
 
@@ -62,7 +72,7 @@ func (s *Schedule) Arrivals(t time.Duration) float64 {
 
 // Due is when request n is due, and false once the schedule has ended before it.
 func (s *Schedule) Due(n uint64) (time.Duration, bool) {
-	target := float64(n)
+	target := float64(n) + s.phase
 	for k, seg := range s.segments {
 		length := seg.Length.Seconds()
 		inside := target - s.before[k]

@@ -134,3 +134,34 @@ func TestEmptySchedule(t *testing.T) {
 		t.Error("Pace of an empty schedule does not stop")
 	}
 }
+
+func TestShiftedSchedulesInterleaveEvenlyAtEveryRate(t *testing.T) {
+	// A ramp, a held rate and a ramp down: two drivers on one clock, phases 0 and 0.5.
+	base := New(Segment{2 * time.Second, 50, 400}, Segment{2 * time.Second, 400, 400}, Segment{time.Second, 400, 100})
+	half := base.Shifted(0.5)
+	if base.Length() != half.Length() || base.Arrivals(base.Length()) != half.Arrivals(half.Length()) {
+		t.Fatal("shifting changed the profile")
+	}
+	for n := uint64(0); ; n++ {
+		a, okA := base.Due(n)
+		next, okNext := base.Due(n + 1)
+		b, okB := half.Due(n)
+		if !okNext || !okB {
+			break
+		}
+		if !okA || b <= a || b >= next {
+			t.Fatalf("request %d: shifted due %v, not between %v and %v", n, b, a, next)
+		}
+		// Halfway in arrivals: the cumulative count at the shifted due time is n + 0.5.
+		if got := base.Arrivals(b); math.Abs(got-(float64(n)+0.5)) > 1e-6 {
+			t.Fatalf("request %d shifted to where arrivals are %v, want %v", n, got, float64(n)+0.5)
+		}
+	}
+	// At a held rate the shift is half an interval exactly: 400 req/s, 1.25 ms.
+	n := uint64(base.Arrivals(3 * time.Second))
+	a, _ := base.Due(n)
+	b, _ := half.Due(n)
+	if d := b - a; d < 1249*time.Microsecond || d > 1251*time.Microsecond {
+		t.Fatalf("at 400 req/s the shifted request is %v later, want 1.25 ms", d)
+	}
+}
