@@ -139,7 +139,7 @@ def arrival_phases(started: list[str]) -> dict[str, float]:
     """Each group's arrival phase, by its place in the fresh start's start order: k/n of an interval after
     the shared schedule's due times, so the groups' streams interleave evenly and no group's requests
     always trail another's by the same share of an interval. With the offsets the drivers' start-up left,
-    the group whose requests trailed read up to 13 % cheaper at some rates and dearer at others (docs/lab/
+    the group whose requests trailed read up to 12 % cheaper at some rates and dearer at others (docs/lab/
     2026-11-28-throttled-steps.md); turning with the start order, each group takes each place in turn."""
     return {label: k / len(started) for k, label in enumerate(started)}
 
