@@ -93,20 +93,22 @@ def fit_problems(claim: Claim, size: Size, which: str, cores: int) -> list[str]:
     return problems
 
 
-def fingerprint(size: Size, lineup: Lineup) -> dict[str, Any]:
+def fingerprint(size: Size, lineup: Lineup, record_version: int = RECORD_VERSION) -> dict[str, Any]:
     """What a fresh start of this line-up runs: each group as a ladder of it would (the ladder's own
-    shape and method aside), and the side-by-side settings."""
+    shape and method aside), the side-by-side settings, and the record version (how the engine measures
+    and judges its steps)."""
     groups = []
     for cell in lineup.cells:
         found = ladders.fingerprint(size, cell)
         for key in ("method", "ladder"):
             found.pop(key)
         groups.append({"label": cell.variant.name, **found})
-    return {"record": RECORD_VERSION, "groups": groups, "spec": asdict(spec_for(size))}
+    return {"record": record_version, "groups": groups, "spec": asdict(spec_for(size))}
 
 
-def key_of(size: Size, lineup: Lineup) -> str:
-    digest = hashlib.sha256(json.dumps(fingerprint(size, lineup), sort_keys=True).encode()).hexdigest()[:10]
+def key_of(size: Size, lineup: Lineup, record_version: int = RECORD_VERSION) -> str:
+    found = fingerprint(size, lineup, record_version)
+    digest = hashlib.sha256(json.dumps(found, sort_keys=True).encode()).hexdigest()[:10]
     impls = "+".join(dict.fromkeys(c.impl for c in lineup.cells))
     return f"{GROUP_PREFIX}/{impls}/{digest}"
 
@@ -242,18 +244,26 @@ def from_records(
     claim: Claim, runs: list[tuple[str, str, int, Mapping[str, Any]]]
 ) -> tuple[Size, bool, dict[tuple[str, str], list[dict[str, Any]]]]:
     """Observations from stored side-by-side records alone: (run id, comparison key, repetition, record)
-    each, matched to a line-up of the quick or the full size by its key. Raises ValueError naming the
-    records that belong to no line-up of this claim."""
+    each, matched to a line-up of the quick or the full size by its key at the records' own version (the
+    key they were stored under). Raises ValueError naming the records that belong to no line-up of this
+    claim, or when the records were measured under different versions: those are never paired."""
+    versions = sorted({int(record.get("version", 1)) for *_, record in runs})
+    if len(versions) > 1:
+        raise ValueError(
+            f"{claim.id}: these side-by-side records were measured under record versions "
+            f"{', '.join(map(str, versions))}; a verdict pairs fresh starts of one version only"
+        )
+    version = versions[0] if versions else RECORD_VERSION
     best: tuple[int, bool] = (-1, True)
     for quick in (True, False):
         size = claim.size(quick)
-        keys = {key_of(size, lineup) for lineup in lineups(claim, size)}
+        keys = {key_of(size, lineup, version) for lineup in lineups(claim, size)}
         score = sum(1 for _, key, _, _ in runs if key in keys)
         if score > best[0]:
             best = (score, quick)
     quick = best[1]
     size = claim.size(quick)
-    by_key = {key_of(size, lineup): lineup for lineup in lineups(claim, size)}
+    by_key = {key_of(size, lineup, version): lineup for lineup in lineups(claim, size)}
     strays = [run_id for run_id, key, _, _ in runs if key not in by_key]
     if strays:
         raise ValueError(

@@ -102,10 +102,12 @@ def test_claims_that_need_the_same_groups_share_their_fresh_starts() -> None:
 # --- the paired verdict from stored records ---------------------------------------------------------------
 
 
-def _record(labels: list[str], costs: dict[str, float], valid: bool = True) -> dict[str, Any]:
+def _record(
+    labels: list[str], costs: dict[str, float], valid: bool = True, version: int = sbs.RECORD_VERSION
+) -> dict[str, Any]:
     """A side-by-side record as harness/engine/side_by_side.py stores it, reduced to what a claim reads."""
     return {
-        "version": 1,
+        "version": version,
         "groups": labels,
         "status": "completed",
         "reason": "" if valid else "no cost for node: 2 of 8 steps paired",
@@ -135,14 +137,28 @@ def _store(results: Path, key: str, repetition: int, record: dict[str, Any], tag
     return run_id
 
 
-def _table_72_folders(results: Path, ratio: float, invalid: int | None = None) -> list[str]:
+def _table_72_folders(
+    results: Path, ratio: float, invalid: int | None = None, version: int = sbs.RECORD_VERSION
+) -> list[str]:
     claim = find("thesis-table-7.2")
-    key = sbs.key_of(claim.quick, sbs.lineups(claim, claim.quick)[0])
+    key = sbs.key_of(claim.quick, sbs.lineups(claim, claim.quick)[0], version)
     ids = []
     for k, drift in enumerate(DRIFT):
         costs = {"java": 200.0 * drift, "node": 200.0 * ratio * drift * (1 + 0.004 * (-1) ** k)}
-        ids.append(_store(results, key, k, _record(["java", "node"], costs, valid=k != invalid)))
+        record = _record(["java", "node"], costs, valid=k != invalid, version=version)
+        ids.append(_store(results, key, k, record, tag=f"v{version}"))
     return ids
+
+
+def test_records_of_an_earlier_version_keep_their_key_and_are_never_paired_with_newer(tmp_path: Path) -> None:
+    claim = find("thesis-table-7.2")
+    old = _table_72_folders(tmp_path, 1.25, version=1)
+    size, quick, observations = runner.from_folders(claim, [tmp_path / i for i in old])
+    assert quick and len(observations[("node", "node")]) == len(old)
+    assert sbs.key_of(size, sbs.lineups(claim, size)[0], 1) != sbs.key_of(size, sbs.lineups(claim, size)[0])
+    new = _table_72_folders(tmp_path, 1.25)
+    with pytest.raises(ValueError, match=f"record versions 1, {sbs.RECORD_VERSION}"):
+        runner.from_folders(claim, [tmp_path / i for i in old + new])
 
 
 def test_a_side_by_side_verdict_is_paired_by_fresh_start(tmp_path: Path) -> None:
