@@ -254,9 +254,8 @@ def _drive_together(
         group = sampler.components[f"{member.label}/loadgen"]
         summary = folder.path / "load" / f"{name}-{member.label}.json"
         summary.parent.mkdir(parents=True, exist_ok=True)
-        settings = replace(load, targets=member.urls())
-        if phases:
-            settings = replace(settings, start_at_unix=start_at, phase=phases[member.label])
+        clock = {"start_at_unix": start_at, "phase": phases[member.label]} if phases else {}
+        settings = replace(load, targets=member.urls(), **clock)
         driver = DriverProcess(
             settings,
             summary,
@@ -522,7 +521,8 @@ def run_fresh_start(
         raise UserError(f"group labels must differ: {labels}")
     rng = random.Random(seed)
     order = start_order(len(groups), repetition, comparison or "+".join(labels))
-    phases = arrival_phases([labels[k] for k in order])
+    started = [labels[k] for k in order]
+    phases = arrival_phases(started)
     plan0 = groups[0].plan
     folder = new_run_folder("+".join(labels), REGIME, results_dir)
     manifest = Manifest.new(
@@ -541,7 +541,7 @@ def run_fresh_start(
                     {"label": g.label, "impl": g.plan.impl, "variant": g.plan.variant, "knobs": g.plan.knobs}
                     for g in groups
                 ],
-                "start_order": [labels[k] for k in order],
+                "start_order": started,
                 "arrival_phases": phases,
                 "seed": seed,
             }
@@ -551,7 +551,7 @@ def run_fresh_start(
     record: dict[str, Any] = {
         "version": RECORD_VERSION,
         "groups": labels,
-        "start_order": [labels[k] for k in order],
+        "start_order": started,
         "arrival_phases": phases,
     }
     status, reason, failed = "failed", "", None
@@ -563,7 +563,7 @@ def run_fresh_start(
     driver_groups = []
     try:
         ready.ensure_up()
-        say(f"starting {', '.join(labels[k] for k in order)} ...")
+        say(f"starting {', '.join(started)} ...")
         members = _start_all(groups, order, quiet=True)
         for member in members:
             member.components = [f"{member.label}/{i.name}" for i in member.session.instances]
