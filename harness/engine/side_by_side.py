@@ -396,11 +396,23 @@ def paired_steps(per_group: dict[str, list[dict[str, Any]]], host_max_pct: float
             for r in records
             if r["kept_up"]
             and r["instance_cpu_s"] is not None
-            and (r["host_busy_pct"] is None or r["host_busy_pct"] <= host_max_pct)
+            and not _too_busy(r, host_max_pct)
             and not _throttled(r)
         }
         indices = good if indices is None else indices & good
     return sorted(indices or set())
+
+
+def _too_busy(step: dict[str, Any], host_max_pct: float) -> bool:
+    return step["host_busy_pct"] is not None and step["host_busy_pct"] > host_max_pct
+
+
+def busy_steps(per_group: dict[str, list[dict[str, Any]]], host_max_pct: float) -> list[int]:
+    """The indices of the cost steps that found the machine busier than `host_max_pct` (left out for every
+    group)."""
+    return sorted(
+        {r["index"] for records in per_group.values() for r in records if _too_busy(r, host_max_pct)}
+    )
 
 
 def _throttled(step: dict[str, Any]) -> bool:
@@ -662,14 +674,7 @@ def run_fresh_start(
         )
         per_group = {d.member.label: _steps(d, sampler, plan0.slo) for d in cost}
         use = paired_steps(per_group, host_max_pct)
-        flagged = sorted(
-            {
-                r["index"]
-                for records in per_group.values()
-                for r in records
-                if r["host_busy_pct"] is not None and r["host_busy_pct"] > host_max_pct
-            }
-        )
+        flagged = busy_steps(per_group, host_max_pct)
         costs = {m.label: group_costs(per_group[m.label], m.idle_pct, use) for m in members}
         first = per_group[labels[0]]
         record["cost"] = {

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from harness.engine.side_by_side import group_costs, paired_steps, throttled_steps
+from harness.engine.side_by_side import busy_steps, group_costs, paired_steps, throttled_steps
 
 HOST_MAX_PCT = 80.0
 
@@ -57,4 +57,14 @@ def test_host_busy_and_not_kept_up_steps_stay_out_as_before() -> None:
         "b": [_step(0, 0.4, host=95.0), _step(1, 0.4), _step(2, 0.4)],
     }
     assert paired_steps(per_group, HOST_MAX_PCT) == [2]
+    assert busy_steps(per_group, HOST_MAX_PCT) == [0]
     assert throttled_steps(per_group) == []
+
+
+def test_a_step_is_busy_for_every_group_when_one_groups_reading_is_above_the_bound() -> None:
+    per_group = {
+        "a": [_step(0, 0.4), _step(1, 0.4, host=HOST_MAX_PCT), _step(2, 0.4, host=HOST_MAX_PCT + 0.1)],
+        "b": [{**_step(0, 0.4), "host_busy_pct": None}, _step(1, 0.4), _step(2, 0.4)],
+    }
+    assert busy_steps(per_group, HOST_MAX_PCT) == [2]
+    assert paired_steps(per_group, HOST_MAX_PCT) == [0, 1]
