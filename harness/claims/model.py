@@ -348,7 +348,6 @@ def group_problems(claim: Claim) -> list[str]:
     for name, what in (
         ("with_indexes", "the indexes belong to the one database every group of a fresh start shares"),
         ("cpus", "every group of a fresh start runs under the same CPU limit"),
-        ("instances", "every group of a fresh start runs the same number of instances"),
     ):
         values = {getattr(v, name) for v in claim.variants}
         if len(values) > 1:

@@ -80,9 +80,10 @@ def fit_problems(claim: Claim, size: Size, which: str, cores: int) -> list[str]:
     """Every line-up's groups and the drivers' reserve must fit this machine (the engine's own rule)."""
     problems = []
     for lineup in lineups(claim, size):
-        cell = lineup.cells[0]
         problem = fits(
-            len(lineup.cells), ladders.cell_cpus(size, cell), ladders.cell_instances(size, cell), cores
+            [ladders.cell_instances(size, cell) for cell in lineup.cells],
+            ladders.cell_cpus(size, lineup.cells[0]),
+            cores,
         )
         if problem:
             problems.append(

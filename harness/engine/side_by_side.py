@@ -110,8 +110,8 @@ class _Member:
 
 def check_fits(groups: list[Group]) -> None:
     """Refuse, before anything starts, groups whose limits and the drivers' reserve exceed the machine."""
-    plan = groups[0].plan
-    problem = spec_model.fits(len(groups), usable_cores(plan.cpus), plan.instances, machine_cores())
+    cpus = usable_cores(groups[0].plan.cpus)
+    problem = spec_model.fits([g.plan.instances for g in groups], cpus, machine_cores())
     if problem:
         raise UserError(problem)
 
@@ -550,7 +550,13 @@ def run_fresh_start(
             "side_by_side": {
                 "spec": asdict(spec),
                 "groups": [
-                    {"label": g.label, "impl": g.plan.impl, "variant": g.plan.variant, "knobs": g.plan.knobs}
+                    {
+                        "label": g.label,
+                        "impl": g.plan.impl,
+                        "variant": g.plan.variant,
+                        "knobs": g.plan.knobs,
+                        "instances": g.plan.instances,
+                    }
                     for g in groups
                 ],
                 "start_order": started,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 REGIME = "side-by-side"
@@ -249,16 +250,25 @@ def top_cost_rate(
     return max(sizing_rate * factor, sizing_rate * spec.low_share)
 
 
-def fits(groups: int, cpus: float, instances: int, cores: int, reserve: float = 0.5) -> str | None:
-    """Why `groups` groups of `instances` x `cpus` do not fit on `cores` (None if they do): their limits
-    plus the load drivers' and PostgreSQL's reserve must fit on the machine."""
-    need = groups * instances * cpus + reserve
+def fits(group_instances: Sequence[int], cpus: float, cores: int, reserve: float = 0.5) -> str | None:
+    """Why groups of these instance counts at `cpus` each do not fit on `cores` (None if they do): their
+    limits plus the load drivers' and PostgreSQL's reserve must fit on the machine."""
+    groups, instances = len(group_instances), sum(group_instances)
+    need = instances * cpus + reserve
     if need <= cores + 1e-9:
         return None
-    most_groups = int((cores - reserve) // (instances * cpus)) if cpus > 0 else 0
-    largest_cpus = (cores - reserve) / (groups * instances)
+    largest_cpus = (cores - reserve) / instances
+    if len(set(group_instances)) > 1:
+        counts = ", ".join(str(n) for n in group_instances)
+        return (
+            f"{groups} groups of {counts} instances x {cpus:g} CPU plus {reserve:g} core for the load drivers "
+            f"and PostgreSQL need {need:g} cores; this machine has {cores}. These groups fit at --cpus "
+            f"{largest_cpus:.2f} or less."
+        )
+    per_group = group_instances[0]
+    most_groups = int((cores - reserve) // (per_group * cpus)) if cpus > 0 else 0
     return (
-        f"{groups} groups of {instances} x {cpus:g} CPU plus {reserve:g} core for the load drivers and "
+        f"{groups} groups of {per_group} x {cpus:g} CPU plus {reserve:g} core for the load drivers and "
         f"PostgreSQL need {need:g} cores; this machine has {cores}. At most {most_groups} group(s) fit at "
         f"{cpus:g} CPU, or {groups} groups at --cpus {largest_cpus:.2f} or less."
     )

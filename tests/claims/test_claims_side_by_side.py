@@ -44,12 +44,13 @@ def test_the_cost_claims_run_side_by_side_and_the_others_apart() -> None:
         "thesis-6.4-pg-native",
         "thesis-table-7.2",
         "pereira-energy-ranking",
+        "thesis-table-7.2-instances",
     } <= side
     for claim in load_all():
         if claim.design == DESIGN:
             assert claim.metric in sbs.METRIC_FIGURES and claim.quick.preset in PRESETS, claim.id
             assert "# Side by side:" in (claim.path or Path()).read_text(), claim.id
-    for name in ("thesis-6.2-pool-library", "thesis-table-7.2-instances", "rubis-3-indexes-unsorted"):
+    for name in ("thesis-6.2-pool-library", "rubis-3-indexes-unsorted"):
         assert find(name).design == "apart"
 
 
@@ -303,7 +304,6 @@ def _side_by_side(data: dict[str, Any]) -> None:
 @pytest.mark.parametrize(
     ("base", "message"),
     [
-        ("thesis-table-7.2-instances", "experiment/variants/1/instances: the variants differ in instances"),
         ("rubis-3-indexes-unsorted", "experiment/regime: 'ladder' was expected"),
         ("thesis-fig-6.2-pool-size", "metric: 'saturation_rps' is not one of"),
     ],
@@ -315,6 +315,18 @@ def test_variants_that_cannot_be_groups_are_refused_naming_the_field(
     with pytest.raises(ClaimError) as err:
         load_file(path, load_schema(tmp_path))
     assert message in str(err.value)
+
+
+def test_groups_may_differ_in_instances_but_not_in_the_limit_of_each(tmp_path: Path) -> None:
+    claim = find("thesis-table-7.2-instances")
+    assert [(v.name, v.instances) for v in claim.variants] == [("java", 1), ("java-x2", 2)]
+    preflight(claim, claim.quick, cores=2)
+
+    def edit(data: dict[str, Any]) -> None:
+        data["experiment"]["variants"][1]["cpus"] = 0.25
+
+    with pytest.raises(ClaimError, match="experiment/variants/1/cpus: the variants differ in cpus"):
+        load_file(_edited(tmp_path, "thesis-table-7.2-instances", edit), load_schema(tmp_path))
 
 
 def test_indexes_are_the_databases_so_they_cannot_differ_between_groups(tmp_path: Path) -> None:

@@ -197,7 +197,7 @@ def test_a_layout_over_the_budget_is_refused_naming_the_field(tmp_path: Path) ->
 
 def test_two_instances_at_one_cpu_name_the_instances_too(tmp_path: Path) -> None:
     claim = load_file(
-        _variant(tmp_path, "thesis-table-7.2-instances", cpus=1.0, instances=2), load_schema(tmp_path)
+        _variant(tmp_path, "thesis-6.2-pool-library", cpus=1.0, instances=2), load_schema(tmp_path)
     )
     problems = layout_problems(claim, claim.quick, cores=2)
     assert problems and "experiment/variants/0/cpus (with experiment/variants/0/instances = 2)" in problems[0]
@@ -391,7 +391,18 @@ def test_a_verdict_is_recomputed_from_stored_folders_alone(tmp_path: Path) -> No
 
 
 def test_the_cli_recomputes_with_from(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # An equivalence claim run apart: Table 7.2's instances as they ran before they moved side by side.
+    claims = tmp_path / "claim-files"
+    claims.mkdir()
+    data = yaml.safe_load((CLAIMS / "thesis-table-7.2-instances.yaml").read_text())
+    data["experiment"]["design"] = "apart"
+    for size in ("quick", "full"):
+        data["experiment"][size].pop("preset")
+    (claims / "thesis-table-7.2-instances.yaml").write_text(yaml.safe_dump(data))
+    (claims / "claim.schema.json").write_text((CLAIMS / "claim.schema.json").read_text())
+    monkeypatch.setattr("harness.claims.model.claims_dir", lambda: claims)
     claim = find("thesis-table-7.2-instances")
+    assert claim.design == "apart"
     costs = {"java": [300.0, 303.0, 298.0, 305.0], "java-x2": [302.0, 300.0, 301.0, 304.0]}
     ids = []
     for cell in runner.cells(claim, claim.quick):

@@ -45,10 +45,17 @@ def test_the_top_cost_rate_keeps_the_costliest_group_under_its_share_of_the_quot
 
 
 def test_three_groups_at_half_a_core_fit_on_two_cores_and_four_do_not() -> None:
-    assert fits(3, 0.5, 1, 2) is None
-    problem = fits(4, 0.5, 1, 2)
+    assert fits([1, 1, 1], 0.5, 2) is None
+    problem = fits([1, 1, 1, 1], 0.5, 2)
     assert problem is not None
     assert "At most 3 group(s)" in problem and "--cpus 0.38" in problem
+
+
+def test_groups_of_one_and_two_instances_fit_by_their_instances_in_all() -> None:
+    assert fits([1, 2], 0.5, 2) is None
+    problem = fits([1, 2], 0.6, 2)
+    assert problem is not None
+    assert "2 groups of 1, 2 instances x 0.6 CPU" in problem and "--cpus 0.50 or less" in problem
 
 
 def _search(
