@@ -46,6 +46,7 @@ from harness.model.side_by_side import (
     THROTTLED_MAX_SHARE,
     SideBySideSpec,
     arrival_phases,
+    rate_scales,
     start_order,
 )
 from harness.record.folders import RunFolder, new_run_folder
@@ -106,6 +107,10 @@ class _Member:
 
     def limit_cores(self) -> float:
         return usable_cores(self.group.plan.cpus) * self.group.plan.instances
+
+    @property
+    def instances(self) -> int:
+        return self.group.plan.instances
 
 
 def check_fits(groups: list[Group]) -> None:
@@ -250,12 +255,13 @@ def _drive_together(
     `arrival_phases`) instead of at whatever offset their start-up left."""
     drives = []
     start_at = time.time() + DRIVER_SETUP_S if phases else None
+    scales = rate_scales({m.label: m.instances for m in members})
     for member in members:
         group = sampler.components[f"{member.label}/loadgen"]
         summary = folder.path / "load" / f"{name}-{member.label}.json"
         summary.parent.mkdir(parents=True, exist_ok=True)
         clock = {"start_at_unix": start_at, "phase": phases[member.label]} if phases else {}
-        settings = replace(load, targets=member.urls(), **clock)
+        settings = replace(load, targets=member.urls(), **clock, **_scaled_rates(load, scales[member.label]))
         driver = DriverProcess(
             settings,
             summary,
@@ -289,6 +295,16 @@ def _drive_together(
         for drive in drives:
             drive.driver.kill()
     return drives
+
+
+def _scaled_rates(load: LoadSettings, scale: float) -> dict[str, Any]:
+    if scale == 1:
+        return {}
+    return {
+        "rate": load.rate * scale,
+        "steps": tuple(rate * scale for rate in load.steps),
+        "warmup_from_rate": None if load.warmup_from_rate is None else load.warmup_from_rate * scale,
+    }
 
 
 def _steps(drive: _Drive, sampler: Sampler, slo: Slo) -> list[dict[str, Any]]:
@@ -571,6 +587,7 @@ def run_fresh_start(
         "groups": labels,
         "start_order": started,
         "arrival_phases": phases,
+        "rate_scales": rate_scales({g.label: g.plan.instances for g in groups}),
     }
     status, reason, failed = "failed", "", None
     members: list[_Member] = []

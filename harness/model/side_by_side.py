@@ -145,6 +145,15 @@ def arrival_phases(started: list[str]) -> dict[str, float]:
     return {label: k / len(started) for k, label in enumerate(started)}
 
 
+def rate_scales(instances: dict[str, int]) -> dict[str, float]:
+    """What each group's rates are multiplied by when the groups are driven together: its instance count
+    over the smallest group's, so every instance of every group runs at the same rate. A request costs
+    less the busier its instance (docs/method.md, "9. Side by side"): at equal rates per group, a group of
+    two instances would run each at half the load and read dearer for it."""
+    fewest = min(instances.values())
+    return {label: n / fewest for label, n in instances.items()}
+
+
 def cost_step_rates(top: float, spec: SideBySideSpec) -> tuple[float, ...]:
     """The cost steps' rates: `cost_rates` geometric rates from low_share x top to top, each pass low to high."""
     if spec.cost_rates < 1 or top <= 0:

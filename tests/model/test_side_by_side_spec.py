@@ -13,6 +13,7 @@ from harness.model.side_by_side import (
     cost_step_rates,
     fits,
     preset,
+    rate_scales,
     start_order,
     top_cost_rate,
 )
@@ -137,3 +138,9 @@ def test_arrival_phases_spread_the_groups_evenly_in_their_start_order() -> None:
         for label in labels
     }
     assert all(phases == [0.0, 1 / 3, 2 / 3] for phases in seen.values())
+
+
+def test_a_group_of_two_instances_gets_twice_the_rate_so_each_instance_runs_at_the_same_rate() -> None:
+    assert rate_scales({"java": 1, "java-x2": 2}) == {"java": 1.0, "java-x2": 2.0}
+    assert rate_scales({"a": 2, "b": 2, "c": 4}) == {"a": 1.0, "b": 1.0, "c": 2.0}
+    assert rate_scales({"java": 1, "node": 1, "php": 1}) == {"java": 1.0, "node": 1.0, "php": 1.0}

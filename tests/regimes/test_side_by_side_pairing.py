@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from harness.engine.side_by_side import busy_steps, group_costs, paired_steps, throttled_steps
+from harness.engine.driver import LoadSettings
+from harness.engine.side_by_side import _scaled_rates, busy_steps, group_costs, paired_steps, throttled_steps
 
 HOST_MAX_PCT = 80.0
 
@@ -68,3 +69,19 @@ def test_a_step_is_busy_for_every_group_when_one_groups_reading_is_above_the_bou
     }
     assert busy_steps(per_group, HOST_MAX_PCT) == [2]
     assert paired_steps(per_group, HOST_MAX_PCT) == [0, 1]
+
+
+def test_a_groups_driver_gets_every_rate_of_the_load_times_its_scale() -> None:
+    load = LoadSettings(
+        targets=["http://127.0.0.1:1"], rate=100.0, steps=(100.0, 150.0, 200.0), warmup_from_rate=50.0
+    )
+    assert _scaled_rates(load, 1.0) == {}
+    assert _scaled_rates(load, 2.0) == {
+        "rate": 200.0,
+        "steps": (200.0, 300.0, 400.0),
+        "warmup_from_rate": 100.0,
+    }
+    assert (
+        _scaled_rates(LoadSettings(targets=["http://127.0.0.1:1"], rate=100.0), 2.0)["warmup_from_rate"]
+        is None
+    )
