@@ -647,13 +647,21 @@ def run_fresh_start(
         host_max_pct = 100 * spec.host_max_share
 
         sizing_rate = spec.sizing_rate_per_cpu * min(m.limit_cores() for m in members)
+        scaled = {label: k for label, k in record["rate_scales"].items() if k != 1}
+        times = (
+            f" ({', '.join(f'{label} x{k:g}' for label, k in scaled.items())}, by instances)"
+            if scaled
+            else ""
+        )
         # Map the backends the pre-warm opened now, not up to a mapping interval into the first step.
         ledger.refresh()
         record["sizing"] = []
         top = sizing_rate
         attempt, redone = 0, 0
         while not top_rate and attempt < spec.sizing_steps:
-            say(f"sizing step {attempt + 1} of {spec.sizing_steps}: every group at {top:,.0f} req/s ...")
+            say(
+                f"sizing step {attempt + 1} of {spec.sizing_steps}: every group at {top:,.0f} req/s{times} ..."
+            )
             sizing = _drive_together(
                 members,
                 _cost_load(base, (top,), spec.step_s, spec.sizing_warmup_s),
@@ -689,7 +697,7 @@ def run_fresh_start(
         rates = spec_model.cost_step_rates(top, spec)
         say(
             f"cost steps: {len(rates)} steps of {spec.step_s:g} s at {', '.join(f'{r:,.0f}' for r in rates)} "
-            "req/s, every group at once ..."
+            f"req/s{times}, every group at once ..."
         )
         ledger.refresh()
         cost = _drive_together(
