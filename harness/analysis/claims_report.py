@@ -37,6 +37,15 @@ COLUMNS = [
 ]
 
 
+def of_current_design(claims: Sequence[Claim], records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The verdicts of the design each claim runs now: a claim moved from apart to side by side is another
+    experiment, its YAML says so in its notes, and its earlier verdicts cannot be recomputed from it."""
+    design = {claim.id: claim.design for claim in claims}
+    return [
+        r for r in records if r.get("design", "apart") == design.get(r["claim_id"], r.get("design", "apart"))
+    ]
+
+
 def newest(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """The newest verdict per claim; a full-size verdict wins over a quick one."""
     chosen: dict[str, dict[str, Any]] = {}
@@ -341,6 +350,7 @@ def render(
 ) -> str:
     """`report_git`: the checkout the report is written from (default: this one); the evidence keeps it, so
     the report regenerated from the evidence on another checkout is the same, byte for byte."""
+    records = of_current_design(claims, records)
     chosen = newest(records)
     used = shown(claims, records)
     counts: dict[str, int] = {}
@@ -409,6 +419,8 @@ def render(
             ]
             if claim.adaptation:
                 details.insert(-1, f"- adaptation: {claim.adaptation}")
+            if claim.changed_after_data:
+                details.insert(-1, f"- changed after seeing data: {claim.changed_after_data}")
             continue
         rows = record.get("comparisons") or [{}]
         for k, row in enumerate(rows):
@@ -444,6 +456,8 @@ def render(
             details.append(f"- adaptation: {claim.adaptation}")
         if claim.scaled_down:
             details.append(f"- scaled down: {claim.scaled_down}")
+        if claim.changed_after_data:
+            details.append(f"- changed after seeing data: {claim.changed_after_data}")
         details += _smaller_size_text(records, record)
         details += [
             f"- result folders ({len(runs)}): {', '.join(f'`{r}`' for r in runs) or '-'}",
@@ -462,7 +476,7 @@ def write(claims: Sequence[Claim], results_dir: Path | None = None, target: Path
     target = target or REPORT
     target.parent.mkdir(parents=True, exist_ok=True)
     directory = verdicts_dir(results_dir)
-    records = load_verdicts(directory) if directory.is_dir() else []
+    records = of_current_design(claims, load_verdicts(directory) if directory.is_dir() else [])
     report_git = git_state()
     target.write_text(render(claims, records, results_dir, report_git), encoding="utf-8")
     # The evidence is rewritten with every report, so the two always agree; a report whose cited folders

@@ -159,6 +159,7 @@ class Claim:
     scaled_down: str = ""
     not_testable: str = ""
     adaptation: str = ""
+    changed_after_data: str = ""
     design: str = "apart"
     path: Path | None = None
 
@@ -288,6 +289,7 @@ def from_dict(data: dict[str, Any], path: Path | None = None) -> Claim:
         scaled_down=data.get("scaled_down", ""),
         not_testable=data.get("not_testable", ""),
         adaptation=data.get("adaptation", ""),
+        changed_after_data=data.get("changed_after_data", ""),
         design=experiment.get("design", "apart"),
         path=path,
     )

@@ -181,6 +181,8 @@ def judge_claim(claim: Claim, size: Size, observations: Observations) -> ClaimVe
 
 def notes_for(claim: Claim) -> list[str]:
     notes = [claim.notes] if claim.notes else []
+    if claim.changed_after_data:
+        notes.append(f"changed after seeing data: {claim.changed_after_data}")
     if any(is_unfair(v) for v in claim.variants):
         notes.append(
             "The unsorted variant is unequal work: the conformance suite rejects it "

@@ -9,6 +9,7 @@ import json
 import re
 import shutil
 import tarfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +23,21 @@ from harness import paths
 from harness.analysis import claims_evidence as evidence
 from harness.analysis import claims_report
 from harness.claims import runner
-from harness.claims.model import find, load_all
+from harness.claims.model import Claim, find, load_all
 from harness.claims.store import save_verdict, verdict_record
 from harness.cli import claims as claims_cli
+
+INSTANCES = "thesis-table-7.2-instances"
+
+
+def _instances() -> Claim:
+    """The Java instances claim as it ran before it moved side by side, apart: these tests build its
+    verdicts from ladder folders."""
+    return replace(find(INSTANCES), design="apart")
+
+
+def _claims() -> list[Claim]:
+    return [_instances() if claim.id == INSTANCES else claim for claim in load_all()]
 
 
 def _table_72_verdict(results: Path) -> tuple[Any, Any, bool, Any]:
@@ -42,7 +55,7 @@ def _verdicts(results: Path) -> None:
     instances claim, apart."""
     table, size, quick, verdict = _table_72_verdict(results)
     save_verdict(verdict_record(table, size, quick, verdict), results)
-    instances = find("thesis-table-7.2-instances")
+    instances = _instances()
     costs = {"java": [300.0, 306.0, 297.0], "java-x2": [303.0, 299.0, 301.0]}
     ids = []
     for cell in runner.cells(instances, instances.quick):
@@ -60,7 +73,7 @@ def written(tmp_path: Path) -> tuple[Path, Path]:
     a fresh clone."""
     results = tmp_path / "results"
     _verdicts(results)
-    report = claims_report.write(load_all(), results, tmp_path / "docs" / "REPORT.md")
+    report = claims_report.write(_claims(), results, tmp_path / "docs" / "REPORT.md")
     shutil.rmtree(results)
     return report, report.parent / "evidence"
 
@@ -85,7 +98,7 @@ def test_the_report_is_regenerated_from_the_evidence_alone_byte_for_byte(written
     assert {n.rsplit("/", 1)[1] for n in names if n.startswith("runs/")} <= set(evidence.FOLDER_RECORDS)
     stored = json.loads(content[table])
     assert [r["block"] for r in stored["observations"][0]["runs"]] == sorted(runs & set(stored["runs"]))
-    result = evidence.recompute(load_all(), content)
+    result = evidence.recompute(_claims(), content)
     assert result.differences == []
     assert [r["outcome"] for r in result.records] == ["replicated", "replicated"]
     assert result.report == report.read_text(encoding="utf-8")
@@ -143,18 +156,18 @@ def test_part_of_the_evidence_is_never_used(written: tuple[Path, Path]) -> None:
     # consistent checksums over a partial archive: the verdict that cites the folder is refused
     partial = {n: d for n, d in content.items() if not n.startswith(name.rsplit("/", 1)[0] + "/")}
     with pytest.raises(evidence.EvidenceError, match="lacks the records of"):
-        evidence.recompute(load_all(), partial)
+        evidence.recompute(_claims(), partial)
 
 
 def test_a_report_whose_folders_are_gone_keeps_no_evidence(tmp_path: Path) -> None:
     results = tmp_path / "results"
     _verdicts(results)
     target = tmp_path / "docs" / "REPORT.md"
-    claims_report.write(load_all(), results, target)
+    claims_report.write(_claims(), results, target)
     for folder in results.iterdir():
         if folder.name != "claims":
             shutil.rmtree(folder)
-    claims_report.write(load_all(), results, target)
+    claims_report.write(_claims(), results, target)
     assert not (target.parent / "evidence" / evidence.ARCHIVE).exists()
 
 
@@ -166,6 +179,7 @@ def test_the_cli_recomputes_from_the_evidence(
     report.write_text("stale\n", encoding="utf-8")
     monkeypatch.setattr(evidence, "DIRECTORY", where)
     monkeypatch.setattr(claims_report, "REPORT", report)
+    monkeypatch.setattr(claims_cli, "load_all", _claims)
     app = typer.Typer()
     claims_cli.register(app)
     app.command("other")(lambda: None)
@@ -182,7 +196,7 @@ def test_the_cli_recomputes_from_the_evidence(
 
 def _instances_verdict(results: Path, costs: dict[str, list[float]]) -> None:
     """One more verdict of the Java instances claim, from fresh starts of its own."""
-    instances = find("thesis-table-7.2-instances")
+    instances = _instances()
     ids = []
     for cell in runner.cells(instances, instances.quick):
         for rep, cost in enumerate(costs[cell.variant.name]):
@@ -198,7 +212,7 @@ def test_a_second_replication_is_shown_beside_the_first_and_kept_in_the_evidence
     _verdicts(results)
     # the second run, hours later on fresh starts of its own, finds a difference the first did not
     _instances_verdict(results, {"java": [300.0, 302.0, 298.0], "java-x2": [340.0, 345.0, 338.0]})
-    report = claims_report.write(load_all(), results, tmp_path / "docs" / "REPORT.md")
+    report = claims_report.write(_claims(), results, tmp_path / "docs" / "REPORT.md")
     text = report.read_text(encoding="utf-8")
     section = text.split("## Two runs", 1)[1].split("\n## ", 1)[0]
     instance_rows = [
@@ -212,7 +226,7 @@ def test_a_second_replication_is_shown_beside_the_first_and_kept_in_the_evidence
     content = evidence.read(report.parent / "evidence")
     assert len([n for n in content if n.startswith("verdicts/thesis-table-7.2-instances-quick-")]) == 2
     shutil.rmtree(results)
-    result = evidence.recompute(load_all(), content)
+    result = evidence.recompute(_claims(), content)
     assert result.differences == []
     assert result.report == text
 
@@ -225,7 +239,7 @@ def test_a_rerun_that_reused_the_first_runs_is_not_a_second_replication(tmp_path
     again = json.loads(first.read_text())
     again["created_utc"] = "2999-01-01T00:00:00.000000Z"
     save_verdict(again, results)
-    text = claims_report.write(load_all(), results, tmp_path / "REPORT.md").read_text(encoding="utf-8")
+    text = claims_report.write(_claims(), results, tmp_path / "REPORT.md").read_text(encoding="utf-8")
     section = text.split("## Two runs", 1)[1].split("\n## ", 1)[0]
     assert "agree on" not in section
     assert "One run so far (2)" in section
@@ -241,7 +255,7 @@ def test_a_verdict_of_other_settings_is_not_a_second_replication(tmp_path: Path)
     older["settings"]["ladder"]["warmup_s"] = 3.0
     first.write_text(json.dumps(older))
     _instances_verdict(results, {"java": [300.0, 302.0, 298.0], "java-x2": [340.0, 345.0, 338.0]})
-    text = claims_report.write(load_all(), results, tmp_path / "REPORT.md").read_text(encoding="utf-8")
+    text = claims_report.write(_claims(), results, tmp_path / "REPORT.md").read_text(encoding="utf-8")
     section = text.split("## Two runs", 1)[1].split("\n## ", 1)[0]
     assert "agree on" not in section
     assert "One run so far (2)" in section and "`thesis-table-7.2-instances`" in section
@@ -269,11 +283,30 @@ def test_a_full_size_verdict_keeps_the_quick_ones_it_superseded_and_says_how_it_
     table, size, _, verdict = _table_72_verdict(results)
     save_verdict(verdict_record(table, size, True, verdict), results)
     save_verdict(verdict_record(table, size, False, verdict), results)
-    report = claims_report.write(load_all(), results, tmp_path / "docs" / "REPORT.md")
+    report = claims_report.write(_claims(), results, tmp_path / "docs" / "REPORT.md")
     text = report.read_text(encoding="utf-8")
     assert "`thesis-table-7.2` (full, " in text
     assert "- before the full size, the quick size" in text and "an extension after seeing data" in text
     shutil.rmtree(results)
-    result = evidence.recompute(load_all(), evidence.read(report.parent / "evidence"))
+    result = evidence.recompute(_claims(), evidence.read(report.parent / "evidence"))
     assert [r["size"] for r in result.records] == ["quick", "full"]
     assert result.differences == [] and result.report == text
+
+
+def test_a_verdict_of_a_design_the_claim_no_longer_runs_is_not_shown(tmp_path: Path) -> None:
+    """The Java instances claim ran apart and now runs side by side: its apart verdicts are another
+    experiment, which its YAML's notes describe, and the report and the evidence leave them out."""
+    results = tmp_path / "results"
+    _verdicts(results)
+    text = claims_report.write(load_all(), results, tmp_path / "REPORT.md").read_text(encoding="utf-8")
+    assert f"### `{INSTANCES}`: NOT YET RUN ON THIS MACHINE" in text
+    assert "- changed after seeing data: The claim first ran apart" in text
+    assert "### `thesis-table-7.2`: " in text
+    content = evidence.read(tmp_path / "evidence")
+    assert [n for n in content if n.startswith("verdicts/")] == [
+        _member(list(content), "thesis-table-7.2-quick")
+    ]
+    apart = claims_report.write(_claims(), results, tmp_path / "apart" / "REPORT.md").read_text(
+        encoding="utf-8"
+    )
+    assert f"### `{INSTANCES}`: " in apart

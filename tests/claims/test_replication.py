@@ -378,7 +378,9 @@ def test_a_verdict_is_recomputed_from_stored_folders_alone(tmp_path: Path) -> No
     # the report lists it with its folders, the machine once, and every other claim as not yet run
     record = verdict_record(claim, size, True, verdict)
     save_verdict(record, tmp_path)
-    target = claims_report.write(load_all(), tmp_path, tmp_path / "REPORT.md")
+    # the report shows verdicts of the design a claim runs: here Pereira's, apart
+    claims = [claim if c.id == claim.id else c for c in load_all()]
+    target = claims_report.write(claims, tmp_path, tmp_path / "REPORT.md")
     text = target.read_text()
     assert "never edited by hand" in text and "GENERATED" in text
     runnable = [c for c in load_all() if c.runnable]
