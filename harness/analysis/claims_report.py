@@ -39,7 +39,8 @@ COLUMNS = [
 
 def of_current_design(claims: Sequence[Claim], records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """The verdicts of the design each claim runs now: a claim moved from apart to side by side is another
-    experiment, its YAML says so in its notes, and its earlier verdicts cannot be recomputed from it."""
+    experiment, its YAML says so in `changed_after_data`, and its earlier verdicts cannot be recomputed
+    from it."""
     design = {claim.id: claim.design for claim in claims}
     return [
         r for r in records if r.get("design", "apart") == design.get(r["claim_id"], r.get("design", "apart"))

@@ -346,7 +346,7 @@ def group_problems(claim: Claim) -> list[str]:
             "experiment/variants: side by side needs every variant to name its app (one fresh start holds "
             "them all) or none to (one fresh start per app); these mix both"
         )
-    # The groups share one database and one limit per group: what differs between them must be the app's.
+    # The groups share one database and one limit per instance: indexes and CPUs must not differ between them.
     for name, what in (
         ("with_indexes", "the indexes belong to the one database every group of a fresh start shares"),
         ("cpus", "every group of a fresh start runs under the same CPU limit"),
