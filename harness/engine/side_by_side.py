@@ -106,7 +106,7 @@ class _Member:
         return self.session.targets()
 
     def limit_cores(self) -> float:
-        return usable_cores(self.group.plan.cpus) * self.group.plan.instances
+        return usable_cores(self.group.plan.cpus) * self.instances
 
     @property
     def instances(self) -> int:
@@ -426,9 +426,7 @@ def _too_busy(step: dict[str, Any], host_max_pct: float) -> bool:
 def busy_steps(per_group: dict[str, list[dict[str, Any]]], host_max_pct: float) -> list[int]:
     """The indices of the cost steps that found the machine busier than `host_max_pct` (left out for every
     group)."""
-    return sorted(
-        {r["index"] for records in per_group.values() for r in records if _too_busy(r, host_max_pct)}
-    )
+    return _indices_where(per_group, lambda step: _too_busy(step, host_max_pct))
 
 
 def _throttled(step: dict[str, Any]) -> bool:
@@ -437,7 +435,13 @@ def _throttled(step: dict[str, Any]) -> bool:
 
 def throttled_steps(per_group: dict[str, list[dict[str, Any]]]) -> list[int]:
     """The indices of the cost steps in which some group's quota throttled it (left out for every group)."""
-    return sorted({r["index"] for records in per_group.values() for r in records if _throttled(r)})
+    return _indices_where(per_group, _throttled)
+
+
+def _indices_where(
+    per_group: dict[str, list[dict[str, Any]]], test: Callable[[dict[str, Any]], bool]
+) -> list[int]:
+    return sorted({r["index"] for records in per_group.values() for r in records if test(r)})
 
 
 def group_costs(records: list[dict[str, Any]], idle_pct: float | None, use: list[int]) -> dict[str, Any]:
