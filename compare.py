@@ -1,13 +1,9 @@
 #!/usr/bin/env python3
 """compare.py: statistics, verdicts, tables and an HTML report from bidbench result folders.
 
-    .bidbench/venv/bin/python compare.py results/ --html report.html
-    .bidbench/venv/bin/python compare.py --help        (what it does, and every option)
+    .bidbench/venv/bin/python compare.py results/ --html report.html    (--help: every option)
 
-A thin entry point: the work is done by harness.analysis (compare, render_terminal, write_html, ...).
-"""
-
-from __future__ import annotations
+The same command as `./bidbench compare` (harness/cli/compare.py)."""
 
 import sys
 from pathlib import Path

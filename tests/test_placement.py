@@ -16,12 +16,11 @@ from harness.engine.resources import format_cpuset, parse_cpuset
 def test_two_cores_are_not_split_unless_asked(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(ENV, raising=False)
     plan = plan_cpus(2, cpus={0, 1})
-    assert not plan.split and plan.instance_cpuset is None and plan.driver_cpuset is None
+    assert not plan.split and plan.system_cpus is None and plan.driver_cpus is None
     assert ENV in plan.reason
     monkeypatch.setenv(ENV, "split")
     forced = plan_cpus(2, cpus={0, 1})
-    assert forced.split and forced.instance_cpuset == "0" and forced.driver_cpuset == "1"
-    assert forced.postgres_cpuset == forced.instance_cpuset
+    assert forced.split and forced.system_cpus == "0" and forced.driver_cpus == "1"
 
 
 @pytest.mark.parametrize(

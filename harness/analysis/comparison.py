@@ -14,18 +14,15 @@ from pathlib import Path
 
 from harness import paths
 from harness.analysis.load import AnalysisError, Run, RunSet, discover, get_path, select
-from harness.analysis.metrics import Metric, resolve_metrics, value_of
+from harness.analysis.metrics import Metric, resolve_metrics
 from harness.analysis.usl import UslFit, fit_usl
 from harness.model.stats import DEFAULT_RESAMPLES, MetricResult, analyse
 
 REGIME_ORDER = {
-    "ladder": 0,
-    "ladder-aa": 1,
-    "capacity": 2,
-    "fixed-rate": 3,
-    "scaling": 4,
-    "users": 5,
-    "payload": 6,
+    name: rank
+    for rank, name in enumerate(
+        ("ladder", "ladder-aa", "capacity", "fixed-rate", "scaling", "users", "payload")
+    )
 }
 CALIBRATION_REGIME = "ladder-calibration"
 FLOOR_REGIME = "ladder-floor"
@@ -105,13 +102,6 @@ class Comparison:
     @property
     def labels(self) -> list[str]:
         return sorted({r.label for r in self.runs}, key=lambda lb: (lb != self.baseline, lb))
-
-    @property
-    def banner(self) -> str | None:
-        return self.runset.banner()
-
-    def metric(self, key: str) -> Metric | None:
-        return next((m for m in self.metrics if m.key == key), None)
 
 
 def _sort_point(run: Run) -> tuple[int, float, str]:
@@ -258,7 +248,7 @@ def compare(
                     continue
                 values = []
                 for run in members:
-                    value = value_of(metric, run)
+                    value = metric.value(run)
                     if value is not None:
                         values.append(value)
                         if not run.is_valid:

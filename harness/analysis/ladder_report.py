@@ -217,7 +217,6 @@ def step_table(comparison: Comparison) -> Table:
         "label",
     ]
     rows: list[list[str]] = []
-    records: list[dict[str, Any]] = []
     for label, runs in ladder_groups(comparison).items():
         for s in step_summaries(runs, label, floor):
             rows.append(
@@ -235,22 +234,6 @@ def step_table(comparison: Comparison) -> Table:
                     f"{s.slo_met} of {s.ladders}",
                     ", ".join(s.labels),
                 ]
-            )
-            records.append(
-                {
-                    "label": label,
-                    "rate": s.rate,
-                    "ladders": s.ladders,
-                    "throughput_rps": s.throughput_rps,
-                    "p50_ms": s.p50_ms,
-                    "p99_ms": s.p99_ms,
-                    "floor_p99_ms": s.floor_p99_ms,
-                    "cpu_pct": s.cpu_pct,
-                    "db_cpu_pct": s.db_cpu_pct,
-                    "throttled_share": s.throttled_share,
-                    "slo_met": s.slo_met,
-                    "labels": s.labels,
-                }
             )
     notes = []
     if floor is None:
@@ -275,8 +258,7 @@ def step_table(comparison: Comparison) -> Table:
         f"the first suspect. 'floor-limited': its p99 is within {FLOOR_FACTOR:g}x the noise floor's, so the "
         "driver and the machine, not the app, set it.",
         "docs/method.md, the ladder",
-        records,
-        notes,
+        notes=notes,
         empty="no ladder runs (run `./bidbench ladder`)",
     )
 

@@ -36,20 +36,6 @@ class AnalysisError(Exception):
     """Bad input the user can fix (no runs found, unreadable index); the CLI prints the message."""
 
 
-@dataclass(frozen=True, order=True)
-class GroupKey:
-    """The unit of grouping: runs with the same key are repetitions of one measurement."""
-
-    impl: str
-    variant: str
-    regime: str
-    point: str
-
-    @property
-    def label(self) -> str:
-        return treatment_label(self.impl, self.variant)
-
-
 def treatment_label(impl: str, variant: str) -> str:
     return impl if variant.lower() in DEFAULT_VARIANTS else f"{impl}/{variant}"
 
@@ -173,10 +159,6 @@ class Run:
         return treatment_label(self.impl, self.variant)
 
     @property
-    def key(self) -> GroupKey:
-        return GroupKey(self.impl, self.variant, self.regime, self.point)
-
-    @property
     def is_probe(self) -> bool:
         """A step of a capacity search (regime `capacity-probe`, `scaling-probe`), not a planned repetition."""
         return self.regime.endswith(PROBE_SUFFIX)
@@ -241,14 +223,6 @@ def _verdict_reasons(verdict: Mapping[str, Any]) -> list[str]:
     return reasons
 
 
-def _read_manifest(folder: Path, problems: list[str]) -> Manifest | None:
-    return _read_record(folder, "manifest.json", Manifest.from_json, problems)
-
-
-def _read_metrics(folder: Path, problems: list[str]) -> Metrics | None:
-    return _read_record(folder, "metrics.json", Metrics.from_json, problems)
-
-
 R = TypeVar("R")
 
 
@@ -284,8 +258,8 @@ def _read_verdict(folder: Path, problems: list[str]) -> dict[str, Any] | None:
 def read_run(folder: Path, index_entry: IndexLine | None = None) -> Run:
     """Read one result folder. Never raises for a broken folder: the problem becomes an exclusion reason."""
     problems: list[str] = []
-    record = _read_manifest(folder, problems)
-    metrics_record = _read_metrics(folder, problems)
+    record = _read_record(folder, "manifest.json", Manifest.from_json, problems)
+    metrics_record = _read_record(folder, "metrics.json", Metrics.from_json, problems)
     verdict = _read_verdict(folder, problems)
     metrics = metrics_record.to_json() if metrics_record else None
     manifest = record or Manifest(run_id=None, impl=None, variant=None, regime=None, status=None)
@@ -435,18 +409,6 @@ class RunSet:
 
     def reason_text(self) -> str:
         return ", ".join(f"{reason} (x{count})" for reason, count in self.reason_counts().most_common())
-
-    def banner(self) -> str | None:
-        """The loud one-paragraph statement about invalid runs, or None when every run found is used."""
-        parts = []
-        if self.invalid_included:
-            parts.append(
-                f"INCLUDES {len(self.invalid_included)} INVALID OR FAILED RUN(S) (--include-invalid): "
-                "figures marked ! rest partly on runs that failed the validity checks (docs/design.md §7)"
-            )
-        if self.excluded:
-            parts.append(f"excluded {len(self.excluded)} run(s): {self.reason_text()}")
-        return "; ".join(parts) if parts else None
 
 
 def _reason_class(reason: str) -> str:

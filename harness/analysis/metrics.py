@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from harness.analysis.load import Run, as_float
+from harness.analysis.load import Run
 
 
 @dataclass(frozen=True)
@@ -18,8 +18,7 @@ class Metric:
     title: str
     unit: str
     higher_is_better: bool | None  # None: neither direction is "better" (CPU %: leaner or busier?)
-    source: str  # where in metrics.json, for the report's method notes
-    extract: Callable[[Run], float | None]
+    source: str  # where in metrics.json: the dotted path the value is read from, unless `extract` says
     explanation: str
     applies: str = "all"
     """Which comparison sets the metric belongs to by default: "all", "ladder" (figures only a ladder
@@ -27,9 +26,10 @@ class Metric:
     lower_bound: Callable[[Run], float | None] | None = None
     """A run's value when it is only a lower bound ("at least X"). A group holding any such run is never
     averaged: it is reported as ">= X" and left out of the tests (docs/method.md, "7. Reading ladders")."""
+    extract: Callable[[Run], float | None] | None = None  # a value computed from more than one field
 
     def value(self, run: Run) -> float | None:
-        return self.extract(run)
+        return self.extract(run) if self.extract is not None else run.metric(*self.source.split("."))
 
     def bound(self, run: Run) -> float | None:
         return self.lower_bound(run) if self.lower_bound is not None else None
@@ -37,7 +37,7 @@ class Metric:
     def applies_to(self, regime: str) -> bool:
         if self.applies == "all":
             return True
-        return is_ladder_regime(regime) == (self.applies == "ladder")
+        return (regime in LADDER_REGIMES) == (self.applies == "ladder")
 
     def heading(self) -> str:
         return f"{self.title} ({self.unit})" if self.unit else self.title
@@ -45,20 +45,6 @@ class Metric:
 
 LADDER_REGIMES = ("ladder", "ladder-aa")
 """Regimes whose runs are whole ladders compared with each other (calibrations and the noise floor are not)."""
-
-
-def is_ladder_regime(regime: str) -> bool:
-    return regime in LADDER_REGIMES
-
-
-def _capacity(run: Run) -> float | None:
-    """A ladder's capacity only when bracketed by a passing and a failing step (capacity_rps is null
-    otherwise); the capacity regime's search result as before."""
-    return run.metric("capacity_rps")
-
-
-def _capacity_bound(run: Run) -> float | None:
-    return run.metric("capacity_at_least_rps")
 
 
 def _utilized_pct(run: Run) -> float | None:
@@ -78,10 +64,6 @@ def share_of_requests_pct(key: str) -> Callable[[Run], float | None]:
     return read
 
 
-_sys_error_pct = share_of_requests_pct("sys_errors")
-_app_error_pct = share_of_requests_pct("app_errors")
-
-
 METRICS: dict[str, Metric] = {
     m.key: m
     for m in (
@@ -91,7 +73,6 @@ METRICS: dict[str, Metric] = {
             "req/s",
             True,
             "throughput_rps",
-            lambda r: r.metric("throughput_rps"),
             "successful requests per second over the measurement window",
             applies="whole-run",
         ),
@@ -100,13 +81,12 @@ METRICS: dict[str, Metric] = {
             "capacity",
             "req/s",
             True,
-            "capacity_rps",
-            _capacity,
+            "capacity_rps",  # a ladder's only when bracketed by a passing and a failing step, else null
             "the highest arrival rate that met the SLO: a capacity search's result, or a ladder's passing "
             "step interpolated towards the failing step right above it. A ladder in which no step failed "
             "gives only a lower bound (capacity_at_least_rps): its group is shown as '>= X' and left out "
             "of the tests",
-            lower_bound=_capacity_bound,
+            lower_bound=lambda r: r.metric("capacity_at_least_rps"),
         ),
         Metric(
             "cpu_us_per_request",
@@ -114,7 +94,6 @@ METRICS: dict[str, Metric] = {
             "µs",
             False,
             "cpu_us_per_request",
-            lambda r: r.metric("cpu_us_per_request"),
             "the slope of the instances' CPU time on completed requests over a ladder's steps below "
             "saturation (least squares through the idle CPU read with no load; older ladders and the claims "
             "fit the intercept): the work one request costs",
@@ -126,7 +105,6 @@ METRICS: dict[str, Metric] = {
             "µs",
             False,
             "db_us_per_request",
-            lambda r: r.metric("db_us_per_request"),
             "the same slope for PostgreSQL's CPU: what each app's requests cost the database",
             applies="ladder",
         ),
@@ -136,7 +114,6 @@ METRICS: dict[str, Metric] = {
             "req/s",
             True,
             "saturation_rps",
-            lambda r: r.metric("saturation_rps"),
             "the highest completed rate of any ladder step (the plateau, SLO or not)",
             applies="ladder",
         ),
@@ -146,7 +123,6 @@ METRICS: dict[str, Metric] = {
             "req/s per CPU %",
             True,
             "normalized_throughput",
-            lambda r: r.metric("normalized_throughput"),
             "work per unit of CPU (thesis Table 7.2). For ladders it is derived from the CPU cost per "
             "request: 10,000 / CPU µs per request (1 % of a core for a second is 10,000 µs), so it is not "
             "an independent finding; elsewhere throughput / CPU % at one operating point",
@@ -157,7 +133,6 @@ METRICS: dict[str, Metric] = {
             "ms",
             False,
             "latency_ms.p50",
-            lambda r: r.metric("latency_ms", "p50"),
             "the median response time as the load driver saw it, from each request's intended send",
             applies="whole-run",
         ),
@@ -167,7 +142,6 @@ METRICS: dict[str, Metric] = {
             "ms",
             False,
             "latency_ms.p99",
-            lambda r: r.metric("latency_ms", "p99"),
             "the response time 99 % of requests beat",
             applies="whole-run",
         ),
@@ -177,7 +151,6 @@ METRICS: dict[str, Metric] = {
             "%",
             None,
             "cpu_pct_total",
-            lambda r: r.metric("cpu_pct_total"),
             "CPU time of all instances / wall time x 100 (100 % = one core busy)",
             applies="whole-run",
         ),
@@ -187,7 +160,6 @@ METRICS: dict[str, Metric] = {
             "MB",
             False,
             "memory_per_instance_mb",
-            lambda r: r.metric("memory_per_instance_mb"),
             "steady-state PSS (RSS where PSS is unavailable), mean over instances",
         ),
         Metric(
@@ -196,7 +168,6 @@ METRICS: dict[str, Metric] = {
             "req/s per MB",
             True,
             "rps_per_mb",
-            lambda r: r.metric("rps_per_mb"),
             "a ladder's capacity (its saturation throughput when no step failed) per MB of memory per "
             "instance: the Quarkus/Spring comparison's throughput density",
             applies="ladder",
@@ -214,8 +185,8 @@ EXTRA_METRICS: dict[str, Metric] = {
             "%",
             None,
             "utilized_cpu",
-            _utilized_pct,
             "CPU % / (instances x CPU limit x 100) (thesis Table 7.1)",
+            extract=_utilized_pct,
         ),
         Metric(
             "p90",
@@ -223,7 +194,6 @@ EXTRA_METRICS: dict[str, Metric] = {
             "ms",
             False,
             "latency_ms.p90",
-            lambda r: r.metric("latency_ms", "p90"),
             "the response time 90 % of requests beat",
         ),
         Metric(
@@ -232,7 +202,6 @@ EXTRA_METRICS: dict[str, Metric] = {
             "ms",
             False,
             "latency_ms.mean",
-            lambda r: r.metric("latency_ms", "mean"),
             "the mean response time",
         ),
         Metric(
@@ -241,8 +210,8 @@ EXTRA_METRICS: dict[str, Metric] = {
             "%",
             False,
             "app_errors / requests",
-            _app_error_pct,
             "the contract's 4xx answers (including expected 409s) per request",
+            extract=share_of_requests_pct("app_errors"),
         ),
         Metric(
             "sys_errors",
@@ -250,8 +219,8 @@ EXTRA_METRICS: dict[str, Metric] = {
             "%",
             False,
             "sys_errors / requests",
-            _sys_error_pct,
             "5xx, timeouts and connection errors per request",
+            extract=share_of_requests_pct("sys_errors"),
         ),
         Metric(
             "loadgen_cpu",
@@ -259,7 +228,6 @@ EXTRA_METRICS: dict[str, Metric] = {
             "%",
             None,
             "loadgen_cpu_pct",
-            lambda r: r.metric("loadgen_cpu_pct"),
             "the load generator's own CPU (validity: it must not be the bottleneck)",
         ),
         Metric(
@@ -268,7 +236,6 @@ EXTRA_METRICS: dict[str, Metric] = {
             "%",
             None,
             "db_cpu_pct",
-            lambda r: r.metric("db_cpu_pct"),
             "PostgreSQL's CPU",
         ),
     )
@@ -317,7 +284,3 @@ def resolve_metrics(names: Sequence[str] | None) -> list[Metric]:
             if ALL_METRICS[key] not in chosen:
                 chosen.append(ALL_METRICS[key])
     return chosen
-
-
-def value_of(metric: Metric, run: Run) -> float | None:
-    return as_float(metric.value(run))

@@ -501,8 +501,4 @@ FIGURES: tuple[Callable[[Comparison], Figure], ...] = (
 
 
 def all_figures(comparison: Comparison) -> dict[str, Figure]:
-    out = {}
-    for make in FIGURES:
-        figure = make(comparison)
-        out[figure.id] = figure
-    return out
+    return {figure.id: figure for figure in (make(comparison) for make in FIGURES)}

@@ -99,7 +99,7 @@ def latest(runs: Sequence[FaultRun]) -> list[FaultRun]:
 
 
 def resilience_table(runs: Sequence[FaultRun]) -> Table:
-    rows, styles, records = [], [], []
+    rows, styles = [], []
     for run in latest(runs):
         s = run.summary
         row = [
@@ -121,14 +121,12 @@ def resilience_table(runs: Sequence[FaultRun]) -> Table:
         bad = {4: bool(s.get("server_5xx")), 11: s.get("survived") is False, 12: not s.get("invariants_ok")}
         styles.append(["worse" if bad.get(i) else "" for i in range(len(row))])
         rows.append(row)
-        records.append({"run_id": run.run_id, "impl": run.impl, "scenario": run.scenario, **s})
     return Table(
         id="resilience",
         title="Fault scenarios: errors, recovery, survival, invariants",
         columns=COLUMNS,
         rows=rows,
         styles=styles,
-        records=records,
         caption=(
             "The newest run of each scenario and implementation. 503 is the contract's 'database unavailable'; "
             "any other 5xx is a bug. Connection errors and timeouts are requests without a response (in "

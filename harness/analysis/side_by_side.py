@@ -157,23 +157,6 @@ def interval_text(interval: dict[str, Any] | None, digits: int, without_bounds: 
     return positive_text(interval["centre"], digits) + bounds + (f", CV {cv:.1f} %" if cv is not None else "")
 
 
-def verdict_line(label: str, baseline: str, metric: Metric, interval: dict[str, Any] | None) -> str:
-    """One plain sentence per ratio: which group needs more, by how much, and whether the interval says so."""
-    if not interval or interval.get("low") is None:
-        return f"{label} vs {baseline}, {metric.label}: not enough paired fresh starts for an interval"
-    centre, low, high = interval["centre"], interval["low"], interval["high"]
-    if low > 1 or high < 1:
-        word = "more" if centre > 1 else "less"
-        return (
-            f"{label} vs {baseline}, {metric.label}: {label} has {abs(centre - 1) * 100:.1f} % {word} "
-            f"(ratio {centre:.3f}, 95 % interval {positive_text(low, 3)} to {positive_text(high, 3)}): a difference"
-        )
-    return (
-        f"{label} vs {baseline}, {metric.label}: no difference shown (ratio {centre:.3f}, 95 % interval "
-        f"{positive_text(low, 3)} to {positive_text(high, 3)} contains 1)"
-    )
-
-
 AA_BAND = (0.97, 1.03)
 """An A/A ratio's interval must contain 1 and lie inside this band: a set-up that favours one position by
 more than 3 %, or a host too noisy to tell 3 % apart, cannot support the comparisons."""

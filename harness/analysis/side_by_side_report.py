@@ -64,10 +64,10 @@ zero); dots: each fresh start. Absolute figures depend on the host at the time; 
 <div class="charts">{% for chart in charts %}<img alt="{{ chart.alt }}" src="data:image/png;base64,{{ chart.png }}">{% endfor %}</div>
 <h2>Figures per group</h2>
 <table><tr><th>group</th>{% for m in metrics %}<th>{{ m.label }} ({{ m.unit }})</th>{% endfor %}</tr>
-{% for row in group_rows %}<tr><td>{{ row.label }}</td>{% for cell in row.cells %}<td>{{ cell }}</td>{% endfor %}</tr>{% endfor %}</table>
+{% for label, cells in group_rows %}<tr><td>{{ label }}</td>{% for cell in cells %}<td>{{ cell }}</td>{% endfor %}</tr>{% endfor %}</table>
 <h2>Paired ratios</h2>
 <table><tr><th>ratio</th>{% for m in metrics %}<th>{{ m.label }}</th>{% endfor %}</tr>
-{% for row in pair_rows %}<tr><td>{{ row.label }}</td>{% for cell in row.cells %}<td>{{ cell }}</td>{% endfor %}</tr>{% endfor %}</table>
+{% for label, cells in pair_rows %}<tr><td>{{ label }}</td>{% for cell in cells %}<td>{{ cell }}</td>{% endfor %}</tr>{% endfor %}</table>
 <p class="dim">Each cell: the geometric mean of the per-fresh-start ratios [95 % t-interval on their logs], and
 the ratios' CV over fresh starts.</p>
 <h2>The host</h2>
@@ -133,6 +133,17 @@ def _chart(summary: dict[str, Any], metric: Metric) -> str | None:
     return base64.b64encode(buffer.getvalue()).decode()
 
 
+def group_rows(summary: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    return [(label, [group_cell(summary, label, m) for m in METRICS]) for label in summary["groups_compared"]]
+
+
+def pair_rows(summary: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    return [
+        (name, [ratio_text((pair.get(m.key) or {}).get("interval")) for m in METRICS])
+        for name, pair in summary["pairs"].items()
+    ]
+
+
 def host_text(summary: dict[str, Any]) -> str:
     host = summary["host"]
     steal = [s for s in host["steal_pct_per_fresh_start"] if s is not None]
@@ -175,17 +186,6 @@ def render(summary: dict[str, Any]) -> str:
         for m in METRICS
         if m.key in QUESTIONS and (png := _chart(summary, m)) is not None
     ]
-    group_rows = [
-        {
-            "label": label,
-            "cells": [group_cell(summary, label, m) for m in METRICS],
-        }
-        for label in summary["groups_compared"]
-    ]
-    pair_rows = [
-        {"label": name, "cells": [ratio_text((pair.get(m.key) or {}).get("interval")) for m in METRICS]}
-        for name, pair in summary["pairs"].items()
-    ]
     invalid = {bad["folder"]: bad["reason"] for bad in summary["invalid"]}
     folders = [
         {"folder": folder, "valid": folder not in invalid, "reason": invalid.get(folder, "")}
@@ -200,8 +200,8 @@ def render(summary: dict[str, Any]) -> str:
         how_sure=how_sure(summary),
         charts=charts,
         metrics=METRICS,
-        group_rows=group_rows,
-        pair_rows=pair_rows,
+        group_rows=group_rows(summary),
+        pair_rows=pair_rows(summary),
         host=host_text(summary),
         folders=folders,
     )
@@ -229,14 +229,10 @@ def markdown(summary: dict[str, Any]) -> str:
     lines += ["", f"How sure: {how_sure(summary)}", "", "## Figures per group", ""]
     lines.append("| group | " + " | ".join(f"{m.label} ({m.unit})" for m in METRICS) + " |")
     lines.append("|---" * (len(METRICS) + 1) + "|")
-    for label in summary["groups_compared"]:
-        cells = [group_cell(summary, label, m) for m in METRICS]
-        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    lines += [f"| {label} | " + " | ".join(cells) + " |" for label, cells in group_rows(summary)]
     lines += ["", "## Paired ratios", "", "| ratio | " + " | ".join(m.label for m in METRICS) + " |"]
     lines.append("|---" * (len(METRICS) + 1) + "|")
-    for name, pair in summary["pairs"].items():
-        cells = [ratio_text((pair.get(m.key) or {}).get("interval")) for m in METRICS]
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines += [f"| {name} | " + " | ".join(cells) + " |" for name, cells in pair_rows(summary)]
     lines += ["", host_text(summary), ""]
     lines += [f"- invalid fresh start {bad['folder']}: {bad['reason']}" for bad in summary["invalid"]]
     return "\n".join(lines) + "\n"
@@ -301,8 +297,8 @@ def print_summary(summary: dict[str, Any], json_out: Path | None = None, html: P
     table.add_column("group")
     for metric in METRICS:
         table.add_column(f"{metric.label} ({metric.unit})")
-    for label in labels:
-        table.add_row(label, *[group_cell(summary, label, metric) for metric in METRICS])
+    for label, cells in group_rows(summary):
+        table.add_row(label, *cells)
     console.print(table)
     console.print(
         "[dim]Absolute figures depend on the host at the time; the ratios below are what compares.[/]"

@@ -55,11 +55,9 @@ def rich_table(
     else:
         out = RichTable(title=escape_markup(table.title), caption=escape_markup(table.caption) or None)
     align = table.align or ["left"] * len(table.columns)
+    fold: dict[str, Any] = {"overflow": "fold"} if look.fold else {}
     for column, justify in zip(table.columns, align, strict=True):
-        if look.fold:
-            out.add_column(escape_markup(column), overflow="fold", justify=justify)  # type: ignore[arg-type]
-        else:
-            out.add_column(escape_markup(column), justify=justify)  # type: ignore[arg-type]
+        out.add_column(escape_markup(column), justify=justify, **fold)  # type: ignore[arg-type]
     rows = styled if styled is not None else _coloured_rows(table, look)
     for row in rows:
         out.add_row(*row)

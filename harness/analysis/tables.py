@@ -322,17 +322,19 @@ def ratio_table(comparison: Comparison) -> Table:
 # ---- helpers for the source tables ----------------------------------------------------------------
 
 
-def _summ(label: str, values: Sequence[float], comparison: Comparison, *context: object) -> Summary | None:
-    clean = [v for v in values if v is not None]
+def _summ(
+    comparison: Comparison,
+    members: Sequence[Run],
+    getter: Callable[[Run], float | None],
+    tag: str,
+    label: str,
+    point: str,
+) -> Summary | None:
+    clean = _values(members, getter)
     if not clean:
         return None
-    return summarize(
-        label,
-        clean,
-        comparison.confidence,
-        stable_seed(comparison.seed, *context),
-        n_resamples=comparison.n_resamples,
-    )
+    seed = stable_seed(comparison.seed, tag, label, point)
+    return summarize(label, clean, comparison.confidence, seed, n_resamples=comparison.n_resamples)
 
 
 def _values(runs: Sequence[Run], getter: Callable[[Run], float | None]) -> list[float]:
@@ -363,31 +365,12 @@ def _by_label_point(runs: Sequence[Run]) -> dict[tuple[str, float, str], list[Ru
     return dict(sorted(groups.items()))
 
 
-def _instances_text(runs: Sequence[Run]) -> str:
-    counts = sorted({r.instances for r in runs if r.instances is not None})
-    return ", ".join(str(c) for c in counts) or "-"
-
-
-def _point_entry(
-    label: str, point: str, members: Sequence[Run], figures: Sequence[tuple[str, float | None, str]]
-) -> tuple[list[str], dict[str, Any]]:
-    """A thesis table's row and record for one implementation at one point: who, how many instances,
-    where, each figure (record key, value, cell) and how many runs."""
-    instances = _instances_text(members)
-    row = [
-        label + _flag(members),
-        instances,
-        point,
-        *(text for _, _, text in figures),
-        cell.count(len(members)),
-    ]
-    record = {"label": label, "point": point, "instances": instances}
-    record.update({key: value for key, value, _ in figures})
-    return row, {**record, "n": len(members)}
-
-
-def _mean(summary: Summary | None) -> float | None:
-    return summary.mean if summary else None
+def _point_row(label: str, point: str, members: Sequence[Run], figures: Sequence[str]) -> list[str]:
+    """A thesis table's row for one implementation at one point: who, how many instances, where, each
+    figure and how many runs."""
+    counts = sorted({r.instances for r in members if r.instances is not None})
+    instances = ", ".join(str(c) for c in counts) or "-"
+    return [label + _flag(members), instances, point, *figures, cell.count(len(members))]
 
 
 def _throughput_or_capacity(run: Run) -> float | None:
@@ -398,33 +381,22 @@ def _throughput_or_capacity(run: Run) -> float | None:
     return capacity if capacity is not None else run.metric("throughput_rps")
 
 
+_CPU = ALL_METRICS["cpu"].value
+
+
 def cpu_utilization_table(comparison: Comparison) -> Table:
     runs, source = scaling_runs(comparison.runs)
-    rows, records = [], []
+    rows = []
     for (label, _, point), members in _by_label_point(runs).items():
-        cpu = _summ(
-            label, _values(members, lambda r: r.metric("cpu_pct_total")), comparison, "t71cpu", label, point
-        )
-        util = _summ(
-            label, _values(members, ALL_METRICS["utilized_cpu"].value), comparison, "t71u", label, point
-        )
+        cpu = _summ(comparison, members, _CPU, "t71cpu", label, point)
+        util = _summ(comparison, members, ALL_METRICS["utilized_cpu"].value, "t71u", label, point)
         maxima = _values(
             members,
             lambda r: (r.instances or 0) * r.cpu_limit * 100.0 if r.cpu_limit and r.instances else None,
         )
         max_cpu = sum(maxima) / len(maxima) if maxima else None
-        row, record = _point_entry(
-            label,
-            point,
-            members,
-            [
-                ("cpu_pct", _mean(cpu), cell.mean_with_ci(cpu, "%")),
-                ("max_cpu_pct", max_cpu, cell.number(max_cpu, "%")),
-                ("utilized_cpu_pct", _mean(util), cell.mean_with_ci(util, "%")),
-            ],
-        )
-        rows.append(row)
-        records.append(record)
+        figures = [cell.mean_with_ci(cpu, "%"), cell.number(max_cpu, "%"), cell.mean_with_ci(util, "%")]
+        rows.append(_point_row(label, point, members, figures))
     return Table(
         "table-7-1",
         "Utilized CPU per instance count (thesis Table 7.1)",
@@ -433,39 +405,23 @@ def cpu_utilization_table(comparison: Comparison) -> Table:
         f"CPU % is the CPU time of every instance's process tree over wall time; the maximum is instances x "
         f"CPU limit x 100; utilized = CPU % / maximum. Mean with {comparison.confidence:.0%} CI, from {source}.",
         cite(ZENG_THESIS, "Table 7.1"),
-        records,
     )
 
 
 def normalized_table(comparison: Comparison) -> Table:
     runs, source = scaling_runs(comparison.runs)
     uses_capacity = any(r.metric("capacity_rps") is not None for r in runs)
-    rows, records = [], []
+    rows = []
     for (label, _, point), members in _by_label_point(runs).items():
-        cpu = _summ(
-            label, _values(members, lambda r: r.metric("cpu_pct_total")), comparison, "t72c", label, point
-        )
-        thr = _summ(label, _values(members, _throughput_or_capacity), comparison, "t72t", label, point)
-        norm = _summ(
-            label,
-            _values(members, lambda r: r.metric("normalized_throughput")),
-            comparison,
-            "t72n",
-            label,
-            point,
-        )
-        row, record = _point_entry(
-            label,
-            point,
-            members,
-            [
-                ("cpu_pct", _mean(cpu), cell.mean_with_ci(cpu, "%")),
-                ("throughput_rps", _mean(thr), cell.mean_with_ci(thr, "req/s")),
-                ("normalized_throughput", _mean(norm), cell.mean_with_ci(norm, "req/s per CPU %")),
-            ],
-        )
-        rows.append(row)
-        records.append(record)
+        cpu = _summ(comparison, members, _CPU, "t72c", label, point)
+        thr = _summ(comparison, members, _throughput_or_capacity, "t72t", label, point)
+        norm = _summ(comparison, members, ALL_METRICS["normalized_throughput"].value, "t72n", label, point)
+        figures = [
+            cell.mean_with_ci(cpu, "%"),
+            cell.mean_with_ci(thr, "req/s"),
+            cell.mean_with_ci(norm, "req/s per CPU %"),
+        ]
+        rows.append(_point_row(label, point, members, figures))
     thr_name = "capacity (req/s)" if uses_capacity else "throughput (req/s)"
     return Table(
         "table-7-2",
@@ -481,7 +437,6 @@ def normalized_table(comparison: Comparison) -> Table:
             else ""
         ),
         cite(ZENG_THESIS, "Table 7.2"),
-        records,
     )
 
 
@@ -496,55 +451,26 @@ def _peak_rss(run: Run) -> float | None:
 
 def memory_table(comparison: Comparison) -> Table:
     runs, source = scaling_runs(comparison.runs)
-    rows, records = [], []
+    rows = []
     for (label, _, point), members in _by_label_point(runs).items():
-        cpu = _summ(
-            label, _values(members, lambda r: r.metric("cpu_pct_total")), comparison, "f75c", label, point
-        )
-        mem = _summ(
-            label,
-            _values(members, lambda r: r.metric("memory_per_instance_mb")),
-            comparison,
-            "f75m",
-            label,
-            point,
-        )
+        cpu = _summ(comparison, members, _CPU, "f75c", label, point)
+        mem = _summ(comparison, members, ALL_METRICS["memory"].value, "f75m", label, point)
         total = _summ(
-            label,
-            _values(
-                members,
-                lambda r: (r.metric("memory_per_instance_mb") or 0) * r.instances if r.instances else None,
-            ),
             comparison,
+            members,
+            lambda r: (r.metric("memory_per_instance_mb") or 0) * r.instances if r.instances else None,
             "f75t",
             label,
             point,
         )
         peak = _values(members, _peak_rss)
-        rows.append(
-            [
-                label + _flag(members),
-                _instances_text(members),
-                point,
-                cell.mean_with_ci(cpu, "%"),
-                cell.mean_with_ci(mem, "MB"),
-                cell.mean_with_ci(total, "MB"),
-                cell.number(max(peak) if peak else None, "MB"),
-                cell.count(len(members)),
-            ]
-        )
-        records.append(
-            {
-                "label": label,
-                "point": point,
-                "instances": _instances_text(members),
-                "cpu_pct": cpu.mean if cpu else None,
-                "memory_per_instance_mb": mem.mean if mem else None,
-                "memory_total_mb": total.mean if total else None,
-                "rss_peak_mb": max(peak) if peak else None,
-                "n": len(members),
-            }
-        )
+        figures = [
+            cell.mean_with_ci(cpu, "%"),
+            cell.mean_with_ci(mem, "MB"),
+            cell.mean_with_ci(total, "MB"),
+            cell.number(max(peak) if peak else None, "MB"),
+        ]
+        rows.append(_point_row(label, point, members, figures))
     return Table(
         "figure-7-5",
         "Memory against CPU (thesis figure 7.5)",
@@ -562,7 +488,6 @@ def memory_table(comparison: Comparison) -> Table:
         f"Memory per instance is the steady-state PSS (RSS where PSS is unavailable) after warm-up. Mean with "
         f"{comparison.confidence:.0%} CI, from {source}.",
         cite(ZENG_THESIS, "figure 7.5"),
-        records,
     )
 
 
@@ -604,9 +529,14 @@ def over_one_second(run: Run) -> tuple[float | None, str]:
     return None, ">= 50%" if lat["median"] is not None else "unknown"
 
 
+def _users_cell(members: Sequence[Run], point: str) -> str:
+    users = members[0].users
+    return cell.count(users) if users is not None else point
+
+
 def qos_table(comparison: Comparison) -> Table:
     runs = [r for r in comparison.runs if r.regime == "users"]
-    rows, records = [], []
+    rows = []
     for (label, _, point), members in _by_label_point(runs).items():
         stats = [latency_stats(r) for r in members]
         weights = [r.metric("requests") or 1.0 for r in members]
@@ -622,35 +552,19 @@ def qos_table(comparison: Comparison) -> Table:
             over_cell = max(
                 bounds, key=lambda b: float("".join(c for c in b if c.isdigit() or c == ".") or 0)
             )
-        thr = _summ(
-            label, _values(members, lambda r: r.metric("throughput_rps")), comparison, "qos", label, point
-        )
+        thr = _summ(comparison, members, ALL_METRICS["throughput"].value, "qos", label, point)
         mean = sum(m * w for m, w in means) / sum(w for _, w in means) if means else None
-        median = medians[len(medians) // 2] if medians else None
-        users = members[0].users
         rows.append(
             [
                 label + _flag(members),
-                cell.count(users) if users is not None else point,
+                _users_cell(members, point),
                 cell.mean_with_ci(thr, "req/s"),
                 cell.number(max(maxima) if maxima else None, "ms"),
                 cell.number(mean, "ms"),
-                cell.number(median, "ms"),
+                cell.number(medians[len(medians) // 2] if medians else None, "ms"),
                 over_cell,
                 cell.count(len(members)),
             ]
-        )
-        records.append(
-            {
-                "label": label,
-                "users": users,
-                "throughput_rps": thr.mean if thr else None,
-                "max_ms": max(maxima) if maxima else None,
-                "mean_ms": mean,
-                "median_ms": median,
-                "over_1s": str(over_cell),
-                "n": len(members),
-            }
         )
     return Table(
         "qos",
@@ -670,40 +584,26 @@ def qos_table(comparison: Comparison) -> Table:
         "the runs' medians. 'over 1 s' is exact when the run recorded it or when no request took 1 s; otherwise "
         "it is a bound read off the percentiles.",
         cite(RUBIS, "§7, figures 2-5"),
-        records,
         empty="no runs of the users regime (run `./bidbench users --users 1,2,4,8`)",
     )
 
 
 def errors_table(comparison: Comparison) -> Table:
     runs = [r for r in comparison.runs if r.regime == "users"]
-    rows, records = [], []
+    rows = []
     for (label, _, point), members in _by_label_point(runs).items():
-        app = _summ(label, _values(members, ALL_METRICS["app_errors"].value), comparison, "t6a", label, point)
-        sys_ = _summ(
-            label, _values(members, ALL_METRICS["sys_errors"].value), comparison, "t6s", label, point
-        )
+        app = _summ(comparison, members, ALL_METRICS["app_errors"].value, "t6a", label, point)
+        sys_ = _summ(comparison, members, ALL_METRICS["sys_errors"].value, "t6s", label, point)
         requests = sum(r.metric("requests") or 0 for r in members)
-        users = members[0].users
         rows.append(
             [
                 label + _flag(members),
-                cell.count(users) if users is not None else point,
+                _users_cell(members, point),
                 cell.count(requests, f"{requests:,.0f}"),
                 cell.mean_with_ci(app, "%"),
                 cell.mean_with_ci(sys_, "%"),
                 cell.count(len(members)),
             ]
-        )
-        records.append(
-            {
-                "label": label,
-                "users": users,
-                "requests": requests,
-                "app_exceptions_pct": app.mean if app else None,
-                "system_errors_pct": sys_.mean if sys_ else None,
-                "n": len(members),
-            }
         )
     return Table(
         "errors",
@@ -714,7 +614,6 @@ def errors_table(comparison: Comparison) -> Table:
         f"are 5xx, timeouts and connection errors (docs/design.md §5). Per cent of requests, mean with "
         f"{comparison.confidence:.0%} CI over runs.",
         cite(STEP_PAPER, "Table 6"),
-        records,
         empty="no runs of the users regime (run `./bidbench users`)",
     )
 
@@ -819,25 +718,13 @@ SLICE_COLUMNS = ["latency (ms)", "db (ms)", "app w/o db (ms)", "outside (ms)", "
 
 def breakdown_table(comparison: Comparison) -> Table:
     ref = reference_set(comparison)
-    rows, records = [], []
+    rows = []
     if ref is not None:
         for label in _label_sort(ref.labels, comparison.baseline):
             members = ref.runs_of(label)
             for name, slices in breakdown_of(members).items():
                 requests = cell.count(slices.requests, f"{slices.requests:,.0f}")
                 rows.append([label + _flag(members), name, requests, *_slice_cells(slices)])
-                records.append(
-                    {
-                        "set": ref.title,
-                        "label": label,
-                        "type": name,
-                        "requests": slices.requests,
-                        "latency_ms": slices.latency,
-                        "db_ms": slices.db,
-                        "app_ms": slices.app,
-                        "outside_ms": slices.outside,
-                    }
-                )
     return Table(
         "table-breakdown",
         "Time per request type: database, application, outside (STEP Tables 1 and 3)",
@@ -848,13 +735,12 @@ def breakdown_table(comparison: Comparison) -> Table:
         "handler, outside = what the load driver saw minus the handler (network, HTTP server, client). Request-weighted means "
         "over runs; shares of the end-to-end mean latency.",
         f"{cite(STEP_CHAPTER, 'Tables 1 and 3')}; {cite(STEP_PAPER, 'Tables 1 and 2')}",
-        records,
         empty="no run has per-type Server-Timing figures (metrics.json per_type.server_timing_ms)",
     )
 
 
 def breakdown_by_point_table(comparison: Comparison) -> Table:
-    rows, records = [], []
+    rows = []
     for regime, what in (("users", "users"), ("payload", "payload")):
         runs = [r for r in comparison.runs if r.regime == regime]
         for (label, _, point), members in _by_label_point(runs).items():
@@ -862,17 +748,6 @@ def breakdown_by_point_table(comparison: Comparison) -> Table:
             if slices is None:
                 continue
             rows.append([label + _flag(members), what, point, *_slice_cells(slices)])
-            records.append(
-                {
-                    "regime": regime,
-                    "label": label,
-                    "point": point,
-                    "latency_ms": slices.latency,
-                    "db_ms": slices.db,
-                    "app_ms": slices.app,
-                    "outside_ms": slices.outside,
-                }
-            )
     return Table(
         "breakdown-by-point",
         "Time breakdown per user count and payload size (STEP Tables 6 and 4)",
@@ -880,7 +755,6 @@ def breakdown_by_point_table(comparison: Comparison) -> Table:
         rows,
         "All request types together, per point of the users and payload regimes.",
         cite(STEP_CHAPTER, "Tables 4 and 6"),
-        records,
         empty="no users or payload runs with Server-Timing figures",
     )
 
@@ -889,19 +763,11 @@ def breakdown_by_point_table(comparison: Comparison) -> Table:
 
 
 def usl_table(comparison: Comparison) -> Table:
-    rows, records = [], []
+    rows = []
     for fit in comparison.usl_fits:
+        counts = [fit.label, cell.count(fit.n_points), cell.count(fit.n_levels)]
         if not fit.ok:
-            rows.append(
-                [
-                    fit.label,
-                    cell.count(fit.n_points),
-                    cell.count(fit.n_levels),
-                    *["-"] * 6,
-                    fit.message,
-                ]
-            )
-            records.append({"label": fit.label, "ok": False, "message": fit.message})
+            rows.append([*counts, *["-"] * 6, fit.message])
             continue
         peak = (
             "none (kappa ~ 0)"
@@ -910,9 +776,7 @@ def usl_table(comparison: Comparison) -> Table:
         )
         rows.append(
             [
-                fit.label,
-                cell.count(fit.n_points),
-                cell.count(fit.n_levels),
+                *counts,
                 cell.value_with_interval(fit.lam, fit.lam_ci, "req/s per instance"),
                 cell.value_with_interval(fit.sigma, fit.sigma_ci),
                 cell.value_with_interval(fit.kappa, fit.kappa_ci),
@@ -921,20 +785,6 @@ def usl_table(comparison: Comparison) -> Table:
                 cell.number(fit.r2),
                 fit.message,
             ]
-        )
-        records.append(
-            {
-                "label": fit.label,
-                "ok": True,
-                "lambda": fit.lam,
-                "sigma": fit.sigma,
-                "kappa": fit.kappa,
-                "peak_n": fit.peak,
-                "peak_capacity": fit.peak_capacity,
-                "r2": fit.r2,
-                "n_points": fit.n_points,
-                "n_levels": fit.n_levels,
-            }
         )
     return Table(
         "usl",
@@ -955,13 +805,12 @@ def usl_table(comparison: Comparison) -> Table:
         f"C(N) = lambda N / (1 + sigma (N-1) + kappa N (N-1)), fitted to {comparison.usl_source} of every run; "
         f"{comparison.confidence:.0%} intervals from a seeded bootstrap over runs. Peak N = sqrt((1 - sigma) / kappa).",
         f"docs/design.md §6 (scaling); {cite(ZENG_THESIS, '§7.3')}",
-        records,
         empty=comparison.usl_source if not comparison.usl_fits else "no data",
     )
 
 
 def runs_table(comparison: Comparison) -> Table:
-    rows, records = [], []
+    rows = []
     for run in comparison.runs:
         slo = get_path(run.verdict or {}, "slo")
         slo_text = "-"
@@ -981,17 +830,6 @@ def runs_table(comparison: Comparison) -> Table:
                 slo_text,
             ]
         )
-        records.append(
-            {
-                "run_id": run.run_id,
-                "path": str(run.path),
-                "label": run.label,
-                "regime": run.regime,
-                "point": run.point,
-                "repetition": run.repetition,
-                "valid": run.is_valid,
-            }
-        )
     return Table(
         "runs-used",
         "Runs used",
@@ -999,7 +837,6 @@ def runs_table(comparison: Comparison) -> Table:
         rows,
         "Every number in this report comes from these result folders.",
         "results/README.md",
-        records,
     )
 
 
@@ -1013,7 +850,6 @@ def excluded_table(comparison: Comparison) -> Table:
         "Failed or invalid runs (docs/design.md §7) are kept on disk but left out; --include-invalid uses those that have "
         "metrics, marked '!'.",
         "docs/design.md §7",
-        [e.__dict__ for e in comparison.runset.excluded],
         empty="none: every run found was used",
     )
 

@@ -144,9 +144,8 @@ def fit_usl(
         method = "bootstrap percentile" + ("" if replicated else " (residuals)")
 
         def interval(column: int) -> Interval:
-            ordered = np.sort(
-                arr[:, column]
-            )  # may hold inf (no peak in that resample): index, don't interpolate
+            # may hold inf (no peak in that resample): index, don't interpolate
+            ordered = np.sort(arr[:, column])
             last = ordered.size - 1
             low = ordered[int(math.floor(tail / 100.0 * last))]
             high = ordered[int(math.ceil((1.0 - tail / 100.0) * last))]

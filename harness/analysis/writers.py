@@ -232,25 +232,14 @@ def pair_records(comparison: Comparison) -> Iterator[dict[str, Any]]:
         for result in cset.results:
             for pair in result.pairs:
                 yield {
+                    **{column: getattr(pair, column, None) for column in PAIR_COLUMNS},
                     "regime": cset.regime,
                     "point": cset.point,
                     "metric": result.metric,
-                    "a": pair.a,
-                    "b": pair.b,
-                    "n_a": pair.n_a,
-                    "n_b": pair.n_b,
-                    "mean_a": pair.mean_a,
-                    "mean_b": pair.mean_b,
-                    "ratio": pair.ratio,
                     "ratio_ci_low": pair.ratio_ci.low if pair.ratio_ci else None,
                     "ratio_ci_high": pair.ratio_ci.high if pair.ratio_ci else None,
-                    "delta_pct": pair.delta_pct,
-                    "test": pair.test,
-                    "p_value": pair.p_value,
-                    "significant": pair.significant,
                     "omnibus": result.omnibus.test if result.omnibus else None,
                     "omnibus_p": result.omnibus.p_value if result.omnibus else None,
-                    "note": pair.note,
                 }
 
 

@@ -8,11 +8,14 @@ GET /ready, and stops them.
 
 from __future__ import annotations
 
+import hashlib
 import signal
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from harness.console import UserError
 
 LISTEN_BACKLOG = 4096
 """The accept backlog every app listens with (java: Jetty's accept queue, node: listen()'s backlog, php:
@@ -38,6 +41,12 @@ class InstanceSpec:
         env = {"HOST": self.host, "PORT": str(self.port), "DATABASE_URL": self.database_url}
         env.update(self.knobs)
         return env
+
+    def app_process(self, name: str, argv: list[str], cwd: Path) -> ProcessLaunch:
+        """An instance that is one process (java, node): the app's environment, its log in app.log."""
+        return ProcessLaunch(
+            name=name, argv=argv, env=self.app_env(), cwd=cwd, log_path=self.run_dir / "app.log"
+        )
 
 
 @dataclass(frozen=True)
@@ -91,6 +100,31 @@ class AppDriver(ABC):
     def runtime_versions(self) -> dict[str, str]:
         """Runtime versions for the manifest (JDK vendor/version, node, PHP, nginx)."""
         return {}
+
+
+def digest_files(files: Iterable[Path], root: Path) -> str:
+    """sha256 over each file's path under root and its bytes: what a build stamp records."""
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def stamped(stamp: Path, digest: str) -> bool:
+    """The last build (or install, or lint) was of these inputs."""
+    return stamp.is_file() and stamp.read_text().strip() == digest
+
+
+def write_stamp(stamp: Path, digest: str) -> None:
+    stamp.parent.mkdir(parents=True, exist_ok=True)
+    stamp.write_text(digest + "\n")
+
+
+def on_path(found: str | None, missing: str) -> str:
+    """A tool's path, or the user's error saying how to get it."""
+    if found is None:
+        raise UserError(missing)
+    return found
 
 
 def no_implied_knobs(given: Mapping[str, str]) -> dict[str, str]:

@@ -7,7 +7,6 @@ OpenJDK 17 with Temurin 25 on the same jar (Freire et al.).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import shlex
@@ -16,6 +15,7 @@ import subprocess
 from pathlib import Path
 
 from harness import paths
+from harness.apps import base
 from harness.apps import knobs as knob_defaults
 from harness.apps.base import AppAdapter, AppDriver, InstanceSpec, ProcessLaunch, TestSuite
 from harness.console import UserError
@@ -41,20 +41,11 @@ def _build_inputs() -> list[Path]:
 
 
 def source_digest() -> str:
-    digest = hashlib.sha256()
-    for path in _build_inputs():
-        digest.update(str(path.relative_to(APP_DIR)).encode())
-        digest.update(b"\0")
-        digest.update(path.read_bytes())
-        digest.update(b"\0")
-    return digest.hexdigest()
+    return base.digest_files(_build_inputs(), APP_DIR)
 
 
 def _maven() -> str:
-    mvn = shutil.which("mvn")
-    if mvn is None:
-        raise UserError("Maven (mvn) is not on PATH; run ./bidbench setup")
-    return mvn
+    return base.on_path(shutil.which("mvn"), "Maven (mvn) is not on PATH; run ./bidbench setup")
 
 
 def java_binary(java_home: str | None = None) -> str:
@@ -65,10 +56,7 @@ def java_binary(java_home: str | None = None) -> str:
         if not candidate.is_file():
             raise UserError(f"JAVA_HOME={home} has no bin/java")
         return str(candidate)
-    found = shutil.which("java")
-    if found is None:
-        raise UserError("no java on PATH and no JAVA_HOME; run ./bidbench setup")
-    return found
+    return base.on_path(shutil.which("java"), "no java on PATH and no JAVA_HOME; run ./bidbench setup")
 
 
 def parse_java_properties(text: str) -> dict[str, str]:
@@ -89,7 +77,7 @@ class JavaDriver(AppDriver):
 
     def ensure_built(self) -> None:
         digest = source_digest()
-        if JAR.is_file() and BUILD_STAMP.is_file() and BUILD_STAMP.read_text().strip() == digest:
+        if JAR.is_file() and base.stamped(BUILD_STAMP, digest):
             return
         done = subprocess.run(
             [_maven(), "-q", "-B", "package", "-DskipTests"], cwd=APP_DIR, capture_output=True, text=True
@@ -97,8 +85,7 @@ class JavaDriver(AppDriver):
         if done.returncode != 0 or not JAR.is_file():
             output = (done.stdout + done.stderr).strip().splitlines()[-40:]
             raise UserError("java-app build failed (mvn -q -B package -DskipTests):\n" + "\n".join(output))
-        BUILD_STAMP.parent.mkdir(parents=True, exist_ok=True)
-        BUILD_STAMP.write_text(digest + "\n")
+        base.write_stamp(BUILD_STAMP, digest)
 
     def launches(self, spec: InstanceSpec) -> list[ProcessLaunch]:
         if not JAR.is_file():
@@ -106,21 +93,16 @@ class JavaDriver(AppDriver):
         java = java_binary(spec.knobs.get("JAVA_HOME"))
         self._last_java = java
         flags = shlex.split(spec.knobs.get("JVM_FLAGS", DEFAULT_JVM_FLAGS))
-        return [
-            ProcessLaunch(
-                name="jvm",
-                argv=[java, *flags, "-jar", str(JAR)],
-                env=spec.app_env(),
-                cwd=APP_DIR,
-                log_path=spec.run_dir / "app.log",
-            )
-        ]
+        return [spec.app_process("jvm", [java, *flags, "-jar", str(JAR)], APP_DIR)]
 
     def effective_knobs(self, spec: InstanceSpec) -> dict[str, str]:
-        values = {**knob_defaults.default_knobs(self.impl), **DRIVER_KNOBS}
-        values["JAVA_HOME"] = str(Path(java_binary(spec.knobs.get("JAVA_HOME"))).resolve().parent.parent)
-        values.update(spec.knobs)
-        return values
+        java_home = Path(java_binary(spec.knobs.get("JAVA_HOME"))).resolve().parent.parent
+        return {
+            **knob_defaults.default_knobs(self.impl),
+            **DRIVER_KNOBS,
+            "JAVA_HOME": str(java_home),
+            **spec.knobs,
+        }
 
     def test_suites(self) -> list[TestSuite]:
         # Not -q: Maven's quiet mode hides Surefire's "Tests run: N, Failures: ..." summary.

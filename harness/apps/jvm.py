@@ -147,11 +147,6 @@ def read_heap_after_full_gc(pid: int, timeout_s: float = 20, java_home: str | No
     return HeapReading(used, None, jcmd, gc_s)
 
 
-def heap_after_full_gc_mb(pid: int, timeout_s: float = 20, java_home: str | None = None) -> float | None:
-    """Used heap in MiB after a full GC, or None (read_heap_after_full_gc says why)."""
-    return read_heap_after_full_gc(pid, timeout_s, java_home).used_mb
-
-
 # The JVM's performance counters (HotSpot's hsperfdata, the shared file jstat reads): a prologue, then
 # entries of (length, name offset, vector length, type, flags, units, variability, data offset).
 _PERF_MAGIC = 0xCAFEC0C0

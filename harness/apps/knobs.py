@@ -19,22 +19,7 @@ DEFAULT_CPU_LIMIT = 1.0
 DEFAULT_MEMORY_LIMIT_MB = 1024
 
 
-def impl_knobs() -> dict[str, dict[str, str]]:
-    """The language's own concurrency and runtime knobs per implementation, in registry order."""
-    from harness.apps import adapters  # the registry imports every app, and the apps import this module
-
-    return {app.name: dict(app.knobs) for app in adapters()}
-
-
 def default_knobs(impl: str) -> dict[str, str]:
-    from harness.apps import adapter  # as above: the registry imports the apps, which import this module
+    from harness.apps import adapter  # the registry imports the apps, which import this module
 
     return {**APP_KNOBS, **adapter(impl).knobs}
-
-
-def __getattr__(name: str) -> dict[str, dict[str, str]]:
-    # IMPL_KNOBS is read where infra/ is checked for parity; the adapters own the values, so it is built
-    # from the registry when asked for (harness/apps/__init__.py imports the adapters, which import this).
-    if name == "IMPL_KNOBS":
-        return impl_knobs()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

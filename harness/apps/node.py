@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from harness import paths
+from harness.apps import base
 from harness.apps import knobs as knob_defaults
 from harness.apps.base import AppAdapter, AppDriver, InstanceSpec, ProcessLaunch, TestSuite
 from harness.console import UserError
@@ -55,10 +56,7 @@ _TEST_ARGS = [
 
 
 def _tool(name: str) -> str:
-    found = shutil.which(name)
-    if found is None:
-        raise UserError(f"{name} is not on PATH; install Node.js 20+ (./bidbench setup)")
-    return found
+    return base.on_path(shutil.which(name), f"{name} is not on PATH; install Node.js 20+ (./bidbench setup)")
 
 
 def _output(argv: list[str], cwd: Path | None = None) -> str:
@@ -110,12 +108,6 @@ def install_env(node: str) -> dict[str, str]:
     return env
 
 
-def _pg_native_loads(node: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [node, "-e", _PG_NATIVE_PROBE], cwd=APP_DIR, capture_output=True, text=True, timeout=60
-    )
-
-
 def _package_version(package: str) -> str:
     manifest = APP_DIR / "node_modules" / package / "package.json"
     try:
@@ -138,11 +130,8 @@ class NodeDriver(AppDriver):
 
     @staticmethod
     def _installed(digest: str) -> bool:
-        return (
-            (APP_DIR / "node_modules" / ".package-lock.json").is_file()
-            and INSTALL_STAMP.is_file()
-            and INSTALL_STAMP.read_text().strip() == digest
-        )
+        installed = APP_DIR / "node_modules" / ".package-lock.json"
+        return installed.is_file() and base.stamped(INSTALL_STAMP, digest)
 
     def _install(self, digest: str) -> None:
         node = _tool("node")
@@ -160,7 +149,9 @@ class NodeDriver(AppDriver):
             raise UserError("node-app install failed (npm ci):\n" + "\n".join(output))
         # pg-native is an optional dependency, so npm ci succeeds even when its addon failed to compile.
         # The benchmark needs both drivers, so a missing addon is an error here, with the reason.
-        probe = _pg_native_loads(node)
+        probe = subprocess.run(
+            [node, "-e", _PG_NATIVE_PROBE], cwd=APP_DIR, capture_output=True, text=True, timeout=60
+        )
         if probe.returncode != 0:
             output = (done.stdout + done.stderr).splitlines()
             gyp_errors = [line for line in output if "gyp ERR!" in line or "error:" in line][:20]
@@ -175,26 +166,15 @@ class NodeDriver(AppDriver):
                 f"node says: {node_error.strip()}\n"
                 "node-gyp says:\n" + "\n".join(gyp_errors or output[-20:])
             )
-        INSTALL_STAMP.parent.mkdir(parents=True, exist_ok=True)
-        INSTALL_STAMP.write_text(digest + "\n")
+        base.write_stamp(INSTALL_STAMP, digest)
 
     def launches(self, spec: InstanceSpec) -> list[ProcessLaunch]:
         if not (APP_DIR / "node_modules" / "pg").is_dir():
             raise UserError("node-app/node_modules is missing; run ./bidbench build node")
-        return [
-            ProcessLaunch(
-                name="node",
-                argv=[_tool("node"), str(ENTRY)],
-                env=spec.app_env(),
-                cwd=APP_DIR,
-                log_path=spec.run_dir / "app.log",
-            )
-        ]
+        return [spec.app_process("node", [_tool("node"), str(ENTRY)], APP_DIR)]
 
     def effective_knobs(self, spec: InstanceSpec) -> dict[str, str]:
-        values = {**knob_defaults.default_knobs(self.impl), **DRIVER_KNOBS}
-        values.update(spec.knobs)
-        return values
+        return {**knob_defaults.default_knobs(self.impl), **DRIVER_KNOBS, **spec.knobs}
 
     def test_suites(self) -> list[TestSuite]:
         return [

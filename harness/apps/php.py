@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import functools
 import grp
-import hashlib
 import json
 import os
 import pwd
@@ -27,6 +26,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from harness import paths
+from harness.apps import base
 from harness.apps import knobs as knob_defaults
 from harness.apps.base import AppAdapter, AppDriver, InstanceSpec, ProcessLaunch, TestSuite
 from harness.console import UserError
@@ -69,23 +69,19 @@ TEMPLATES = ("nginx.conf.tmpl", "fastcgi.conf.tmpl", "php-fpm.conf.tmpl", "php.i
 
 def php_binary() -> str:
     found = shutil.which("php8.2") or shutil.which("php")
-    if found is None:
-        raise UserError(f"PHP 8.2 CLI is not installed; run ./bidbench setup (or: {APT_HINT})")
-    return found
+    return base.on_path(found, f"PHP 8.2 CLI is not installed; run ./bidbench setup (or: {APT_HINT})")
 
 
 def fpm_binary() -> str:
-    found = toolchain.php_fpm_binary()
-    if found is None:
-        raise UserError(f"PHP-FPM is not installed; run ./bidbench setup (or: {APT_HINT})")
-    return found
+    return base.on_path(
+        toolchain.php_fpm_binary(), f"PHP-FPM is not installed; run ./bidbench setup (or: {APT_HINT})"
+    )
 
 
 def nginx_binary() -> str:
-    found = toolchain.nginx_binary()
-    if found is None:
-        raise UserError(f"nginx is not installed; run ./bidbench setup (or: {APT_HINT})")
-    return found
+    return base.on_path(
+        toolchain.nginx_binary(), f"nginx is not installed; run ./bidbench setup (or: {APT_HINT})"
+    )
 
 
 def _output(argv: list[str], env: dict[str, str] | None = None) -> str:
@@ -122,20 +118,13 @@ def lint_inputs() -> list[Path]:
     return sorted(p for p in APP_DIR.rglob("*.php") if p.is_file())
 
 
-def _digest(files: list[Path]) -> str:
-    digest = hashlib.sha256()
-    for path in files:
-        digest.update(str(path.relative_to(APP_DIR)).encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
-
-
 def staged_app_dir() -> Path:
     """A copy of php-app in a world-reachable place, refreshed when the sources change."""
     target = paths.world_reachable_state() / "php-app"
     files = sorted(
         p for p in APP_DIR.rglob("*") if p.is_file() and "tests" not in p.relative_to(APP_DIR).parts
     )
-    digest = _digest(files)
+    digest = base.digest_files(files, APP_DIR)
     stamp = target / ".bidbench-stamp"
     if not (stamp.is_file() and stamp.read_text() == digest):
         shutil.rmtree(target, ignore_errors=True)
@@ -144,6 +133,23 @@ def staged_app_dir() -> Path:
             directory.chmod(0o755)
         stamp.write_text(digest)
     return target
+
+
+def _unsearchable(user: str, targets: list[Path]) -> Path | None:
+    """As root, the workers run as `user`: the first directory on the way to a target they cannot walk."""
+    account = pwd.getpwnam(user)
+    for target in targets:
+        for directory in [*reversed(target.resolve().parents), *([target] if target.is_dir() else [])]:
+            if not directory.exists():
+                continue
+            mode = directory.stat()
+            if not (
+                mode.st_mode & 0o001
+                or (mode.st_uid == account.pw_uid and mode.st_mode & 0o100)
+                or (mode.st_gid == account.pw_gid and mode.st_mode & 0o010)
+            ):
+                return directory
+    return None
 
 
 def _knob(knobs: dict[str, str], name: str, default: str, allowed: re.Pattern[str]) -> str:
@@ -161,8 +167,8 @@ class PhpDriver(AppDriver):
     def ensure_built(self) -> None:
         php, fpm, _ = php_binary(), fpm_binary(), nginx_binary()
         files = lint_inputs() + [CONF_DIR / t for t in TEMPLATES]
-        digest = _digest(files)
-        if LINT_STAMP.is_file() and LINT_STAMP.read_text().strip() == digest:
+        digest = base.digest_files(files, APP_DIR)
+        if base.stamped(LINT_STAMP, digest):
             return
         self._check_extensions(fpm)
         failures = []
@@ -172,8 +178,7 @@ class PhpDriver(AppDriver):
                 failures.append((done.stdout + done.stderr).strip())
         if failures:
             raise UserError("php-app does not lint (php -l):\n" + "\n".join(failures))
-        LINT_STAMP.parent.mkdir(parents=True, exist_ok=True)
-        LINT_STAMP.write_text(digest + "\n")
+        base.write_stamp(LINT_STAMP, digest)
 
     @staticmethod
     def _check_extensions(fpm: str) -> None:
@@ -219,10 +224,15 @@ class PhpDriver(AppDriver):
         worker = self._worker_account() if as_root else None
         app_dir = APP_DIR
         if worker is not None:
-            if not self._reachable(worker[0], APP_DIR / "public" / "index.php"):
+            if _unsearchable(worker[0], [APP_DIR / "public" / "index.php"]) is not None:
                 # Root inside a checkout `nobody` cannot enter: serve a staged copy from a reachable place.
                 app_dir = staged_app_dir()
-            self._check_reachable(worker[0], [app_dir / "public" / "index.php", run_dir])
+            blocked = _unsearchable(worker[0], [app_dir / "public" / "index.php", run_dir])
+            if blocked is not None:
+                raise UserError(
+                    f"{blocked} is not searchable by {worker[0]!r}, which runs nginx workers and PHP-FPM "
+                    f"children when bidbench runs as root; chmod o+x {blocked}, or run unprivileged"
+                )
 
         run_dir.mkdir(parents=True, exist_ok=True)
         temp = run_dir / "nginx-tmp"
@@ -363,34 +373,6 @@ class PhpDriver(AppDriver):
                 f"as root, bidbench needs the unprivileged user {WORKER_USER!r} for nginx and PHP-FPM workers"
             ) from exc
         return account.pw_name, grp.getgrgid(account.pw_gid).gr_name
-
-    @classmethod
-    def _reachable(cls, user: str, target: Path) -> bool:
-        try:
-            cls._check_reachable(user, [target])
-        except UserError:
-            return False
-        return True
-
-    @staticmethod
-    def _check_reachable(user: str, targets: list[Path]) -> None:
-        """As root, the workers run as `user`: they must be able to walk to the app and the run directory."""
-        account = pwd.getpwnam(user)
-        for target in targets:
-            for directory in [*reversed(target.resolve().parents), *([target] if target.is_dir() else [])]:
-                if not directory.exists():
-                    continue
-                mode = directory.stat()
-                allowed = (
-                    mode.st_mode & 0o001
-                    or (mode.st_uid == account.pw_uid and mode.st_mode & 0o100)
-                    or (mode.st_gid == account.pw_gid and mode.st_mode & 0o010)
-                )
-                if not allowed:
-                    raise UserError(
-                        f"{directory} is not searchable by {user!r}, which runs nginx workers and PHP-FPM "
-                        f"children when bidbench runs as root; chmod o+x {directory}, or run unprivileged"
-                    )
 
     def effective_knobs(self, spec: InstanceSpec) -> dict[str, str]:
         values = {**knob_defaults.default_knobs(self.impl), **DRIVER_KNOBS, **spec.knobs}

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -97,7 +97,7 @@ def group_of(size: Size, cell: Any) -> str:
 
 
 def calibration_group(size: Size, cell: Any) -> str:
-    return group_of(size, cell) + "/calibration"
+    return ladder.calibration_group(group_of(size, cell))
 
 
 def base_plan(size: Size, cell: Any, results_dir: Path | None) -> Any:
@@ -190,7 +190,7 @@ def why_invalid(status: str, reasons: Sequence[str]) -> str:
     return str(reasons[0]) if reasons else ("" if status == "completed" else f"the run {status}")
 
 
-def _record(
+def record(
     claim: Claim,
     size: Size,
     cell: Any,
@@ -200,11 +200,24 @@ def _record(
     metrics: Any,
     reasons: Sequence[str] = (),
 ) -> dict[str, Any]:
-    seen = observe(claim.metric, metrics, cell_cpus(size, cell), cell_instances(size, cell))
+    """What an observation records of one run of a cell: its value of the claim's metric (from a ladder, or
+    a fixed-rate run's metrics.json), and why it cannot be used when it cannot."""
+    if claim.regime == "ladder":
+        seen = observe(claim.metric, metrics, cell_cpus(size, cell), cell_instances(size, cell))
+    else:
+        seen = {"value": metric_value(metrics, claim.metric), "at_least": None}
     if status != "completed":
         seen.pop("below", None)
     valid = bool(valid and status == "completed")
     return {"valid": valid, "run": run_id, **seen, **({} if valid else {"why": why_invalid(status, reasons)})}
+
+
+def folder_record(claim: Claim, size: Size, cell: Any, folder: RunFolder, status: str) -> dict[str, Any]:
+    """`record` of a stored result folder."""
+    verdict = read_verdict_json(folder)
+    valid = bool(verdict.get("valid"))
+    metrics = read_metrics_json(folder)
+    return record(claim, size, cell, folder.run_id, status, valid, metrics, verdict.get("reasons") or ())
 
 
 def _rates_from_calibration(
@@ -236,8 +249,7 @@ def run(
     cell_rates: dict[int, tuple[float, ...] | None] = {}
     failures: dict[int, str] = {}
     for k, cell in enumerate(todo):
-        missing = [r for r in range(size.repetitions) if stored(group_of(size, cell), r, results_dir) is None]
-        if not missing:
+        if all(stored(group_of(size, cell), r, results_dir) is not None for r in range(size.repetitions)):
             continue
         if rates and cell.impl in rates:
             cell_rates[k] = tuple(rates[cell.impl])
@@ -252,7 +264,7 @@ def run(
         if found is None:
             try:
                 failing, outcome = ladder.calibrate(
-                    replace(base, group=calibration_group(size, cell)),
+                    base,
                     settings,
                     cell_instances(size, cell),
                     quiet=True,
@@ -270,20 +282,7 @@ def run(
             entry = stored(group, repetition, results_dir)
             if entry is not None:
                 folder = RunFolder(Path(entry["path"]))
-                metrics = read_metrics_json(folder)
-                verdict = read_verdict_json(folder)
-                observations[key].append(
-                    _record(
-                        claim,
-                        size,
-                        cell,
-                        folder.run_id,
-                        "completed",
-                        bool(verdict.get("valid")),
-                        metrics,
-                        verdict.get("reasons") or (),
-                    )
-                )
+                observations[key].append(folder_record(claim, size, cell, folder, "completed"))
                 continue
             steps = cell_rates.get(k)
             if not steps:
@@ -291,27 +290,16 @@ def run(
                     {"valid": False, "value": None, "at_least": None, "run": None, "why": failures.get(k, "")}
                 )
                 continue
+            base = base_plan(size, cell, results_dir)
             plan = ladder.ladder_plan(
-                base_plan(size, cell, results_dir),
-                cell.impl,
-                cell_instances(size, cell),
-                repetition,
-                steps,
-                settings,
+                base, cell.impl, cell_instances(size, cell), repetition, steps, settings
             )
             outcome = ladder.run_one(plan, prewarm_rate=ladder.prewarm_rate_for(steps, settings), quiet=True)
             valid = bool(outcome.verdict and outcome.verdict.valid)
+            reasons = outcome.verdict.reasons if outcome.verdict else (outcome.reason,)
+            run_id = outcome.folder.run_id
             observations[key].append(
-                _record(
-                    claim,
-                    size,
-                    cell,
-                    outcome.folder.run_id,
-                    outcome.status,
-                    valid,
-                    outcome.metrics,
-                    outcome.verdict.reasons if outcome.verdict else (outcome.reason,),
-                )
+                record(claim, size, cell, run_id, outcome.status, valid, outcome.metrics, reasons)
             )
             on_run(
                 f"{cell.impl}/{cell.variant.name} ladder {repetition + 1}/{size.repetitions}: {outcome.status}"
@@ -320,28 +308,41 @@ def run(
     return observations
 
 
-def starts_left(
-    size: Size, todo: list[Any], results_dir: Path | None, counted: set[tuple[str, int]]
+def count_starts(
+    starts: Iterable[tuple[str, float]],
+    repetitions: int,
+    results_dir: Path | None,
+    counted: set[tuple[str, int]],
 ) -> tuple[float, int, int]:
-    """(seconds, fresh starts to run, fresh starts stored) for these cells; `counted` carries the ladders
-    already planned by an earlier claim of the same replicate, so shared ladders are counted once."""
+    """(seconds, fresh starts to run, fresh starts stored) of `repetitions` fresh starts of each (group key,
+    seconds a fresh start takes); `counted` carries the fresh starts an earlier claim of the same replicate
+    already planned, so shared ones are counted once."""
     seconds, to_run, done = 0.0, 0, 0
-    for cell in todo:
-        group = group_of(size, cell)
-        need = False
-        for repetition in range(size.repetitions):
+    for group, each in starts:
+        for repetition in range(repetitions):
             if (group, repetition) in counted:
                 continue
             counted.add((group, repetition))
             if stored(group, repetition, results_dir) is None:
-                seconds += fresh_start_s(size.ladder)
+                seconds += each
                 to_run += 1
-                need = True
             else:
                 done += 1
+    return seconds, to_run, done
+
+
+def starts_left(
+    size: Size, todo: list[Any], results_dir: Path | None, counted: set[tuple[str, int]]
+) -> tuple[float, int, int]:
+    """`count_starts` of these cells' ladders, and of the calibration of each cell with ladders to run."""
+    seconds, to_run, done = 0.0, 0, 0
+    for cell in todo:
+        starts = [(group_of(size, cell), fresh_start_s(size.ladder))]
+        cell_s, cell_run, cell_done = count_starts(starts, size.repetitions, results_dir, counted)
         calibration = (calibration_group(size, cell), 0)
-        if need and calibration not in counted and stored(*calibration, results_dir) is None:
+        if cell_run and calibration not in counted and stored(*calibration, results_dir) is None:
             counted.add(calibration)
-            seconds += calibration_s(size.ladder)
-            to_run += 1
+            cell_s += calibration_s(size.ladder)
+            cell_run += 1
+        seconds, to_run, done = seconds + cell_s, to_run + cell_run, done + cell_done
     return seconds, to_run, done

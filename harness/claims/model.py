@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import jsonschema
 import yaml
@@ -15,6 +16,7 @@ from harness.model.ladder import LadderSettings
 from harness.model.side_by_side import PRESETS
 
 SCHEMA_NAME = "claim.schema.json"
+T = TypeVar("T")
 
 
 class ClaimError(Exception):
@@ -231,19 +233,28 @@ def validate(data: Any, schema: dict[str, Any], origin: str) -> None:
         raise ClaimError(f"{origin}: invalid claim file:\n  - " + "\n  - ".join(problems))
 
 
-def _size(data: dict[str, Any]) -> Size:
-    return Size(
-        repetitions=int(data["repetitions"]),
-        duration_s=float(data.get("duration_s", 0.0)),
-        warmup_s=float(data.get("warmup_s", 0.0)),
-        cpus=float(data["cpus"]),
-        mix=str(data["mix"]),
-        rate=float(data.get("rate", 100.0)),
-        impls=tuple(data["impls"]) if "impls" in data else None,
-        instances=int(data.get("instances", 1)),
-        ladder=LadderShape(**data.get("ladder", {})),
-        preset=str(data.get("preset", "")),
-    )
+CASTS: dict[str, Callable[[Any], Any]] = {
+    "knobs": lambda knobs: {str(k): str(v) for k, v in knobs.items()},
+    "with_indexes": bool,
+    "unfair": bool,
+    "available": bool,
+    "tools": tuple,
+    "repetitions": int,
+    "instances": int,
+    "cpus": float,
+    "duration_s": float,
+    "warmup_s": float,
+    "rate": float,
+    "mix": str,
+    "preset": str,
+    "impls": tuple,
+    "ladder": lambda shape: LadderShape(**shape),
+}
+"""How a claim file's variant and size fields are read; a field the file leaves out takes its default."""
+
+
+def _typed(cls: Callable[..., T], data: Mapping[str, Any]) -> T:
+    return cls(**{key: CASTS.get(key, lambda value: value)(value) for key, value in data.items()})
 
 
 NO_EXPERIMENT: dict[str, Any] = {
@@ -258,38 +269,19 @@ NO_EXPERIMENT: dict[str, Any] = {
 
 def from_dict(data: dict[str, Any], path: Path | None = None) -> Claim:
     experiment = data.get("experiment") or NO_EXPERIMENT
+    texts = {
+        key: value for key, value in data.items() if key not in ("experiment", "source", "metric", "expect")
+    }
     return Claim(
-        id=data["id"],
-        claim=data["claim"],
-        status=data["status"],
+        **texts,
         source=dict(data["source"]),
         regime=experiment["regime"],
         impls=tuple(experiment["impls"]),
-        variants=tuple(
-            Variant(
-                name=v["name"],
-                impl=v.get("impl"),
-                knobs={str(k): str(val) for k, val in v.get("knobs", {}).items()},
-                with_indexes=bool(v.get("with_indexes", True)),
-                jvm=v.get("jvm"),
-                cpus=float(v["cpus"]) if "cpus" in v else None,
-                unfair=bool(v.get("unfair", False)),
-                available=bool(v.get("available", True)),
-                instances=int(v["instances"]) if "instances" in v else None,
-                tools=tuple(v.get("tools", ())),
-            )
-            for v in experiment["variants"]
-        ),
-        quick=_size(experiment["quick"]),
-        full=_size(experiment["full"]),
+        variants=tuple(_typed(Variant, v) for v in experiment["variants"]),
+        quick=_typed(Size, experiment["quick"]),
+        full=_typed(Size, experiment["full"]),
         metric=data.get("metric", ""),
         expect=tuple(Comparison(**c) for c in data.get("expect", [])),
-        missing=data.get("missing", ""),
-        notes=data.get("notes", ""),
-        scaled_down=data.get("scaled_down", ""),
-        not_testable=data.get("not_testable", ""),
-        adaptation=data.get("adaptation", ""),
-        changed_after_data=data.get("changed_after_data", ""),
         design=experiment.get("design", "apart"),
         path=path,
     )
@@ -324,6 +316,28 @@ def cells(claim: Claim, size: Size) -> list[Cell]:
         if variant.impl is not None and all(c.variant.name != variant.name for c in out):
             out.append(Cell(variant.impl, variant))
     return out
+
+
+def match_size(
+    claim: Claim, runs: Sequence[tuple[str, str, int]], keyed: Callable[[Size], Mapping[str, Any]], what: str
+) -> tuple[Size, bool, Mapping[str, Any]]:
+    """The size (quick or full) whose keys (`keyed`) the stored runs, (run id, key, repetition) each, match
+    most, with the repetitions the runs reach, and its keys. Raises ValueError naming the runs that belong
+    to no `what` of this claim."""
+
+    def matched(quick: bool) -> int:
+        keys = keyed(claim.size(quick))
+        return sum(1 for _, key, _ in runs if key in keys)
+
+    quick = max((True, False), key=matched)
+    by_key = keyed(claim.size(quick))
+    strays = [run_id for run_id, key, _ in runs if key not in by_key]
+    if strays:
+        raise ValueError(
+            f"{len(strays)} folder(s) belong to no {what} of {claim.id} (quick or full size): {', '.join(strays)}"
+        )
+    reps = max((r for *_, r in runs), default=-1) + 1
+    return replace(claim.size(quick), repetitions=max(reps, 1)), quick, by_key
 
 
 DESIGN = "side-by-side"

@@ -16,7 +16,7 @@ from typing import Any
 
 from harness.claims import ladders, layout
 from harness.claims import side_by_side as sbs
-from harness.claims.model import Cell, Claim, Size, Variant, cells, is_side_by_side, metric_value
+from harness.claims.model import Cell, Claim, Size, Variant, cells, is_side_by_side, match_size, metric_value
 from harness.claims.verdict import (
     NOT_RUNNABLE,
     NOT_TESTABLE,
@@ -30,9 +30,7 @@ from harness.console import console
 from harness.engine.driver import LoadSettings
 from harness.engine.session import RunPlan
 from harness.record.folders import RunFolder
-from harness.record.manifest import COMPLETED, read_manifest
-from harness.record.metrics import read_metrics_json
-from harness.record.verdict import read_verdict_json
+from harness.record.manifest import read_manifest
 from harness.regimes.campaign import Campaign, campaign_name
 
 # (impl, variant name) -> per-run records: {"valid": bool, "value": float | None}
@@ -120,7 +118,7 @@ def run_experiment(claim: Claim, size: Size, results_dir: Path | None = None) ->
     campaign.planned_runs = len(todo) * size.repetitions
     for repetition in range(size.repetitions):
         for cell in todo:
-            group = campaign.key("claim", cell.impl, cell.variant.name, f"rate={size.rate:g}")
+            group = cell_group(claim, size, cell)
             plan = replace(_plan(claim, size, cell, group, repetition), results_dir=results_dir)
             label = f"{claim.id} {cell.impl}/{cell.variant.name} rep {repetition + 1}/{size.repetitions}"
             result = campaign.run_point(plan, label)
@@ -229,19 +227,8 @@ def estimate(
     if claim.regime == "ladder":
         return ladders.starts_left(size, todo, results_dir, counted)
     per_run = ladders.START_OVERHEAD_S + 15.0 + size.warmup_s + size.duration_s
-    seconds, to_run, done = 0.0, 0, 0
-    for cell in todo:
-        group = cell_group(claim, size, cell)
-        for repetition in range(size.repetitions):
-            if (group, repetition) in counted:
-                continue
-            counted.add((group, repetition))
-            if ladders.stored(group, repetition, results_dir) is None:
-                seconds += per_run
-                to_run += 1
-            else:
-                done += 1
-    return seconds, to_run, done
+    starts = [(cell_group(claim, size, cell), per_run) for cell in todo]
+    return ladders.count_starts(starts, size.repetitions, results_dir, counted)
 
 
 def from_folders(claim: Claim, folders: list[Path]) -> tuple[Size, bool, Observations]:
@@ -264,41 +251,16 @@ def from_folders(claim: Claim, folders: list[Path]) -> tuple[Size, bool, Observa
         if missing:
             raise ValueError(f"{claim.id} runs side by side; no {sbs.RECORD} in {', '.join(missing)}")
         return sbs.from_records(claim, [(f.run_id, g, r, f.read_json(sbs.RECORD)) for f, _, g, r in runs])
-    best: tuple[int, bool] = (-1, True)
-    for quick in (True, False):
-        size = claim.size(quick)
-        groups = {cell_group(claim, size, c) for c in cells(claim, size)}
-        score = sum(1 for _, _, g, _ in runs if g in groups)
-        if score > best[0]:
-            best = (score, quick)
-    quick = best[1]
-    size = claim.size(quick)
-    by_group = {cell_group(claim, size, c): c for c in cells(claim, size)}
-    strays = [f.run_id for f, _, g, _ in runs if g not in by_group]
-    if strays:
-        raise ValueError(
-            f"{len(strays)} folder(s) belong to no cell of {claim.id} (quick or full size): {', '.join(strays)}"
-        )
-    reps = max((r for *_, r in runs), default=-1) + 1
-    size = replace(size, repetitions=max(reps, 1))
+    size, quick, by_group = match_size(
+        claim,
+        [(f.run_id, g, r) for f, _, g, r in runs],
+        lambda size: {cell_group(claim, size, c): c for c in cells(claim, size)},
+        "cell",
+    )
     observations: Observations = {(c.impl, c.variant.name): [] for c in cells(claim, size)}
     for folder, manifest, group, _ in sorted(runs, key=lambda item: item[3]):
         cell = by_group[group]
-        metrics = read_metrics_json(folder)
-        verdict = read_verdict_json(folder)
-        valid = manifest.status == COMPLETED and bool(verdict.get("valid"))
-        if claim.regime == "ladder":
-            seen = ladders.observe(
-                claim.metric, metrics, ladders.cell_cpus(size, cell), ladders.cell_instances(size, cell)
-            )
-        else:
-            seen = {"value": metric_value(metrics, claim.metric), "at_least": None}
-        if manifest.status != COMPLETED:
-            seen.pop("below", None)
-        why = (
-            {} if valid else {"why": ladders.why_invalid(manifest.status or "", verdict.get("reasons") or ())}
-        )
         observations[(cell.impl, cell.variant.name)].append(
-            {"valid": valid, "run": folder.run_id, **seen, **why}
+            ladders.folder_record(claim, size, cell, folder, manifest.status or "")
         )
     return size, quick, observations

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.claims import ladders
-from harness.claims.model import Claim, Size, cells
+from harness.claims.model import Claim, Size, cells, match_size
 from harness.engine.side_by_side import RECORD_VERSION, Group
 from harness.model.side_by_side import fits, preset
 from harness.model.side_by_side_math import figures
@@ -72,10 +72,6 @@ def lineups(claim: Claim, size: Size) -> list[Lineup]:
     ]
 
 
-def spec_for(size: Size) -> Any:
-    return preset(size.preset)
-
-
 def fit_problems(claim: Claim, size: Size, which: str, cores: int) -> list[str]:
     """Every line-up's groups and the drivers' reserve must fit this machine (the engine's own rule)."""
     problems = []
@@ -104,7 +100,7 @@ def fingerprint(size: Size, lineup: Lineup, record_version: int = RECORD_VERSION
         for key in ("method", "ladder"):
             found.pop(key)
         groups.append({"label": cell.variant.name, **found})
-    return {"record": record_version, "groups": groups, "spec": asdict(spec_for(size))}
+    return {"record": record_version, "groups": groups, "spec": asdict(preset(size.preset))}
 
 
 def key_of(size: Size, lineup: Lineup, record_version: int = RECORD_VERSION) -> str:
@@ -167,7 +163,7 @@ def run(
 ) -> dict[tuple[str, str], list[dict[str, Any]]]:
     """Every repetition of every line-up, interleaved (java's fresh start, node's, php's, java's, ...),
     reusing every stored one."""
-    spec = spec_for(size)
+    spec = preset(size.preset)
     observations: dict[tuple[str, str], list[dict[str, Any]]] = {
         (c.impl, c.variant.name): [] for lineup in lineups(claim, size) for c in lineup.cells
     }
@@ -206,7 +202,7 @@ RECORD = "side-by-side.json"
 def fresh_start_s(size: Size, groups: int) -> float:
     """One fresh start of `groups` groups at this size's preset, at its longest (the pre-warm at its cap,
     every capacity rung run and retried once)."""
-    spec = spec_for(size)
+    spec = preset(size.preset)
     seconds = (
         START_S * groups
         + spec.prewarm_max_s
@@ -224,21 +220,11 @@ def fresh_start_s(size: Size, groups: int) -> float:
 def starts_left(
     claim: Claim, size: Size, results_dir: Path | None, counted: set[tuple[str, int]]
 ) -> tuple[float, int, int]:
-    """(seconds, fresh starts to run, fresh starts stored); `counted` carries the fresh starts an earlier
-    claim of the same replicate already planned, so shared line-ups are counted once."""
-    seconds, to_run, done = 0.0, 0, 0
-    for lineup in lineups(claim, size):
-        key = key_of(size, lineup)
-        for repetition in range(size.repetitions):
-            if (key, repetition) in counted:
-                continue
-            counted.add((key, repetition))
-            if ladders.stored(key, repetition, results_dir) is None:
-                seconds += fresh_start_s(size, len(lineup.cells))
-                to_run += 1
-            else:
-                done += 1
-    return seconds, to_run, done
+    """(seconds, fresh starts to run, fresh starts stored) of the claim's line-ups (`ladders.count_starts`)."""
+    starts = [
+        (key_of(size, lineup), fresh_start_s(size, len(lineup.cells))) for lineup in lineups(claim, size)
+    ]
+    return ladders.count_starts(starts, size.repetitions, results_dir, counted)
 
 
 def from_records(
@@ -255,24 +241,12 @@ def from_records(
             f"{', '.join(map(str, versions))}; a verdict pairs fresh starts of one version only"
         )
     version = versions[0] if versions else RECORD_VERSION
-    best: tuple[int, bool] = (-1, True)
-    for quick in (True, False):
-        size = claim.size(quick)
-        keys = {key_of(size, lineup, version) for lineup in lineups(claim, size)}
-        score = sum(1 for _, key, _, _ in runs if key in keys)
-        if score > best[0]:
-            best = (score, quick)
-    quick = best[1]
-    size = claim.size(quick)
-    by_key = {key_of(size, lineup, version): lineup for lineup in lineups(claim, size)}
-    strays = [run_id for run_id, key, _, _ in runs if key not in by_key]
-    if strays:
-        raise ValueError(
-            f"{len(strays)} folder(s) belong to no side-by-side line-up of {claim.id} (quick or full size): "
-            + ", ".join(strays)
-        )
-    reps = max((r for _, _, r, _ in runs), default=-1) + 1
-    size = replace(size, repetitions=max(reps, 1))
+    size, quick, by_key = match_size(
+        claim,
+        [(run_id, key, rep) for run_id, key, rep, _ in runs],
+        lambda size: {key_of(size, lineup, version): lineup for lineup in lineups(claim, size)},
+        "side-by-side line-up",
+    )
     observations: dict[tuple[str, str], list[dict[str, Any]]] = {
         (c.impl, c.variant.name): [] for lineup in by_key.values() for c in lineup.cells
     }

@@ -12,7 +12,7 @@ from typing import Any
 
 from harness import paths
 from harness.claims.model import Claim, Size
-from harness.claims.verdict import ClaimVerdict
+from harness.claims.verdict import ClaimVerdict, Side
 from harness.record.folders import finite, utc_now
 
 CLAIMS_SUBDIR = "claims"
@@ -58,20 +58,8 @@ def verdict_record(claim: Claim, size: Size, quick: bool, verdict: ClaimVerdict)
                 "expected": r.comparison.expected_text(),
                 "published": r.comparison.published,
                 "published_ratio": r.comparison.published_ratio,
-                "a": {
-                    "label": r.a.label,
-                    "values": r.a.values,
-                    "invalid": r.a.invalid,
-                    "unbracketed": r.a.unbracketed,
-                    **({"below": r.a.below} if r.a.below else {}),
-                },
-                "b": {
-                    "label": r.b.label,
-                    "values": r.b.values,
-                    "invalid": r.b.invalid,
-                    "unbracketed": r.b.unbracketed,
-                    **({"below": r.b.below} if r.b.below else {}),
-                },
+                "a": _side(r.a),
+                "b": _side(r.b),
                 "ratio": r.ratio,
                 "ratio_ci": [r.ratio_ci.low, r.ratio_ci.high] if r.ratio_ci else None,
                 **({"bound": list(r.bound), "floor": r.floor} if r.bound else {}),
@@ -91,6 +79,16 @@ def verdict_record(claim: Claim, size: Size, quick: bool, verdict: ClaimVerdict)
             }
             for r in verdict.results
         ],
+    }
+
+
+def _side(side: Side) -> dict[str, Any]:
+    return {
+        "label": side.label,
+        "values": side.values,
+        "invalid": side.invalid,
+        "unbracketed": side.unbracketed,
+        **({"below": side.below} if side.below else {}),
     }
 
 

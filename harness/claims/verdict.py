@@ -30,10 +30,9 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from harness.claims.equivalence import Tost
 from harness.claims.model import Comparison
 from harness.model.paired import LogInterval, paired_ratio, unpaired_ratio
-from harness.model.stats import MIN_N_INFERENCE, Interval, mean_ci
+from harness.model.stats import MIN_N_INFERENCE
 
 ALPHA = 0.05
 POWER = 0.8
@@ -71,13 +70,23 @@ class Side:
     def n(self) -> int:
         return len(self.values)
 
-    @property
-    def mean(self) -> float | None:
-        return sum(self.values) / len(self.values) if self.values else None
+
+@dataclass(frozen=True)
+class Tost:
+    """TOST of B/A within a band on the log scale: both one-sided t-tests on the log ratio must reject."""
+
+    p_value: float
+    ci90: tuple[float, float]
+    """The 90 % interval of B/A: TOST at 5 % holds iff it lies in the band."""
+    band: tuple[float, float]
+    n_needed: int | None
+    """Fresh starts per side for power 0.8 at the observed ratio and spread; None beyond MAX_N."""
 
     @property
-    def ci(self) -> Interval | None:
-        return mean_ci(self.values)
+    def outside(self) -> bool:
+        """The whole interval lies outside the band: the difference is larger than the margin."""
+        low, high = self.ci90
+        return high < self.band[0] or low > self.band[1]
 
 
 # --- the log-ratio statistics, on arrays so that the calibration simulates exactly this code -------------
@@ -155,6 +164,11 @@ def holm(p_values: list[float]) -> list[float]:
 # --- how many fresh starts a question needs -------------------------------------------------------------
 
 
+def _df_se(n: int, sd_log: float, paired: bool) -> tuple[int, float]:
+    """The log ratio's degrees of freedom and standard error with n fresh starts per side."""
+    return (n - 1, sd_log / math.sqrt(n)) if paired else (2 * n - 2, sd_log * math.sqrt(2.0 / n))
+
+
 def direction_power(n: int, sd_log: float, effect: float, paired: bool, alpha: float = ALPHA) -> float:
     """Power of the two-sided t-test on the log ratio with n fresh starts per side at a true ratio `effect`
     (noncentral t; sd_log is the per-block log ratio's SD when paired, one value's log SD when apart)."""
@@ -163,8 +177,7 @@ def direction_power(n: int, sd_log: float, effect: float, paired: bool, alpha: f
     delta = abs(math.log(effect))
     if sd_log <= 0:
         return 1.0 if delta > 0 else 0.0
-    df = n - 1 if paired else 2 * n - 2
-    se = sd_log / math.sqrt(n) if paired else sd_log * math.sqrt(2.0 / n)
+    df, se = _df_se(n, sd_log, paired)
     t_c = float(stats.t.ppf(1 - alpha / 2, df))
     return float(stats.nct.sf(t_c, df, delta / se) + stats.nct.cdf(-t_c, df, delta / se))
 
@@ -177,8 +190,7 @@ def tost_power_at(
         return 0.0
     if sd_log <= 0:
         return 1.0 if band[0] < true_ratio < band[1] else 0.0
-    df = n - 1 if paired else 2 * n - 2
-    se = sd_log / math.sqrt(n) if paired else sd_log * math.sqrt(2.0 / n)
+    df, se = _df_se(n, sd_log, paired)
     t_c = float(stats.t.ppf(1 - alpha, df))
     delta = math.log(true_ratio)
     lower, upper = math.log(band[0]), math.log(band[1])
@@ -225,10 +237,6 @@ class ComparisonResult:
     floor: float | None = None
     """The bounded side's ceiling, req/s: the highest first step its ladders missed, or of its capacities."""
     _stats: tuple[float, float, float] | None = None
-
-    @property
-    def design(self) -> str:
-        return "paired by fresh start" if self.paired else "Welch on the logs"
 
 
 def _paired_values(a: Side, b: Side) -> tuple[list[float], list[float]] | None:
@@ -508,11 +516,8 @@ def _why_invalid_text(*sides: Side) -> str:
     return "".join(f"; {why}" + (f" ({n} runs)" if n > 1 else "") for why, n in counts.items())
 
 
-def judge(
-    comparison: Comparison, impl: str, a: Side, b: Side, seed_parts: tuple[object, ...] = ()
-) -> ComparisonResult:
-    """One row judged alone (a family of one). `seed_parts` is accepted for callers of the bootstrap era."""
-    del seed_parts
+def judge(comparison: Comparison, impl: str, a: Side, b: Side) -> ComparisonResult:
+    """One row judged alone (a family of one)."""
     return judge_rows([measure(comparison, impl, a, b)])[0]
 
 

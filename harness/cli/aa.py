@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 from rich.table import Table
@@ -29,11 +29,6 @@ from harness.cli.options import (
     repetitions_option,
 )
 from harness.console import UserError, console
-
-if TYPE_CHECKING:
-    from harness.analysis.ladder_tables import LadderOutcome
-    from harness.analysis.load import Run
-    from harness.engine.session import RunOutcome
 
 # One line per paragraph: rich keeps a help string's line breaks, and the terminal wraps it again.
 AA_HELP = "\n\n".join(
@@ -77,7 +72,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         from harness import paths
         from harness.analysis.aa import aa_verdicts
-        from harness.analysis.ladder_tables import print_ladder_table
+        from harness.analysis.ladder_tables import print_ladder_outcome, print_ladder_table
+        from harness.analysis.load import read_run
         from harness.regimes.aa import AaPlan, run_aa
 
         chosen = parse_impls(impl)
@@ -92,17 +88,18 @@ def register(app: typer.Typer) -> None:
             raise UserError(f"--alpha must be between 0 and 0.5; got {alpha:g}")
         given = tuple(parse_rates(rates, "--rates")) if rates else ()
         settings = ladder_settings(given, steps, step, cost_passes)
-        base = base_run_plan(
-            mix, 0.0, settings.warmup_s, instance_cpus(cpus), {}, "crud", 1, 42, slo_p99, slo_mean
-        )
+        base = base_run_plan(mix, 0.0, settings.warmup_s, instance_cpus(cpus), "crud", slo_p99, slo_mean)
         plan = AaPlan(chosen[0], base, repetitions, settings, given)
         console.print(
             f"A/A: {plan.impl} against itself, {repetitions} + {repetitions} fresh starts interleaved, "
             f"{settings.steps} steps of {settings.step_s:g} s (its lowest steps "
             f"{settings.cost_passes} times in all), {mix} mix"
         )
-        used, outcomes = run_aa(plan, on_outcome=_print_outcome)
-        group_a, group_b = runs_of(outcomes["A"]), runs_of(outcomes["B"])
+        used, outcomes = run_aa(
+            plan, on_outcome=lambda group, rep, outcome: print_ladder_outcome(f"A/A {group}", 1, rep, outcome)
+        )
+        # The stored folders, read back as the analysis reads them (so the table is the folders' table).
+        group_a, group_b = ([read_run(o.folder.path) for o in outcomes[group]] for group in ("A", "B"))
         rows = aa_verdicts(group_a, group_b, alpha, include_invalid=include_invalid)
         print_aa_table(plan.impl, rows, group_a, group_b, alpha, include_invalid)
         both = {"A": outcomes["A"], "B": outcomes["B"], "A and B": [*outcomes["A"], *outcomes["B"]]}
@@ -122,19 +119,6 @@ def register(app: typer.Typer) -> None:
         console.print(f"A/A table stored in {target}")
 
 
-def runs_of(outcomes: Sequence[RunOutcome]) -> list[Run]:
-    """The stored folders, read back as the analysis reads them (so the table is the folders' table)."""
-    from harness.analysis.load import read_run
-
-    return [read_run(o.folder.path) for o in outcomes]
-
-
-def _print_outcome(group: str, repetition: int, outcome: LadderOutcome) -> None:
-    from harness.analysis.ladder_tables import print_ladder_outcome
-
-    print_ladder_outcome(f"A/A {group}", 1, repetition, outcome)
-
-
 def _fmt(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:,.{digits}f}"
 
@@ -149,8 +133,9 @@ def print_aa_table(
 ) -> None:
     from harness.analysis.aa import DIFFERS, AaRow
 
-    valid_a = sum(1 for r in group_a if getattr(r, "is_valid", False))
-    valid_b = sum(1 for r in group_b if getattr(r, "is_valid", False))
+    valid_a, valid_b = (
+        sum(1 for r in group if getattr(r, "is_valid", False)) for group in (group_a, group_b)
+    )
     table = Table(
         title=f"A/A {impl}: group B against group A (valid ladders A {valid_a} of {len(group_a)}, "
         f"B {valid_b} of {len(group_b)})" + (": INVALID LADDERS INCLUDED" if include_invalid else "")

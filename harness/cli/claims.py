@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
+from rich.table import Column, Table
 
 from harness import paths
 from harness.analysis.claim_rows import TERMINAL_STYLE, ratio_of, side_of
@@ -37,10 +37,13 @@ COLOURS = {
 }
 
 
+def _coloured(outcome: str) -> str:
+    return f"[{COLOURS.get(outcome, 'white')}]{outcome}[/]"
+
+
 def list_table(claims: list[Claim]) -> Table:
-    table = Table(title="claims to replicate (docs/replication/README.md)", show_lines=True)
-    for column in ("id", "source", "metric", "expected", "runnable"):
-        table.add_column(column, overflow="fold")
+    columns = (Column(c, overflow="fold") for c in ("id", "source", "metric", "expected", "runnable"))
+    table = Table(*columns, title="claims to replicate (docs/replication/README.md)", show_lines=True)
     for claim in claims:
         runnable = "[green]yes[/]" if claim.runnable else f"[magenta]no[/]: {claim.why_not()}"
         if claim.adaptation:
@@ -50,21 +53,12 @@ def list_table(claims: list[Claim]) -> Table:
 
 
 def verdict_table(claim: Claim, verdict: ClaimVerdict) -> Table:
-    colour = COLOURS[verdict.outcome]
+    columns = ["impl", "expected", "A mean [95 % CI] n", "B mean [95 % CI] n", "B/A [95 % CI]"]
     table = Table(
-        title=f"{claim.id}: [{colour}]{verdict.outcome}[/]  ({claim.metric}; {claim.source_text()})",
+        *(Column(c, overflow="fold") for c in (*columns, "published", "verdict")),
+        title=f"{claim.id}: {_coloured(verdict.outcome)}  ({claim.metric}; {claim.source_text()})",
         show_lines=True,
     )
-    for column in (
-        "impl",
-        "expected",
-        "A mean [95 % CI] n",
-        "B mean [95 % CI] n",
-        "B/A [95 % CI]",
-        "published",
-        "verdict",
-    ):
-        table.add_column(column, overflow="fold")
     for r in verdict.results:
         a, b = (
             side_of(s.label, s.values, s.invalid, s.unbracketed, TERMINAL_STYLE, s.below) for s in (r.a, r.b)
@@ -82,21 +76,24 @@ def verdict_table(claim: Claim, verdict: ClaimVerdict) -> Table:
         published = r.comparison.published or claim.source.get("published", "")
         if r.comparison.published_ratio is not None:
             published += f" (ratio {r.comparison.published_ratio:.3g})"
-        outcome = f"[{COLOURS[r.outcome]}]{r.outcome}[/]" + (f": {r.reason}" if r.reason else "")
+        outcome = _coloured(r.outcome) + (f": {r.reason}" if r.reason else "")
         table.add_row(r.impl, r.comparison.expected_text(), a, b, ratio, published, outcome)
     return table
 
 
-def print_verdict(claim: Claim, verdict: ClaimVerdict) -> None:
+def print_verdict(claim: Claim, verdict: ClaimVerdict, pilot: bool) -> None:
+    """The verdict's table and notes, and with `pilot` the repetitions a TOST verdict needs."""
     if verdict.outcome in (NOT_RUNNABLE, NOT_TESTABLE):
         console.print(f"[magenta]{claim.id}: {verdict.outcome}[/] — {verdict.reason}")
         console.print(f"  published: {claim.source.get('published', '')}")
-        return
-    console.print(verdict_table(claim, verdict))
-    if claim.adaptation:
-        console.print(f"  adaptation: {claim.adaptation}")
-    for note in verdict.notes:
-        console.print(f"  note: {note}")
+    else:
+        console.print(verdict_table(claim, verdict))
+        if claim.adaptation:
+            console.print(f"  adaptation: {claim.adaptation}")
+        for note in verdict.notes:
+            console.print(f"  note: {note}")
+    if pilot:
+        print_pilot(claim, verdict)
 
 
 def write_report(verdicts: list[tuple[Claim, ClaimVerdict]], html: Path | None) -> None:
@@ -125,15 +122,12 @@ def print_pilot(claim: Claim, verdict: ClaimVerdict) -> None:
     from harness.claims.verdict import MAX_N, POWER, runs_needed, tost_power_at
 
     table = Table(
-        title=f"{claim.id}: repetitions for an equivalence or magnitude verdict (TOST, power {POWER:g})"
+        *("impl", "expected", "n now (A, B)", "sd of log values", "n per side needed"),
+        title=f"{claim.id}: repetitions for an equivalence or magnitude verdict (TOST, power {POWER:g})",
     )
-    for column in ("impl", "expected", "n now (A, B)", "sd of log values", "n per side needed"):
-        table.add_column(column)
-    rows = 0
     for r in verdict.results:
         if r.tost is None:
             continue
-        rows += 1
         sd, band, paired = r.sd_log or 0.0, r.tost.band, r.paired
         centre = (band[0] * band[1]) ** 0.5
         need = runs_needed(lambda n, s=sd, b=band, c=centre, p=paired: tost_power_at(n, s, b, c, p))
@@ -144,12 +138,10 @@ def print_pilot(claim: Claim, verdict: ClaimVerdict) -> None:
             f"{sd:.4f} (CV about {sd * 100:.1f} %)",
             str(need) if need else f"more than {MAX_N}",
         )
-    if rows:
+    if table.row_count:
         console.print(table)
         console.print(
-            "  run them with: ./bidbench replicate "
-            + claim.id
-            + " --repetitions <n> (stored runs are reused)"
+            f"  run them with: ./bidbench replicate {claim.id} --repetitions <n> (stored runs are reused)"
         )
     else:
         console.print(f"  {claim.id} has no equivalence or magnitude question: --pilot has nothing to size")
@@ -157,19 +149,13 @@ def print_pilot(claim: Claim, verdict: ClaimVerdict) -> None:
 
 def _folders(texts: list[str]) -> list[Path]:
     out = []
-    for text in texts:
-        for part in text.split(","):
-            part = part.strip()
-            if not part:
-                continue
-            path = Path(part)
-            if not path.is_dir():
-                path = paths.RESULTS / part
-            if not path.is_dir():
-                raise UserError(
-                    f"--from: no result folder {part!r} (neither a path nor an id under {paths.RESULTS})"
-                )
-            out.append(path)
+    for part in filter(None, (part.strip() for text in texts for part in text.split(","))):
+        path = Path(part) if Path(part).is_dir() else paths.RESULTS / part
+        if not path.is_dir():
+            raise UserError(
+                f"--from: no result folder {part!r} (neither a path nor an id under {paths.RESULTS})"
+            )
+        out.append(path)
     if not out:
         raise UserError("--from takes result folders (ids under results/ or paths), comma-separated")
     return out
@@ -186,25 +172,21 @@ def _recompute(claim: Claim, folders: list[Path], pilot: bool) -> None:
         f"{claim.id}: recomputed from {len(folders)} stored folder(s) alone ({'quick' if quick else 'full'} size, "
         f"{size.repetitions} repetition(s)); nothing was run"
     )
-    print_verdict(claim, verdict)
-    if pilot:
-        print_pilot(claim, verdict)
+    print_verdict(claim, verdict, pilot)
 
 
-def _from_evidence(claims: list[Claim], directory: Path | None = None, target: Path | None = None) -> None:
+def _from_evidence(claims: list[Claim]) -> None:
     """Every verdict and the report from the evidence alone; the report is rewritten and compared."""
     from harness.analysis import claims_evidence as evidence
     from harness.analysis import claims_report
 
-    where = directory or evidence.DIRECTORY
-    target = target or claims_report.REPORT
+    where, target = evidence.DIRECTORY, claims_report.REPORT
     try:
         result = evidence.recompute(claims, evidence.read(where))
     except evidence.EvidenceError as exc:
         raise UserError(f"--from-evidence: {exc}") from exc
     for record in result.records:
-        colour = COLOURS.get(record["outcome"], "white")
-        console.print(f"{record['claim_id']} ({record.get('size')}): [{colour}]{record['outcome']}[/]")
+        console.print(f"{record['claim_id']} ({record.get('size')}): {_coloured(record['outcome'])}")
     for line in result.differences:
         console.print(f"[yellow]recomputed label differs from the stored one: {line}[/]")
     before = target.read_text(encoding="utf-8") if target.is_file() else None
@@ -244,9 +226,7 @@ def _run_claims(
                 f"{claim.id}: estimated {seconds / 60:.1f} min ({to_run} fresh starts to run, {done} stored)"
             )
         verdict = replicate(claim, quick, repetitions)
-        print_verdict(claim, verdict)
-        if pilot:
-            print_pilot(claim, verdict)
+        print_verdict(claim, verdict, pilot)
         verdicts.append((claim, verdict))
         if verdict.outcome not in (NOT_RUNNABLE, NOT_TESTABLE):
             record = verdict_record(claim, size_for(claim, quick, repetitions), quick, verdict)
@@ -255,11 +235,9 @@ def _run_claims(
             console.print(f"  report: {claims_report.write(claims)}")
     write_report(verdicts, html)
     if len(verdicts) > 1:
-        summary = Table(title="claims summary")
-        for column in ("id", "verdict"):
-            summary.add_column(column)
+        summary = Table("id", "verdict", title="claims summary")
         for claim, verdict in verdicts:
-            summary.add_row(claim.id, f"[{COLOURS[verdict.outcome]}]{verdict.outcome}[/]")
+            summary.add_row(claim.id, _coloured(verdict.outcome))
         console.print(summary)
 
 
@@ -280,7 +258,7 @@ def register(app: typer.Typer) -> None:
         ] = False,
         repetitions: Annotated[
             int | None,
-            typer.Option("--repetitions", min=3, help="Repetitions per variant (default: the claim's)."),
+            typer.Option(min=3, help="Repetitions per variant (default: the claim's)."),
         ] = None,
         from_: Annotated[
             list[str] | None,
@@ -324,8 +302,7 @@ def register(app: typer.Typer) -> None:
         html: Annotated[
             Path | None,
             typer.Option(
-                "--html",
-                help="Write the HTML report (with its Claims section) here (default: results/replicate-<time>.html).",
+                help="Write the HTML report (with its Claims section) here (default: results/replicate-<time>.html)."
             ),
         ] = None,
     ) -> None:

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from harness.cli.options import SLO_MEAN_LATENCY, SLO_P99_LATENCY
-from harness.console import console
+from harness.console import UserError, console
 
 
 def register(app: typer.Typer) -> None:
@@ -42,7 +42,6 @@ def register(app: typer.Typer) -> None:
 
         Example: ./bidbench collect --from results/k8s/java --impl java"""
         from harness.analysis.summary_table import print_run
-        from harness.console import UserError
         from harness.engine.distributed import collect as collect_shards
         from harness.engine.validity import Slo
 

@@ -4,7 +4,6 @@ terminal, as JSON and as HTML."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from pathlib import Path
 
 from harness import paths
 from harness.analysis.side_by_side_report import print_summary
@@ -20,7 +19,7 @@ from harness.regimes.demo import DEMO_TOOLS, PRESET, Phases, sizing
 from harness.tools import toolchain
 
 
-def run_demo(results_dir: Path | None = None) -> int:
+def run_demo() -> int:
     plan = sizing()
     phases = Phases()
     console.rule("[bold]bidbench demo")
@@ -39,29 +38,17 @@ def run_demo(results_dir: Path | None = None) -> int:
         console.print(f"building {impl} ...")
         driver(impl).ensure_built()
     phases.start(4, 4, "side by side")
-    base = RunPlan(
-        impl=IMPLS[0],
-        load=LoadSettings(targets=[], mix="browse"),
-        cpus=plan.cpus,
-        slo=Slo(),
-        results_dir=results_dir,
-    )
+    base = RunPlan(impl=IMPLS[0], load=LoadSettings(targets=[], mix="browse"), cpus=plan.cpus, slo=Slo())
     groups = side_by_side.groups_for(list(IMPLS), False, base)
     records = side_by_side.run(
-        groups,
-        plan.spec,
-        plan.repetitions,
-        name=PRESET,
-        results_dir=results_dir,
-        say=console.print,
-        rule=console.rule,
+        groups, plan.spec, plan.repetitions, name=PRESET, say=console.print, rule=console.rule
     )
     phases.mark()
     phases.current = ""
     console.rule("comparison")
     summary = summarize(records)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    base_dir = results_dir or paths.RESULTS
+    base_dir = paths.RESULTS
     report = base_dir / f"demo-{stamp}.html"
     print_summary(summary, base_dir / f"demo-{stamp}.json", report)
     if summary["valid"] < len(records):

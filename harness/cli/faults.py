@@ -83,9 +83,7 @@ def register(app: typer.Typer) -> None:
         impls = parse_impls(impl)
         failed: list[str] = []
         for name in names:
-            options = {"outage_s": outage} if name == "db-outage" else {}
-            if name == "slow-db":
-                options = {"latency_ms": latency}
+            options = {"db-outage": {"outage_s": outage}, "slow-db": {"latency_ms": latency}}.get(name, {})
             plan = scenarios.scenario(name, quick, **options)
             rows = []
             for impl_name in impls:

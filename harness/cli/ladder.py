@@ -77,7 +77,7 @@ def register(app: typer.Typer) -> None:
         # The runtime floor is a variant of its own, so comparisons keep it apart from the CRUD ladders.
         variant = "health" if endpoint == "health" else "default"
         base = base_run_plan(
-            chosen_mix, 0.0, settings.warmup_s, instance_cpus(cpus), {}, variant, 1, 42, slo_p99, slo_mean
+            chosen_mix, 0.0, settings.warmup_s, instance_cpus(cpus), variant, slo_p99, slo_mean
         )
         plan = LadderPlan(
             impls, base, repetitions, counts, settings, {i: given for i in impls} if given else {}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Annotated
 import typer
 
 from harness import __version__
+from harness.cli import aa, claims, collect, compare, faults, ladder, overhead, regimes, side_by_side
 from harness.cli.interrupts import stop_on_signals
 from harness.cli.options import (
     CPUS,
@@ -19,11 +21,14 @@ from harness.cli.options import (
     SLO_P99_LATENCY,
     instance_cpus,
     parse_duration,
+    parse_impls,
     parse_knobs,
 )
 from harness.console import UserError, console, err_console, widen_for_logs
 from harness.db import ready
+from harness.db import seed as seeding
 from harness.db.cluster import EmbeddedCluster
+from harness.db.target import external_url, mask_password
 from harness.engine.driver import FIXED_RATE_WARMUP_S
 from harness.tools import toolchain
 
@@ -73,8 +78,6 @@ def setup() -> None:
 def db_up() -> None:
     """Start the embedded PostgreSQL (create it on first use) on 127.0.0.1 and a free port. Idempotent;
     recovers from a stale pid file or a killed server. With BIDBENCH_DATABASE_URL set, uses that server instead."""
-    from harness.db.target import external_url, mask_password
-
     if external_url():
         console.print(f"using the existing server at {mask_password(external_url() or '')}; nothing to start")
         return
@@ -130,9 +133,6 @@ def db_destroy(
 @db_app.command("status")
 def db_status() -> None:
     """Show whether the database runs, where, and what is seeded."""
-    from harness.db import seed as seeding
-    from harness.db.target import external_url, mask_password
-
     if external_url():
         console.print(f"external server: {mask_password(external_url() or '')}")
     else:
@@ -162,8 +162,6 @@ def db_seed(
 ) -> None:
     """Fill a template database with deterministic data and clone the working database from it.
     Prints the content checksum."""
-    from harness.db import seed as seeding
-
     ready.ensure_up()
     info = seeding.seed(ready.server(), scale, seed, with_indexes=not no_indexes)
     counts = ", ".join(f"{table} {count}" for table, count in info.row_counts.items())
@@ -174,8 +172,6 @@ def db_seed(
 @db_app.command("reset")
 def db_reset() -> None:
     """Restore the working database to the seeded state (about a second) and print its checksum."""
-    from harness.db import seed as seeding
-
     server = ready.server()
     seconds = seeding.reset(server)
     console.print(f"reset in {seconds:.2f} s; checksum {seeding.checksum(server)}")
@@ -184,8 +180,6 @@ def db_reset() -> None:
 @db_app.command("checksum")
 def db_checksum() -> None:
     """Print the content checksum of the working database."""
-    from harness.db import seed as seeding
-
     console.print(seeding.checksum(ready.server()))
 
 
@@ -198,8 +192,6 @@ def db_url() -> None:
 @db_app.command("psql")
 def db_psql() -> None:
     """Open psql on the working database."""
-    import shutil
-
     psql = str(toolchain.find_pg_bindir() / "psql") if not shutil.which("psql") else shutil.which("psql")
     os.execvp(psql or "psql", [psql or "psql", ready.server().url()])
 
@@ -228,8 +220,7 @@ def test(
     only: Annotated[
         list[str] | None,
         typer.Option(
-            "--only",
-            help="Run just these suites: loadgen, python, java, node, php, conformance (repeatable).",
+            help="Run just these suites: loadgen, python, java, node, php, conformance (repeatable)."
         ),
     ] = None,
     pytest_args: Annotated[list[str] | None, typer.Argument(help="Extra arguments passed to pytest.")] = None,
@@ -351,16 +342,9 @@ def run(
     )
     if target_url:
         urls = tuple(u.strip().rstrip("/") for u in target_url.split(",") if u.strip())
-        options = {
-            k: v
-            for k, v in {
-                "containers": containers,
-                "prometheus_url": prometheus_url,
-                "cpu_query": cpu_query,
-                "memory_query": memory_query,
-            }.items()
-            if v
-        }
+        names = ("containers", "prometheus_url", "cpu_query", "memory_query")
+        values = (containers, prometheus_url, cpu_query, memory_query)
+        options = {k: v for k, v in zip(names, values, strict=True) if v}
         plan = replace(
             plan,
             target_urls=urls,
@@ -417,7 +401,6 @@ def serve(
 
     For scripts: ./bidbench serve --json prints {"java": "http://127.0.0.1:PORT", ...} on one line of stdout.
     """
-    from harness.cli.options import parse_impls
     from harness.engine.serve import ServeOptions
     from harness.engine.serve import serve as run_serve
 
@@ -472,21 +455,14 @@ def conformance(
     from harness.conformance.runner import run_conformance
 
     ready.ensure_up()  # the suite clones the seeded template into its own database; nobody else's data is touched
-    impls = [i.strip() for i in impl.split(",") if i.strip()]
+    impls = parse_impls(impl)
     for name in impls:
         toolchain.ensure([name])
     parts = [p.strip() for p in part.split(",")] if part else None
     raise typer.Exit(run_conformance(impls, parts, json_out, parse_knobs(knob)))
 
 
-@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
-def compare(ctx: typer.Context) -> None:
-    """Statistics over result folders (same as `python compare.py`): pass run folders, results/ or
-    results/index.jsonl, and --html/--csv/--markdown/--json FILE. `./bidbench compare --help-compare` lists its options."""
-    from harness.cli.compare import main as compare_main
-
-    args = ["--help" if a == "--help-compare" else a for a in ctx.args]
-    raise typer.Exit(compare_main(args))
+compare.register(app)
 
 
 @app.command()
@@ -511,24 +487,5 @@ def demo() -> None:
     raise typer.Exit(run_demo())
 
 
-def _register_regimes() -> None:
-    from harness.cli import aa as cli_aa
-    from harness.cli import collect as cli_collect
-    from harness.cli import faults as cli_faults
-    from harness.cli import ladder as cli_ladder
-    from harness.cli import overhead as cli_overhead
-    from harness.cli import regimes as cli_regimes
-    from harness.cli import side_by_side as cli_side_by_side
-    from harness.cli.claims import register as register_claims
-
-    cli_regimes.register(app)
-    cli_faults.register(app)
-    cli_collect.register(app)
-    cli_ladder.register(app)
-    cli_aa.register(app)
-    cli_side_by_side.register(app)
-    cli_overhead.register(app)
-    register_claims(app)
-
-
-_register_regimes()
+for module in (regimes, faults, collect, ladder, aa, side_by_side, overhead, claims):
+    module.register(app)

@@ -6,7 +6,9 @@ An alias such as `SLO_P99` carries the option's help; each command still gives i
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
@@ -16,6 +18,8 @@ from harness.model.ladder import LadderSettings
 
 if TYPE_CHECKING:
     from harness.engine.session import RunPlan
+
+N = TypeVar("N", int, float)
 
 # ---- parsers ---------------------------------------------------------------------------------------
 
@@ -68,12 +72,16 @@ def parse_windows(
     return dur, warm
 
 
+def _numbers(text: str, option: str, kind: Callable[[str], N], example: str) -> list[N]:
+    try:
+        return [kind(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise UserError(f"{option} takes {example}; got {text!r}") from None
+
+
 def parse_positive_ints(text: str, option: str) -> list[int]:
     """Comma-separated whole numbers of at least 1, such as --instances 1,2."""
-    try:
-        values = [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise UserError(f"{option} takes whole numbers like 1,2; got {text!r}") from None
+    values = _numbers(text, option, int, "whole numbers like 1,2")
     if not values or min(values) < 1:
         raise UserError(f"{option} takes whole numbers of at least 1; got {text!r}")
     return values
@@ -81,10 +89,7 @@ def parse_positive_ints(text: str, option: str) -> list[int]:
 
 def parse_rates(text: str, option: str) -> list[float]:
     """A ladder's rates: at least 3, above 0, increasing."""
-    try:
-        values = [float(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise UserError(f"{option} takes rates like 200,300,450; got {text!r}") from None
+    values = _numbers(text, option, float, "rates like 200,300,450")
     if len(values) < 3 or min(values) <= 0 or values != sorted(values):
         raise UserError(f"{option} takes at least 3 increasing rates above 0; got {text!r}")
     return values
@@ -109,35 +114,25 @@ def base_run_plan(
     duration: float,
     warmup: float,
     cpus: float | None,
-    knobs: dict[str, str],
-    variant: str,
-    scale: int,
-    seed: int,
-    slo_p99: float,
-    slo_mean: float,
+    variant: str = "default",
+    slo_p99: float = 50.0,
+    slo_mean: float = 8.0,
+    **load_settings: Any,
 ) -> RunPlan:
     """The run plan a regime varies (impl, rate, users, instances) from the options it was given."""
     from harness.engine.driver import LoadSettings
     from harness.engine.session import RunPlan
     from harness.engine.validity import Slo
 
+    load = LoadSettings(targets=[], mix=mix, duration_s=duration, warmup_s=warmup, **load_settings)
     return RunPlan(
-        impl="node",
-        load=LoadSettings(targets=[], mix=mix, duration_s=duration, warmup_s=warmup),
-        cpus=cpus,
-        knobs=knobs,
-        variant=variant,
-        scale=scale,
-        seed=seed,
-        slo=Slo(p99_ms=slo_p99, mean_ms=slo_mean),
+        impl="node", load=load, cpus=cpus, variant=variant, slo=Slo(p99_ms=slo_p99, mean_ms=slo_mean)
     )
 
 
 def ladder_settings(given: tuple[float, ...], steps: int, step: str, cost_passes: int) -> LadderSettings:
     """The ladder shape `ladder` and `aa` run: the defaults with --steps, --step and --cost-passes, or the
     rates given by --rates as one grid, whose lower half the cost passes repeat."""
-    from dataclasses import replace
-
     settings = replace(
         LadderSettings(), steps=len(given) or steps, step_s=parse_duration(step), cost_passes=cost_passes
     )
@@ -146,8 +141,7 @@ def ladder_settings(given: tuple[float, ...], steps: int, step: str, cost_passes
 
 # ---- options declared alike by several commands ----------------------------------------------------
 
-IMPLS_HELP = "Comma-separated implementations: java,node,php."
-IMPLS = Annotated[str, typer.Option(help=IMPLS_HELP)]
+IMPLS = Annotated[str, typer.Option(help="Comma-separated implementations: java,node,php.")]
 
 CPUS = Annotated[
     float | None,
@@ -158,16 +152,15 @@ CPUS = Annotated[
     ),
 ]
 
-REPETITIONS_PER_POINT = Annotated[
-    int | None,
-    typer.Option("--repetitions", "-r", min=1, help="Repetitions per point (default 5; --quick: 3)."),
-]
-
 
 def repetitions_option(help_text: str) -> typer.models.OptionInfo:
     """--repetitions/-r (at least 1) with a command's own help."""
     return typer.Option("--repetitions", "-r", min=1, help=help_text)
 
+
+REPETITIONS_PER_POINT = Annotated[
+    int | None, repetitions_option("Repetitions per point (default 5; --quick: 3).")
+]
 
 WINDOW = Annotated[
     str | None,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Annotated, Any
 
 import typer
@@ -21,6 +20,7 @@ from harness.cli.options import (
     parse_duration,
     parse_impls,
     parse_windows,
+    repetitions_option,
 )
 from harness.console import console
 
@@ -61,9 +61,8 @@ def register(app: typer.Typer) -> None:
         counts = [int(u) for u in users_list.split(",") if u.strip()]
         reps = repetitions or (3 if quick else 5)
         dur, warm = parse_windows(duration, warmup, (8.0, 4.0) if quick else (15.0, 5.0))
-        base = base_run_plan(mix, dur, warm, cpus, {}, "default", 1, 42, 50.0, 8.0)
-        base = replace(
-            base, load=replace(base.load, think_ms=parse_duration(think) * 1000, invalid_share=invalid_share)
+        base = base_run_plan(
+            mix, dur, warm, cpus, think_ms=parse_duration(think) * 1000, invalid_share=invalid_share
         )
         name = campaign or campaign_name(
             "users", {"impls": impls, "users": counts, "reps": reps, "base": repr(base)}
@@ -107,8 +106,7 @@ def register(app: typer.Typer) -> None:
         ] = "256,1024,4096,16384,32768,65535,65536,65537,131072",
         rate: Annotated[float, typer.Option(help="Requests per second at each size.")] = 20.0,
         repetitions: Annotated[
-            int | None,
-            typer.Option("--repetitions", "-r", min=1, help="Repetitions per size (default 5; --quick: 3)."),
+            int | None, repetitions_option("Repetitions per size (default 5; --quick: 3).")
         ] = None,
         quick: Annotated[bool, typer.Option(help="3 repetitions, 4 s windows.")] = False,
         cpus: CPUS = None,
@@ -127,8 +125,7 @@ def register(app: typer.Typer) -> None:
         size_list = [int(s) for s in sizes.split(",") if s.strip()]
         reps = repetitions or (3 if quick else 5)
         dur, warm = parse_windows(duration, warmup, (4.0, 2.0) if quick else (6.0, 3.0))
-        base = base_run_plan("payload", dur, warm, cpus, {}, "default", 1, 42, 50.0, 8.0)
-        base = replace(base, load=replace(base.load, rate=rate))
+        base = base_run_plan("payload", dur, warm, cpus, rate=rate)
         name = campaign or campaign_name(
             "payload", {"impls": impls, "sizes": size_list, "rate": rate, "reps": reps, "base": repr(base)}
         )

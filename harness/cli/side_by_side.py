@@ -17,6 +17,7 @@ from harness.cli.options import (
     cpus_label,
     instance_cpus,
     parse_impls,
+    repetitions_option,
 )
 from harness.console import UserError, console
 
@@ -40,7 +41,7 @@ def register(app: typer.Typer) -> None:
         impl: Annotated[
             str, typer.Option(help="Comma-separated apps; the first is the baseline.")
         ] = "java,node,php",
-        repetitions: Annotated[int, typer.Option("--repetitions", "-r", min=1, help="Fresh starts.")] = 5,
+        repetitions: Annotated[int, repetitions_option("Fresh starts.")] = 5,
         aa: Annotated[
             bool, typer.Option("--aa", help="Two groups of the one app given: an A/A check.")
         ] = False,
@@ -70,7 +71,7 @@ def register(app: typer.Typer) -> None:
             Path | None, typer.Option("--json", help="Also write the comparison as JSON here.")
         ] = None,
         html: Annotated[
-            Path | None, typer.Option("--html", help="Also write the comparison as an HTML page here.")
+            Path | None, typer.Option(help="Also write the comparison as an HTML page here.")
         ] = None,
     ) -> None:
         from harness.analysis.side_by_side import by_comparison, load_records
@@ -93,18 +94,9 @@ def register(app: typer.Typer) -> None:
                 console.rule(f"side by side: {name}")
                 print_summary(summarize(found), json_out, html)
             return
+        impls = parse_impls(impl)
         run_and_print(
-            parse_impls(impl),
-            aa,
-            preset,
-            repetitions,
-            cpus,
-            mix,
-            slo_p99,
-            slo_mean,
-            json_out,
-            html,
-            keep_awake=keep_awake,
+            impls, aa, preset, repetitions, cpus, mix, slo_p99, slo_mean, json_out, html, keep_awake
         )
 
 
@@ -133,7 +125,7 @@ def run_and_print(
         raise UserError(str(exc)) from None
     if keep_awake is not None:
         spec = replace(spec, keep_cores_awake=keep_awake)
-    base = base_run_plan(mix, 0.0, 0.0, instance_cpus(cpus), {}, "default", 1, 42, slo_p99, slo_mean)
+    base = base_run_plan(mix, 0.0, 0.0, instance_cpus(cpus), "default", slo_p99, slo_mean)
     groups = groups_for(impls, aa, base)
     console.print(
         f"side by side: {', '.join(g.label for g in groups)} at {cpus_label(base.cpus)} each, "

@@ -15,11 +15,13 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from contextlib import suppress
+from dataclasses import dataclass, replace
 
-from rich.table import Table
+from rich.table import Column, Table
 
 from harness import apps, paths
+from harness.apps.base import TestSuite
 from harness.console import console
 from harness.tools import toolchain
 
@@ -46,10 +48,8 @@ ids pytest-xdist 3.8 can no longer group by, pytest-dev/pytest-xdist#1386)."""
 
 
 def _signal_group(proc: subprocess.Popen[str], signum: int) -> None:
-    try:
+    with suppress(ProcessLookupError):
         os.killpg(proc.pid, signum)
-    except ProcessLookupError:
-        pass
 
 
 def _stop(proc: subprocess.Popen[str]) -> None:
@@ -68,10 +68,8 @@ def _stop(proc: subprocess.Popen[str]) -> None:
         pass
     finally:
         _signal_group(proc, signal.SIGKILL)
-        try:
+        with suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
 
 
 def one_test_command(pytest_args: Sequence[str]) -> str:
@@ -96,18 +94,18 @@ class Outcome:
     seconds: float
 
 
-def _run_streaming(
-    name: str, argv: list[str], cwd: os.PathLike[str] | str, env: dict[str, str], pattern: str
-) -> Outcome:
+def _run_streaming(suite: TestSuite, env: dict[str, str]) -> Outcome:
+    """Runs one suite with these variables and the suite's own, showing its output as it comes."""
+    name = suite.name
     console.rule(f"[bold]{name}")
-    console.print(f"$ {' '.join(argv)}  (in {cwd})", markup=False, highlight=False)
+    console.print(f"$ {' '.join(suite.argv)}  (in {suite.cwd})", markup=False, highlight=False)
     started = time.monotonic()
     lines: list[str] = []
     try:
         proc = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=env,
+            suite.argv,
+            cwd=suite.cwd,
+            env={**env, **suite.env},
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
@@ -127,7 +125,7 @@ def _run_streaming(
         console.print(f"[yellow]interrupted: stopping {name} ...[/]")
         _stop(proc)
         raise SuiteInterrupted(name) from None
-    matcher = re.compile(pattern)
+    matcher = re.compile(suite.summary_pattern)
     summary = next(
         (line for line in reversed(lines) if matcher.search(line)), lines[-1] if lines else "(no output)"
     )
@@ -139,26 +137,15 @@ def _run_streaming(
     )
 
 
-def _prepare_database() -> str:
-    from harness.db.ready import ensure_seeded, server
-
-    ensure_seeded(TEST_SCALE, TEST_SEED)
-    return server().url()
-
-
-def _go_tests(env: dict[str, str]) -> Outcome:
+def _go_tests() -> TestSuite:
     """`go test` of the load driver (pacing, mixes, seeding, histogram merge, coordinated omission)."""
     go = shutil.which("go") or "go"
     proxy = (
         subprocess.run([go, "env", "GOPROXY"], capture_output=True, text=True).stdout.split(",")[0].strip()
     )
-    go_env = {**env, "GOPROXY": proxy or "https://proxy.golang.org", "GOFLAGS": "-mod=readonly"}
-    return _run_streaming(
-        "loadgen (go test)",
-        [go, "test", "-count=1", "./..."],
-        paths.LOADGEN,
-        go_env,
-        r"^(ok|FAIL|---)",
+    go_env = {"GOPROXY": proxy or "https://proxy.golang.org", "GOFLAGS": "-mod=readonly"}
+    return TestSuite(
+        "loadgen (go test)", [go, "test", "-count=1", "./..."], paths.LOADGEN, go_env, r"^(ok|FAIL|---)"
     )
 
 
@@ -175,6 +162,9 @@ def run_all(only: Iterable[str], pytest_args: list[str]) -> int:
 
 
 def _run_all(only: Iterable[str], pytest_args: list[str], current: list[str]) -> int:
+    from harness.db import seed as seeding
+    from harness.db.ready import ensure_seeded, server
+
     suites = suite_names()
     wanted = list(only) or list(suites)
     unknown = [s for s in wanted if s not in suites]
@@ -187,17 +177,17 @@ def _run_all(only: Iterable[str], pytest_args: list[str], current: list[str]) ->
         + [impl for impl in apps.IMPLS if impl in wanted or "conformance" in wanted or "python" in wanted]
     )
     toolchain.ensure(needs)
-    database_url = _prepare_database()
+    ensure_seeded(TEST_SCALE, TEST_SEED)
     env = dict(
         os.environ,
-        DATABASE_URL=database_url,
+        DATABASE_URL=server().url(),
         BIDBENCH_TEST_SCALE=str(TEST_SCALE),
         BIDBENCH_TEST_SEED=str(TEST_SEED),
     )
 
     outcomes: list[Outcome] = []
     if "loadgen" in wanted:
-        outcomes.append(_go_tests(env))
+        outcomes.append(_run_streaming(_go_tests(), env))
     # Build first: the harness tests start real instances of every app. Selected tests (node ids, files) build
     # only what they start, when they start it (every run and fixture calls ensure_built), so one node test
     # never waits for a JVM build.
@@ -222,28 +212,16 @@ def _run_all(only: Iterable[str], pytest_args: list[str], current: list[str]) ->
             *(f"--ignore={path}" for app in apps.adapters() for path in app.pytest_files_in_own_suite),
             *pytest_args,
         ]
-        outcomes.append(
-            _run_streaming("python (pytest)", argv, paths.ROOT, env, r"(passed|failed|error|no tests ran)")
-        )
+        pytest = TestSuite("python (pytest)", argv, paths.ROOT, {}, r"(passed|failed|error|no tests ran)")
+        outcomes.append(_run_streaming(pytest, env))
     for impl in apps.IMPLS:
         if impl not in wanted:
             continue
         app_driver = apps.driver(impl)
         app_driver.ensure_built()
         for suite in app_driver.test_suites():
-            from harness.db import seed as seeding
-            from harness.db.ready import server
-
             seeding.reset(server())
-            outcomes.append(
-                _run_streaming(
-                    f"{impl}: {suite.name}",
-                    suite.argv,
-                    suite.cwd,
-                    {**env, **suite.env},
-                    suite.summary_pattern,
-                )
-            )
+            outcomes.append(_run_streaming(replace(suite, name=f"{impl}: {suite.name}"), env))
     if "conformance" in wanted:
         from harness.conformance.runner import conformance_exit_code
 
@@ -253,11 +231,7 @@ def _run_all(only: Iterable[str], pytest_args: list[str], current: list[str]) ->
         code, summary = conformance_exit_code(list(apps.IMPLS))
         outcomes.append(Outcome("conformance", code == 0, summary, time.monotonic() - started))
 
-    table = Table(title="bidbench test")
-    table.add_column("suite")
-    table.add_column("result")
-    table.add_column("summary")
-    table.add_column("time", justify="right")
+    table = Table("suite", "result", "summary", Column("time", justify="right"), title="bidbench test")
     for outcome in outcomes:
         table.add_row(
             outcome.suite,

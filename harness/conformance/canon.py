@@ -4,17 +4,8 @@ Canonicalization is parsing: objects keep their key order (field order is part o
 are decoded (escaping style does not matter, contract/README.md), numbers keep their type (an id sent as
 `5.0` is not the integer 5 on the wire). Comparison is structural and type-strict (`true` is not `1`).
 
-Matchers, usable anywhere in an expected body:
-
-| matcher | accepts |
-| --- | --- |
-| `{"$match": "any"}` | any value |
-| `{"$match": "int"}` / `"string"` | any integer (not a boolean) / any string |
-| `{"$match": "timestamp"}` | a string `YYYY-MM-DDTHH:MM:SS.mmmZ` that is a real instant |
-| `{"$match": "now"}` | a timestamp within `window_s` (default 120) of the moment the request was sent |
-| `..., "capture": "t"` | (with any of the above) also remembers the value as `t` for later steps of the case |
-| `..., "plus_seconds": N, "of": "t"` | (with a timestamp) exactly the captured timestamp `t` plus N seconds |
-| `{"$ref": "t"}` | exactly the value captured as `t` |
+The matchers of an expected body (`$match`, `capture`, `of` with `plus_seconds`, `$ref`) are described in
+contract/conformance/README.md; a `now` matcher also takes `window_s` (default 120 s).
 """
 
 from __future__ import annotations
@@ -94,23 +85,12 @@ def dumps(value: Any, indent: int | None = None) -> str:
     return json.dumps(value, ensure_ascii=False, separators=separators, indent=indent, default=default)
 
 
+_STRING_OR_SPACE = re.compile(r'"(?:[^"\\]|\\.)*"?|[ \t\r\n]', re.DOTALL)
+
+
 def whitespace_outside_strings(text: str) -> int | None:
     """Offset of the first insignificant whitespace character, or None if the text is compact."""
-    in_string = False
-    escaped = False
-    for index, char in enumerate(text):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in " \t\r\n":
-            return index
-    return None
+    return next((m.start() for m in _STRING_OR_SPACE.finditer(text) if m.group()[0] != '"'), None)
 
 
 def parse_timestamp(value: str) -> datetime | None:
@@ -132,10 +112,6 @@ class MatchContext:
     sent_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
     captures: dict[str, Any] = field(default_factory=dict)
     window_s: float = 120.0
-
-
-def is_matcher(value: Any) -> bool:
-    return isinstance(value, dict) and ("$match" in value or "$ref" in value)
 
 
 def validate_expectation(value: Any, path: str = "$") -> list[str]:
@@ -235,7 +211,7 @@ def _match_matcher(spec: dict[str, Any], actual: Any, path: str, ctx: MatchConte
 def match(expected: Any, actual: Any, path: str = "$", ctx: MatchContext | None = None) -> list[str]:
     """Differences between an expectation (with matchers) and a parsed actual value, as readable lines."""
     ctx = ctx or MatchContext()
-    if is_matcher(expected):
+    if isinstance(expected, dict) and ("$match" in expected or "$ref" in expected):
         return _match_matcher(expected, actual, path, ctx)
     if isinstance(expected, dict):
         if not isinstance(actual, dict):
@@ -275,12 +251,10 @@ def match(expected: Any, actual: Any, path: str = "$", ctx: MatchContext | None 
     return []
 
 
-def unified_diff(
-    expected: Any, actual: Any, label_a: str = "expected", label_b: str = "actual", context: int = 2
-) -> str:
+def unified_diff(expected: Any, actual: Any, label_a: str, label_b: str) -> str:
     a = dumps(expected, indent=1).splitlines()
     b = dumps(actual, indent=1).splitlines()
-    return "\n".join(difflib.unified_diff(a, b, label_a, label_b, n=context, lineterm=""))
+    return "\n".join(difflib.unified_diff(a, b, label_a, label_b, n=2, lineterm=""))
 
 
 def error_body(status: int, message: str) -> dict[str, Any]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,50 +55,14 @@ class CaseError(ValueError):
     """A case file is malformed; the message names the file and the case."""
 
 
-@dataclass(frozen=True)
-class RequestSpec:
-    method: str
-    path: str
-    headers: tuple[tuple[str, str], ...]
-    body: bytes
-    chunk_size: int | None = None
-    declared_length: int | None = None
-    raw_bytes: bytes | None = None
-    """`raw:` the whole request as bytes (method and path then only name it in reports)."""
-    half_close: bool = False
-    """`half_close: true`: the client shuts down its sending side after the request (client.RawRequest)."""
-    pieces: int = 1
-    """`pieces: N` (raw requests): written in N parts with a pause between them (client.RawRequest)."""
-
-    def raw(self) -> RawRequest:
-        return RawRequest(
-            method=self.method,
-            target=self.path,
-            headers=self.headers,
-            body=self.body,
-            chunk_size=self.chunk_size,
-            declared_length=self.declared_length,
-            raw=self.raw_bytes,
-            half_close=self.half_close,
-            pieces=self.pieces,
-        )
-
-    @property
-    def route(self) -> str | None:
-        """The route template the raw path matches, or None for an unknown route."""
-        raw_path = self.path.split("?", 1)[0]
-        for pattern, template in _ROUTE_PATTERNS:
-            if pattern.match(raw_path):
-                return template
-        return None
-
-    def path_id(self) -> str | None:
-        raw_path = self.path.split("?", 1)[0]
-        for pattern, _ in _ROUTE_PATTERNS:
-            m = pattern.match(raw_path)
-            if m and m.groups():
-                return m.group(1)
-        return None
+def route_of(path: str) -> tuple[str | None, str | None]:
+    """(route template, path id) of a request target; (None, None) for an unknown route."""
+    raw_path = path.split("?", 1)[0]
+    for pattern, template in _ROUTE_PATTERNS:
+        m = pattern.match(raw_path)
+        if m:
+            return template, m.group(1) if m.groups() else None
+    return None, None
 
 
 @dataclass(frozen=True)
@@ -133,7 +96,7 @@ class Expectation:
 
 @dataclass(frozen=True)
 class Step:
-    request: RequestSpec
+    request: RawRequest
     expect: Expectation
 
 
@@ -194,7 +157,7 @@ def decode_body(spec: Any, where: str) -> bytes:
     return _decode_part(spec, where)
 
 
-def parse_request(raw: Any, where: str) -> RequestSpec:
+def parse_request(raw: Any, where: str) -> RawRequest:
     if not isinstance(raw, dict):
         raise CaseError(f"{where}: request must be a mapping")
     unknown = set(raw) - {
@@ -227,12 +190,12 @@ def parse_request(raw: Any, where: str) -> RequestSpec:
         raise CaseError(f"{where}: chunked is a chunk size in bytes")
     if declared is not None and (not isinstance(declared, int) or declared < 0):
         raise CaseError(f"{where}: declared_length is a byte count")
-    return RequestSpec(
+    return RawRequest(
         method, path, tuple(headers), body, chunk, declared, half_close=bool(raw.get("half_close", False))
     )
 
 
-def _parse_raw_request(raw: dict[str, Any], where: str) -> RequestSpec:
+def _parse_raw_request(raw: dict[str, Any], where: str) -> RawRequest:
     """`raw: <body parts>`: the request's bytes exactly; method and path default to the request line's."""
     extra = set(raw) - {"raw", "method", "path", "half_close", "pieces"}
     if extra:
@@ -248,8 +211,8 @@ def _parse_raw_request(raw: dict[str, Any], where: str) -> RequestSpec:
     words = data.split(b"\r\n", 1)[0].split(b"\n", 1)[0].decode("latin-1").split(" ")
     method = str(raw.get("method") or words[0] or "RAW")
     path = str(raw.get("path") or (words[1] if len(words) > 1 else "/"))
-    return RequestSpec(
-        method, path, (), b"", raw_bytes=data, half_close=bool(raw.get("half_close", False)), pieces=pieces
+    return RawRequest(
+        method, path, (), b"", raw=data, half_close=bool(raw.get("half_close", False)), pieces=pieces
     )
 
 
@@ -281,8 +244,6 @@ def _parse_expect(raw: Any, where: str, expected_dir: Path) -> Expectation:
         isinstance(k, str) and isinstance(v, str) and v.strip() for k, v in exempt_raw.items()
     ):
         raise CaseError(f"{where}: expect.exempt maps an app to the reason of its exemption")
-    exempt = tuple((str(k), str(v)) for k, v in exempt_raw.items())
-    or_closed = bool(raw.get("or_closed", False))
     raw_status = raw.get("status")
     statuses = tuple(raw_status) if isinstance(raw_status, list) else (raw_status,)
     if not statuses or not all(isinstance(s, int) and 200 <= s <= 499 for s in statuses):
@@ -290,15 +251,14 @@ def _parse_expect(raw: Any, where: str, expected_dir: Path) -> Expectation:
     status = statuses[0]
     if len(statuses) > 1 and not raw.get("any_body"):
         raise CaseError(f"{where}: several statuses only go with any_body: true")
+    common: dict[str, Any] = {
+        "statuses": statuses,
+        "connection": connection,
+        "exempt": tuple((str(k), str(v)) for k, v in exempt_raw.items()),
+        "or_closed": bool(raw.get("or_closed", False)),
+    }
     if raw.get("any_body"):
-        return Expectation(
-            status=status,
-            statuses=statuses,
-            any_body=True,
-            connection=connection,
-            exempt=exempt,
-            or_closed=or_closed,
-        )
+        return Expectation(status, any_body=True, **common)
     forms = [k for k in ("body", "json", "error", "no_body") if k in raw]
     if len(forms) != 1:
         raise CaseError(f"{where}: give exactly one of body, json, error, no_body (got {forms})")
@@ -329,16 +289,7 @@ def _parse_expect(raw: Any, where: str, expected_dir: Path) -> Expectation:
         raise CaseError(f"{where}: " + "; ".join(problems))
     headers_raw = raw.get("headers") or {}
     headers = tuple((str(k), None if v is None else str(v)) for k, v in headers_raw.items())
-    return Expectation(
-        status=status,
-        body=body,
-        no_body=no_body,
-        headers=headers,
-        statuses=statuses,
-        connection=connection,
-        exempt=exempt,
-        or_closed=or_closed,
-    )
+    return Expectation(status, body, no_body, headers, **common)
 
 
 def _parse_case(raw: Any, file: str, session: str, index: int, expected_dir: Path) -> Case:
@@ -428,8 +379,7 @@ def load_sessions(directory: Path | None = None) -> list[Session]:
 def _resource_keys(step: Step) -> tuple[set[str], set[str]]:
     """(read keys, written keys) of one step: the rows it can observe or change, by path id and body."""
     req = step.request
-    route = req.route
-    pid = req.path_id()
+    route, pid = route_of(req.target)
     reads: set[str] = set()
     writes: set[str] = set()
     if route is None or pid is None and route not in ("/items", "/users"):
@@ -490,7 +440,3 @@ def check_isolation(session: Session) -> list[str]:
             if name != owner and key in keys and not key.startswith("nickname:"):
                 problems.append(f"{key} is written by {owner!r} and also touched by {name!r}")
     return problems
-
-
-def all_cases(sessions: Iterable[Session]) -> list[Case]:
-    return [case for session in sessions for case in session.cases]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 DEFAULT_TIMEOUT_S = 10.0
@@ -54,13 +54,12 @@ class RawRequest:
     def describe(self) -> str:
         if self.raw is not None:
             return f"raw {self.raw[:120]!r}" + ("..." if len(self.raw) > 120 else "")
-        size = self.declared_length if self.declared_length is not None else len(self.body)
         extra = ""
         if self.chunk_size:
             extra = f" (chunked, {len(self.body)} bytes)"
         elif self.declared_length is not None:
             extra = f" (declared Content-Length {self.declared_length}, no body sent)"
-        elif size:
+        elif self.body:
             preview = self.body[:120]
             try:
                 text = preview.decode("utf-8")
@@ -78,10 +77,8 @@ class RawResponse:
     body: bytes | None
     """None when the response has no body by definition (HEAD, 1xx, 204, 304)."""
     chunked: bool = False
-    elapsed_s: float = 0.0
     closed: bool = False
     """The server asked to close the connection, or closed it."""
-    extra: dict[str, str] = field(default_factory=dict)
 
     def header(self, name: str) -> str | None:
         for key, value in self.headers:
@@ -293,21 +290,18 @@ class Connection:
         assert self.sock is not None and self.reader is not None
         sock = self.sock
         head, body = encode_request(req, f"{self.host}:{self.port}", keep_alive)
-        started = time.monotonic()
         sender: threading.Thread | None = None
         try:
             if req.pieces > 1:
                 _send_in_pieces(sock, head + body, req.pieces)
-                if req.half_close:
-                    sock.shutdown(socket.SHUT_WR)
             elif len(body) <= _INLINE_BODY_MAX:
                 sock.sendall(head + body)
-                if req.half_close:
-                    sock.shutdown(socket.SHUT_WR)
             else:
                 sock.sendall(head)
                 sender = threading.Thread(target=_send_quietly, args=(sock, body), daemon=True)
                 sender.start()
+            if req.half_close and sender is None:
+                sock.shutdown(socket.SHUT_WR)
             response = _read_response(self.reader, req.method)
         except TimeoutError as exc:
             self.close()
@@ -315,10 +309,8 @@ class Connection:
         except (TransportError, OSError):
             self.close()
             raise
-        response.elapsed_s = time.monotonic() - started
         if sender is not None and sender.is_alive():
             # The server answered before taking the whole body (an early 413): this connection is done.
-            response.extra["body_unsent"] = "true"
             self.close()
             sender.join(timeout=2)
         elif response.closed or not keep_alive:

@@ -5,7 +5,7 @@ developer) cannot drop each other's state; it is dropped at the end, and databas
 is gone are dropped at the start of the next run.
 
 `./bidbench db reset` (any engineer, any test run) drops and re-creates `bidbench`; the suite must not be
-disturbed by that, nor disturb others. So it clones `bidbench_template` into `bidbench_conformance` and
+disturbed by that, nor disturb others. So it clones `bidbench_template` into its own database and
 points the apps there. Its reset is the same operation as harness.db.seed.reset (DROP ... WITH (FORCE),
 CREATE ... TEMPLATE), which is why the apps are stopped before and started after every reset.
 
@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
 import psycopg
 from psycopg import sql
 
@@ -39,7 +40,6 @@ SEED = 42
 
 @dataclass(frozen=True)
 class StatRow:
-    queryid: int
     query: str
     calls: int
     rows: int
@@ -69,9 +69,7 @@ class ConformanceDb:
         for _ in range(20):
             try:
                 with self._admin() as admin:
-                    admin.execute(
-                        sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(self.name))
-                    )
+                    seeding.drop_database(admin, self.name)
                     admin.execute(
                         sql.SQL("CREATE DATABASE {} TEMPLATE {} STRATEGY FILE_COPY").format(
                             sql.Identifier(self.name), sql.Identifier(TEMPLATE_DB)
@@ -85,9 +83,7 @@ class ConformanceDb:
 
     def drop(self) -> None:
         with self._admin() as admin:
-            admin.execute(
-                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(self.name))
-            )
+            seeding.drop_database(admin, self.name)
 
     def fingerprint(self) -> dict[str, str]:
         """Every table's content checksum and every sequence position: equal means the same state."""
@@ -99,16 +95,6 @@ class ConformanceDb:
                 ).fetchone()
                 sums[seq] = f"{row[0]}:{row[1]}" if row else "?"
         return sums
-
-    def max_ids(self) -> dict[str, int]:
-        with self.connect() as conn:
-            out = {}
-            for table in ("users", "items", "bids"):
-                row = conn.execute(
-                    sql.SQL("SELECT coalesce(max(id), 0) FROM {}").format(sql.Identifier(table))
-                ).fetchone()
-                out[table] = int(row[0]) if row else 0
-        return out
 
     def invariant_violations(self, limit: int = 10) -> list[str]:
         """Items whose max_bid_cents / bid_count disagree with their bids (docs/design.md §2.3: no lost updates)."""
@@ -163,13 +149,6 @@ class ConformanceDb:
             counts[m.group(1).lower()] += 1
         return counts
 
-    def dbid(self) -> int:
-        with self._admin() as admin:
-            row = admin.execute("SELECT oid FROM pg_database WHERE datname = %s", (self.name,)).fetchone()
-        if not row:
-            raise RuntimeError(f"database {self.name} does not exist")
-        return int(row[0])
-
     def app_connections(self) -> int:
         """Connections to this database other than the suite's own (the app's pool)."""
         with self._admin() as admin:
@@ -209,13 +188,11 @@ class ConformanceDb:
         """The top-level statements of this database since the last reset, minus the suite's own."""
         with self._stats_conn() as conn:
             rows = conn.execute(
-                "SELECT queryid, query, calls, rows FROM pg_stat_statements"
+                "SELECT query, calls, rows FROM pg_stat_statements"
                 " WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND toplevel"
             ).fetchall()
         return [
-            StatRow(int(r[0] or 0), str(r[1]), int(r[2]), int(r[3]))
-            for r in rows
-            if "pg_stat_statements" not in str(r[1])
+            StatRow(str(r[0]), int(r[1]), int(r[2])) for r in rows if "pg_stat_statements" not in str(r[0])
         ]
 
 
@@ -226,17 +203,9 @@ def drop_stale(server: DatabaseServer) -> list[str]:
         names = [r[0] for r in admin.execute("SELECT datname FROM pg_database").fetchall()]
         for name in names:
             m = re.fullmatch(re.escape(CONFORMANCE_DB_PREFIX) + r"(\d+)", name)
-            if not m or int(m.group(1)) == os.getpid():
-                continue
-            try:
-                os.kill(int(m.group(1)), 0)
-                continue  # that run is still going
-            except ProcessLookupError:
-                pass
-            except PermissionError:
-                continue
-            admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
-            dropped.append(name)
+            if m and not psutil.pid_exists(int(m.group(1))):  # that run is gone
+                seeding.drop_database(admin, name)
+                dropped.append(name)
     return dropped
 
 

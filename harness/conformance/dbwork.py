@@ -23,11 +23,11 @@ from typing import Any
 import yaml
 
 from harness import paths
-from harness.conformance.cases import CaseError, RequestSpec, parse_request
+from harness.conformance.cases import CaseError, parse_request
 from harness.conformance.client import Connection, RawRequest, TransportError, send
 from harness.conformance.dbstate import ConformanceDb
 from harness.conformance.queries import contract_statements, name_of, normalize
-from harness.conformance.results import CheckResult
+from harness.conformance.results import CheckResult, number
 from harness.conformance.targets import Target
 
 PART = "dbwork"
@@ -48,7 +48,7 @@ WARMUP_REQUESTS_PER_THREAD = 8
 @dataclass(frozen=True)
 class WorkType:
     name: str
-    requests: tuple[RequestSpec, ...]
+    requests: tuple[RawRequest, ...]
     statements: dict[str, int]
     rows: int
     note: str = ""
@@ -70,6 +70,14 @@ class Measured:
 
     def strict_calls(self) -> int:
         return sum(v for k, v in self.calls.items() if k not in LENIENT)
+
+    def per_request(self, count: int) -> dict[str, Any]:
+        """Statements and rows per request, and the calls: what the report shows of every target."""
+        return {
+            "statements_per_request": self.strict_calls() / count,
+            "rows_per_request": self.total_rows / count,
+            "calls": self.calls,
+        }
 
 
 def _fill(value: Any, ident: Any, n: int) -> Any:
@@ -94,7 +102,7 @@ def load_work(path: Path = DBWORK_FILE) -> tuple[int, list[WorkType]]:
         unknown = set(statements) - known
         if unknown:
             raise CaseError(f"{where}: statements not in contract/queries.sql: {sorted(unknown)}")
-        requests: list[RequestSpec] = []
+        requests: list[RawRequest] = []
         for n in range(count):
             if "requests" in raw:
                 template = raw["requests"][n % len(raw["requests"])]
@@ -136,8 +144,7 @@ def measure(target: Target, db: ConformanceDb, types: list[WorkType]) -> dict[st
                 db.stats_reset()
                 offset = db.log_offset()
                 m = Measured()
-                for spec in work.requests:
-                    req = spec.raw()
+                for req in work.requests:
                     try:
                         if req.declared_length is not None or req.chunk_size:
                             response = send(base_url, req)
@@ -161,10 +168,6 @@ def measure(target: Target, db: ConformanceDb, types: list[WorkType]) -> dict[st
     return out
 
 
-def _fmt(value: float) -> str:
-    return f"{value:.2f}".rstrip("0").rstrip(".") if value != int(value) else str(int(value))
-
-
 def check_type(work: WorkType, count: int, m: Measured) -> list[str]:
     problems: list[str] = list(m.errors)
     names = sorted(set(work.statements) | set(m.calls))
@@ -180,7 +183,7 @@ def check_type(work: WorkType, count: int, m: Measured) -> list[str]:
         if actual != expected:
             what = "missing or skipped" if actual < expected else "extra"
             problems.append(
-                f"{name}: {_fmt(actual / count)} per request ({actual} calls), expected {_fmt(expected / count)} "
+                f"{name}: {number(actual / count)} per request ({actual} calls), expected {number(expected / count)} "
                 f"({what}{'; a statement text not in contract/queries.sql' if name.startswith('not in') else ''})"
             )
     if m.ends is None:
@@ -201,8 +204,8 @@ def check_type(work: WorkType, count: int, m: Measured) -> list[str]:
     if m.total_rows != work.rows:
         detail = ", ".join(f"{k} {v}" for k, v in sorted(m.rows.items()) if v)
         problems.append(
-            f"rows: {_fmt(m.total_rows / count)} per request ({m.total_rows} in all: {detail or 'none'}), "
-            f"expected {_fmt(work.rows / count)} ({work.rows})"
+            f"rows: {number(m.total_rows / count)} per request ({m.total_rows} in all: {detail or 'none'}), "
+            f"expected {number(work.rows / count)} ({work.rows})"
         )
     return problems
 
@@ -222,8 +225,8 @@ def run_dbwork(
             problems = check_type(work, count, m)
             if problems and len(targets) > 1:
                 problems.append("other targets: " + "; ".join(
-                    f"{other.name} {_fmt(measured[other.name][work.name].strict_calls() / count)} statements, "
-                    f"{_fmt(measured[other.name][work.name].total_rows / count)} rows per request"
+                    f"{other.name} {number(measured[other.name][work.name].strict_calls() / count)} statements, "
+                    f"{number(measured[other.name][work.name].total_rows / count)} rows per request"
                     for other in targets if other.name in measured and other is not target
                 ))  # fmt: skip
             results.append(
@@ -234,9 +237,7 @@ def run_dbwork(
                     not problems,
                     problems,
                     detail={
-                        "statements_per_request": m.strict_calls() / count,
-                        "rows_per_request": m.total_rows / count,
-                        "calls": m.calls,
+                        **m.per_request(count),
                         "rows": m.rows,
                         "statuses": {str(k): v for k, v in m.statuses.items()},
                         "transaction_ends_logged": m.ends,
@@ -255,14 +256,7 @@ def run_dbwork(
                         v for k, v in work.statements.items() if k not in LENIENT
                     ),
                     "expected_rows_per_request": work.rows / count,
-                    "measured": {
-                        name: {
-                            "statements_per_request": measured[name][work.name].strict_calls() / count,
-                            "rows_per_request": measured[name][work.name].total_rows / count,
-                            "calls": measured[name][work.name].calls,
-                        }
-                        for name in measured
-                    },
+                    "measured": {name: measured[name][work.name].per_request(count) for name in measured},
                 }
                 for work in types
             },

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import random
 import time
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -195,17 +196,13 @@ class SequenceGenerator:
         kind_r = self.rng.random()
         if kind_r < 0.4:
             body: dict[str, Any] = self.valid_item()
-            method, path, kind = "POST", "/items", "POST /items (invalid field)"
+            path, kind = "/items", "POST /items (invalid field)"
         elif kind_r < 0.7:
             body = {"bidder_id": self.rng.randint(1, 100), "amount_cents": self.rng.randint(1, 10**6)}
-            method, path, kind = (
-                "POST",
-                f"/items/{self._item_id()}/bids",
-                "POST /items/{id}/bids (invalid field)",
-            )
+            path, kind = f"/items/{self._item_id()}/bids", "POST /items/{id}/bids (invalid field)"
         else:
             body = {"nickname": "valid_nick", "region_id": 3}
-            method, path, kind = "POST", "/users", "POST /users (invalid field)"
+            path, kind = "/users", "POST /users (invalid field)"
         key = self.rng.choice(list(body))
         action = self.rng.random()
         if action < 0.2:
@@ -214,7 +211,7 @@ class SequenceGenerator:
             body["unexpected"] = 1
         else:
             body[key] = self.rng.choice([None, "x", -1, 0, 1.5, [], {}, True, "", 2_147_483_648, 10**20])
-        return _json_req(method, path, body, kind)
+        return _json_req("POST", path, body, kind)
 
     def sequence(self, count: int) -> list[Op]:
         ops = []
@@ -343,14 +340,13 @@ def compare(
     """Per-target problems (the first divergence in full, then a count) and a summary."""
     problems: dict[str, list[str]] = {n: [] for n in names}
     counts: dict[str, int] = {n: 0 for n in names}
-    by_kind: dict[str, dict[str, int]] = {}
+    by_kind: dict[str, Counter[str]] = {n: Counter() for n in names}
     length = min(len(r) for r in responses.values())
     for index in range(length):
         values = {n: responses[n][index] for n in names}
         majority, unequal = _blame(values)
         for name in unequal:
             counts[name] += 1
-            by_kind.setdefault(name, {}).setdefault(ops[index].kind, 0)
             by_kind[name][ops[index].kind] += 1
             if counts[name] > 1:
                 continue
@@ -393,9 +389,7 @@ def run_differential(
         states[target.name] = final_state(db)
         invariants[target.name] = db.invariant_violations()
     if extra is not None:
-        statuses: dict[int, int] = {}
-        for r in responses[names[0]]:
-            statuses[r.get("status", 0)] = statuses.get(r.get("status", 0), 0) + 1
+        statuses = dict(Counter(r.get("status", 0) for r in responses[names[0]]))
         extra["differential"] = {"seed": seed, "requests": len(ops), "statuses_of_first_target": statuses}
     results: list[CheckResult] = []
     check = f"sequence of {len(ops)} requests (seed {seed})"

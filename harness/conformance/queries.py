@@ -74,10 +74,7 @@ def normalize(text: str) -> str:
 @lru_cache(maxsize=1)
 def normalized_names() -> dict[str, str]:
     """normal form -> contract statement name (transaction control included)."""
-    out = {normalize(text): name for name, text in contract_statements().items()}
-    for name, text in TRANSACTION_CONTROL.items():
-        out[normalize(text)] = name
-    return out
+    return {normalize(text): name for name, text in {**contract_statements(), **TRANSACTION_CONTROL}.items()}
 
 
 def name_of(text: str) -> str | None:

@@ -8,7 +8,7 @@ from typing import Any
 
 from rich.table import Table
 
-from harness.conformance.results import CheckResult, failed
+from harness.conformance.results import CheckResult, failed, number
 from harness.console import console
 
 MAX_PROBLEMS_SHOWN = 8
@@ -32,11 +32,7 @@ def _group(result: CheckResult) -> str:
 def print_tables(results: list[CheckResult], targets: list[str], verbose: bool = False) -> None:
     """One table per part: a row per check (golden: a row per case file plus one per failing case),
     a column per target, then every failure with its problems."""
-    parts: list[str] = []
-    for r in results:
-        if r.part not in parts:
-            parts.append(r.part)
-    for part in parts:
+    for part in dict.fromkeys(r.part for r in results):
         mine = [r for r in results if r.part == part]
         shown_targets = [t for t in targets if any(r.target == t for r in mine)]
         table = Table(title=f"conformance: {part}", title_justify="left")
@@ -91,10 +87,6 @@ def print_tables(results: list[CheckResult], targets: list[str], verbose: bool =
                 console.print(f"    ... {len(r.problems) - MAX_PROBLEMS_SHOWN} more (see --json)")
 
 
-def _num(value: float) -> str:
-    return f"{value:.2f}".rstrip("0").rstrip(".") if value != int(value) else str(int(value))
-
-
 def print_dbwork(extra: dict[str, Any], targets: list[str]) -> None:
     """Statements and rows per request, per type: expected (contract) and measured (every target)."""
     data = extra.get("dbwork")
@@ -112,7 +104,7 @@ def print_dbwork(extra: dict[str, Any], targets: list[str]) -> None:
         table.add_column(target, justify="right")
     for name, info in data["types"].items():
         expected = (
-            f"{_num(info['expected_statements_per_request'])} / {_num(info['expected_rows_per_request'])}"
+            f"{number(info['expected_statements_per_request'])} / {number(info['expected_rows_per_request'])}"
         )
         txn = [k for k in info["expected_statements"] if k in lenient]
         if txn:
@@ -123,7 +115,7 @@ def print_dbwork(extra: dict[str, Any], targets: list[str]) -> None:
             if m is None:
                 cells.append("-")
                 continue
-            text = f"{_num(m['statements_per_request'])} / {_num(m['rows_per_request'])}"
+            text = f"{number(m['statements_per_request'])} / {number(m['rows_per_request'])}"
             same = (
                 m["statements_per_request"] == info["expected_statements_per_request"]
                 and m["rows_per_request"] == info["expected_rows_per_request"]
@@ -171,10 +163,7 @@ def summary_line(results: list[CheckResult], targets: list[str]) -> str:
 
 def part_counts(results: list[CheckResult], targets: list[str]) -> str:
     """How each target's checks split over the parts, so the per-part tables add up to the summary."""
-    parts: list[str] = []
-    for r in results:
-        if r.part not in parts:
-            parts.append(r.part)
+    parts = list(dict.fromkeys(r.part for r in results))
     lines = []
     for t in targets:
         counts = [f"{p} {sum(1 for r in results if r.target == t and r.part == p)}" for p in parts]

@@ -25,3 +25,8 @@ class CheckResult:
 
 def failed(results: list[CheckResult]) -> list[CheckResult]:
     return [r for r in results if not r.ok and not r.skipped]
+
+
+def number(value: float) -> str:
+    """A per-request figure: `2`, `0.5`, `1.33`."""
+    return f"{value:.2f}".rstrip("0").rstrip(".") if value != int(value) else str(int(value))

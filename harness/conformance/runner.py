@@ -17,6 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 from harness import apps, paths
 from harness.conformance.cases import CaseError, Session, load_sessions
 from harness.conformance.concurrency import run_concurrency
@@ -38,19 +40,8 @@ def _drop_stale_run_dirs() -> None:
     """Run directories of earlier runs whose process is gone (kept after a failure, for the logs)."""
     for run_dir in (paths.RUNTIME / "conformance").glob("*-*"):
         pid = run_dir.name.split("-", 1)[0]
-        if not pid.isdigit() or int(pid) == os.getpid():
-            continue
-        try:
-            os.kill(int(pid), 0)
-        except ProcessLookupError:
+        if pid.isdigit() and not psutil.pid_exists(int(pid)):
             shutil.rmtree(run_dir, ignore_errors=True)
-        except PermissionError:
-            pass
-
-
-def _prepare_db() -> ConformanceDb:
-    ready.ensure_up()
-    return prepare(ready.server())
 
 
 def run_targets(
@@ -73,7 +64,9 @@ def run_targets(
             raise UserError(f"the golden cases do not load: {exc}") from exc
     own_db = db is None
     _drop_stale_run_dirs()
-    db = db or _prepare_db()
+    if db is None:
+        ready.ensure_up()
+        db = prepare(ready.server())
     try:
         return _run(targets, wanted, json_path, db, sessions, quiet)
     finally:
@@ -95,6 +88,10 @@ def _run(
     for target in targets:
         target.prepare()
 
+    def say(text: str) -> None:
+        if not quiet:
+            console.print(text)
+
     def guarded(part: str, target_name: str, fn: Callable[[], list[CheckResult]]) -> None:
         started = time.monotonic()
         try:
@@ -102,8 +99,7 @@ def _run(
         except Exception as exc:  # a part that crashes is a failure of that part, never a silent skip
             detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
             out = [CheckResult(part, target_name, f"{part} ran to completion", False, [detail])]
-            if not quiet:
-                console.print(f"[red]{part} crashed for {target_name}:[/] {detail}")
+            say(f"[red]{part} crashed for {target_name}:[/] {detail}")
         results.extend(out)
         extra["timings_s"][f"{part}:{target_name}"] = round(time.monotonic() - started, 2)
 
@@ -114,30 +110,25 @@ def _run(
         assert sessions is not None
         checks, cases = golden_checks(sessions)
         for target in targets:
-            if not quiet:
-                console.print(
-                    f"golden: {target.name}, {checks} checks ({cases} cases, and the database after each of "
-                    f"{len(sessions)} sessions)"
-                )
+            say(
+                f"golden: {target.name}, {checks} checks ({cases} cases, and the database after each of "
+                f"{len(sessions)} sessions)"
+            )
             guarded("golden", target.name, lambda t=target: run_golden(t, db, sessions, fresh))
     if "differential" in wanted:
-        if not quiet:
-            console.print(f"differential: {', '.join(names)}")
+        say(f"differential: {', '.join(names)}")
         guarded("differential", "all", lambda: run_differential(targets, db, extra))
     if "dbwork" in wanted:
-        if not quiet:
-            console.print(f"dbwork: {', '.join(names)}")
+        say(f"dbwork: {', '.join(names)}")
         guarded("dbwork", "all", lambda: run_dbwork(targets, db, extra))
     if "concurrency" in wanted:
         for target in targets:
-            if not quiet:
-                console.print(f"concurrency: {target.name}")
+            say(f"concurrency: {target.name}")
             guarded("concurrency", target.name, lambda t=target: run_concurrency(t, db))
     if "schemathesis" in wanted:
         guarded("schemathesis", "contract", contract_check)
         for target in targets:
-            if not quiet:
-                console.print(f"schemathesis: {target.name}")
+            say(f"schemathesis: {target.name}")
             guarded("schemathesis", target.name, lambda t=target: run_schemathesis(t, db, extra))
 
     if any(r.target == "contract" for r in results):

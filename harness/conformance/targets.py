@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,15 +17,10 @@ from harness import paths
 from harness.apps import driver
 from harness.apps.base import AppDriver, InstanceSpec
 from harness.conformance.dbstate import ConformanceDb
+from harness.db.cluster import free_port
 from harness.engine.instances import running_instance
 
 BASE_KNOBS = {"LOG_LEVEL": "warn", "SERVER_TIMING": "1"}
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class Target(ABC):
@@ -52,7 +46,6 @@ class AppTarget(Target):
         self.name = label or impl
         self.fixed_knobs = dict(knobs or {})
         self._last_tail = ""
-        self._index = 90
 
     def driver(self) -> AppDriver:
         return driver(self.impl)
@@ -68,7 +61,7 @@ class AppTarget(Target):
         shutil.rmtree(run_dir, ignore_errors=True)
         spec = InstanceSpec(
             impl=self.impl,
-            index=self._index,
+            index=90,
             port=port,
             database_url=db.url,
             run_dir=run_dir,

@@ -63,7 +63,8 @@ class EmbeddedCluster:
     """A private PostgreSQL cluster owned by this checkout."""
 
     def __init__(self, base_dir: Path | None = None) -> None:
-        self.base_dir = base_dir or self._default_base_dir()
+        # The unprivileged server user cannot reach a data dir below e.g. /root (mode 700).
+        self.base_dir = base_dir or paths.world_reachable_state() / "pg"
         self.data_dir = self.base_dir / "data"
         self.log_file = self.base_dir / "server.log"
         self.state_file = self.base_dir / "state.json"
@@ -71,17 +72,8 @@ class EmbeddedCluster:
 
     # ---- identity and paths -------------------------------------------------------------------
 
-    @staticmethod
-    def _running_as_root() -> bool:
-        return os.geteuid() == 0
-
-    @classmethod
-    def _default_base_dir(cls) -> Path:
-        # The unprivileged server user cannot reach a data dir below e.g. /root (mode 700).
-        return paths.world_reachable_state() / "pg"
-
     def _server_user(self) -> pwd.struct_passwd | None:
-        if not self._running_as_root():
+        if os.geteuid() != 0:
             return None
         try:
             return pwd.getpwnam(SERVER_OS_USER)
@@ -102,6 +94,12 @@ class EmbeddedCluster:
         env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
         env["LC_ALL"] = "C"
         return subprocess.run(argv, text=True, capture_output=True, env=env, **extra, **kwargs)  # type: ignore[call-overload]
+
+    def _pg_ctl(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """pg_ctl on this cluster, waiting up to 60 s for the start or stop to finish."""
+        return self._run_as_server_user(
+            [str(self.bindir / "pg_ctl"), "-D", str(self.data_dir), "-w", "-t", "60", *args]
+        )
 
     def _chown_to_server_user(self, path: Path) -> None:
         user = self._server_user()
@@ -216,19 +214,7 @@ class EmbeddedCluster:
             port = new_port
         self._save_port(port)
         self._install_settings()
-        result = self._run_as_server_user(
-            [
-                str(self.bindir / "pg_ctl"),
-                "-D",
-                str(self.data_dir),
-                "-l",
-                str(self.log_file),
-                "-w",
-                "-t",
-                "60",
-                "start",
-            ]
-        )
+        result = self._pg_ctl("-l", str(self.log_file), "start")
         if result.returncode != 0:
             tail = self.log_file.read_text()[-3000:] if self.log_file.exists() else ""
             raise UserError(
@@ -255,9 +241,7 @@ class EmbeddedCluster:
     def down(self) -> bool:
         if not self.is_running():
             return False
-        result = self._run_as_server_user(
-            [str(self.bindir / "pg_ctl"), "-D", str(self.data_dir), "-m", "fast", "-w", "-t", "60", "stop"]
-        )
+        result = self._pg_ctl("-m", "fast", "stop")
         if result.returncode != 0:
             raise UserError(f"pg_ctl stop failed: {result.stderr}")
         return True

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
 REGIONS = [
@@ -48,26 +47,6 @@ OPEN_END_EPOCH = datetime(2036, 1, 1, tzinfo=timezone.utc)
 DAY = 86_400
 
 
-@dataclass(frozen=True)
-class RowCounts:
-    regions: int
-    categories: int
-    users: int
-    items: int
-    bids_expected: int
-
-    @staticmethod
-    def for_scale(scale: int) -> RowCounts:
-        items = (OPEN_ITEMS_PER_SCALE + ENDED_ITEMS_PER_SCALE) * scale
-        return RowCounts(
-            regions=len(REGIONS),
-            categories=len(CATEGORIES),
-            users=USERS_PER_SCALE * scale,
-            items=items,
-            bids_expected=items * MAX_BIDS_PER_ITEM // 2,
-        )
-
-
 def ts(moment: datetime) -> str:
     """COPY text for timestamptz(3): UTC, millisecond precision."""
     return moment.strftime("%Y-%m-%d %H:%M:%S.") + f"{moment.microsecond // 1000:03d}+00"
@@ -81,9 +60,9 @@ class Generator:
     def __init__(self, scale: int, seed: int) -> None:
         if scale < 1:
             raise ValueError("scale must be >= 1")
-        self.scale = scale
         self.seed = seed
-        self.counts = RowCounts.for_scale(scale)
+        self.users_count = USERS_PER_SCALE * scale
+        self.items_count = (OPEN_ITEMS_PER_SCALE + ENDED_ITEMS_PER_SCALE) * scale
 
     def _rng(self, table: str) -> random.Random:
         return random.Random(f"bidbench:{self.seed}:{table}")
@@ -98,7 +77,7 @@ class Generator:
 
     def users(self) -> Iterator[str]:
         rng = self._rng("users")
-        for user_id in range(1, self.counts.users + 1):
+        for user_id in range(1, self.users_count + 1):
             region_id = rng.randint(1, len(REGIONS))
             rating = rng.randint(-5, 50)
             created = USERS_EPOCH + timedelta(
@@ -112,7 +91,7 @@ class Generator:
         item_rows: list[str] = []
         bid_rows: list[str] = []
         bid_id = 0
-        total = self.counts.items
+        total = self.items_count
         ended_share = ENDED_ITEMS_PER_SCALE / (OPEN_ITEMS_PER_SCALE + ENDED_ITEMS_PER_SCALE)
         for item_id in range(1, total + 1):
             ended = rng.random() < ended_share
@@ -132,7 +111,7 @@ class Generator:
                 end = OPEN_END_EPOCH + timedelta(
                     seconds=rng.randrange(59 * DAY), milliseconds=rng.randrange(1000)
                 )
-            seller_id = rng.randint(1, self.counts.users)
+            seller_id = rng.randint(1, self.users_count)
             title = f"{rng.choice(ADJECTIVES)} {rng.choice(NOUNS)} #{item_id}"
             description = " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 40)))
             initial_price = rng.randint(100, 100_000)
@@ -144,7 +123,7 @@ class Generator:
                 bid_id += 1
                 amount += rng.randint(1, 1_000)
                 bid_time += timedelta(seconds=rng.randrange(1, 3_600), milliseconds=rng.randrange(1000))
-                bidder_id = rng.randint(1, self.counts.users)
+                bidder_id = rng.randint(1, self.users_count)
                 bid_rows.append(f"{bid_id}\t{item_id}\t{bidder_id}\t{amount}\t{ts(bid_time)}\n")
             max_bid = amount if bid_count else 0
             item_rows.append(

@@ -20,16 +20,8 @@ SELECT s.queryid::text AS queryid, s.query, s.calls, s.rows, s.total_exec_time
 def snapshot(server: DatabaseServer, dbname: str = WORKING_DB) -> list[dict[str, Any]]:
     with psycopg.connect(server.url(dbname), connect_timeout=5, autocommit=True) as conn:
         rows = conn.execute(SNAPSHOT_SQL, (dbname,)).fetchall()
-    return [
-        {
-            "queryid": r[0],
-            "query": r[1],
-            "calls": int(r[2]),
-            "rows": int(r[3]),
-            "total_exec_time_ms": float(r[4]),
-        }
-        for r in rows
-    ]
+    keys = ("queryid", "query", "calls", "rows", "total_exec_time_ms")
+    return [dict(zip(keys, (r[0], r[1], int(r[2]), int(r[3]), float(r[4])), strict=True)) for r in rows]
 
 
 def reset(server: DatabaseServer, dbname: str = WORKING_DB) -> None:

@@ -48,9 +48,6 @@ class SeedInfo:
     row_counts: dict[str, int]
     seconds: float
 
-    def comment(self) -> str:
-        return f"bidbench scale={self.scale} seed={self.seed} checksum={self.checksum}"
-
 
 def _connect(url: str, autocommit: bool = True) -> psycopg.Connection:
     try:
@@ -62,7 +59,7 @@ def _connect(url: str, autocommit: bool = True) -> psycopg.Connection:
         ) from exc
 
 
-def _drop_database(admin: psycopg.Connection, name: str) -> None:
+def drop_database(admin: psycopg.Connection, name: str) -> None:
     admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
 
 
@@ -117,11 +114,11 @@ def seed(server: DatabaseServer, scale: int, seed_value: int, with_indexes: bool
     started = time.monotonic()
     generator = Generator(scale, seed_value)
     with _connect(server.admin_url()) as admin:
-        _drop_database(admin, WORKING_DB)
+        drop_database(admin, WORKING_DB)
         if _exists(admin, TEMPLATE_DB):
             # A template database cannot be dropped until it is unmarked.
             admin.execute(sql.SQL("ALTER DATABASE {} IS_TEMPLATE false").format(sql.Identifier(TEMPLATE_DB)))
-        _drop_database(admin, TEMPLATE_DB)
+        drop_database(admin, TEMPLATE_DB)
         admin.execute(
             sql.SQL("CREATE DATABASE {} TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C'").format(
                 sql.Identifier(TEMPLATE_DB)
@@ -134,12 +131,10 @@ def seed(server: DatabaseServer, scale: int, seed_value: int, with_indexes: bool
         if not with_indexes:
             for index in SECONDARY_INDEXES:
                 conn.execute(sql.SQL("DROP INDEX {}").format(sql.Identifier(index)))
-        _copy(conn, "regions", generator.regions())
-        _copy(conn, "categories", generator.categories())
-        _copy(conn, "users", generator.users())
         item_rows, bid_rows = generator.items_and_bids()
-        _copy(conn, "items", item_rows)
-        _copy(conn, "bids", bid_rows)
+        rows = (generator.regions(), generator.categories(), generator.users(), item_rows, bid_rows)
+        for table, table_rows in zip(TABLES, rows, strict=True):
+            _copy(conn, table, table_rows)
         for table in ("users", "items", "bids"):
             conn.execute(
                 sql.SQL("SELECT setval(pg_get_serial_sequence({t}, 'id'), (SELECT max(id) FROM {i}))").format(
@@ -149,25 +144,17 @@ def seed(server: DatabaseServer, scale: int, seed_value: int, with_indexes: bool
         conn.commit()
         conn.autocommit = True
         conn.execute("VACUUM (ANALYZE, FREEZE)")
-        sums = table_checksums(conn)
+        checksum_value = combined_checksum(table_checksums(conn))
         counts = row_counts(conn)
 
-    info = SeedInfo(
-        scale=scale,
-        seed=seed_value,
-        checksum=combined_checksum(sums),
-        row_counts=counts,
-        seconds=0.0,
-    )
+    comment = f"bidbench scale={scale} seed={seed_value} checksum={checksum_value} indexes={with_indexes}"
     with _connect(server.admin_url()) as admin:
         admin.execute(
-            sql.SQL("COMMENT ON DATABASE {} IS {}").format(
-                sql.Identifier(TEMPLATE_DB), sql.Literal(info.comment() + f" indexes={with_indexes}")
-            )
+            sql.SQL("COMMENT ON DATABASE {} IS {}").format(sql.Identifier(TEMPLATE_DB), sql.Literal(comment))
         )
         admin.execute(sql.SQL("ALTER DATABASE {} IS_TEMPLATE true").format(sql.Identifier(TEMPLATE_DB)))
     reset(server)
-    return SeedInfo(info.scale, info.seed, info.checksum, info.row_counts, time.monotonic() - started)
+    return SeedInfo(scale, seed_value, checksum_value, counts, time.monotonic() - started)
 
 
 def _exists(admin: psycopg.Connection, dbname: str) -> bool:
@@ -193,7 +180,7 @@ def reset(server: DatabaseServer) -> float:
             raise UserError(
                 "there is no seeded template yet. Run `./bidbench db seed --scale 1 --seed 42` first."
             )
-        _drop_database(admin, WORKING_DB)
+        drop_database(admin, WORKING_DB)
         admin.execute(
             sql.SQL("CREATE DATABASE {} TEMPLATE {} STRATEGY FILE_COPY").format(
                 sql.Identifier(WORKING_DB), sql.Identifier(TEMPLATE_DB)

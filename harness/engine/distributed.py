@@ -21,10 +21,11 @@ from typing import Any
 
 from harness.console import UserError
 from harness.engine.driver import LoadSettings
+from harness.engine.remote import remote_sections
 from harness.engine.sampler import Sampler
-from harness.engine.session import RunPlan, digest
-from harness.engine.validity import Check, Slo, Verdict
-from harness.record.folders import RunFolder, new_run_folder
+from harness.engine.session import RunOutcome, RunPlan, digest
+from harness.engine.validity import Check, Slo
+from harness.record.folders import new_run_folder
 from harness.record.index_line import IndexLine, append_line
 from harness.record.manifest import Manifest, RegimeRef, write_manifest
 from harness.record.metrics import Metrics, write_metrics
@@ -152,21 +153,8 @@ def load_settings(summary: dict[str, Any]) -> LoadSettings:
 
 
 @dataclass
-class Collected:
-    folder: RunFolder
-    status: str
-    metrics: dict[str, Any] | None
-    verdict: Verdict | None
-    reason: str = ""
+class Collected(RunOutcome):
     shards: list[Shard] = field(default_factory=list)
-
-
-def _loadgen_check() -> Check:
-    """Replaces the local runner's check of the load driver's CPU, under the same name (the capacity
-    search and the analysis read it): the shards ran elsewhere, each under its own CPU limit, and their
-    CPU is not measured here. The `late_sends` check (no request sent later than its schedule allows)
-    is the driver's own evidence that it kept up, and stays."""
-    return Check(True, None, None, "the load shards' CPU is not measured here: late_sends stands for it")
 
 
 def collect(
@@ -219,8 +207,7 @@ def collect(
         cpu_limit_cores=None,
         slo=asdict(plan.slo),
         sections={
-            "target": {"urls": list(load.targets), "resource_source": "none", "note": note},
-            "resource_backend": {"name": "remote:none", "description": note},
+            **remote_sections(list(load.targets), "none", note),
             "runtimes": {DRIVER: str(merged.get("driver_version", "?"))},
             "distributed": {
                 "shards": [
@@ -242,7 +229,13 @@ def collect(
         metrics.window.loadgen_cpu_pct = None
     metrics.sections.update(shards=len(shards), start_skew_s=skew)
     checks = dict(run_verdict.checks)
-    checks["loadgen_cpu"] = _loadgen_check()
+    # Replaces the local runner's check of the load driver's CPU, under the same name (the capacity search
+    # and the analysis read it): the shards ran elsewhere, each under its own CPU limit, and their CPU is
+    # not measured here. The `late_sends` check (no request sent later than its schedule allows) is the
+    # driver's own evidence that it kept up, and stays.
+    checks["loadgen_cpu"] = Check(
+        True, None, None, "the load shards' CPU is not measured here: late_sends stands for it"
+    )
     checks["shard_start_skew"] = Check(
         ok=skew <= MAX_START_SKEW_S,
         value=skew,

@@ -7,6 +7,7 @@ second to a progress file.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -151,13 +152,12 @@ class DriverProcess:
         summary_path: Path,
         log_path: Path,
         group: ResourceGroup,
-        trace_path: Path | None = None,
     ) -> None:
         self.settings = settings
         self.summary_path = summary_path
         self.log_path = log_path
         self.progress_path = log_path.with_name(log_path.stem + "-progress.jsonl")
-        self.trace_path = trace_path or log_path.with_name("trace.log")
+        self.trace_path = log_path.with_name("trace.log")
         self.group = group
         self.proc: subprocess.Popen[bytes] | None = None
         self._last: dict[str, object] | None = None
@@ -214,20 +214,16 @@ class DriverProcess:
                 os.killpg(self.proc.pid, signal.SIGINT)
                 self.proc.wait(timeout=5)
             except (ProcessLookupError, subprocess.TimeoutExpired):
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.killpg(self.proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
                 self.proc.wait(timeout=5)
 
     def failure(self, code: int) -> str:
         meaning = EXIT_MEANINGS.get(code, "an unexpected exit")
         tail = ""
-        try:
+        with contextlib.suppress(OSError):
             lines = self.log_path.read_text(errors="replace").strip().splitlines()
             tail = f": {lines[-1]}" if lines else ""
-        except OSError:
-            pass
         return f"the load driver exited with code {code}, {meaning}{tail}"
 
     def wait_until_running(self, timeout_s: float = 90) -> float:

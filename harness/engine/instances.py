@@ -7,6 +7,7 @@ first, then SIGKILL for anything still in the group or its process groups. No or
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -109,35 +110,25 @@ def stop(instance: RunningInstance) -> list[int]:
     """Stop gracefully, then kill leftovers. Returns the pids that had to be SIGKILLed."""
     for launch, proc in reversed(list(zip(instance.launches, instance.processes, strict=False))):
         if proc.poll() is None:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, launch.stop_signal)
-            except ProcessLookupError:
-                pass
     deadline = time.monotonic() + STOP_GRACE_S
     for proc in instance.processes:
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            pass
     leftovers = set(instance.group.pids())
     for proc in instance.processes:
-        try:
+        with contextlib.suppress(psutil.NoSuchProcess):
             leftovers.update(child.pid for child in psutil.Process(proc.pid).children(recursive=True))
             if proc.poll() is None:
                 leftovers.add(proc.pid)
-        except psutil.NoSuchProcess:
-            pass
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, 0)
             os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
     killed = sigkill(leftovers)
     for proc in instance.processes:
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
     instance.group.close()
     return killed
 
@@ -146,11 +137,9 @@ def sigkill(pids: Iterable[int]) -> list[int]:
     """SIGKILL each pid; returns those that were still there to signal."""
     killed: list[int] = []
     for pid in pids:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
             killed.append(pid)
-        except ProcessLookupError:
-            pass
     return killed
 
 

@@ -10,6 +10,7 @@ taken out of the host's busy share."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -67,10 +68,8 @@ class KeepAwake:
             if proc.poll() is None:
                 proc.send_signal(signal.SIGKILL)
         for proc in self.procs:
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):  # SIGKILL does not wait on anything
                 proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL does not wait on anything
-                pass
         self.procs.clear()
 
     def __enter__(self) -> KeepAwake:

@@ -26,7 +26,8 @@ from harness.record.upgrade import GROUP as LOADGEN_GROUP
 KEPT_UP_SHARE = 1.0 - OPEN_RATE_TOLERANCE
 
 
-def _nan_to_none(value: float) -> float | None:
+def finite(value: float) -> float | None:
+    """The value, or None where it is missing, NaN or infinite (a record's JSON has no NaN)."""
     return None if value is None or not math.isfinite(value) else value
 
 
@@ -72,8 +73,6 @@ def step_records(
         latency = step.get("latency_ms") or {}
         requests = int(step["requests"])
         finished = int(step.get("finished_in_window", requests))
-        throughput = finished / step_s
-        p99, mean = latency.get("p99"), latency.get("mean")
         kept_up, slo_met = step_judgement(step, step_s, slo)
         # A deployment bidbench did not start (the noise floor's nginx) has no instance to measure.
         instance_cpu = (
@@ -100,29 +99,30 @@ def step_records(
             "app_errors": int(step["app_errors"]),
             "sys_errors": int(step["sys_errors"]),
             "late_sends": int(step["late_sends"]),
-            "throughput_rps": throughput,
+            "throughput_rps": finished / step_s,
             "finished_in_window": finished,
             "p50_ms": latency.get("p50"),
-            "p99_ms": p99,
-            "mean_ms": mean,
+            "p99_ms": latency.get("p99"),
+            "mean_ms": latency.get("mean"),
             "latency_ms": step.get("latency_ms"),
             "latency_sent_ms": step.get("latency_sent_ms"),
             "server_timing_ms": step.get("server_timing_ms"),
-            "instance_cpu_s": _nan_to_none(instance_cpu),
-            "instance_cpu_pct": _nan_to_none(instance_cpu / step_s * 100),
-            "db_cpu_s": _nan_to_none(db_cpu),
-            "db_cpu_pct": _nan_to_none(db_cpu / step_s * 100),
-            "loadgen_cpu_pct": _nan_to_none(driver_cpu / step_s * 100),
-            "host_busy_pct": _nan_to_none(host),
-            "unaccounted_pct": _nan_to_none(unaccounted),
-            "pss_mb": _nan_to_none(sum(m["pss_steady_mb"] for m in memory) / len(memory)) if memory else None,
-            "rss_mb": _nan_to_none(sum(m["rss_steady_mb"] for m in memory) / len(memory)) if memory else None,
+            "instance_cpu_s": finite(instance_cpu),
+            "instance_cpu_pct": finite(instance_cpu / step_s * 100),
+            "db_cpu_s": finite(db_cpu),
+            "db_cpu_pct": finite(db_cpu / step_s * 100),
+            "loadgen_cpu_pct": finite(driver_cpu / step_s * 100),
+            "host_busy_pct": finite(host),
+            "unaccounted_pct": finite(unaccounted),
+            "pss_mb": finite(sum(m["pss_steady_mb"] for m in memory) / len(memory)) if memory else None,
+            "rss_mb": finite(sum(m["rss_steady_mb"] for m in memory) / len(memory)) if memory else None,
             "kept_up": kept_up,
             "slo_met": slo_met,
         }
         record["throttling"] = [sampler.window_throttling(name, start, end) for name in instance_names]
-        shares = [t["throttled_share"] for t in record["throttling"] if t]
-        record["throttled_share"] = max(shares) if shares else None
+        record["throttled_share"] = max(
+            (t["throttled_share"] for t in record["throttling"] if t), default=None
+        )
         record["valid"], record["problems"] = _step_validity(record, driver_allot, db_allot)
         records.append(record)
     return records

@@ -10,14 +10,16 @@ on the CPU), or psutil's tick-based times where schedstat is missing.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 import psutil
 
-from harness.engine.resources import Limits, ResourceGroup, Usage
+from harness.engine.resources import ReadOnlyGroup
 
 REMAP_EVERY_S = 2.0
 
@@ -67,11 +69,7 @@ def server_processes() -> list[int]:
     """Every process named like a PostgreSQL server process: the backends of whichever cluster listens
     on the port asked about (an external or private cluster too, not only the embedded one). The port
     decides which are ours; the name only keeps the socket reads to the server's processes."""
-    found = []
-    for proc in psutil.process_iter(["name"]):
-        if proc.info.get("name") in ("postgres", "postmaster"):
-            found.append(proc.pid)
-    return found
+    return [p.pid for p in psutil.process_iter(["name"]) if p.info.get("name") in ("postgres", "postmaster")]
 
 
 def backend_owners(
@@ -98,10 +96,8 @@ def backend_owners(
 
 def backend_cpu_seconds(pid: int) -> float | None:
     """A process's CPU time in seconds: schedstat's nanoseconds, else psutil's ticks; None once gone."""
-    try:
+    with contextlib.suppress(OSError, ValueError, IndexError):
         return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0]) / 1e9
-    except (OSError, ValueError, IndexError):
-        pass
     try:
         times = psutil.Process(pid).cpu_times()
     except (psutil.NoSuchProcess, psutil.AccessDenied):
@@ -173,33 +169,20 @@ class BackendLedger:
 
     def backends(self) -> dict[str, int]:
         with self._lock:
-            counts: dict[str, int] = {}
-            for label in self._owner.values():
-                counts[label] = counts.get(label, 0) + 1
-            return counts
+            return dict(Counter(self._owner.values()))
 
 
-class BackendShare(ResourceGroup):
+class BackendShare(ReadOnlyGroup):
     """One group's share of PostgreSQL, as a component the sampler reads like any resource group."""
 
     backend = "pg-backends"
     exact_cpu = True
-    enforces_limit = False
     share_of_another = True
 
     def __init__(self, label: str, ledger: BackendLedger) -> None:
-        super().__init__(f"postgres/{label}", Limits())
+        super().__init__(f"postgres/{label}")
         self.label = label
         self.ledger = ledger
 
-    def preexec(self) -> None:  # pragma: no cover - nothing is ever started in it
-        raise RuntimeError("a share of PostgreSQL's backends starts no process")
-
-    def pids(self) -> list[int]:
-        return []
-
     def cpu_seconds(self) -> float:
         return self.ledger.totals().get(self.label, 0.0)
-
-    def usage(self) -> Usage:
-        return Usage(self.cpu_seconds(), 0, 0, 0, ())

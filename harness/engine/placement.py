@@ -8,8 +8,9 @@ so two cores get no split unless asked for (BIDBENCH_CPUSETS=split).
 
 from __future__ import annotations
 
+import contextlib
 import os
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import psutil
 
@@ -32,27 +33,8 @@ class Placement:
     """CPUs of the load driver and the sampler thread; None = no pinning."""
     reason: str
 
-    @property
-    def instance_cpuset(self) -> str | None:
-        return self.system_cpus
-
-    @property
-    def postgres_cpuset(self) -> str | None:
-        return self.system_cpus
-
-    @property
-    def driver_cpuset(self) -> str | None:
-        return self.driver_cpus
-
     def to_manifest(self) -> dict[str, object]:
-        return {
-            "cores": self.cores,
-            "mode": self.mode,
-            "split": self.split,
-            "system_cpus": self.system_cpus,
-            "driver_cpus": self.driver_cpus,
-            "reason": self.reason,
-        }
+        return asdict(self)
 
 
 def _mode(mode: str | None) -> str:
@@ -77,25 +59,13 @@ def plan_cpus(cores: int, mode: str | None = None, cpus: set[int] | None = None)
     if chosen == "off":
         return Placement(cores, chosen, False, None, None, f"{ENV}=off")
     if chosen == "auto" and cores < 3:
-        return Placement(
-            cores,
-            chosen,
-            False,
-            None,
-            None,
-            f"{cores} cores: a driver core would leave the system under test too little; {ENV}=split forces it",
-        )
+        why = f"{cores} cores: a driver core would leave the system under test too little; {ENV}=split forces it"
+        return Placement(cores, chosen, False, None, None, why)
     driver_count = max(1, cores // 4)
     driver = set(available[-driver_count:])
     system = set(available[:-driver_count])
-    return Placement(
-        cores,
-        chosen,
-        True,
-        format_cpuset(system),
-        format_cpuset(driver),
-        f"{cores} cores: {len(system)} for the instances and PostgreSQL, {driver_count} for the driver",
-    )
+    why = f"{cores} cores: {len(system)} for the instances and PostgreSQL, {driver_count} for the driver"
+    return Placement(cores, chosen, True, format_cpuset(system), format_cpuset(driver), why)
 
 
 def plan_here(mode: str | None = None) -> Placement:
@@ -116,9 +86,7 @@ def pin_tree(root_pid: int, cpuset: str) -> list[int]:
     except psutil.Error:
         return pinned
     for proc in procs:
-        try:
+        with contextlib.suppress(psutil.Error, OSError, ValueError):
             proc.cpu_affinity(sorted(wanted))
             pinned.append(proc.pid)
-        except (psutil.Error, OSError, ValueError):
-            continue
     return pinned

@@ -91,15 +91,11 @@ class PrewarmRecord:
         return record
 
 
-def settled(
-    cpu_pct_after_ramp: Sequence[float],
-    limit_pct: float | None = None,
-    block_s: int = SETTLE_BLOCK_S,
-    blocks: int = SETTLE_BLOCKS,
-) -> bool:
-    """The last `blocks` blocks of per-second CPU % agree within MAX_DRIFT (or ABS_SLACK_PCT points), and
-    the last is under WARM_MAX_SHARE of the CPU limit (`limit_pct`, None for none): the load is half the
-    rate being measured, and a JIT compiler busy near the quota reads as flat as a steady state."""
+def settled(cpu_pct_after_ramp: Sequence[float], limit_pct: float | None = None) -> bool:
+    """The last SETTLE_BLOCKS blocks of per-second CPU % agree within MAX_DRIFT (or ABS_SLACK_PCT points),
+    and the last is under WARM_MAX_SHARE of the CPU limit (`limit_pct`, None for none): the load is half
+    the rate being measured, and a JIT compiler busy near the quota reads as flat as a steady state."""
+    block_s, blocks = SETTLE_BLOCK_S, SETTLE_BLOCKS
     if len(cpu_pct_after_ramp) < blocks * block_s:
         return False
     tail = cpu_pct_after_ramp[len(cpu_pct_after_ramp) - blocks * block_s :]
@@ -219,14 +215,13 @@ def wait_until_idle(
     max_s: float = IDLE_MAX_S,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
-    step_s: float = 0.5,
 ) -> float:
-    """Waits until the instances' CPU over one step is under IDLE_SHARE of their limit (or max_s).
+    """Waits until the instances' CPU over half a second is under IDLE_SHARE of their limit (or max_s).
     Returns the seconds waited."""
     began = last_t = clock()
     last_cpu = cpu_seconds()
     while last_t - began < max_s:
-        sleep(step_s)
+        sleep(0.5)
         now, cpu = clock(), cpu_seconds()
         if now > last_t and 100.0 * (cpu - last_cpu) / (now - last_t) < IDLE_SHARE * limit_pct:
             return now - began

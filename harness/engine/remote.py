@@ -15,9 +15,10 @@ import socket
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass
+from typing import Any
 
 from harness.console import UserError
-from harness.engine.resources import Limits, ResourceGroup, Usage
+from harness.engine.resources import ReadOnlyGroup, ResourceGroup, Usage
 
 SOURCES = ("none", "docker", "prometheus")
 
@@ -34,13 +35,12 @@ class _UnixHTTPConnection(http.client.HTTPConnection):
         self.sock = sock
 
 
-class DockerStatsSource(ResourceGroup):
+class DockerStatsSource(ReadOnlyGroup):
     backend = "docker-stats"
     exact_cpu = True
-    enforces_limit = False
 
     def __init__(self, container: str, socket_path: str = "/var/run/docker.sock") -> None:
-        super().__init__(f"docker:{container}", Limits())
+        super().__init__(f"docker:{container}")
         self.container = container
         self.socket_path = socket_path
 
@@ -57,12 +57,6 @@ class DockerStatsSource(ResourceGroup):
         if response.status != 200:
             raise OSError(f"docker stats for {self.container}: HTTP {response.status}")
         return json.loads(body)
-
-    def preexec(self) -> None:
-        pass
-
-    def pids(self) -> list[int]:
-        return []
 
     def cpu_seconds(self) -> float:
         return self.usage().cpu_seconds
@@ -86,13 +80,12 @@ class PrometheusQueries:
     """Working-set bytes, e.g. sum(container_memory_working_set_bytes{pod="bidbench-java-0"})."""
 
 
-class PrometheusSource(ResourceGroup):
+class PrometheusSource(ReadOnlyGroup):
     backend = "prometheus"
     exact_cpu = False  # scrape intervals make it a sampled figure
-    enforces_limit = False
 
     def __init__(self, name: str, base_url: str, queries: PrometheusQueries) -> None:
-        super().__init__(f"prometheus:{name}", Limits())
+        super().__init__(f"prometheus:{name}")
         self.base_url = base_url.rstrip("/")
         self.queries = queries
 
@@ -105,18 +98,21 @@ class PrometheusSource(ResourceGroup):
             raise OSError(f"prometheus query returned nothing: {query}")
         return float(result[0]["value"][1])
 
-    def preexec(self) -> None:
-        pass
-
-    def pids(self) -> list[int]:
-        return []
-
     def cpu_seconds(self) -> float:
         return self._scalar(self.queries.cpu_seconds)
 
     def usage(self) -> Usage:
         memory = int(self._scalar(self.queries.memory_bytes))
         return Usage(cpu_seconds=self.cpu_seconds(), rss_bytes=memory, pss_bytes=memory, processes=0)
+
+
+def remote_sections(urls: list[str], source: str, note: str) -> dict[str, Any]:
+    """The manifest sections of a deployment bidbench did not start: where it is, and what its CPU and
+    memory figures come from (`note`)."""
+    return {
+        "target": {"urls": urls, "resource_source": source, "note": note},
+        "resource_backend": {"name": f"remote:{source}", "description": note},
+    }
 
 
 def build_sources(source: str, targets: list[str], options: dict[str, str]) -> dict[str, ResourceGroup]:

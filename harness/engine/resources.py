@@ -7,6 +7,8 @@ exec), so every child it forks later is in the group from birth: nothing escapes
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import os
 import shutil
 import subprocess
@@ -35,9 +37,6 @@ def cfs_quota(cpus: float, period_us: int | None = None) -> tuple[int, int]:
     """(quota, period) in microseconds; at very small limits the period grows so the quota stays >= 1 ms."""
     period = max(period_us or CFS_PERIOD_US, int(MIN_QUOTA_US / cpus + 0.5))
     return max(MIN_QUOTA_US, int(cpus * period)), period
-
-
-BACKENDS = ("cgroup-v2", "cgroup-v1", "systemd", "none")
 
 
 @dataclass(frozen=True)
@@ -92,15 +91,20 @@ class Throttling:
     throttled_s: float
 
 
-def parse_cpu_stat_throttling(text: str) -> Throttling | None:
-    """The throttling counters of a cpu.stat file, v2 (`throttled_usec`) or v1 (`throttled_time`, ns).
-
-    None when the file has no CFS counters (v2 without the cpu controller has only the usage lines)."""
+def _cpu_stat_values(text: str) -> dict[str, int]:
     values: dict[str, int] = {}
     for line in text.splitlines():
         parts = line.split()
         if len(parts) == 2 and parts[1].isdigit():
             values[parts[0]] = int(parts[1])
+    return values
+
+
+def parse_cpu_stat_throttling(text: str) -> Throttling | None:
+    """The throttling counters of a cpu.stat file, v2 (`throttled_usec`) or v1 (`throttled_time`, ns).
+
+    None when the file has no CFS counters (v2 without the cpu controller has only the usage lines)."""
+    values = _cpu_stat_values(text)
     if "nr_periods" not in values or "nr_throttled" not in values:
         return None
     if "throttled_usec" in values:
@@ -112,11 +116,8 @@ def parse_cpu_stat_throttling(text: str) -> Throttling | None:
     return Throttling(values["nr_periods"], values["nr_throttled"], throttled_s)
 
 
-def _read_throttling(cpu_stat: Path) -> Throttling | None:
-    try:
-        return parse_cpu_stat_throttling(cpu_stat.read_text())
-    except OSError:
-        return None
+def _usage_s(cpu_stat: Path) -> float:
+    return _cpu_stat_values(cpu_stat.read_text()).get("usage_usec", 0) / 1e6
 
 
 def process_memory(pids: list[int]) -> list[ProcessMemory]:
@@ -142,12 +143,10 @@ def process_memory(pids: list[int]) -> list[ProcessMemory]:
 def tree_pids(root_pids: list[int]) -> list[int]:
     pids: list[int] = []
     for pid in root_pids:
-        try:
+        with contextlib.suppress(psutil.NoSuchProcess):
             proc = psutil.Process(pid)
             pids.append(pid)
             pids.extend(child.pid for child in proc.children(recursive=True))
-        except psutil.NoSuchProcess:
-            continue
     return sorted(set(pids))
 
 
@@ -170,8 +169,21 @@ class ResourceGroup(ABC):
         self.cpuset_applied = False
         self.cpuset_note = why
 
-    @abstractmethod
-    def preexec(self) -> None:
+    def _apply_cpuset(self, cpus_file: Path, available: set[int]) -> None:
+        """Write the limits' cpuset to a cgroup's cpuset.cpus, if it fits the parent's CPUs (`available`)."""
+        spec = self.limits.cpuset
+        problem = _cpuset_problem(spec, available)
+        if problem:
+            self._cpuset_refused(problem)
+            return
+        try:
+            cpus_file.write_text(spec)
+        except OSError as exc:
+            self._cpuset_refused(f"the kernel refused cpuset.cpus={spec}: {exc.strerror or exc}")
+            return
+        self.cpuset_applied = True
+
+    def preexec(self) -> None:  # noqa: B027 - a systemd scope is joined by its wrapper; some groups start nothing
         """Runs in the child between fork and exec: join the group (and pin, where that is the mechanism)."""
 
     @abstractmethod
@@ -196,10 +208,17 @@ class ResourceGroup(ABC):
             read_at,
         )
 
+    def _cpu_stat(self) -> Path | None:
+        return None
+
     def cpu_throttling(self) -> Throttling | None:
         """Cumulative CFS throttling of the group; None where the backend cannot know or no quota is set
         (without a quota the kernel counts no periods, and zeros would read as "never throttled")."""
-        return None
+        path = self._cpu_stat() if self.limits.cpus else None
+        try:
+            return parse_cpu_stat_throttling(path.read_text()) if path is not None else None
+        except OSError:
+            return None
 
     def lift_cpu_limit(self, lifted: bool) -> bool:
         """Remove the group's CPU quota (True) or put it back (False). Returns whether the backend did; a
@@ -270,7 +289,16 @@ class CgroupV2Group(ResourceGroup):
             quota, period = cfs_quota(limits.cpus, limits.cfs_period_us)
             _write(self.path / "cpu.max", f"{quota} {period}")
         if limits.cpuset:
-            self._apply_cpuset(parent, limits.cpuset)
+            try:
+                enabled = (parent / "cgroup.subtree_control").read_text().split()
+            except OSError:
+                enabled = []
+            if "cpuset" not in enabled:
+                self._cpuset_refused("the cpuset controller is not enabled for bidbench groups (cgroup v2)")
+            else:
+                self._apply_cpuset(
+                    self.path / "cpuset.cpus", _read_cpu_list(parent / "cpuset.cpus.effective")
+                )
         if limits.memory_mb:
             _write(self.path / "memory.max", str(limits.memory_mb * 1024 * 1024))
         if limits.cpu_weight:
@@ -280,33 +308,14 @@ class CgroupV2Group(ResourceGroup):
             _write(self.path / "cpu.weight", "1")
             _write(self.path / "cpu.idle", "1", tolerate=True)  # kernels before 5.15 have no cpu.idle
 
-    def _apply_cpuset(self, parent: Path, spec: str) -> None:
-        try:
-            enabled = (parent / "cgroup.subtree_control").read_text().split()
-        except OSError:
-            enabled = []
-        if "cpuset" not in enabled:
-            self._cpuset_refused("the cpuset controller is not enabled for bidbench groups (cgroup v2)")
-            return
-        problem = _cpuset_problem(spec, _read_cpu_list(parent / "cpuset.cpus.effective"))
-        if problem:
-            self._cpuset_refused(problem)
-            return
-        try:
-            (self.path / "cpuset.cpus").write_text(spec)
-        except OSError as exc:
-            self._cpuset_refused(f"the kernel refused cpuset.cpus={spec}: {exc.strerror or exc}")
-            return
-        self.cpuset_applied, self.cpuset_note = True, None
-
     def preexec(self) -> None:
         (self.path / "cgroup.procs").write_text(str(os.getpid()))
 
     def pids(self) -> list[int]:
         return _read_pids(self.path / "cgroup.procs")
 
-    def cpu_throttling(self) -> Throttling | None:
-        return _read_throttling(self.path / "cpu.stat") if self.limits.cpus else None
+    def _cpu_stat(self) -> Path | None:
+        return self.path / "cpu.stat"
 
     def lift_cpu_limit(self, lifted: bool) -> bool:
         if not self.limits.cpus:
@@ -316,11 +325,7 @@ class CgroupV2Group(ResourceGroup):
         return True
 
     def cpu_seconds(self) -> float:
-        for line in (self.path / "cpu.stat").read_text().splitlines():
-            key, value = line.split()
-            if key == "usage_usec":
-                return int(value) / 1e6
-        return 0.0
+        return _usage_s(self.path / "cpu.stat")
 
     def close(self) -> None:
         _rmdir_when_empty(self.path)
@@ -346,17 +351,7 @@ class CgroupV1Group(ResourceGroup):
         cpuset = self.paths["cpuset"]
         _inherit_cpuset(cpuset)
         if limits.cpuset:
-            problem = _cpuset_problem(limits.cpuset, _read_cpu_list(cpuset.parent / "cpuset.cpus"))
-            if problem:
-                self._cpuset_refused(problem)
-            else:
-                try:
-                    (cpuset / "cpuset.cpus").write_text(limits.cpuset)
-                    self.cpuset_applied = True
-                except OSError as exc:
-                    self._cpuset_refused(
-                        f"the kernel refused cpuset.cpus={limits.cpuset}: {exc.strerror or exc}"
-                    )
+            self._apply_cpuset(cpuset / "cpuset.cpus", _read_cpu_list(cpuset.parent / "cpuset.cpus"))
         if limits.cpus:
             quota, period = cfs_quota(limits.cpus, limits.cfs_period_us)
             _write(self.paths["cpu"] / "cpu.cfs_period_us", str(period))
@@ -382,8 +377,8 @@ class CgroupV1Group(ResourceGroup):
     def cpu_seconds(self) -> float:
         return int((self.paths["cpuacct"] / "cpuacct.usage").read_text()) / 1e9
 
-    def cpu_throttling(self) -> Throttling | None:
-        return _read_throttling(self.paths["cpu"] / "cpu.stat") if self.limits.cpus else None
+    def _cpu_stat(self) -> Path | None:
+        return self.paths["cpu"] / "cpu.stat"
 
     def lift_cpu_limit(self, lifted: bool) -> bool:
         if not self.limits.cpus:
@@ -391,9 +386,6 @@ class CgroupV1Group(ResourceGroup):
         quota, _ = cfs_quota(self.limits.cpus, self.limits.cfs_period_us)
         _write(self.paths["cpu"] / "cpu.cfs_quota_us", "-1" if lifted else str(quota))
         return True
-
-    def peak_memory_bytes(self) -> int:
-        return int((self.paths["memory"] / "memory.max_usage_in_bytes").read_text())
 
     def close(self) -> None:
         for path in self.paths.values():
@@ -411,6 +403,7 @@ class SystemdScopeGroup(ResourceGroup):
     def __init__(self, name: str, limits: Limits) -> None:
         super().__init__(name, limits)
         self.unit = f"bidbench-{name}.scope"
+        self.user = [] if os.geteuid() == 0 else ["--user"]
         self._cgroup_path: Path | None = None
 
     def wrap(self, argv: list[str]) -> list[str]:
@@ -422,10 +415,9 @@ class SystemdScopeGroup(ResourceGroup):
             props += ["-p", f"AllowedCPUs={self.limits.cpuset}"]
         if self.limits.idle:
             props += ["-p", "CPUWeight=idle"]
-        user = [] if os.geteuid() == 0 else ["--user"]
         return [
             "systemd-run",
-            *user,
+            *self.user,
             "--quiet",
             "--collect",
             "--scope",
@@ -439,42 +431,23 @@ class SystemdScopeGroup(ResourceGroup):
         # A scope's cgroup never moves once it exists; asking systemctl every second costs a process.
         if self._cgroup_path is not None:
             return self._cgroup_path
-        out = subprocess.run(
-            [
-                "systemctl",
-                *([] if os.geteuid() == 0 else ["--user"]),
-                "show",
-                "-P",
-                "ControlGroup",
-                self.unit,
-            ],
-            capture_output=True,
-            text=True,
-        ).stdout.strip()
+        argv = ["systemctl", *self.user, "show", "-P", "ControlGroup", self.unit]
+        out = subprocess.run(argv, capture_output=True, text=True).stdout.strip()
         if out:
             self._cgroup_path = CGROUP_ROOT / out.lstrip("/")
         return self._cgroup_path
-
-    def preexec(self) -> None:
-        pass
 
     def pids(self) -> list[int]:
         path = self._cgroup()
         return _read_pids(path / "cgroup.procs") if path else []
 
-    def cpu_seconds(self) -> float:
+    def _cpu_stat(self) -> Path | None:
         path = self._cgroup()
-        if path is None or not (path / "cpu.stat").exists():
-            return 0.0
-        for line in (path / "cpu.stat").read_text().splitlines():
-            key, value = line.split()
-            if key == "usage_usec":
-                return int(value) / 1e6
-        return 0.0
+        return path / "cpu.stat" if path else None
 
-    def cpu_throttling(self) -> Throttling | None:
-        path = self._cgroup() if self.limits.cpus else None
-        return _read_throttling(path / "cpu.stat") if path else None
+    def cpu_seconds(self) -> float:
+        path = self._cpu_stat()
+        return _usage_s(path) if path is not None and path.exists() else 0.0
 
 
 class ProcessTreeGroup(ResourceGroup):
@@ -515,14 +488,9 @@ class ProcessTreeGroup(ResourceGroup):
     def cpu_seconds(self) -> float:
         live: dict[int, tuple[float, float]] = {}
         for pid in self.pids():
-            try:
-                proc = psutil.Process(pid)
-                times = proc.cpu_times()
-                own = times.user + times.system
-                reaped = times.children_user + times.children_system
-                live[pid] = (own, reaped)
-            except (psutil.NoSuchProcess, psutil.ZombieProcess):
-                continue
+            with contextlib.suppress(psutil.NoSuchProcess, psutil.ZombieProcess):
+                times = psutil.Process(pid).cpu_times()
+                live[pid] = (times.user + times.system, times.children_user + times.children_system)
         # A root that exited takes its last seen time with it; keep that in the running total.
         for pid, (own, reaped) in self._seen.items():
             if pid not in live and pid in self.root_pids:
@@ -536,29 +504,34 @@ class ProcessTreeGroup(ResourceGroup):
 HARNESS_COMPONENT = "harness"
 
 
-class ThisProcess(ResourceGroup):
+class ReadOnlyGroup(ResourceGroup):
+    """A group the harness only reads: nothing is started in it, and it sees no process of its own."""
+
+    enforces_limit = False
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name, Limits())
+
+    def pids(self) -> list[int]:
+        return []
+
+    def usage(self) -> Usage:
+        return Usage(self.cpu_seconds(), 0, 0, 0, ())
+
+
+class ThisProcess(ReadOnlyGroup):
     """The harness's own CPU (its sampling, its backend mapping), so a run counts it as accounted, not as
     another tenant's work."""
 
     backend = "self"
     exact_cpu = True
-    enforces_limit = False
 
     def __init__(self) -> None:
-        super().__init__(HARNESS_COMPONENT, Limits())
-
-    def preexec(self) -> None:  # pragma: no cover - nothing is started in it
-        raise RuntimeError("the harness's own group starts no process")
-
-    def pids(self) -> list[int]:
-        return []
+        super().__init__(HARNESS_COMPONENT)
 
     def cpu_seconds(self) -> float:
         times = os.times()
         return times.user + times.system
-
-    def usage(self) -> Usage:
-        return Usage(self.cpu_seconds(), 0, 0, 0, ())
 
 
 def _write(path: Path, value: str, tolerate: bool = False) -> None:
@@ -626,14 +599,10 @@ def _cpuset_problem(spec: str, available: set[int]) -> str | None:
 def format_cpuset(cpus: set[int]) -> str:
     """The kernel's list form: {0, 1, 2, 5} -> "0-2,5"."""
     parts: list[str] = []
-    ordered = sorted(cpus)
-    i = 0
-    while i < len(ordered):
-        j = i
-        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
-            j += 1
-        parts.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
-        i = j + 1
+    # Consecutive CPUs are as far from their place in the sorted list as each other.
+    for _, pairs in itertools.groupby(enumerate(sorted(cpus)), lambda pair: pair[1] - pair[0]):
+        run = [cpu for _, cpu in pairs]
+        parts.append(str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}")
     return ",".join(parts)
 
 
@@ -657,6 +626,18 @@ def _try_create(cls: type[ResourceGroup]) -> bool:
         return False
 
 
+BACKENDS = {
+    "cgroup-v2": (CgroupV2Group, "cgroup v2: CPU limit enforced, exact CPU accounting"),
+    "cgroup-v1": (CgroupV1Group, "cgroup v1: CPU limit enforced, exact CPU accounting"),
+    "systemd": (SystemdScopeGroup, "systemd scope: CPU limit enforced, exact CPU accounting"),
+    "none": (
+        ProcessTreeGroup,
+        "no cgroups: CPU pinned but NOT limited; CPU sampled from the process tree (less exact)",
+    ),
+}
+"""Every backend, in order of preference, with its class and what it gives."""
+
+
 def detect_backend() -> str:
     """The best backend that works here, or the one forced by BIDBENCH_RESOURCE_BACKEND."""
     forced = os.environ.get("BIDBENCH_RESOURCE_BACKEND")
@@ -674,20 +655,8 @@ def detect_backend() -> str:
 
 
 def new_group(backend: str, name: str, limits: Limits) -> ResourceGroup:
-    unique = f"{name}-{uuid.uuid4().hex[:6]}"
-    factories: dict[str, type[ResourceGroup]] = {
-        "cgroup-v2": CgroupV2Group,
-        "cgroup-v1": CgroupV1Group,
-        "systemd": SystemdScopeGroup,
-        "none": ProcessTreeGroup,
-    }
-    return factories[backend](unique, limits)
+    return BACKENDS[backend][0](f"{name}-{uuid.uuid4().hex[:6]}", limits)
 
 
 def describe_backend(backend: str) -> str:
-    return {
-        "cgroup-v2": "cgroup v2: CPU limit enforced, exact CPU accounting",
-        "cgroup-v1": "cgroup v1: CPU limit enforced, exact CPU accounting",
-        "systemd": "systemd scope: CPU limit enforced, exact CPU accounting",
-        "none": "no cgroups: CPU pinned but NOT limited; CPU sampled from the process tree (less exact)",
-    }[backend]
+    return BACKENDS[backend][1]

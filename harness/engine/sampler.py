@@ -7,6 +7,7 @@ readings at the window's edges, not by averaging per-second values, so they are 
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import math
 import os
@@ -60,7 +61,6 @@ class Sampler:
     process trees at once, and a tree group keeps state between its readings."""
     cpuset: str | None = None
     """CPUs the sampling thread runs on (a placement's driver CPUs), kept apart from the instances."""
-    cpuset_applied: bool | None = None
 
     def start(self) -> None:
         self.sample_now()
@@ -97,11 +97,8 @@ class Sampler:
         if self.cpuset:
             # On Linux sched_setaffinity(0) pins the calling thread only: the harness's other threads
             # keep their CPUs, the sampler's reads stay off the instances' CPUs.
-            try:
+            with contextlib.suppress(OSError, ValueError):
                 os.sched_setaffinity(0, parse_cpuset(self.cpuset))
-                self.cpuset_applied = True
-            except (OSError, ValueError):
-                self.cpuset_applied = False
         next_at = time.monotonic() + self.interval_s
         while not self._stop.wait(max(0.0, next_at - time.monotonic())):
             self.sample_now()
@@ -159,12 +156,8 @@ class Sampler:
 
     def window_cpu_pct(self, component: str, start: float, end: float) -> float:
         """CPU % over [start, end] from the cumulative readings nearest to the window edges."""
-        rows = [s for s in self.series(component) if start - 0.6 <= s.t <= end + 0.6]
-        if len(rows) < 2:
-            return float("nan")
-        first = min(rows, key=lambda s: abs(s.t - start))
-        last = min(rows, key=lambda s: abs(s.t - end))
-        if last.t <= first.t:
+        first, last = _edges(self.series(component), start, end)
+        if first is None or last.t <= first.t:
             return float("nan")
         return (last.cpu_seconds - first.cpu_seconds) / (last.t - first.t) * 100
 
@@ -204,12 +197,8 @@ class Sampler:
 
         `throttled_share` is throttled periods over periods in which the group ran; 0.0 when it never
         ran. None when the group has no quota, the backend cannot tell, or the window has < 2 readings."""
-        rows = [s for s in self.series(component) if start - 0.6 <= s.t <= end + 0.6 and s.throttling]
-        if len(rows) < 2:
-            return None
-        first = min(rows, key=lambda s: abs(s.t - start))
-        last = min(rows, key=lambda s: abs(s.t - end))
-        if last.t <= first.t or first.throttling is None or last.throttling is None:
+        first, last = _edges([s for s in self.series(component) if s.throttling], start, end)
+        if first is None or last.t <= first.t:
             return None
         periods = last.throttling.periods - first.throttling.periods
         throttled = last.throttling.throttled_periods - first.throttling.throttled_periods
@@ -252,11 +241,9 @@ class Sampler:
     def _host_share(self, start: float, end: float, field: str) -> float:
         """A host counter's share of all the machine's CPU time over [start, end], from the readings
         nearest the edges."""
-        rows = [h for h in self.host if start - 0.6 <= h.t <= end + 0.6]
-        if len(rows) < 2:
+        first, last = _edges(self.host, start, end)
+        if first is None:
             return float("nan")
-        first = min(rows, key=lambda h: abs(h.t - start))
-        last = min(rows, key=lambda h: abs(h.t - end))
         total = last.total_seconds - first.total_seconds
         used = getattr(last, field) - getattr(first, field)
         return used / total * 100 if total > 0 else float("nan")
@@ -313,7 +300,7 @@ class Sampler:
             for sample in rows:
                 before = previous.get(sample.component)
                 cpu_pct = (
-                    (sample.cpu_seconds - before.cpu_seconds) / (sample.t - before.t) * 100
+                    f"{(sample.cpu_seconds - before.cpu_seconds) / (sample.t - before.t) * 100:.2f}"
                     if before and sample.t > before.t
                     else ""
                 )
@@ -321,7 +308,7 @@ class Sampler:
                     [
                         f"{sample.t:.3f}",
                         sample.component,
-                        f"{cpu_pct:.2f}" if cpu_pct != "" else "",
+                        cpu_pct,
                         f"{sample.rss_bytes / MIB:.2f}",
                         f"{sample.pss_bytes / MIB:.2f}",
                         f"{sample.cpu_seconds:.4f}",
@@ -337,3 +324,11 @@ class Sampler:
                     ]
                 )
                 previous[sample.component] = sample
+
+
+def _edges(rows: list[Any], start: float, end: float) -> tuple[Any, Any]:
+    """The readings nearest to a window's edges, of those within 0.6 s of it; (None, None) with fewer than two."""
+    near = [r for r in rows if start - 0.6 <= r.t <= end + 0.6]
+    if len(near) < 2:
+        return None, None
+    return min(near, key=lambda r: abs(r.t - start)), min(near, key=lambda r: abs(r.t - end))

@@ -9,6 +9,7 @@ stops every process it started, and the database too if (and only if) it started
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -112,14 +113,13 @@ class ServeLock:
 
     def _live_holder(self) -> dict[str, Any] | None:
         data = self._read()
-        pid = data.get("pid")
-        if not isinstance(pid, int):
+        if not isinstance(data.get("pid"), int):
             # Half-written by a serve that is starting this very moment, or garbage: look again shortly.
             time.sleep(0.5)
             data = self._read()
-            pid = data.get("pid")
-            if not isinstance(pid, int):
-                return None
+        pid = data.get("pid")
+        if not isinstance(pid, int):
+            return None
         try:
             proc = psutil.Process(pid)
             written = self.path.stat().st_mtime
@@ -165,12 +165,10 @@ def plan_ports(impls: list[str], base: int | None) -> dict[str, int]:
 
 
 def _port_owner(port: int) -> str:
-    try:
+    with contextlib.suppress(psutil.AccessDenied, psutil.NoSuchProcess, OSError):
         for conn in psutil.net_connections(kind="tcp"):
             if conn.laddr and conn.laddr.port == port and conn.status == psutil.CONN_LISTEN and conn.pid:
                 return f" by pid {conn.pid} ({psutil.Process(conn.pid).name()})"
-    except (psutil.AccessDenied, psutil.NoSuchProcess, OSError):
-        pass
     return ""
 
 
@@ -223,13 +221,6 @@ def seed_database(options: ServeOptions) -> None:
     )
 
 
-def stop_database_if_ours(started: bool) -> None:
-    if not started:
-        return
-    if db_ready.embedded_cluster().down():
-        console.print("serve: stopped the database serve had started")
-
-
 # ---- serving ----------------------------------------------------------------------------------------
 
 
@@ -272,12 +263,10 @@ def leftovers(run_root: Path) -> list[psutil.Process]:
     environment; their processes are found by their resource group, which stop() empties."""
     found = []
     for proc in psutil.process_iter():
-        try:
+        with contextlib.suppress(psutil.AccessDenied, psutil.NoSuchProcess, psutil.ZombieProcess):
             marker = proc.environ().get(INSTANCE_MARKER, "")
             if marker.startswith(str(run_root) + os.sep) and proc.status() != psutil.STATUS_ZOMBIE:
                 found.append(proc)
-        except (psutil.AccessDenied, psutil.NoSuchProcess, psutil.ZombieProcess):
-            continue
     return found
 
 
@@ -387,7 +376,8 @@ def serve(options: ServeOptions) -> int:
                         + ", ".join(str(proc.pid) for proc in left)
                     )
                     sigkill(proc.pid for proc in left)
-                stop_database_if_ours(db_started)
+                if db_started and db_ready.embedded_cluster().down():
+                    console.print("serve: stopped the database serve had started")
         if interrupted and not ready:
             console.print("serve: interrupted while starting; stopped whatever had started")
             raise KeyboardInterrupt  # the CLI exits 130, as for any interrupted command

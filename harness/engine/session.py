@@ -37,8 +37,8 @@ from harness.engine import prewarm as prewarming
 from harness.engine.driver import DriverProcess, LoadSettings
 from harness.engine.driver_summary import digest_summary
 from harness.engine.instances import RunningInstance, start, stop
-from harness.engine.placement import pin_tree, plan_here
-from harness.engine.remote import build_sources
+from harness.engine.placement import Placement, pin_tree, plan_here
+from harness.engine.remote import build_sources, remote_sections
 from harness.engine.resources import (
     HARNESS_COMPONENT,
     Limits,
@@ -178,9 +178,9 @@ class Progressor:
     Without a terminal (CI, a log file) a bar's frames would be printed as lines, so each phase is printed
     once, when it begins, without live figures: at that moment they say nothing yet."""
 
-    def __init__(self, label: str, plain: bool | None = None) -> None:
+    def __init__(self, label: str) -> None:
         self.label = label
-        self.plain = (IN_CI or not console.is_terminal) if plain is None else plain
+        self.plain = IN_CI or not console.is_terminal
         self.printed_phase = ""
         self.progress = Progress(
             TextColumn("[bold]{task.fields[label]}"),
@@ -229,8 +229,9 @@ class Session:
         self.backend = "none"
         self.common: dict[str, Any] = {}
         self.windows = 0
-        self.last_rate: float | None = None  # open-model rate of the last load, for the next ramp
         self.resources: dict[str, Any] = {}
+        self.placement: Placement | None = None
+        self.run_root: Path | None = None
         self.started_ok = False
         self.start_error = ""
 
@@ -259,20 +260,13 @@ class Session:
         toolchain.ensure(["load"])
         plan = self.plan
         self.resources = build_sources(plan.resource_source, list(plan.target_urls), plan.resource_options)
-        self.common["target"] = {
-            "urls": list(plan.target_urls),
-            "resource_source": plan.resource_source,
-            "note": "a deployment bidbench did not start: latency, throughput and errors come from the load driver; "
-            + (
-                "CPU and memory are UNKNOWN, so nothing is normalized per CPU"
-                if plan.resource_source == "none"
-                else f"CPU and memory come from {plan.resource_source}"
-            ),
-        }
-        self.common["resource_backend"] = {
-            "name": f"remote:{plan.resource_source}",
-            "description": self.common["target"]["note"],
-        }
+        what = (
+            "CPU and memory are UNKNOWN, so nothing is normalized per CPU"
+            if plan.resource_source == "none"
+            else f"CPU and memory come from {plan.resource_source}"
+        )
+        note = f"a deployment bidbench did not start: latency, throughput and errors come from the load driver; {what}"
+        self.common.update(remote_sections(list(plan.target_urls), plan.resource_source, note))
         self.common["runtimes"] = {"load_driver": f"bidbench-load {toolchain.driver_version()}"}
 
     def _start(self) -> None:
@@ -307,8 +301,8 @@ class Session:
         self.placement = plan_here()
         self.common["placement"] = self.placement.to_manifest()
         postmaster = EmbeddedCluster().server_pid() if server.embedded else None
-        if self.placement.postgres_cpuset and postmaster:
-            pin_tree(postmaster, self.placement.postgres_cpuset)
+        if self.placement.system_cpus and postmaster:
+            pin_tree(postmaster, self.placement.system_cpus)
         self.run_root = paths.RUNTIME / f"session-{new_session_id()}"
         for index in range(plan.instances):
             spec = InstanceSpec(
@@ -320,10 +314,10 @@ class Session:
                 knobs=knob_values,
             )
             limits = Limits(
-                cpus=plan.cpus, cpuset=self.placement.instance_cpuset, cfs_period_us=plan.cfs_period_us
+                cpus=plan.cpus, cpuset=self.placement.system_cpus, cfs_period_us=plan.cfs_period_us
             )
             self.instances.append(start(driver, spec, self.backend, limits))
-        self.resources: dict[str, Any] = {i.name: i.group for i in self.instances}
+        self.resources = {i.name: i.group for i in self.instances}
         self.common["knobs"] = driver.effective_knobs(self.instances[0].spec)
         self.common["runtimes"] = {**driver.runtime_versions(), **_service_versions(server)}
         self.common["instances_detail"] = [
@@ -371,7 +365,7 @@ class Session:
         ):
             record = prewarming.prewarm_until_steady(
                 start_load,
-                lambda: sum(i.group.cpu_seconds() for i in self.instances),
+                self.cpu_seconds,
                 rate,
                 Path(scratch),
                 # Without a quota, CPU flat at a limit cannot be mistaken for a steady state.
@@ -385,7 +379,7 @@ class Session:
                 raise RuntimeError(f"pre-warm: {started[0].failure(record.driver_exit)}")
         record.limit_lifted = lifted
         record.idle_wait_s = self.wait_idle()
-        readers = {"instances": lambda: sum(i.group.cpu_seconds() for i in self.instances)}
+        readers = {"instances": self.cpu_seconds}
         postgres = _postgres_group(self.server) if self.server is not None else None
         if postgres is not None:
             readers["postgres"] = postgres.cpu_seconds
@@ -415,12 +409,23 @@ class Session:
         if not self.started_ok or self.remote or not self.instances:
             return 0.0
         limit_pct = 100.0 * nominal_cores(self.plan.cpus) * len(self.instances)
-        return prewarming.wait_until_idle(
-            lambda: sum(i.group.cpu_seconds() for i in self.instances), limit_pct, max_s
-        )
+        return prewarming.wait_until_idle(self.cpu_seconds, limit_pct, max_s)
+
+    def copy_logs(self, folder: RunFolder) -> None:
+        for instance in self.instances:
+            target = folder.logs / instance.name
+            target.mkdir(parents=True, exist_ok=True)
+            for path in instance.spec.run_dir.rglob("*.log"):
+                shutil.copy2(path, target / path.name)
+
+    def cpu_seconds(self) -> float:
+        return sum(i.group.cpu_seconds() for i in self.instances)
+
+    def dead(self) -> list[tuple[str, int]]:
+        return [d for i in self.instances for d in i.exited()]
 
     def alive(self) -> bool:
-        return self.started_ok and not any(i.exited() for i in self.instances)
+        return self.started_ok and not self.dead()
 
     def close(self) -> list[int]:
         killed: list[int] = []
@@ -447,7 +452,7 @@ class Session:
             slo=asdict(plan.slo),
             sections={
                 "session": {
-                    "root": str(getattr(self, "run_root", "")),
+                    "root": str(self.run_root or ""),
                     "window": self.windows,
                     "fresh_start": self.windows == 0,
                 },
@@ -455,7 +460,6 @@ class Session:
             },
         )
         self.windows += 1
-        self.last_rate = plan.load.rate if plan.load.model == "open" else None
         write_manifest(folder, manifest)
         status, reason = "failed", ""
         metrics: dict[str, Any] | None = None
@@ -464,9 +468,7 @@ class Session:
             if not self.started_ok:
                 raise RuntimeError(self.start_error or "the instances did not start")
             if not self.alive():
-                raise RuntimeError(
-                    f"an instance had died before this window: {[d for i in self.instances for d in i.exited()]}"
-                )
+                raise RuntimeError(f"an instance had died before this window: {self.dead()}")
             if prewarm_rate:
                 record = self.prewarm(prewarm_rate, plan.prewarm_max_s, plan.prewarm_unlimited)
                 if record is not None and plan.load.model == "open":
@@ -477,9 +479,7 @@ class Session:
                     manifest.sections["prewarm"] = record.as_manifest()
                     manifest.load = asdict(plan.load)
                 if not self.alive():
-                    raise RuntimeError(
-                        f"an instance died during the pre-warm: {[d for i in self.instances for d in i.exited()]}"
-                    )
+                    raise RuntimeError(f"an instance died during the pre-warm: {self.dead()}")
             metrics, run_verdict = self._window(plan, folder, hooks or WindowHooks())
             status = "completed"
         except KeyboardInterrupt:
@@ -488,8 +488,7 @@ class Session:
         except Exception as exc:  # noqa: BLE001 - any failure is stored with its reason, then reported
             status, reason = "failed", f"{type(exc).__name__}: {exc}"
         finally:
-            for instance in self.instances:
-                _copy_logs(instance, folder)
+            self.copy_logs(folder)
             manifest.finish(status, reason)
             write_manifest(folder, manifest)
             valid = bool(run_verdict and run_verdict.valid)
@@ -500,18 +499,11 @@ class Session:
     def _window(self, plan: RunPlan, folder: RunFolder, hooks: WindowHooks) -> tuple[dict[str, Any], Verdict]:
         server = self.server
         load = replace(plan.load, targets=self.targets(), scale=plan.scale, seed=plan.seed)
-        placement = getattr(self, "placement", None)
-        driver_cpuset = placement.driver_cpuset if placement is not None else None
+        driver_cpuset = self.placement.driver_cpus if self.placement is not None else None
         driver_group = new_group(
             detect_backend() if self.remote else self.backend, LOADGEN_GROUP, Limits(cpuset=driver_cpuset)
         )
-        driver = DriverProcess(
-            load,
-            folder.path / LOAD_SUMMARY,
-            folder.logs / LOADGEN_LOG,
-            driver_group,
-            folder.logs / "trace.log",
-        )
+        driver = DriverProcess(load, folder.path / LOAD_SUMMARY, folder.logs / LOADGEN_LOG, driver_group)
         components: dict[str, Any] = dict(self.resources)
         components[LOADGEN_GROUP] = driver_group
         pg_group = _postgres_group(server) if server is not None else None
@@ -653,13 +645,6 @@ def execute(plan: RunPlan, quiet: bool = False) -> RunOutcome:
     with Session(plan, quiet) as session:
         rate = prewarming.prewarm_rate(plan.load.model, plan.load.rate, plan.cpus, plan.instances)
         return session.measure(plan, prewarm_rate=rate if plan.prewarm else None)
-
-
-def _copy_logs(instance: RunningInstance, folder: RunFolder) -> None:
-    target = folder.logs / instance.name
-    target.mkdir(parents=True, exist_ok=True)
-    for path in instance.spec.run_dir.rglob("*.log"):
-        shutil.copy2(path, target / path.name)
 
 
 def _service_versions(server: DatabaseServer) -> dict[str, str]:

@@ -11,10 +11,12 @@ group's steps. A group that cannot start, or dies, fails the fresh start for eve
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import random
 import signal
+import statistics
 import threading
 import time
 from collections.abc import Callable
@@ -32,11 +34,11 @@ from harness.engine.driver import DriverProcess, LoadSettings
 from harness.engine.driver_summary import digest_summary
 from harness.engine.keep_awake import COMPONENT as KEEP_AWAKE
 from harness.engine.keep_awake import KeepAwake
-from harness.engine.ladder_digest import step_judgement
+from harness.engine.ladder_digest import finite, step_judgement
 from harness.engine.pg_backends import BackendLedger, BackendShare, server_processes
 from harness.engine.resources import HARNESS_COMPONENT, Limits, ResourceGroup, ThisProcess, new_group
 from harness.engine.sampler import Sampler
-from harness.engine.session import RunPlan, Session, _copy_logs, _postgres_group
+from harness.engine.session import RunPlan, Session, _postgres_group
 from harness.engine.sizing import machine_cores, usable_cores
 from harness.engine.validity import UNACCOUNTED_MAX_PCT, Slo
 from harness.model import ladder_math as yields
@@ -102,15 +104,8 @@ class _Member:
     def label(self) -> str:
         return self.group.label
 
-    def urls(self) -> list[str]:
-        return self.session.targets()
-
     def limit_cores(self) -> float:
-        return usable_cores(self.group.plan.cpus) * self.instances
-
-    @property
-    def instances(self) -> int:
-        return self.group.plan.instances
+        return usable_cores(self.group.plan.cpus) * self.group.plan.instances
 
 
 def check_fits(groups: list[Group]) -> None:
@@ -122,16 +117,15 @@ def check_fits(groups: list[Group]) -> None:
 
 
 def _log_tail(session: Session) -> str:
-    root = getattr(session, "run_root", None)
     lines: list[str] = []
-    if root is not None and Path(root).exists():
-        for path in sorted(Path(root).rglob("*.log")):
+    if session.run_root is not None and session.run_root.exists():
+        for path in sorted(session.run_root.rglob("*.log")):
             text = path.read_text(errors="replace").strip().splitlines()
             lines += [f"{path.name}: {line}" for line in text[-LOG_TAIL_LINES:]]
     return "\n".join(lines[-LOG_TAIL_LINES:]) or "(no log)"
 
 
-def _start_all(groups: list[Group], order: list[int], quiet: bool) -> list[_Member]:
+def _start_all(groups: list[Group], order: list[int]) -> list[_Member]:
     """Start every group, fresh, in `order`; the first restores the database, the rest join it."""
     members: dict[int, _Member] = {}
     try:
@@ -154,9 +148,9 @@ def _start_all(groups: list[Group], order: list[int], quiet: bool) -> list[_Memb
 def _check_alive(members: list[_Member], phase: str) -> None:
     for member in members:
         if not member.session.alive():
-            dead = [d for i in member.session.instances for d in i.exited()]
             raise GroupFailed(
-                member.label, f"died during {phase}: {dead}\nlog tail:\n{_log_tail(member.session)}"
+                member.label,
+                f"died during {phase}: {member.session.dead()}\nlog tail:\n{_log_tail(member.session)}",
             )
 
 
@@ -192,12 +186,10 @@ def _stop_own_drivers() -> None:
     """SIGINT to every load driver this process started and that still runs (and SIGKILL after 5 s)."""
     drivers = []
     for child in psutil.Process().children(recursive=True):
-        try:
+        with contextlib.suppress(psutil.NoSuchProcess):
             if child.name() == DRIVER_NAME:
                 child.send_signal(signal.SIGINT)
                 drivers.append(child)
-        except psutil.NoSuchProcess:
-            continue
     _, alive = psutil.wait_procs(drivers, timeout=5)
     for child in alive:
         child.kill()
@@ -213,16 +205,13 @@ def _read_idle(members: list[_Member]) -> dict[str, list[float | None]]:
     work off every step's cost."""
     for member in members:
         member.session.wait_idle(IDLE_WAIT_S)
-    readers = {
-        m.label: (lambda m=m: sum(i.group.cpu_seconds() for i in m.session.instances)) for m in members
-    }
+    readers = {m.label: m.session.cpu_seconds for m in members}
     readings: dict[str, list[float | None]] = {m.label: [] for m in members}
     for _ in range(IDLE_READS):
         for label, pct in prewarming.idle_cpu_pcts(readers, seconds=1.0).items():
             readings[label].append(pct)
     for member in members:
-        found = [v for v in readings[member.label] if v is not None]
-        member.idle_pct = min(found) if found else None
+        member.idle_pct = min((v for v in readings[member.label] if v is not None), default=None)
     return readings
 
 
@@ -255,13 +244,15 @@ def _drive_together(
     `arrival_phases`) instead of at whatever offset their start-up left."""
     drives = []
     start_at = time.time() + DRIVER_SETUP_S if phases else None
-    scales = rate_scales({m.label: m.instances for m in members})
+    scales = rate_scales({m.label: m.group.plan.instances for m in members})
     for member in members:
         group = sampler.components[f"{member.label}/loadgen"]
         summary = folder.path / "load" / f"{name}-{member.label}.json"
         summary.parent.mkdir(parents=True, exist_ok=True)
         clock = {"start_at_unix": start_at, "phase": phases[member.label]} if phases else {}
-        settings = replace(load, targets=member.urls(), **clock, **_scaled_rates(load, scales[member.label]))
+        settings = replace(
+            load, targets=member.session.targets(), **clock, **_scaled_rates(load, scales[member.label])
+        )
         driver = DriverProcess(
             settings,
             summary,
@@ -309,7 +300,7 @@ def _scaled_rates(load: LoadSettings, scale: float) -> dict[str, Any]:
 
 def _steps(drive: _Drive, sampler: Sampler, slo: Slo) -> list[dict[str, Any]]:
     """One record per finished step of one group's driver, with that group's CPU in exactly its seconds."""
-    summary = digest_summary(_read_json(drive.summary))
+    summary = digest_summary(json.loads(drive.summary.read_text()))
     label = drive.member.label
     step_s = float(summary["ladder"]["step_s"])
     records = []
@@ -322,7 +313,6 @@ def _steps(drive: _Drive, sampler: Sampler, slo: Slo) -> list[dict[str, Any]]:
         kept_up, slo_met = step_judgement(step, step_s, slo)
         memory = [sampler.window_memory(c, start, end) for c in drive.member.components]
         throttling = [sampler.window_throttling(c, start, end) for c in drive.member.components]
-        shares = [t["throttled_share"] for t in throttling if t]
         records.append(
             {
                 "index": int(step["index"]),
@@ -338,17 +328,17 @@ def _steps(drive: _Drive, sampler: Sampler, slo: Slo) -> list[dict[str, Any]]:
                 "mean_ms": latency.get("mean"),
                 "kept_up": kept_up,
                 "slo_met": slo_met,
-                "instance_cpu_s": _finite(
+                "instance_cpu_s": finite(
                     sum(sampler.cpu_seconds_between(c, start, end) for c in drive.member.components)
                 ),
-                "db_cpu_s": _finite(sampler.cpu_seconds_between(f"postgres/{label}", start, end)),
-                "loadgen_cpu_s": _finite(sampler.cpu_seconds_between(f"{label}/loadgen", start, end)),
+                "db_cpu_s": finite(sampler.cpu_seconds_between(f"postgres/{label}", start, end)),
+                "loadgen_cpu_s": finite(sampler.cpu_seconds_between(f"{label}/loadgen", start, end)),
                 "host_busy_pct": _host_busy(sampler, start, end),
                 "keep_awake_pct": _component_pct(sampler, KEEP_AWAKE, start, end),
                 "steal_pct": _share(sampler.host_steal_pct(start, end)),
                 "unaccounted_pct": _share(sampler.unaccounted_pct(start, end)),
-                "pss_mb": _finite(sum(m["pss_steady_mb"] for m in memory)) if memory else None,
-                "throttled_share": max(shares) if shares else None,
+                "pss_mb": finite(sum(m["pss_steady_mb"] for m in memory)) if memory else None,
+                "throttled_share": max((t["throttled_share"] for t in throttling if t), default=None),
             }
         )
     return records
@@ -364,7 +354,7 @@ def _component_pct(sampler: Sampler, name: str, start: float, end: float) -> flo
 def _host_busy(sampler: Sampler, start: float, end: float) -> float | None:
     """The machine's busy share, steal included, without the keep-awake spinners: they take only time
     nobody else wants, so the groups can still have it."""
-    host = _finite(sampler.host_busy_pct(start, end))
+    host = finite(sampler.host_busy_pct(start, end))
     if host is None:
         return None
     return _share(host - (_component_pct(sampler, KEEP_AWAKE, start, end) or 0.0))
@@ -383,18 +373,10 @@ SIZING_REDOS = 2
 """Sizing steps run again at most this often per fresh start when another tenant disturbed them."""
 
 
-def _finite(value: float) -> float | None:
-    return value if value is not None and math.isfinite(value) else None
-
-
 def _share(pct: float) -> float | None:
     """A share of the machine, in [0, 100]: the counters' rounding must not print an impossible figure."""
-    value = _finite(pct)
+    value = finite(pct)
     return None if value is None else min(100.0, max(0.0, value))
-
-
-def _read_json(path: Path) -> Any:
-    return json.loads(path.read_text())
 
 
 def _cost_load(base: LoadSettings, rates: tuple[float, ...], step_s: float, warmup_s: float) -> LoadSettings:
@@ -461,16 +443,8 @@ def group_costs(records: list[dict[str, Any]], idle_pct: float | None, use: list
         "app_fit": fit.to_json() if fit else None,
         "db_us": db_us if db_us and db_us > 0 else None,
         "stack_us": (app_us + db_us) if app_us and db_us and app_us > 0 else None,
-        "pss_mb": _median([r["pss_mb"] for r in rows if r["pss_mb"]]),
+        "pss_mb": statistics.median(pss) if (pss := [r["pss_mb"] for r in rows if r["pss_mb"]]) else None,
     }
-
-
-def _median(values: list[float]) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    mid = len(ordered) // 2
-    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
 def _capacity(
@@ -603,11 +577,11 @@ def run_fresh_start(
     try:
         ready.ensure_up()
         say(f"starting {', '.join(started)} ...")
-        members = _start_all(groups, order, quiet=True)
+        members = _start_all(groups, order)
         for member in members:
             member.components = [f"{member.label}/{i.name}" for i in member.session.instances]
         record["session_roots"] = {m.label: str(m.session.run_root) for m in members}
-        record["urls"] = {m.label: m.urls() for m in members}
+        record["urls"] = {m.label: m.session.targets() for m in members}
         say("pre-warming together ...")
         _prewarm_together(members, spec)
         _check_alive(members, "the pre-warm")
@@ -650,7 +624,6 @@ def run_fresh_start(
         base = replace(plan0.load, scale=plan0.scale, seed=plan0.seed)
         host_max_pct = 100 * spec.host_max_share
 
-        sizing_rate = spec.sizing_rate_per_cpu * min(m.limit_cores() for m in members)
         scaled = {label: k for label, k in record["rate_scales"].items() if k != 1}
         times = (
             f" ({', '.join(f'{label} x{k:g}' for label, k in scaled.items())}, by instances)"
@@ -660,7 +633,7 @@ def run_fresh_start(
         # Map the backends the pre-warm opened now, not up to a mapping interval into the first step.
         ledger.refresh()
         record["sizing"] = []
-        top = sizing_rate
+        top = spec.sizing_rate_per_cpu * min(m.limit_cores() for m in members)
         attempt, redone = 0, 0
         while not top_rate and attempt < spec.sizing_steps:
             say(
@@ -767,8 +740,7 @@ def run_fresh_start(
             sampler.stop()
             sampler.write_csv(folder.path / "timeseries.csv")
         for member in members:
-            for instance in member.session.instances:
-                _copy_logs(instance, folder)
+            member.session.copy_logs(folder)
             member.session.close()
         for group in driver_groups:
             group.close()

@@ -31,12 +31,12 @@ GROUP BY item_id, bidder_id, amount_cents HAVING count(*) > 1
 @dataclass
 class InvariantReport:
     ok: bool
-    items_mismatched: int
-    acknowledged_bids: int
-    acknowledged_missing: int
-    duplicates: int
-    new_rows: int
-    unacknowledged_rows: int
+    items_mismatched: int = 0
+    acknowledged_bids: int = 0
+    acknowledged_missing: int = 0
+    duplicates: int = 0
+    new_rows: int = 0
+    unacknowledged_rows: int = 0
     examples: list[str] = field(default_factory=list)
     error: str = ""
 
@@ -89,12 +89,7 @@ def check(
                 origin = working_origin(conn)
                 return InvariantReport(
                     False,
-                    0,
-                    len(acknowledged),
-                    0,
-                    0,
-                    0,
-                    0,
+                    acknowledged_bids=len(acknowledged),
                     error="the working database was re-created during the run (another run on this machine "
                     f"reset it{': ' + origin if origin else ''}), so its bids cannot be checked; run the "
                     "scenario again",
@@ -110,7 +105,9 @@ def check(
                 for row in conn.execute("SELECT id FROM bids WHERE id > %s", (since_bid_id,)).fetchall()
             }
     except psycopg.Error as exc:
-        return InvariantReport(False, 0, len(acknowledged), 0, 0, 0, 0, error=f"{type(exc).__name__}: {exc}")
+        return InvariantReport(
+            False, acknowledged_bids=len(acknowledged), error=f"{type(exc).__name__}: {exc}"
+        )
     missing = [bid for bid in acknowledged if bid not in found]
     examples = [
         f"item {r[0]}: max_bid_cents={r[1]} bid_count={r[2]}, bids say max={r[3]} count={r[4]}"

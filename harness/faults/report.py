@@ -10,35 +10,35 @@ from rich.table import Table
 from harness.console import console
 
 
-def cell(value: Any, digits: int = 0, unit: str = "") -> str:
-    """A table cell: - for unknown, yes/NO for flags, floats rounded, with an optional unit."""
+def cell(value: Any, digits: int = 0) -> str:
+    """A table cell: - for unknown, yes/NO for flags, floats rounded."""
     if value is None:
         return "-"
     if isinstance(value, bool):
         return "yes" if value else "NO"
     if isinstance(value, float):
-        return f"{value:,.{digits}f}{unit}"
-    return f"{value}{unit}"
+        return f"{value:,.{digits}f}"
+    return str(value)
 
 
-COLUMNS: tuple[tuple[str, str, int, str], ...] = (
-    # (header, row key, digits, unit)
-    ("req/s", "rate", 0, ""),
-    ("requests", "requests", 0, ""),
-    ("503", "unavailable_503", 0, ""),
-    ("500/5xx", "server_5xx", 0, ""),
-    ("conn. err", "connection", 0, ""),
-    ("timeouts", "timeout", 0, ""),
-    ("hangs >6 s", "fault_hangs", 0, ""),
-    ("p99 before ms", "baseline_p99_ms", 1, ""),
-    ("p99 in fault ms", "fault_p99_ok_ms", 1, ""),
-    ("1st success s", "first_success_s", 2, ""),
-    ("p99 back s", "p99_back_s", 0, ""),
-    ("peak RSS MiB", "peak_rss_mb", 0, ""),
-    ("late", "late_sends", 0, ""),
-    ("survived", "survived", 0, ""),
-    ("orphans", "orphans", 0, ""),
-    ("invariants", "invariants_ok", 0, ""),
+COLUMNS: tuple[tuple[str, str, int], ...] = (
+    # (header, row key, digits)
+    ("req/s", "rate", 0),
+    ("requests", "requests", 0),
+    ("503", "unavailable_503", 0),
+    ("500/5xx", "server_5xx", 0),
+    ("conn. err", "connection", 0),
+    ("timeouts", "timeout", 0),
+    ("hangs >6 s", "fault_hangs", 0),
+    ("p99 before ms", "baseline_p99_ms", 1),
+    ("p99 in fault ms", "fault_p99_ok_ms", 1),
+    ("1st success s", "first_success_s", 2),
+    ("p99 back s", "p99_back_s", 0),
+    ("peak RSS MiB", "peak_rss_mb", 0),
+    ("late", "late_sends", 0),
+    ("survived", "survived", 0),
+    ("orphans", "orphans", 0),
+    ("invariants", "invariants_ok", 0),
 )
 
 
@@ -50,15 +50,15 @@ def print_table(scenario: str, description: str, rows: Sequence[dict[str, Any]])
         table.add_column(str(row.get("impl", "?")), justify="right")
     columns = list(COLUMNS)
     if scenario == "overload":
-        columns.insert(1, ("overload req/s", "peak_rate", 0, ""))
-        columns.insert(2, ("due at peak req/s", "fault_due_rps", 0, ""))
+        columns.insert(1, ("overload req/s", "peak_rate", 0))
+        columns.insert(2, ("due at peak req/s", "fault_due_rps", 0))
     if scenario == "kill-instance":
-        columns.append(("errors to survivor", "errors_to_survivors", 0, ""))
-    for header, key, digits, unit in columns:
+        columns.append(("errors to survivor", "errors_to_survivors", 0))
+    for header, key, digits in columns:
         cells = []
         for row in rows:
             value = row.get(key)
-            text = cell(value, digits, unit)
+            text = cell(value, digits)
             bad = (key == "server_5xx" and value) or (key in ("survived", "invariants_ok") and value is False)
             bad = bad or (key == "orphans" and value)
             cells.append(f"[red]{text}[/]" if bad else text)

@@ -16,11 +16,10 @@ fault runs without reading the trace.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -36,7 +35,7 @@ from harness.db import ready as db_ready
 from harness.db.cluster import EmbeddedCluster
 from harness.db.target import current_server, external_url
 from harness.engine.driver import LoadSettings
-from harness.engine.instances import INSTANCE_MARKER
+from harness.engine.serve import leftovers
 from harness.engine.session import RunPlan, Session
 from harness.faults import invariants, readyprobe, timeline
 from harness.faults.injector import PROXY_NAME, FaultHooks
@@ -50,7 +49,6 @@ from harness.record.upgrade import trace_log
 from harness.record.verdict import read_verdict_json
 from harness.tools import toolchain
 
-DEFAULT_SHARE = 0.5
 DEFAULT_RATE = 50.0
 DEFAULT_CPUS = 0.25
 MIX = "mixed"
@@ -175,25 +173,17 @@ def _replace_port(url: str, port: int) -> str:
 def orphans(run_root: Path) -> list[dict[str, Any]]:
     """Processes still carrying the instance marker of this session's run directory."""
     found = []
-    for proc in psutil.process_iter():
-        try:
-            marker = proc.environ().get(INSTANCE_MARKER, "")
-            if marker.startswith(str(run_root)) and proc.status() != psutil.STATUS_ZOMBIE:
-                found.append({"pid": proc.pid, "cmdline": proc.cmdline()[:4]})
-        except (psutil.AccessDenied, psutil.NoSuchProcess, psutil.ZombieProcess):
-            continue
+    for proc in leftovers(run_root):
+        with contextlib.suppress(psutil.Error):
+            found.append({"pid": proc.pid, "cmdline": proc.cmdline()[:4]})
     return found
 
 
 def _ready(url: str, timeout_s: float) -> bool:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(url + "/ready", timeout=2) as response:
-                if response.status == 200:
-                    return True
-        except (urllib.error.URLError, OSError):
-            pass
+        if readyprobe.probe_once(url, timeout_s=2).status == 200:
+            return True
         time.sleep(0.3)
     return False
 
@@ -380,21 +370,14 @@ def analyse(
     instances = metrics.get("instances") or []
     peak_rss = max((i.get("rss_peak_mb") or 0.0 for i in instances), default=None)
 
-    fault_start = scenario.fault_start_s
-    recover_from = scenario.fault_end_s
-    killed_targets: set[int] = set()
-    if scenario.name == "db-outage":
-        start_event = hooks.first("db-start")
-        recover_from = start_event.done_s if start_event else scenario.fault_end_s
-        stop_event = hooks.first("db-stop")
-        fault_start = stop_event.t_s if stop_event else fault_start
-    elif scenario.name == "slow-db":
-        clears = [e for e in hooks.events if e.action == "clear"]
-        recover_from = clears[-1].done_s if clears else scenario.fault_end_s
-    elif scenario.name == "kill-instance":
-        kill_event = hooks.first("kill")
-        recover_from = kill_event.done_s if kill_event else scenario.fault_end_s
-        killed_targets = {int(s.params["instance"]) for s in scenario.steps if s.action == "kill"}
+    # Recovery is measured from when the fault's last undoing action was done: the database started again,
+    # the toxics cleared, the instance killed (each action belongs to one scenario's schedule).
+    undoing = {"db-outage": "db-start", "slow-db": "clear", "kill-instance": "kill"}.get(scenario.name)
+    undone = [e for e in hooks.events if e.action == undoing]
+    recover_from = undone[-1].done_s if undone else scenario.fault_end_s
+    stopped = hooks.first("db-stop")
+    fault_start = stopped.t_s if stopped else scenario.fault_start_s
+    killed_targets = {int(s.params["instance"]) for s in scenario.steps if s.action == "kill"}
     survivors_only = [r for r in measured if r.target not in killed_targets]
     baseline = timeline.baseline_p99(measured, t0, fault_start)
     windows = {

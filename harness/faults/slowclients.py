@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import math
 import os
 import select
 import shutil
@@ -35,7 +34,6 @@ import threading
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +47,8 @@ from harness.db import ready
 from harness.db.cluster import free_port
 from harness.engine.instances import running_instance
 from harness.engine.resources import Limits, detect_backend
+from harness.faults import timeline
+from harness.record.folders import new_stamped
 
 SLOW_CONNECTIONS = 200
 DECLARED_BYTES = 100
@@ -105,15 +105,12 @@ class Phase:
     def p99(self) -> float | None:
         return percentile(self.latencies_ms, 99.0)
 
-    def p50(self) -> float | None:
-        return percentile(self.latencies_ms, 50.0)
-
     def summary(self) -> dict[str, Any]:
         return {
             "sent": self.sent,
             "ok_2xx": self.ok,
             "failures": dict(self.failures),
-            "p50_ms": self.p50(),
+            "p50_ms": percentile(self.latencies_ms, 50.0),
             "p99_ms": self.p99(),
             "max_ms": max(self.latencies_ms) if self.latencies_ms else None,
             "seconds": round(self.seconds, 3),
@@ -121,12 +118,9 @@ class Phase:
 
 
 def percentile(values: list[float], q: float) -> float | None:
-    """Nearest-rank percentile (no interpolation), None for no values."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    rank = max(1, math.ceil(q / 100.0 * len(ordered)))
-    return round(ordered[rank - 1], 3)
+    """timeline.percentile (nearest rank), rounded to the µs."""
+    found = timeline.percentile(values, q)
+    return None if found is None else round(found, 3)
 
 
 def closed_loop(port: int, name: str, total: int, clients: int, limit_s: float) -> Phase:
@@ -369,11 +363,8 @@ def run_app(impl: str, database_url: str, plan: Plan, cpus: float | None) -> App
     )
 
 
-def write_results(results: list[AppResult], plan: Plan, out_dir: Path | None = None) -> Path:
-    out_dir = out_dir or paths.RESULTS / "slow-clients"
-    out_dir.mkdir(parents=True, exist_ok=True)
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    path = out_dir / f"{stamp}.json"
+def write_results(results: list[AppResult], plan: Plan, results_dir: Path | None = None) -> Path:
+    path = new_stamped("slow-clients", ".json", results_dir)
     doc = {
         "scenario": "slow-clients",
         "plan": asdict(plan),

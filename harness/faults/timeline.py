@@ -133,11 +133,10 @@ def per_second(requests: Sequence[Request], t0_unix: float) -> list[Second]:
     rows = []
     for t in range(min(buckets), max(buckets) + 1):
         group = buckets.get(t, [])
-        counts = {name: 0 for name in CLASSES}
-        for request in group:
-            counts[request.klass] += 1
         ok = [r.duration_ms for r in group if r.klass == "ok"]
-        rows.append(Second(t, counts, percentile(ok, 50), percentile(ok, 99), max(ok) if ok else None))
+        rows.append(
+            Second(t, class_counts(group), percentile(ok, 50), percentile(ok, 99), max(ok) if ok else None)
+        )
     return rows
 
 

@@ -120,12 +120,9 @@ class Toxiproxy:
             {"name": name, "type": kind, "stream": stream, "toxicity": 1.0, "attributes": attributes},
         )
 
-    def remove_toxic(self, proxy: str, name: str) -> None:
-        self._call("DELETE", f"/proxies/{proxy}/toxics/{name}")
-
     def toxics(self, proxy: str) -> list[dict[str, Any]]:
         return list(self._call("GET", f"/proxies/{proxy}/toxics") or [])
 
     def clear(self, proxy: str) -> None:
         for toxic in self.toxics(proxy):
-            self.remove_toxic(proxy, str(toxic["name"]))
+            self._call("DELETE", f"/proxies/{proxy}/toxics/{toxic['name']}")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from scipy import stats
 
@@ -41,14 +41,7 @@ class LogInterval:
         return self.low is not None and self.high is not None and self.low <= value <= self.high
 
     def to_json(self) -> dict[str, float | int | None]:
-        return {
-            "n": self.n,
-            "centre": self.centre,
-            "low": self.low,
-            "high": self.high,
-            "cv_pct": self.cv_pct,
-            "confidence": self.confidence,
-        }
+        return asdict(self)
 
 
 def cv_pct(values: Sequence[float]) -> float | None:

@@ -79,21 +79,7 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
     baseline = labels[0]
     ratios: dict[str, dict[str, Any]] = {}
     for label in labels[1:]:
-        ratios[label] = {}
-        for metric in METRICS:
-            pairs = [
-                (f[label][metric.key], f[baseline][metric.key])
-                for f in per_start
-                if f.get(label, {}).get(metric.key) and f.get(baseline, {}).get(metric.key)
-            ]
-            ratios[label][metric.key] = (
-                {
-                    "per_fresh_start": [a / b for a, b in pairs],
-                    "interval": paired_ratio([a for a, _ in pairs], [b for _, b in pairs]).to_json(),
-                }
-                if pairs
-                else None
-            )
+        ratios[label] = {metric.key: _paired(per_start, label, baseline, metric.key) for metric in METRICS}
     pairs: dict[str, dict[str, Any]] = {}
     for i, first in enumerate(labels):
         for second in labels[i + 1 :]:

@@ -90,21 +90,17 @@ def mean_ci(values: Sequence[float], confidence: float = 0.95, upper: float | No
     if x.size < 2:
         return None
     mean = float(x.mean())
-    if np.all(x > 0):
-        logs = np.log(x)
-        sem = float(sps.sem(logs))
-        if sem == 0.0:
-            return Interval(mean, mean, "t on logs")
-        low, high = (math.exp(v) for v in sps.t.interval(confidence, x.size - 1, loc=logs.mean(), scale=sem))
-        method = "t on logs"
-    else:
-        sem = float(sps.sem(x))
-        if sem == 0.0:
-            return Interval(mean, mean, "t")
-        low, high = sps.t.interval(confidence, x.size - 1, loc=mean, scale=sem)
-        method = "t"
-        if np.all(x >= 0):
-            low = max(float(low), 0.0)
+    on_logs = bool(np.all(x > 0))
+    y = np.log(x) if on_logs else x
+    method = "t on logs" if on_logs else "t"
+    sem = float(sps.sem(y))
+    if sem == 0.0:
+        return Interval(mean, mean, method)
+    low, high = sps.t.interval(confidence, x.size - 1, loc=y.mean(), scale=sem)
+    if on_logs:
+        low, high = math.exp(low), math.exp(high)
+    elif np.all(x >= 0):
+        low = max(float(low), 0.0)
     if upper is not None:
         high = min(float(high), upper)
     return Interval(float(low), float(high), method)
@@ -149,10 +145,6 @@ def bootstrap_ci(
     return None
 
 
-def _median_stat(x: np.ndarray, axis: int = -1) -> np.ndarray:
-    return np.median(x, axis=axis)
-
-
 def median_ci(
     values: Sequence[float], confidence: float = 0.95, seed: int = 0, n_resamples: int = DEFAULT_RESAMPLES
 ) -> Interval | None:
@@ -165,7 +157,7 @@ def median_ci(
         ci = sps.quantile_test(x, p=0.5).confidence_interval(confidence)
         if math.isfinite(ci.low) and math.isfinite(ci.high):
             return Interval(float(ci.low), float(ci.high), "order statistics")
-    return bootstrap_ci([x], _median_stat, confidence, seed, n_resamples, method="percentile")
+    return bootstrap_ci([x], np.median, confidence, seed, n_resamples, method="percentile")
 
 
 def summarize(
@@ -225,7 +217,6 @@ class PairTest:
     ratio: float | None
     ratio_ci: Interval | None
     posthoc_p: float | None = None  # the post-hoc test's own adjusted p (3+ groups)
-    posthoc_reject: bool | None = None
     note: str | None = None
 
     @property
@@ -244,15 +235,12 @@ class Omnibus:
     test: str
     statistic: float
     p_value: float
-    anova_f: float
-    anova_p: float
     df_between: int
     df_within: int
     ms_between: float
     ms_within: float
     grand_mean: float
     cv_pct: float | None
-    levene_stat: float | None
     levene_p: float | None
     equal_variances: bool
     posthoc: str
@@ -434,15 +422,12 @@ def omnibus_test(
         test=test,
         statistic=statistic,
         p_value=p,
-        anova_f=anova_f,
-        anova_p=anova_p,
         df_between=df_b,
         df_within=df_w,
         ms_between=ms_b,
         ms_within=ms_w,
         grand_mean=grand,
         cv_pct=cv,
-        levene_stat=float(levene.statistic) if math.isfinite(levene.statistic) else None,
         levene_p=levene_p,
         equal_variances=equal_var,
         posthoc=posthoc_name,
@@ -504,9 +489,7 @@ def analyse(
             p, rej = posthoc[frozenset((a, b))]
             significant = rej and omnibus.p_value < alpha
             note = None if omnibus.p_value < alpha or not rej else f"{omnibus.test} not significant"
-            pairs.append(
-                pair(omnibus.posthoc, p, significant, ratio, rci, posthoc_p=p, posthoc_reject=rej, note=note)
-            )
+            pairs.append(pair(omnibus.posthoc, p, significant, ratio, rci, posthoc_p=p, note=note))
         else:
             name, p, note = two_sample_test(xa, xb, test)
             if name.startswith("Mann") and mann_whitney_floor(xa.size, xb.size) >= alpha:

@@ -80,6 +80,22 @@ def new_run_folder(impl: str, regime: str, results_dir: Path | None = None) -> R
         return RunFolder(folder)
 
 
+def new_stamped(kind: str, suffix: str = "", results_dir: Path | None = None) -> Path:
+    """results/<kind>/<UTC time><suffix> (-2, -3, ... when that time is taken): the output of a command that
+    is not a run (overhead, slow-clients). Without a suffix it is a folder, made here."""
+    base = (results_dir or paths.RESULTS) / kind
+    base.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    path = base / f"{stamp}{suffix}"
+    taken = 1
+    while path.exists():
+        taken += 1
+        path = base / f"{stamp}-{taken}{suffix}"
+    if not suffix:
+        path.mkdir()
+    return path
+
+
 def append_index(entry: dict[str, Any], results_dir: Path | None = None) -> None:
     base = results_dir or paths.RESULTS
     base.mkdir(parents=True, exist_ok=True)

@@ -6,12 +6,12 @@ upgrades a line written by an earlier version first (harness/record/upgrade.py).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from harness.record.folders import RunFolder, append_index, read_index_json
-from harness.record.manifest import Manifest
+from harness.record.manifest import Manifest, text_or_none
 from harness.record.schema import INDEX_LINE_VERSION
 from harness.record.upgrade import index_line_to_current
 
@@ -55,45 +55,26 @@ class IndexLine:
         )
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "schema_version": SCHEMA_VERSION,
-            "run_id": self.run_id,
-            "path": self.path,
-            "created_utc": self.created_utc,
-            "impl": self.impl,
-            "variant": self.variant,
-            "regime": self.regime,
-            "group": self.group,
-            "point": self.point,
-            "repetition": self.repetition,
-            "status": self.status,
-            "valid": self.valid,
-            "slo_met": self.slo_met,
-        }
+        return {"schema_version": SCHEMA_VERSION, **asdict(self)}
 
     @classmethod
     def from_json(cls, data: Any) -> IndexLine:
-        """A line of this or an earlier version (upgraded first); a newer one raises SchemaError."""
         data = index_line_to_current(data)
         repetition = data.get("repetition")
         return cls(
             run_id=str(data["run_id"]),
             path=str(data["path"]),
             created_utc=data.get("created_utc"),
-            impl=_text(data.get("impl")),
+            impl=text_or_none(data.get("impl")),
             variant=str(data.get("variant") or "default"),
             regime=str(data["regime"]),
             group=data.get("group"),
             point=data.get("point"),
             repetition=int(repetition) if isinstance(repetition, int | float) else None,
-            status=_text(data.get("status")),
+            status=text_or_none(data.get("status")),
             valid=data.get("valid") is True,
             slo_met=data.get("slo_met") is True,
         )
-
-
-def _text(value: Any) -> str | None:
-    return None if value is None else str(value)
 
 
 def append_line(line: IndexLine, results_dir: Path | None = None) -> None:

@@ -107,7 +107,6 @@ class Manifest:
 
     @classmethod
     def from_json(cls, data: Any) -> Manifest:
-        """A manifest of this or an earlier version (upgraded first); a newer one raises SchemaError."""
         data = dict(manifest_to_current(data))
         data.pop("schema_version")
         regime = data.pop("regime", None)
@@ -116,26 +115,26 @@ class Manifest:
         if regime is not None and not isinstance(regime, dict):
             raise SchemaError(f"a manifest's regime must be an object, not {regime!r}")
         return cls(
-            run_id=_text(data.pop("run_id", None)),
-            impl=_text(data.pop("impl", None)),
-            variant=_text(data.pop("variant", None)),
+            run_id=text_or_none(data.pop("run_id", None)),
+            impl=text_or_none(data.pop("impl", None)),
+            variant=text_or_none(data.pop("variant", None)),
             regime=RegimeRef.from_json(regime) if regime else None,
-            status=_text(data.pop("status", None)),
-            bidbench_version=_text(data.pop("bidbench_version", None)),
+            status=text_or_none(data.pop("status", None)),
+            bidbench_version=text_or_none(data.pop("bidbench_version", None)),
             git=data.pop("git", None) or {},
-            created_utc=_text(data.pop("created_utc", None)),
+            created_utc=text_or_none(data.pop("created_utc", None)),
             host=data.pop("host", None) or {},
             load=data.pop("load", None),
             instances=int(instances) if isinstance(instances, int | float) else None,
             cpu_limit_cores=float(cpus) if isinstance(cpus, int | float) else None,
             slo=data.pop("slo", None),
-            failure_reason=_text(data.pop("failure_reason", None)),
-            finished_utc=_text(data.pop("finished_utc", None)),
+            failure_reason=text_or_none(data.pop("failure_reason", None)),
+            finished_utc=text_or_none(data.pop("finished_utc", None)),
             sections=data,
         )
 
 
-def _text(value: Any) -> str | None:
+def text_or_none(value: Any) -> str | None:
     return None if value is None else str(value)
 
 

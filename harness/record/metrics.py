@@ -177,7 +177,6 @@ class Metrics:
 
     @classmethod
     def from_json(cls, data: Any) -> Metrics:
-        """A metrics.json of this or an earlier version (upgraded first); a newer one raises SchemaError."""
         return cls.of(metrics_to_current(data))
 
 

@@ -67,7 +67,6 @@ def _to_current(
 
 
 def metrics_to_current(data: Any) -> dict[str, Any]:
-    """A metrics.json of any version up to today's, in today's form; a newer version raises SchemaError."""
     return _to_current("metrics.json", data, METRICS_VERSION, 1, {1: _metrics_1_to_2})
 
 
@@ -80,7 +79,6 @@ def _metrics_1_to_2(old: dict[str, Any]) -> dict[str, Any]:
 
 
 def verdict_to_current(data: Any) -> dict[str, Any]:
-    """A verdict.json of any version up to today's, in today's form; a newer version raises SchemaError."""
     return _to_current("verdict.json", data, VERDICT_VERSION, 0, {0: _verdict_0_to_1})
 
 
@@ -95,7 +93,6 @@ def _verdict_0_to_1(old: dict[str, Any]) -> dict[str, Any]:
 
 
 def manifest_to_current(data: Any) -> dict[str, Any]:
-    """A manifest of any version up to today's, in today's form; a newer version raises SchemaError."""
     return _to_current("manifest", data, MANIFEST_VERSION, 1, {1: _manifest_1_to_2})
 
 
@@ -119,7 +116,6 @@ def _manifest_1_to_2(old: dict[str, Any]) -> dict[str, Any]:
 
 
 def index_line_to_current(data: Any) -> dict[str, Any]:
-    """An index line of any version up to today's, in today's form; a newer version raises SchemaError."""
     return _to_current("index line", data, INDEX_LINE_VERSION, 0, {0: _index_line_0_to_1})
 
 

@@ -56,7 +56,6 @@ class Verdict:
 
     @classmethod
     def from_json(cls, data: Any) -> Verdict:
-        """A verdict of this or an earlier version (upgraded first); a newer one raises SchemaError."""
         data = verdict_to_current(data)
         checks = data.get("checks") or {}
         return cls(
@@ -70,10 +69,6 @@ class Verdict:
 
 def write_verdict(folder: RunFolder, verdict: Verdict) -> None:
     folder.write_json(FILE, verdict.to_json())
-
-
-def read_verdict(folder: RunFolder) -> Verdict:
-    return Verdict.from_json(folder.read_json(FILE))
 
 
 def read_verdict_json(folder: RunFolder) -> dict[str, Any]:

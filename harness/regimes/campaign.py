@@ -76,7 +76,7 @@ class Campaign:
         remaining = max(self.planned_runs - self.done_runs, 0)
         if remaining and not self.run_seconds:
             return "being estimated"
-        return "~" + format_duration(remaining * _mean(self.run_seconds))
+        return "~" + format_duration(remaining * statistics.fmean(self.run_seconds) if remaining else 0.0)
 
     def run_point(self, plan: RunPlan, label: str) -> PointResult:
         """One run of the campaign, a fresh start; a completed run stored under its group key and
@@ -108,10 +108,6 @@ class Campaign:
             f"[{self.done_runs}/{self.planned_runs}] {label}: {describe(result)}   (time left {self.eta()})"
         )
         return result
-
-
-def _mean(values: list[float]) -> float:
-    return statistics.fmean(values) if values else 0.0
 
 
 def format_duration(seconds: float) -> str:

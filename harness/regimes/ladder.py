@@ -63,17 +63,6 @@ def with_cost_passes(rates: tuple[float, ...], passes: int, below: int | None = 
     return rates[:count] * (passes - 1) + rates
 
 
-def _load(
-    base: LoadSettings,
-    rates: tuple[float, ...],
-    step_s: float,
-    warmup_s: float,
-    p99: float,
-    stop_after: int = LoadSettings.stop_after,
-) -> LoadSettings:
-    return base.as_ladder(rates, step_s, warmup_s, p99, stop_after)
-
-
 def _instance_settings(base: RunPlan, settings: LadderSettings) -> dict[str, Any]:
     """What a ladder's settings set on every fresh start's plan, calibration or ladder alike."""
     return {
@@ -104,6 +93,11 @@ def calibrate(
     return failing, outcome
 
 
+def calibration_group(group: str) -> str:
+    """Where a ladder group's calibration is stored: the claims look a stored one up there to reuse it."""
+    return f"{group}/calibration" if group else ""
+
+
 def calibration_start(settings: LadderSettings, cores: float, descent: int = 0) -> float:
     """The first rate of a calibration on `cores` CPUs in all, after `descent` runs that failed from theirs."""
     return (
@@ -127,11 +121,15 @@ def _calibration(
     plan = replace(
         base,
         regime=CALIBRATION_REGIME,
-        group=f"{base.group}/calibration" if base.group else "",
+        group=calibration_group(base.group),
         instances=instances,
         point={**base.point, "instances": instances},
-        load=_load(
-            base.load, rates, settings.calibration_step_s, settings.calibration_warmup, base.slo.p99_ms
+        load=base.load.as_ladder(
+            rates,
+            settings.calibration_step_s,
+            settings.calibration_warmup,
+            base.slo.p99_ms,
+            LoadSettings.stop_after,
         ),
         expect_below_capacity=False,
         **_instance_settings(base, settings),
@@ -234,8 +232,8 @@ def ladder_plan(
         instances=instances,
         point={**base.point, "instances": instances},
         repetition=repetition,
-        load=_load(
-            base.load, steps, settings.step_s, settings.warmup_s, base.slo.p99_ms, settings.stop_after
+        load=base.load.as_ladder(
+            steps, settings.step_s, settings.warmup_s, base.slo.p99_ms, settings.stop_after
         ),
         expect_below_capacity=False,
         **_instance_settings(base, settings),

@@ -28,13 +28,11 @@ import json
 import os
 import platform
 import re
-import shutil
 import signal
 import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.parse
 from collections.abc import Iterator, Sequence
@@ -54,11 +52,10 @@ from harness.db.cluster import free_port
 from harness.engine import instances
 from harness.engine.resources import Limits, detect_backend
 from harness.engine.session import RunPlan, _instance_knobs
+from harness.record.folders import new_stamped
 from harness.tools import toolchain
 
 GENERATORS = ("driver", "bare", "wrk", "vegeta")
-VEGETA_PACKAGE = "github.com/tsenart/vegeta/v12"
-VEGETA_VERSION = "v12.13.0"
 PROCESS_GRACE_S = 30.0
 """How long past its planned duration a generator may run before it is killed (start-up, drain, timeouts)."""
 ACCURACY_DELAY_MS = 5.0
@@ -242,8 +239,8 @@ class Setup:
     max_conns: int | None = None
 
 
-def driver_env(setup: Setup, mix: str, summary: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
-    env = {k: os.environ[k] for k in ("PATH", "HOME", "LANG", "TMPDIR") if k in os.environ}
+def driver_env(setup: Setup, mix: str, summary: Path) -> dict[str, str]:
+    env = _plain_env()
     env.update(
         BB_TARGETS=setup.target,
         BB_MIX=mix,
@@ -256,24 +253,12 @@ def driver_env(setup: Setup, mix: str, summary: Path, extra: dict[str, str] | No
     )
     if setup.max_conns:
         env["BB_MAX_CONNS"] = str(setup.max_conns)
-    env.update(extra or {})
     return env
 
 
 def _sample(name: str, repetition: int, position: int, done: Finished, requests: int, **kw: Any) -> Sample:
-    return Sample(
-        generator=name,
-        repetition=repetition,
-        position=position,
-        user_s=done.user_s,
-        system_s=done.system_s,
-        requests=requests,
-        wall_s=round(done.wall_s, 3),
-        voluntary_switches=done.voluntary_switches,
-        involuntary_switches=done.involuntary_switches,
-        exit_code=done.exit_code,
-        **kw,
-    )
+    kernel = {**asdict(done), "wall_s": round(done.wall_s, 3)}
+    return Sample(generator=name, repetition=repetition, position=position, requests=requests, **kernel, **kw)
 
 
 def run_generator(setup: Setup, argv: list[str], env: dict[str, str], stem: Path) -> Finished:
@@ -400,10 +385,6 @@ def run_one(name: str, setup: Setup, repetition: int, position: int, folder: Pat
 # ---- tools -------------------------------------------------------------------------------------------
 
 
-def vegeta_path() -> Path:
-    return paths.BIN / "vegeta"
-
-
 def _vegeta_version(binary: Path) -> str:
     try:
         done = subprocess.run([str(binary), "-version"], capture_output=True, text=True, timeout=10)
@@ -411,54 +392,6 @@ def _vegeta_version(binary: Path) -> str:
         return ""
     match = re.search(r"Version:\s*(\S+)", done.stdout + done.stderr)
     return match.group(1) if match else ""
-
-
-def ensure_vegeta() -> Path:
-    """`go install` vegeta's CLI at the pinned version into .bidbench/bin/vegeta (about 30 s, once).
-
-    A `go install`ed vegeta reports "Version:" empty or as the module version; a stamp file records
-    the version it was built at, as the toolchain does for toxiproxy."""
-    binary = vegeta_path()
-    stamp = binary.with_name("vegeta.version")
-    if binary.exists() and stamp.exists() and stamp.read_text().strip() == VEGETA_VERSION:
-        return binary
-    toolchain.ensure(["go"])
-    go = shutil.which("go")
-    if not go:
-        raise UserError("installing vegeta needs Go (apt-get install golang)")
-    proxy = toolchain._run([go, "env", "GOPROXY"]).split(",")[0] or "https://proxy.golang.org"
-    paths.BIN.mkdir(parents=True, exist_ok=True)
-    console.print(f"building vegeta {VEGETA_VERSION} with Go into {paths.BIN} (about 30 s, once) ...")
-    with tempfile.TemporaryDirectory(prefix="bidbench-vegeta-", dir=paths.BIN) as gobin:
-        env = dict(os.environ, GOBIN=gobin, GOPROXY=proxy, GOFLAGS="-mod=mod")
-        target = f"{VEGETA_PACKAGE}@{VEGETA_VERSION}"
-        done = subprocess.run([go, "install", target], env=env, capture_output=True, text=True, timeout=600)
-        if done.returncode != 0:
-            raise UserError(f"`go install {target}` failed:\n{done.stderr[-2000:]}")
-        # A major-version suffix is not the binary's name: github.com/tsenart/vegeta/v12 builds `vegeta`.
-        os.replace(Path(gobin) / "vegeta", binary)
-    stamp.write_text(VEGETA_VERSION + "\n")
-    return binary
-
-
-def ensure_wrk() -> Path:
-    """Debian's wrk (apt-get install wrk), through the toolchain's apt helper."""
-    found = shutil.which("wrk")
-    if found:
-        return Path(found)
-    if not toolchain._can_apt():
-        raise UserError("wrk is missing: sudo apt-get install -y wrk, then run the command again")
-    toolchain._apt_install(["wrk"])
-    found = shutil.which("wrk")
-    if not found:
-        raise UserError("wrk is still missing after apt-get install wrk")
-    return Path(found)
-
-
-def ensure_driver() -> Path:
-    """The load driver as measured runs build it (the toolchain's `driver` tool: loadgen/ built with Go)."""
-    toolchain.ensure(["go", "driver"])
-    return Path(toolchain.TOOLS["driver"].probe().path)
 
 
 def tool_versions(setup: Setup) -> dict[str, str]:
@@ -472,7 +405,7 @@ def tool_versions(setup: Setup) -> dict[str, str]:
     return {
         "driver": first_line([str(setup.driver), "version"]),
         "wrk": first_line([str(setup.wrk), "--version"]),
-        "vegeta": _vegeta_version(setup.vegeta) or VEGETA_VERSION,
+        "vegeta": _vegeta_version(setup.vegeta) or toolchain.VEGETA_VERSION,
     }
 
 
@@ -513,11 +446,8 @@ def started_app(impl: str, cpus: float | None) -> Iterator[str]:
         knobs=_instance_knobs(RunPlan(impl=impl)),
     )
     console.print(f"overhead: starting {impl} on {spec.host}:{spec.port} (CPU limit {cpus or 'none'}) ...")
-    instance = instances.start(driver, spec, detect_backend(), Limits(cpus=cpus), ready_timeout_s=180)
-    try:
+    with instances.running_instance(driver, spec, detect_backend(), Limits(cpus=cpus), 180) as instance:
         yield instance.base_url
-    finally:
-        instances.stop(instance)
 
 
 @contextmanager
@@ -575,17 +505,6 @@ class Options:
     accuracy: bool = False
 
 
-def new_folder(kind: str = "overhead") -> Path:
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    folder = paths.RESULTS / kind / stamp
-    suffix = 1
-    while folder.exists():
-        suffix += 1
-        folder = paths.RESULTS / kind / f"{stamp}-{suffix}"
-    folder.mkdir(parents=True)
-    return folder
-
-
 def machine() -> dict[str, Any]:
     return {
         "cores": os.cpu_count(),
@@ -607,11 +526,11 @@ def benchmark(options: Options) -> int:
         rate=options.rate,
         seconds=options.seconds,
         wrk_connections=options.wrk_connections,
-        driver=ensure_driver(),
-        wrk=ensure_wrk() if "wrk" in options.generators else Path("wrk"),
-        vegeta=ensure_vegeta() if "vegeta" in options.generators else Path("vegeta"),
+        driver=toolchain.ensure_path("load"),
+        wrk=toolchain.ensure_path("wrk") if "wrk" in options.generators else Path("wrk"),
+        vegeta=toolchain.ensure_path("go", "vegeta") if "vegeta" in options.generators else Path("vegeta"),
     )
-    folder = new_folder()
+    folder = new_stamped("overhead")
     with _target(options) as target:
         setup = Setup(**{**asdict(setup), "target": target})
         return measure(options, setup, folder)
@@ -721,8 +640,8 @@ def print_table(summary: dict[str, dict[str, Any]], setup: Setup) -> None:
 
 def accuracy(options: Options) -> int:
     """p50 against a fixed 5 ms answer, and the two p99s around a 1 s freeze with 2 connections at most."""
-    driver = ensure_driver()
-    folder = new_folder("overhead")
+    driver = toolchain.ensure_path("load")
+    folder = new_stamped("overhead")
     seconds = max(options.seconds, 5.0)
     checks: dict[str, Any] = {}
     with fake_target(free_port(), ACCURACY_DELAY_MS, max_s=seconds + 120) as url:

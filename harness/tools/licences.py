@@ -19,7 +19,7 @@ import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -135,40 +135,33 @@ def _tokens(expression: str) -> list[str]:
 
 def permitted(expression: str, allowed: set[str]) -> bool:
     tokens = _tokens(expression)
-    position = 0
 
-    def atom() -> bool:
-        nonlocal position
-        token = tokens[position]
-        position += 1
-        if token == "(":
-            value = either()
-            position += 1  # the closing parenthesis
-            return value
-        if position < len(tokens) and tokens[position] == "WITH":
-            position += 2
-        return token.removesuffix("+") in allowed
-
-    def joined(operator: str, operand: Callable[[], bool], any_of: bool) -> Callable[[], bool]:
-        """operand (operator operand)*: true when any (OR) or every (AND) operand is."""
-
-        def parse() -> bool:
-            nonlocal position
-            values = [operand()]
-            while position < len(tokens) and tokens[position] == operator:
-                position += 1
-                values.append(operand())
-            return any(values) if any_of else all(values)
-
-        return parse
-
-    both = joined("AND", atom, any_of=False)
-    either = joined("OR", both, any_of=True)
+    def either(at: int) -> tuple[bool, int]:
+        """An OR of ANDs of atoms from tokens[at]: its value, and the index after it."""
+        any_of = False
+        while True:
+            all_of = True
+            while True:
+                if tokens[at] == "(":
+                    value, at = either(at + 1)
+                    at += 1  # the closing parenthesis
+                else:
+                    value = tokens[at].removesuffix("+") in allowed
+                    at += 3 if tokens[at + 1 : at + 2] == ["WITH"] else 1
+                all_of = all_of and value
+                if tokens[at : at + 1] != ["AND"]:
+                    break
+                at += 1
+            any_of = any_of or all_of
+            if tokens[at : at + 1] != ["OR"]:
+                return any_of, at
+            at += 1
 
     try:
-        return either() and position == len(tokens)
+        value, end = either(0)
     except IndexError:
         return False
+    return value and end == len(tokens)
 
 
 # ---- Python -----------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import subprocess
 import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from rich.table import Table
@@ -24,6 +25,8 @@ from harness.console import UserError, console
 
 TOXIPROXY_VERSION = "v2.12.0"
 TOXIPROXY_PACKAGE = "github.com/Shopify/toxiproxy/v2/cmd/server"
+VEGETA_VERSION = "v12.13.0"
+VEGETA_PACKAGE = "github.com/tsenart/vegeta/v12"
 
 
 @dataclass
@@ -40,6 +43,8 @@ class Tool:
     apt_packages: tuple[str, ...] = ()
     build: Callable[[], None] | None = None
     manual_hint: str = ""
+    on_demand: bool = False
+    """Not part of `./bidbench setup`: only the command that uses it installs it."""
 
 
 def _run(argv: list[str], timeout: float = 30) -> str:
@@ -55,8 +60,15 @@ def _version_at_least(text: str, minimum: int) -> bool:
     return bool(match) and int(match.group(1)) >= minimum
 
 
-def _probe_binary(name: str, version_args: list[str], pattern: str, minimum: int | None = None) -> Probe:
-    path = shutil.which(name)
+def _probe_binary(
+    name: str,
+    version_args: list[str],
+    pattern: str,
+    minimum: int | None = None,
+    find: Callable[[], str | None] | None = None,
+) -> Probe:
+    """`name` on PATH (or where `find` finds it), and its version from `name version_args`."""
+    path = find() if find else shutil.which(name)
     if not path:
         return Probe(False)
     match = re.search(pattern, _run([path, *version_args]))
@@ -64,22 +76,6 @@ def _probe_binary(name: str, version_args: list[str], pattern: str, minimum: int
     if minimum is not None and not _version_at_least(version, minimum):
         return Probe(False, version, path)
     return Probe(True, version, path)
-
-
-def _probe_java() -> Probe:
-    return _probe_binary("java", ["-version"], r'version "([^"]+)"', 17)
-
-
-def _probe_maven() -> Probe:
-    return _probe_binary("mvn", ["-v"], r"Apache Maven ([0-9.]+)")
-
-
-def _probe_node() -> Probe:
-    return _probe_binary("node", ["--version"], r"v(\S+)", 20)
-
-
-def _probe_npm() -> Probe:
-    return _probe_binary("npm", ["--version"], r"(\S+)")
 
 
 def php_fpm_binary() -> str | None:
@@ -91,35 +87,15 @@ def php_fpm_binary() -> str | None:
 
 
 def _probe_php_fpm() -> Probe:
-    binary = php_fpm_binary()
-    if not binary:
-        return Probe(False)
-    match = re.search(r"PHP (\S+)", _run([binary, "-v"]))
-    version = match.group(1) if match else "?"
-    modules = _run([binary, "-m"]).lower()
-    if "pgsql" not in modules or "opcache" not in modules:
-        return Probe(False, version + " (missing pgsql or opcache)", binary)
-    return Probe(True, version, binary)
-
-
-def _probe_php_cli() -> Probe:
-    return _probe_binary("php", ["-v"], r"PHP (\S+)", 8)
-
-
-def _probe_phpunit() -> Probe:
-    return _probe_binary("phpunit", ["--version"], r"PHPUnit (\S+)")
+    probe = _probe_binary("php-fpm", ["-v"], r"PHP (\S+)", find=php_fpm_binary)
+    modules = _run([probe.path, "-m"]).lower() if probe.found else ""
+    if probe.found and ("pgsql" not in modules or "opcache" not in modules):
+        return Probe(False, probe.version + " (missing pgsql or opcache)", probe.path)
+    return probe
 
 
 def nginx_binary() -> str | None:
     return shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
-
-
-def _probe_nginx() -> Probe:
-    binary = nginx_binary()
-    if not binary:
-        return Probe(False)
-    match = re.search(r"nginx/(\S+)", _run([binary, "-v"]))
-    return Probe(True, match.group(1) if match else "?", binary)
 
 
 def find_pg_bindir() -> Path:
@@ -159,9 +135,7 @@ def _probe_postgres() -> Probe:
 def _probe_libpq_dev() -> Probe:
     # pg-native's native addon (the `libpq` package) compiles against libpq's headers.
     header = Path("/usr/include/postgresql/libpq-fe.h")
-    return Probe(
-        header.exists(), "headers" if header.exists() else "", str(header) if header.exists() else ""
-    )
+    return Probe(True, "headers", str(header)) if header.exists() else Probe(False)
 
 
 def _probe_build_tools() -> Probe:
@@ -203,15 +177,18 @@ def _probe_driver() -> Probe:
     return Probe(built == wanted, driver_version(), str(binary))
 
 
+def _go(missing: str) -> tuple[str, str]:
+    """Go's binary and the module proxy it is set to use; without Go, the user's error `missing`."""
+    go = shutil.which("go")
+    if not go:
+        raise UserError(missing)
+    return go, _run([go, "env", "GOPROXY"]).split(",")[0] or "https://proxy.golang.org"
+
+
 def _build_driver() -> None:
     """`go build` of loadgen/ into .bidbench/bin/bidbench-load (seconds; the module cache keeps the
     dependencies after the first time)."""
-    go = shutil.which("go")
-    if not go:
-        raise UserError(
-            "building the load driver needs Go 1.26+. Install it (apt-get install golang) and retry."
-        )
-    proxy = _run([go, "env", "GOPROXY"]).split(",")[0] or "https://proxy.golang.org"
+    go, proxy = _go("building the load driver needs Go 1.26+. Install it (apt-get install golang) and retry.")
     paths.BIN.mkdir(parents=True, exist_ok=True)
     console.print(f"building the load driver (loadgen/) into {driver_path()} ...")
     partial = driver_path().with_name(f"bidbench-load.{os.getpid()}.partial")
@@ -231,59 +208,66 @@ def _build_driver() -> None:
     _driver_stamp().write_text(f"{version}+{driver_source_digest()}\n")
 
 
-def _probe_go() -> Probe:
-    return _probe_binary("go", ["version"], r"go version go(\S+)")
-
-
-def _probe_chromium() -> Probe:
-    return _probe_binary("chromium", ["--version"], r"Chromium (\S+)")
-
-
 def toxiproxy_path() -> Path:
     return paths.BIN / "toxiproxy-server"
 
 
-def _probe_toxiproxy() -> Probe:
-    # A `go install`ed toxiproxy says "version git"; the build leaves the module version in a stamp file.
-    binary = toxiproxy_path()
+def vegeta_path() -> Path:
+    return paths.BIN / "vegeta"
+
+
+def _probe_stamped(binary: Path, version: str) -> Probe:
+    # A `go install`ed binary says "version git" (toxiproxy) or nothing useful (vegeta); the build leaves
+    # the module version in a stamp file.
     stamp = binary.with_name(binary.name + ".version")
     if not binary.exists() or not stamp.exists():
         return Probe(False)
-    version = stamp.read_text().strip()
-    return Probe(version == TOXIPROXY_VERSION, version, str(binary))
+    found = stamp.read_text().strip()
+    return Probe(found == version, found, str(binary))
+
+
+def _probe_toxiproxy() -> Probe:
+    return _probe_stamped(toxiproxy_path(), TOXIPROXY_VERSION)
+
+
+def _probe_vegeta() -> Probe:
+    return _probe_stamped(vegeta_path(), VEGETA_VERSION)
 
 
 def _cached_binary(name: str, version: str) -> Path:
     return paths.USER_CACHE / "bin" / f"{name}-{version}"
 
 
-def _go_install(package: str, version: str, dest: Path, probe: Callable[[], Probe], takes: str) -> None:
-    """`go install package@version` into dest, through a per-user copy of the binary: a clean clone on a
-    machine that built it before copies it in a second (linking took tens of seconds even with Go's build cache)."""
+def _go_install(package: str, version: str, dest: Path, probe: Callable[[], Probe]) -> None:
+    """`go install package@version` into dest (about 30 s), through a per-user copy of the binary: a clean
+    clone on a machine that built it before copies it in a second (linking took tens of seconds even with
+    Go's build cache). The stamp file next to dest records the version (_probe_stamped)."""
     name = dest.name
     cached = _cached_binary(name, version)
+    stamp = dest.with_name(name + ".version")
     paths.BIN.mkdir(parents=True, exist_ok=True)
     if cached.is_file():
         shutil.copy2(cached, dest)
+        stamp.write_text(version + "\n")
         if probe().found:
             console.print(f"{name} {version}: copied from {cached}")
             return
         cached.unlink(missing_ok=True)  # a copy that does not answer as `version`: build afresh
-    go = shutil.which("go")
-    if not go:
-        raise UserError(
-            f"building {name} needs Go. Install it (https://go.dev/dl/ or apt-get install golang) and retry."
-        )
-    proxy = _run([go, "env", "GOPROXY"]).split(",")[0] or "https://proxy.golang.org"
-    console.print(f"building {name} {version} with Go into {paths.BIN} ({takes}, once)...")
+    go, proxy = _go(
+        f"building {name} needs Go. Install it (https://go.dev/dl/ or apt-get install golang) and retry."
+    )
+    console.print(f"building {name} {version} with Go into {paths.BIN} (about 30 s, once)...")
     with tempfile.TemporaryDirectory(prefix=f"bidbench-{name}-", dir=paths.BIN) as gobin:
         env = dict(os.environ, GOBIN=gobin, GOPROXY=proxy, GOFLAGS="-mod=mod")
         target = f"{package}@{version}"
         done = subprocess.run([go, "install", target], env=env, capture_output=True, text=True)
         if done.returncode != 0:
             raise UserError(f"`go install {target}` failed:\n{done.stderr[-2000:]}")
-        # The binary is named after the package's last element (toxiproxy's is `server`).
-        os.replace(Path(gobin) / package.rsplit("/", 1)[-1], dest)
+        # The binary is named after the package's last element (toxiproxy's is `server`), not after a
+        # major-version suffix (github.com/tsenart/vegeta/v12 builds `vegeta`).
+        parts = package.split("/")
+        os.replace(Path(gobin) / (parts[-2] if re.fullmatch(r"v\d+", parts[-1]) else parts[-1]), dest)
+    stamp.write_text(version + "\n")
     try:
         cached.parent.mkdir(parents=True, exist_ok=True)
         # Through a temporary name: another checkout may be copying the cached binary at the same time.
@@ -296,31 +280,53 @@ def _go_install(package: str, version: str, dest: Path, probe: Callable[[], Prob
 
 def _build_toxiproxy() -> None:
     """Toxiproxy's server into .bidbench/bin/toxiproxy-server (the fault scenarios)."""
-    # A `go install`ed toxiproxy says "version git": the stamp file records the module version.
-    toxiproxy_path().with_name(toxiproxy_path().name + ".version").write_text(TOXIPROXY_VERSION + "\n")
-    _go_install(TOXIPROXY_PACKAGE, TOXIPROXY_VERSION, toxiproxy_path(), _probe_toxiproxy, "about 30 s")
+    _go_install(TOXIPROXY_PACKAGE, TOXIPROXY_VERSION, toxiproxy_path(), _probe_toxiproxy)
+
+
+def _build_vegeta() -> None:
+    """vegeta's CLI into .bidbench/bin/vegeta (`./bidbench overhead`)."""
+    _go_install(VEGETA_PACKAGE, VEGETA_VERSION, vegeta_path(), _probe_vegeta)
 
 
 TOOLS: dict[str, Tool] = {
     tool.name: tool
     for tool in (
-        Tool("java", _probe_java, ("openjdk-17-jdk-headless",)),
-        Tool("maven", _probe_maven, ("maven",)),
         Tool(
-            "node", _probe_node, (), manual_hint="install Node.js 20+ from https://nodejs.org or NodeSource"
+            "java",
+            partial(_probe_binary, "java", ["-version"], r'version "([^"]+)"', 17),
+            ("openjdk-17-jdk-headless",),
         ),
-        Tool("npm", _probe_npm, (), manual_hint="npm comes with Node.js 20+"),
+        Tool("maven", partial(_probe_binary, "mvn", ["-v"], r"Apache Maven ([0-9.]+)"), ("maven",)),
+        Tool(
+            "node",
+            partial(_probe_binary, "node", ["--version"], r"v(\S+)", 20),
+            (),
+            manual_hint="install Node.js 20+ from https://nodejs.org or NodeSource",
+        ),
+        Tool(
+            "npm",
+            partial(_probe_binary, "npm", ["--version"], r"(\S+)"),
+            (),
+            manual_hint="npm comes with Node.js 20+",
+        ),
         Tool("build-tools", _probe_build_tools, ("make", "g++", "python3")),
         Tool("libpq-dev", _probe_libpq_dev, ("libpq-dev",)),
-        Tool("php", _probe_php_cli, ("php8.2-cli",)),
+        Tool("php", partial(_probe_binary, "php", ["-v"], r"PHP (\S+)", 8), ("php8.2-cli",)),
         Tool("php-fpm", _probe_php_fpm, ("php8.2-fpm", "php8.2-pgsql", "php8.2-opcache", "php8.2-mbstring")),
-        Tool("phpunit", _probe_phpunit, ("phpunit",)),
-        Tool("nginx", _probe_nginx, ("nginx-light",)),
+        Tool("phpunit", partial(_probe_binary, "phpunit", ["--version"], r"PHPUnit (\S+)"), ("phpunit",)),
+        Tool(
+            "nginx",
+            partial(_probe_binary, "nginx", ["-v"], r"nginx/(\S+)", find=nginx_binary),
+            ("nginx-light",),
+        ),
         Tool("postgres", _probe_postgres, ("postgresql-15", "postgresql-contrib")),
-        Tool("go", _probe_go, ("golang",)),
+        Tool("go", partial(_probe_binary, "go", ["version"], r"go version go(\S+)"), ("golang",)),
         Tool("driver", _probe_driver, build=_build_driver),
         Tool("toxiproxy", _probe_toxiproxy, build=_build_toxiproxy),
-        Tool("chromium", _probe_chromium, ("chromium",)),
+        Tool("chromium", partial(_probe_binary, "chromium", ["--version"], r"Chromium (\S+)"), ("chromium",)),
+        # `./bidbench overhead`'s generators, installed when it asks for them; setup leaves them out.
+        Tool("wrk", partial(_probe_binary, "wrk", ["--version"], r"wrk (\S+)"), ("wrk",), on_demand=True),
+        Tool("vegeta", _probe_vegeta, build=_build_vegeta, on_demand=True),
     )
 }
 
@@ -459,4 +465,9 @@ def print_table(rows: list[SetupRow]) -> None:
 
 
 def all_tool_names() -> list[str]:
-    return list(TOOLS)
+    return [name for name, tool in TOOLS.items() if not tool.on_demand]
+
+
+def ensure_path(*names: str) -> Path:
+    """ensure(names), then where the last one is (its probe's path): the binary a command runs."""
+    return Path(ensure(names)[-1].probe.path)

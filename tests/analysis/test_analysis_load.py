@@ -72,7 +72,8 @@ def test_runner_layout_and_flat_layout_group_alike(tmp_path):
         impl="node", regime="scaling", point={"instances": 2}, repetition=4, metrics=metrics, flat=True
     )
     a, b = read_run(nested), read_run(flat)
-    assert a.key == b.key and a.point == "instances=2" and a.point_value == 2.0
+    assert (a.impl, a.variant, a.regime, a.point) == (b.impl, b.variant, b.regime, b.point)
+    assert a.point == "instances=2" and a.point_value == 2.0
     assert (a.repetition, b.repetition) == (3, 4)
     assert a.instances == 1  # the manifest's instance count wins over the point
 

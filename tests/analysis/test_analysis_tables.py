@@ -38,41 +38,44 @@ def _folders(study, regime: str, impl: str, **point: float) -> list[dict]:
     return out
 
 
-def _row(table, label: str, point: str) -> dict:
-    return next(r for r in table.records if r["label"] == label and r.get("point") == point)
+def _row(table, label: str, column: str, point: object) -> dict:
+    """The row of `label` at `point` (its text in `column`), by column name: each cell keeps its number."""
+    rows = [dict(zip(table.columns, row, strict=True)) for row in table.rows]
+    return next(r for r in rows if r["implementation"] == label and r[column] == str(point))
 
 
 def test_thesis_tables_7_1_and_7_2_come_from_the_folders(study, study_comparison):
     raw = _folders(study, "scaling", "node", instances=2)
     assert len(raw) == 5
-    t71 = _row(cpu_utilization_table(study_comparison), "node", "instances=2")
-    assert t71["cpu_pct"] == pytest.approx(np.mean([m["cpu_pct_total"] for m in raw]))
-    assert t71["utilized_cpu_pct"] == pytest.approx(np.mean([m["utilized_cpu"] * 100 for m in raw]))
-    assert t71["max_cpu_pct"] == pytest.approx(200.0)
-    t72 = _row(normalized_table(study_comparison), "node", "instances=2")
-    assert t72["throughput_rps"] == pytest.approx(np.mean([m["capacity_rps"] for m in raw]))
-    assert t72["normalized_throughput"] == pytest.approx(np.mean([m["normalized_throughput"] for m in raw]))
+    t71 = _row(cpu_utilization_table(study_comparison), "node", "point", "instances=2")
+    assert t71["CPU %"].value == pytest.approx(np.mean([m["cpu_pct_total"] for m in raw]))
+    assert t71["utilized CPU %"].value == pytest.approx(np.mean([m["utilized_cpu"] * 100 for m in raw]))
+    assert t71["maximum CPU %"].value == pytest.approx(200.0)
+    t72 = _row(normalized_table(study_comparison), "node", "point", "instances=2")
+    assert t72["capacity (req/s)"].value == pytest.approx(np.mean([m["capacity_rps"] for m in raw]))
+    assert t72["normalized (req/s per CPU %)"].value == pytest.approx(
+        np.mean([m["normalized_throughput"] for m in raw])
+    )
 
 
 def test_qos_and_error_tables(study, study_comparison):
     qos = qos_table(study_comparison)
     raw = _folders(study, "users", "php", users=16)
-    row = next(r for r in qos.records if r["label"] == "php" and r["users"] == 16)
-    assert row["max_ms"] == pytest.approx(max(m["latency_ms"]["max"] for m in raw))
+    row = _row(qos, "php", "users", 16)
+    assert row["max (ms)"].value == pytest.approx(max(m["latency_ms"]["max"] for m in raw))
     # some requests took over 1 s, and no run recorded how many: the table shows the bound the percentiles give
     # (the loosest over the runs), not a made-up share
     assert all(m["latency_ms"]["max"] > 1000 for m in raw)
     shares = (("p999", 0.1), ("p99", 1.0), ("p95", 5.0), ("p90", 10.0), ("p50", 50.0))
     bound = max(next(share for key, share in shares if m["latency_ms"][key] < 1000) for m in raw)
-    assert row["over_1s"] == f"< {bound:g}%"
-    one = next(r for r in qos.records if r["label"] == "php" and r["users"] == 1)
-    assert one["over_1s"] == "0.0%"  # nothing took a second
-    errors = errors_table(study_comparison)
-    erow = next(r for r in errors.records if r["label"] == "php" and r["users"] == 16)
-    assert erow["system_errors_pct"] == pytest.approx(
+    assert row["over 1 s"] == f"< {bound:g}%"
+    one = _row(qos, "php", "users", 1)
+    assert one["over 1 s"] == "0.0%"  # nothing took a second
+    erow = _row(errors_table(study_comparison), "php", "users", 16)
+    assert erow["system errors %"].value == pytest.approx(
         np.mean([m["sys_errors"] / m["requests"] * 100 for m in raw])
     )
-    assert 10 < erow["app_exceptions_pct"] < 12
+    assert 10 < erow["application exceptions %"].value < 12
 
 
 def test_over_one_second_is_exact_when_recorded(tmp_path):

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from harness.analysis.side_by_side import aa_check, load_records, ranking, sure, verdict_line
+from harness.analysis.side_by_side import aa_check, load_records, ranking, sure
 from harness.model.side_by_side_math import METRICS, summarize
 
 
@@ -79,15 +79,6 @@ def test_no_bound_is_impossible_even_for_a_wild_sample() -> None:
             interval = (group.get(metric.key) or {}).get("interval")
             if interval:
                 assert interval["low"] > 0 and math.isfinite(interval["high"])
-
-
-def test_the_verdict_line_says_what_the_interval_says() -> None:
-    metric = METRICS[0]
-    assert "a difference" in verdict_line("php", "java", metric, {"centre": 1.6, "low": 1.5, "high": 1.7})
-    assert "no difference shown" in verdict_line(
-        "php", "java", metric, {"centre": 1.01, "low": 0.98, "high": 1.04}
-    )
-    assert "not enough" in verdict_line("php", "java", metric, {"centre": 1.0, "low": None, "high": None})
 
 
 def test_records_are_read_back_from_folders(tmp_path: Path) -> None:

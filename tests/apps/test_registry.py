@@ -57,7 +57,7 @@ def test_a_name_registers_once() -> None:
 
 def test_the_views_built_from_the_registry_keep_their_values() -> None:
     """The knob and tool tables the adapters now declare, as harness/apps/knobs.py and toolchain.py had them."""
-    assert knobs.IMPL_KNOBS == {
+    assert {app.name: dict(app.knobs) for app in apps.adapters()} == {
         "java": {"JAVA_THREADS": "32", "JAVA_POOL": "hikari"},
         "node": {"NODE_WORKERS": "0", "PG_NATIVE": "0"},
         "php": {"PHP_FPM_CHILDREN": "10", "PHP_JIT": "0"},
@@ -134,7 +134,7 @@ def test_a_registered_adapter_is_picked_up_where_implementations_are_listed(cobo
         run_conformance(["fortran"], parts=None, json_path=None)
     assert test_suites.suite_names() == ("loadgen", "python", *BUILT_IN, "cobol", "conformance")
     assert toolchain.NEEDS["cobol"] == ("go",)
-    assert knobs.IMPL_KNOBS["cobol"] == {"COBOL_TASKS": "4"}
+    assert apps.adapter("cobol").knobs == {"COBOL_TASKS": "4"}
     assert knobs.default_knobs("cobol") == {**knobs.APP_KNOBS, "COBOL_TASKS": "4"}
     assert _instance_knobs(RunPlan("cobol", knobs={"DB_POOL_SIZE": "3"}))["DB_POOL_SIZE"] == "3"
 

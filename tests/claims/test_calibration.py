@@ -4,33 +4,118 @@ from its two questions (direction and magnitude), on synthetic numbers only."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
 
 from harness.claims import runner
-from harness.claims.calibration import (
-    APART_CVS,
-    calibrate,
-    claim_power,
-    floor_coverage,
-    floor_false_positive,
-    sample_sizes,
-)
-from harness.claims.model import Comparison, find, load_all
+from harness.claims.calibration import APART_CVS, claim_power, sd_log, simulate
+from harness.claims.model import Claim, Comparison, find, load_all
 from harness.claims.verdict import (
+    ALPHA,
     CONTRADICTED,
     DIRECTION_ONLY,
     INCONCLUSIVE,
     NOT_TESTABLE,
     REPLICATED,
     Side,
+    floor_stats,
     holm,
+    interval,
     judge,
     judge_rows,
+    log_ratio_stats,
     measure,
+    tost_p,
+    two_sided_p,
 )
 from harness.model.paired import paired_ratio, unpaired_ratio
+
+# --- the simulation: synthetic fresh starts through the verdicts' own functions ------------------------
+
+SIMULATIONS = 4000
+
+
+@dataclass(frozen=True)
+class Calibration:
+    n: int
+    design: str
+    cv: float
+    false_positive: float
+    """Identical groups: the share of data sets whose 95 % interval of B/A excludes 1."""
+    coverage: float
+    """A true ratio of 1.25: the share of 95 % intervals that contain it."""
+    tost_false_positive: float
+    """A true ratio on the edge of a 10 % band: the share of TOST verdicts "within"."""
+    sims: int
+
+    @property
+    def error(self) -> float:
+        """The simulation's own standard error at a 5 % rate."""
+        return math.sqrt(ALPHA * (1 - ALPHA) / self.sims)
+
+
+def calibrate(n: int, paired: bool, cv: float, sims: int = SIMULATIONS, seed: int = 45) -> Calibration:
+    rng = np.random.default_rng([seed, n, int(paired), int(cv * 1000)])
+    la, lb = simulate(n, sims, 1.0, paired, cv, rng)
+    false_positive = float(np.mean(two_sided_p(*log_ratio_stats(la, lb, paired)) < ALPHA))
+    true = 1.25
+    la, lb = simulate(n, sims, true, paired, cv, rng)
+    low, high = interval(*log_ratio_stats(la, lb, paired), 0.95)
+    coverage = float(np.mean((low <= true) & (true <= high)))
+    band = (1 / 1.1, 1.1)
+    la, lb = simulate(n, sims, band[1], paired, cv, rng)
+    tost_fp = float(np.mean(tost_p(*log_ratio_stats(la, lb, paired), band) < ALPHA))
+    return Calibration(n, "side by side" if paired else "apart", cv, false_positive, coverage, tost_fp, sims)
+
+
+def floor_false_positive(
+    n: int, cv: float, floor_sds: float, sims: int = SIMULATIONS, seed: int = 45
+) -> tuple[float, float]:
+    """(false positives, share of data sets that used a ceiling) of the whole capacity procedure on
+    identical groups apart, when every ladder starts at a first step `floor_sds` log-SDs from the groups'
+    level: a value below it is only known as "below the first step" (harness/claims/verdict.py
+    `_measure_floor`). A side with such runs is bounded by its ceiling (the first step, or its largest
+    value above it), against the other side's values; runs below on both sides are not judged; sides with
+    values only take Welch on the logs. A false positive is any direction declared (either sign) at ALPHA."""
+    rng = np.random.default_rng([seed, n, int(cv * 1000), int(floor_sds * 100) + 1000])
+    la, lb = simulate(n, sims, 1.0, False, cv, rng)
+    log_floor = floor_sds * sd_log(cv)
+    a_low, b_low = (la < log_floor).sum(axis=-1), (lb < log_floor).sum(axis=-1)
+    declared = (a_low == 0) & (b_low == 0) & (two_sided_p(*log_ratio_stats(la, lb, False)) < ALPHA)
+    used = np.zeros(sims, dtype=bool)
+    for floored, low_floored, other, low_other in ((la, a_low, lb, b_low), (lb, b_low, la, a_low)):
+        ceiling = np.maximum(floored.max(axis=-1), log_floor)
+        est, se, df = floor_stats(other, 0.0)
+        est = est - ceiling
+        bounded = (low_floored > 0) & (low_other == 0)
+        used |= bounded
+        declared |= bounded & (est > 0) & (two_sided_p(est, se, df) < ALPHA)
+    return float(np.mean(declared)), float(np.mean(used))
+
+
+def floor_coverage(
+    n: int, cv: float, true_ratio: float, level_sds: float, sims: int = SIMULATIONS, seed: int = 45
+) -> float:
+    """How often the one-sided 95 % bound of a floored baseline ("B/A > x") lies at or below the true ratio,
+    when the ladders' first step sits `level_sds` log-SDs above the baseline's level (its runs below it
+    become floors) and B is `true_ratio` times A. Only data sets that used the bound count."""
+    rng = np.random.default_rng([seed, n, int(cv * 1000), int(level_sds * 100) + 1000, int(true_ratio * 100)])
+    la, lb = simulate(n, sims, true_ratio, False, cv, rng)
+    log_floor = level_sds * sd_log(cv)
+    bounded = ((la < log_floor).sum(axis=-1) > 0) & ((lb < log_floor).sum(axis=-1) == 0)
+    ceiling = np.maximum(la.max(axis=-1), log_floor)
+    est, se, df = floor_stats(lb, 0.0)
+    low, _ = interval(est - ceiling, se, df, 0.95)
+    covered = low <= true_ratio
+    return float(np.mean(covered[bounded])) if bounded.any() else 1.0
+
+
+def sample_sizes(claims: list[Claim]) -> list[int]:
+    """Every number of fresh starts per side a runnable claim declares (quick and full)."""
+    return sorted({s.repetitions for c in claims if c.runnable for s in (c.quick, c.full)})
+
 
 SIZES = sorted({3, *sample_sizes(load_all())})
 NOISE = [(True, 0.10), (False, 0.10), (False, 0.15)]

@@ -1,4 +1,4 @@
-"""Parity with the local runner: every knob of harness/apps/knobs.py (APP_KNOBS, IMPL_KNOBS per implementation,
+"""Parity with the local runner: every knob of harness/apps/knobs.py (APP_KNOBS, and each adapter's own knobs,
 the CPU limit and the memory limit) has its counterpart in Compose and in the Kubernetes manifests, with
 the same name and the same default. So does the data set (scale, seed), and the load driver: one image
 everywhere, built with the Go of loadgen/go.mod, set only through variables the driver reads."""
@@ -30,19 +30,21 @@ from infra_helpers import (
     rendered,
 )
 
-from harness.apps import knobs
+from harness.apps import adapters, knobs
 
+# Each implementation's own knobs, as its adapter declares them.
+IMPL_KNOBS = {app.name: dict(app.knobs) for app in adapters()}
 # The Compose names of the two resource knobs (the local runner's --cpus and its memory limit).
 CPU_KNOB = "BB_CPUS"
 MEMORY_KNOB = "BB_MEMORY_MB"
 
 
 def _all_impl_knobs() -> set[str]:
-    return {name for impl_knobs in knobs.IMPL_KNOBS.values() for name in impl_knobs}
+    return {name for impl_knobs in IMPL_KNOBS.values() for name in impl_knobs}
 
 
 def test_the_implementations_are_the_runners() -> None:
-    assert set(knobs.IMPL_KNOBS) == set(IMPLS)
+    assert set(IMPL_KNOBS) == set(IMPLS)
 
 
 # ---- Compose ---------------------------------------------------------------------------------------
@@ -51,7 +53,7 @@ def test_the_implementations_are_the_runners() -> None:
 def test_compose_interpolates_every_knob_with_the_runners_default() -> None:
     """In the file itself: ${NAME:-default}, the same default at every use."""
     found = interpolation_defaults(COMPOSE_FILE.read_text(encoding="utf-8"))
-    expected = {**knobs.APP_KNOBS, **{k: v for impl in knobs.IMPL_KNOBS.values() for k, v in impl.items()}}
+    expected = {**knobs.APP_KNOBS, **{k: v for impl in IMPL_KNOBS.values() for k, v in impl.items()}}
     for name, default in expected.items():
         assert name in found, f"compose.yaml does not read {name}"
         assert set(found[name]) == {default}, (
@@ -72,7 +74,7 @@ def test_compose_service_gets_exactly_its_knobs_with_the_defaults(impl: str) -> 
         assert env.get(name) == default, (
             f"{impl}: {name}={env.get(name)!r}, the runner's default is {default!r}"
         )
-    others = _all_impl_knobs() - set(knobs.IMPL_KNOBS[impl])
+    others = _all_impl_knobs() - set(IMPL_KNOBS[impl])
     assert not others & set(env), f"{impl} gets another implementation's knobs: {sorted(others & set(env))}"
     assert float(service["cpus"]) == knobs.DEFAULT_CPU_LIMIT
     assert int(service["mem_limit"]) == knobs.DEFAULT_MEMORY_LIMIT_MB * 2**20
@@ -102,7 +104,7 @@ def test_kubernetes_deployment_gets_exactly_its_knobs_with_the_defaults(impl: st
         assert values.get(name) == default, (
             f"{impl}: {name}={values.get(name)!r}, the runner's default is {default!r}"
         )
-    others = _all_impl_knobs() - set(knobs.IMPL_KNOBS[impl])
+    others = _all_impl_knobs() - set(IMPL_KNOBS[impl])
     assert not others & set(values), (
         f"{impl} gets another implementation's knobs: {sorted(others & set(values))}"
     )
@@ -129,7 +131,7 @@ def test_image_defaults_agree_with_the_runner(impl: str) -> None:
             assert env[name] == default, (
                 f"{APP_IMAGES[impl]}: ENV {name}={env[name]}, the runner's default is {default}"
             )
-    others = _all_impl_knobs() - set(knobs.IMPL_KNOBS[impl])
+    others = _all_impl_knobs() - set(IMPL_KNOBS[impl])
     assert not others & set(env)
 
 

@@ -12,7 +12,7 @@ from harness.analysis.load import read_run
 from harness.record import verdict as verdict_record
 from harness.record.folders import new_run_folder
 from harness.record.schema import SchemaError
-from harness.record.verdict import Check, Verdict, read_verdict, write_verdict
+from harness.record.verdict import Check, Verdict, write_verdict
 
 
 def _verdict() -> Verdict:
@@ -47,7 +47,7 @@ def test_a_verdict_round_trips_with_todays_keys(tmp_path: Path) -> None:
         },
         "slo": {"definition": "p99 <= 50 ms", "met": False},
     }
-    assert read_verdict(folder) == written
+    assert Verdict.from_json(folder.read_json(verdict_record.FILE)) == written
 
 
 def test_notes_are_written_only_when_there_are_some() -> None:

@@ -76,3 +76,23 @@ def test_a_fixed_rate_claim_replicated_again_runs_on_fresh_starts_of_its_own(
     with ladders.again() as since, pytest.raises(_Asked):
         runner.run_experiment(claim, claim.quick, tmp_path)
     assert asked == [None, since]
+
+
+def test_a_claims_ladder_calibration_is_stored_where_the_claim_looks_for_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The claims look a stored calibration up by `calibration_group`; the calibration itself once
+    appended its own suffix to that group as well, so no stored calibration was ever reused."""
+    claim = find("thesis-6.2-pool-library")
+    size = claim.quick
+    stored_as: list[str] = []
+
+    def run_one(plan: Any, prewarm_rate: float, quiet: bool = False) -> Any:
+        stored_as.append(plan.group)
+        raise _Asked
+
+    monkeypatch.setattr("harness.regimes.ladder.run_one", run_one)
+    todo = runner.cells(claim, size)
+    with pytest.raises(_Asked):
+        ladders.run(claim, size, todo, tmp_path)
+    assert stored_as == [ladders.calibration_group(size, todo[0])]

@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(os.environ.get("BIDBENCH_ROOT", "/opt/bidbench"))
 sys.path.insert(0, str(ROOT))
 
-from harness.apps import knobs  # noqa: E402 - the harness lives at BIDBENCH_ROOT, not in site-packages
+from harness.apps import adapter, knobs  # noqa: E402 - the harness lives at BIDBENCH_ROOT, not in site-packages
 from harness.apps.base import InstanceSpec, ProcessLaunch  # noqa: E402
 from harness.apps.php import DRIVER_KNOBS, PhpDriver  # noqa: E402
 
@@ -45,7 +45,7 @@ DROPPED_ENV_KEYS = ("BIDBENCH_PHP_LOG",)
 
 
 def instance_spec(env: dict[str, str]) -> InstanceSpec:
-    names = [*knobs.APP_KNOBS, *knobs.IMPL_KNOBS["php"], *DRIVER_KNOBS]
+    names = [*knobs.APP_KNOBS, *adapter("php").knobs, *DRIVER_KNOBS]
     return InstanceSpec(
         impl="php",
         index=0,
