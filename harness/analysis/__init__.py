@@ -8,7 +8,7 @@ The public entry points (what `compare.py` and `./bidbench compare` build on):
     render_terminal(comparison)
     write_html(comparison, "report.html")
 
-The command line over them (argparse, `main(argv)`) is harness/cli/compare.py.
+The command line over them (a typer command, also `main(argv)`) is harness/cli/compare.py.
 
 Modules, one job each:
     load        find and read result folders and results/index.jsonl; decide who is excluded and why
