@@ -40,12 +40,12 @@ class SideBySideSpec:
     """The first sizing step's rate per CPU of one group: low enough for every app, high enough to read a
     cost."""
     sizing_steps: int = 2
-    sizing_max_growth: float = 3.0
-    """A sizing step foresees at most this many times its own rate: a reading taken far below the top
-    is checked by the next step before the cost steps trust it."""
     """Each sizing step runs at the top rate the one before it foresaw. A request costs more at low rates
     than near the top, so one step from a low rate foresees a busier machine than the top step then
     finds, and the cost steps would run lower than they could, where the ratio is noisiest."""
+    sizing_max_growth: float = 3.0
+    """A sizing step foresees at most this many times its own rate: a reading taken far below the top
+    is checked by the next step before the cost steps trust it."""
     quota_share: float = 0.6
     """The top cost step keeps the costliest group at this share of its CPU limit: the steps must stay
     below saturation, where CPU and requests are proportional."""
