@@ -24,10 +24,11 @@ groups keeps the comparison paired (docs/method.md, "Side by side"; the lab log 
 class SideBySideSpec:
     cost_rates: int = 4
     """Distinct rates of the cost steps, every group at the same rate in the same seconds."""
-    cost_passes: int = 4
+    cost_passes: int = 6
     """How often the cost rates run, low to high each time. A runtime's occasional background work (a JVM's
-    bursts, in some fresh starts) lands in one step or another; the longer the steps run in all, the less
-    one burst more or fewer moves a fresh start's cost (the lab log (docs/lab/), side-by-side steps)."""
+    compiler, in some fresh starts) lands in one step or another, and a step in which it filled a quota is
+    left out; the longer the steps run in all, the less one burst more or fewer moves a fresh start's cost
+    (the lab log (docs/lab/), side-by-side steps and young generation)."""
     step_s: float = 4.0
     warmup_s: float = 12.0
     """Before the cost steps, ramping to the first rate, with the quotas back after the pre-warm. A JVM
