@@ -35,5 +35,6 @@ USER node
 EXPOSE 8080
 HEALTHCHECK --interval=30s --timeout=3s --start-period=30s --start-interval=2s --retries=3 \
     CMD curl -fsS -o /dev/null "http://127.0.0.1:${PORT}/ready" || exit 1
-# node is PID 1 and handles SIGTERM itself (graceful drain, exit 0).
-CMD ["node", "src/main.js"]
+# node is PID 1 and handles SIGTERM itself (graceful drain, exit 0). The young generation is fixed at the
+# size V8 would grow it to, as the local runner starts it (harness/apps/node.py, NODE_FLAGS).
+CMD ["node", "--min-semi-space-size=16", "--max-semi-space-size=16", "src/main.js"]

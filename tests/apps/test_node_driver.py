@@ -84,12 +84,14 @@ def test_launch_is_one_node_process(tmp_path: Path) -> None:
     spec = instance_spec("node", tmp_path, NODE_WORKERS="2", PG_NATIVE="1", LOG_LEVEL="debug")
     (launch,) = NodeDriver().launches(spec)
     assert Path(launch.argv[0]).name == "node"
-    assert launch.argv[1:] == [str(ENTRY)]
+    assert launch.argv[1:] == ["--min-semi-space-size=16", "--max-semi-space-size=16", str(ENTRY)]
     assert launch.env["PORT"] == str(spec.port) and launch.env["DATABASE_URL"] == spec.database_url
     assert launch.env["NODE_WORKERS"] == "2" and launch.env["PG_NATIVE"] == "1"
     assert launch.env["LOG_LEVEL"] == "debug"
     assert launch.log_path == spec.run_dir / "app.log"
     assert launch.cwd == node_driver.APP_DIR
+    (plain,) = NodeDriver().launches(instance_spec("node", tmp_path, NODE_FLAGS=""))
+    assert plain.argv[1:] == [str(ENTRY)], "NODE_FLAGS empty: V8's own sizing"
 
 
 def test_effective_knobs_fill_in_every_default(tmp_path: Path) -> None:
@@ -100,6 +102,7 @@ def test_effective_knobs_fill_in_every_default(tmp_path: Path) -> None:
         "SERVER_TIMING": "1",
         "NODE_WORKERS": "0",
         "PG_NATIVE": "0",
+        "NODE_FLAGS": "--min-semi-space-size=16 --max-semi-space-size=16",
         "BIDBENCH_UNFAIR_UNSORTED": "0",
     }
 
