@@ -32,6 +32,7 @@ DEFAULT_JVM_FLAGS = "-Xms256m -Xmx256m -XX:+UseG1GC -XX:+ExitOnOutOfMemoryError"
 DRIVER_KNOBS: dict[str, str] = {
     "JVM_FLAGS": DEFAULT_JVM_FLAGS,
     "BIDBENCH_UNFAIR_UNSORTED": "0",
+    "BIDBENCH_UNFAIR_PER_FIELD": "0",
 }
 
 

@@ -47,6 +47,7 @@ DEFAULT_NODE_FLAGS = "--min-semi-space-size=16 --max-semi-space-size=16"
 DRIVER_KNOBS: dict[str, str] = {
     "NODE_FLAGS": DEFAULT_NODE_FLAGS,
     "BIDBENCH_UNFAIR_UNSORTED": "0",
+    "BIDBENCH_UNFAIR_PER_FIELD": "0",
 }
 
 # Prints the compiled addon's path when pg-native loads; fails (non-zero) when the build is missing.

@@ -50,6 +50,7 @@ BODY_LIMIT_BYTES = 65536
 DRIVER_KNOBS: dict[str, str] = {
     "NGINX_WORKER_PROCESSES": "1",
     "BIDBENCH_UNFAIR_UNSORTED": "0",
+    "BIDBENCH_UNFAIR_PER_FIELD": "0",
 }
 
 # Fixed instance settings, recorded in the manifest with the knobs (docs/design.md §3.3: nothing tuned silently).
@@ -213,6 +214,7 @@ class PhpDriver(AppDriver):
             "LOG_LEVEL": _knob(knobs, "LOG_LEVEL", "info", re.compile(r"error|warn|info|debug")),
             "SERVER_TIMING": _knob(knobs, "SERVER_TIMING", "1", re.compile(r"[01]")),
             "BIDBENCH_UNFAIR_UNSORTED": _knob(knobs, "BIDBENCH_UNFAIR_UNSORTED", "0", re.compile(r"[01]")),
+            "BIDBENCH_UNFAIR_PER_FIELD": _knob(knobs, "BIDBENCH_UNFAIR_PER_FIELD", "0", re.compile(r"[01]")),
             "NGINX_WORKER_PROCESSES": _knob(knobs, "NGINX_WORKER_PROCESSES", "1", digits),
         }
 

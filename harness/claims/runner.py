@@ -36,7 +36,27 @@ from harness.regimes.campaign import Campaign, campaign_name
 # (impl, variant name) -> per-run records: {"valid": bool, "value": float | None}
 Observations = dict[tuple[str, str], list[dict[str, Any]]]
 
-UNSORTED_KNOB = "BIDBENCH_UNFAIR_UNSORTED"
+UNFAIR_KNOBS: dict[str, str] = {
+    "BIDBENCH_UNFAIR_UNSORTED": "list results are not sorted: it does less database work than the contract requires",
+    "BIDBENCH_UNFAIR_PER_FIELD": (
+        "GET /items/{id} reads each field with its own SELECT: it does more database work than the contract "
+        "requires"
+    ),
+}
+"""The apps' deliberately unequal variants (contract/README.md), each with what makes it unequal."""
+
+UNFAIR_NOTES: dict[str, str] = {
+    "BIDBENCH_UNFAIR_UNSORTED": (
+        "The unsorted variant is unequal work: the conformance suite rejects it "
+        "(`./bidbench conformance` with BIDBENCH_UNFAIR_UNSORTED=1 is the negative control); "
+        "any speed it shows is bought by skipping the ORDER BY, not by a faster implementation."
+    ),
+    "BIDBENCH_UNFAIR_PER_FIELD": (
+        "The per-field variant is unequal work: the conformance suite rejects it "
+        "(`./bidbench conformance` with BIDBENCH_UNFAIR_PER_FIELD=1 is a negative control); it reproduces "
+        "the source's mistake, a SELECT per field, to measure what the contract's one SELECT saves."
+    ),
+}
 
 
 def size_for(claim: Claim, quick: bool, repetitions: int | None) -> Size:
@@ -55,8 +75,24 @@ def campaign_for(claim: Claim, size: Size) -> str:
     return campaign_name(f"claim-{claim.id}", settings)
 
 
+def unfair_knobs(variant: Variant) -> list[str]:
+    return [knob for knob in UNFAIR_KNOBS if variant.knobs.get(knob) == "1"]
+
+
 def is_unfair(variant: Variant) -> bool:
-    return variant.unfair or variant.knobs.get(UNSORTED_KNOB) == "1"
+    return variant.unfair or bool(unfair_knobs(variant))
+
+
+def warn_unfair(cells: list[Cell]) -> None:
+    for cell in cells:
+        if is_unfair(cell.variant):
+            what = (
+                "; ".join(UNFAIR_KNOBS[k] for k in unfair_knobs(cell.variant)) or "the claim marks it unequal"
+            )
+            console.print(
+                f"[bold red]!! UNEQUAL VARIANT {cell.variant.name} on {cell.impl}: {what}. "
+                "It fails the conformance suite. Its numbers are NOT a fair comparison.[/]"
+            )
 
 
 def _plan(claim: Claim, size: Size, cell: Cell, group: str, repetition: int) -> Any:
@@ -96,6 +132,7 @@ def cell_group(claim: Claim, size: Size, cell: Cell) -> str:
 def run_experiment(claim: Claim, size: Size, results_dir: Path | None = None) -> Observations:
     """Run (or reuse) every repetition of every cell, interleaved. Returns the per-run observations."""
     todo = cells(claim, size)
+    warn_unfair(todo)
     if claim.design == "side-by-side":
         console.print(
             f"claim {claim.id}: {len(sbs.lineups(claim, size))} line-up(s) of {len(todo)} cells side by side x "
@@ -107,13 +144,6 @@ def run_experiment(claim: Claim, size: Size, results_dir: Path | None = None) ->
         return ladders.run(claim, size, todo, results_dir, on_run=lambda line: console.print(f"  {line}"))
     campaign = Campaign(campaign_for(claim, size), results_dir=results_dir, reuse_since=ladders.reuse_since())
     console.print(f"claim {claim.id}: campaign {campaign.name}, {len(todo)} cells x {size.repetitions} runs")
-    for cell in todo:
-        if is_unfair(cell.variant):
-            console.print(
-                f"[bold red]!! UNEQUAL VARIANT {cell.variant.name} on {cell.impl}: list results are not sorted. "
-                "It does less database work than the contract requires and fails the conformance suite. "
-                "Its numbers are NOT a fair comparison.[/]"
-            )
     observations: Observations = {(c.impl, c.variant.name): [] for c in todo}
     campaign.planned_runs = len(todo) * size.repetitions
     for repetition in range(size.repetitions):
@@ -181,12 +211,8 @@ def notes_for(claim: Claim) -> list[str]:
     notes = [claim.notes] if claim.notes else []
     if claim.changed_after_data:
         notes.append(f"changed after seeing data: {claim.changed_after_data}")
-    if any(is_unfair(v) for v in claim.variants):
-        notes.append(
-            "The unsorted variant is unequal work: the conformance suite rejects it "
-            "(`./bidbench conformance` with BIDBENCH_UNFAIR_UNSORTED=1 is the negative control); "
-            "any speed it shows is bought by skipping the ORDER BY, not by a faster implementation."
-        )
+    used = {knob for v in claim.variants for knob in unfair_knobs(v)}
+    notes.extend(UNFAIR_NOTES[knob] for knob in UNFAIR_KNOBS if knob in used)
     return notes
 
 

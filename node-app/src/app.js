@@ -22,7 +22,7 @@ const POOL_END_TIMEOUT_MS = 5_000
 function startServer(config, logger, onListening, { gated = false } = {}) {
   // The pool connects lazily: the app starts while the database is down, and /ready says 503 until it is up.
   const pool = createPool(config, logger)
-  const db = new Database(pool, queries.build({ unsorted: config.unfairUnsorted }), logger)
+  const db = new Database(pool, queries.build({ unsorted: config.unfairUnsorted, perField: config.unfairPerField }), logger)
   const server = createServer({
     router: new Router(routes(db)),
     logger,

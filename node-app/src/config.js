@@ -61,6 +61,7 @@ function load(env = process.env) {
     logLevel,
     serverTiming: flag(env, 'SERVER_TIMING', true),
     unfairUnsorted: flag(env, 'BIDBENCH_UNFAIR_UNSORTED', false),
+    unfairPerField: flag(env, 'BIDBENCH_UNFAIR_PER_FIELD', false),
   })
 }
 

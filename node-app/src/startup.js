@@ -28,6 +28,7 @@ function startupInfo(config, port) {
     db_connection_timeout_ms: 5000,
     keep_alive_timeout_ms: KEEP_ALIVE_TIMEOUT_MS,
     unfair_unsorted: config.unfairUnsorted,
+    unfair_per_field: config.unfairPerField,
     pid: process.pid,
   }
 }
@@ -37,10 +38,13 @@ function printStartupLine(config, port) {
 }
 
 function warnUnfair(config, logger) {
-  if (!config.unfairUnsorted) return
+  const on = []
+  if (config.unfairUnsorted) on.push('BIDBENCH_UNFAIR_UNSORTED=1: list queries run WITHOUT their ORDER BY.')
+  if (config.unfairPerField) on.push('BIDBENCH_UNFAIR_PER_FIELD=1: GET /items/{id} reads each field with its own SELECT.')
+  if (on.length === 0) return
   const bar = '!'.repeat(78)
   logger.warn(bar)
-  logger.warn('BIDBENCH_UNFAIR_UNSORTED=1: list queries run WITHOUT their ORDER BY.')
+  for (const line of on) logger.warn(line)
   logger.warn('This is a deliberately unequal variant for negative controls; its numbers compare nothing.')
   logger.warn(bar)
 }

@@ -2,7 +2,7 @@
 
 const test = require('node:test')
 const assert = require('node:assert/strict')
-const { load, maskedDatabaseUrl } = require('../src/config')
+const { load, maskedDatabaseUrl, ConfigError } = require('../src/config')
 const { startupInfo } = require('../src/startup')
 
 test('defaults of contract/README.md', () => {
@@ -15,16 +15,51 @@ test('defaults of contract/README.md', () => {
   assert.equal(config.logLevel, 'info')
   assert.equal(config.serverTiming, true)
   assert.equal(config.unfairUnsorted, false)
+  assert.equal(config.unfairPerField, false)
 })
 
 test('every knob is read, bad values fail loudly', () => {
-  const config = load({ HOST: '0.0.0.0', PORT: '9000', DB_POOL_SIZE: '32', NODE_WORKERS: '4', PG_NATIVE: '1', LOG_LEVEL: 'debug', SERVER_TIMING: '0', BIDBENCH_UNFAIR_UNSORTED: '1' })
+  const config = load({ HOST: '0.0.0.0', PORT: '9000', DB_POOL_SIZE: '32', NODE_WORKERS: '4', PG_NATIVE: '1', LOG_LEVEL: 'debug', SERVER_TIMING: '0', BIDBENCH_UNFAIR_UNSORTED: '1', BIDBENCH_UNFAIR_PER_FIELD: '1' })
   assert.deepEqual(
-    [config.host, config.port, config.dbPoolSize, config.nodeWorkers, config.pgNative, config.logLevel, config.serverTiming, config.unfairUnsorted],
-    ['0.0.0.0', 9000, 32, 4, true, 'debug', false, true],
+    [config.host, config.port, config.dbPoolSize, config.nodeWorkers, config.pgNative, config.logLevel, config.serverTiming, config.unfairUnsorted, config.unfairPerField],
+    ['0.0.0.0', 9000, 32, 4, true, 'debug', false, true, true],
   )
-  for (const env of [{ PORT: 'x' }, { PORT: '70000' }, { DB_POOL_SIZE: '0' }, { NODE_WORKERS: '-1' }, { PG_NATIVE: 'yes' }, { LOG_LEVEL: 'trace' }, { SERVER_TIMING: '2' }]) {
+  for (const env of [{ PORT: 'x' }, { PORT: '70000' }, { DB_POOL_SIZE: '0' }, { NODE_WORKERS: '-1' }, { PG_NATIVE: 'yes' }, { LOG_LEVEL: 'trace' }, { SERVER_TIMING: '2' }, { BIDBENCH_UNFAIR_UNSORTED: '2' }, { BIDBENCH_UNFAIR_PER_FIELD: '2' }]) {
     assert.throws(() => load(env), JSON.stringify(env))
+  }
+})
+
+test('BIDBENCH_UNFAIR_PER_FIELD: off by default, 1 turns it on, a bad value is refused like BIDBENCH_UNFAIR_UNSORTED', () => {
+  assert.equal(load({}).unfairPerField, false)
+  assert.equal(load({ BIDBENCH_UNFAIR_PER_FIELD: '' }).unfairPerField, false)
+  assert.equal(load({ BIDBENCH_UNFAIR_PER_FIELD: '0' }).unfairPerField, false)
+  assert.equal(load({ BIDBENCH_UNFAIR_PER_FIELD: '1' }).unfairPerField, true)
+  // The two knobs are independent.
+  assert.deepEqual(
+    [load({ BIDBENCH_UNFAIR_PER_FIELD: '1' }).unfairUnsorted, load({ BIDBENCH_UNFAIR_UNSORTED: '1' }).unfairPerField],
+    [false, false],
+  )
+  for (const bad of ['2', 'yes', 'on', '-1', '01x']) {
+    const refusal = (name) => {
+      try {
+        load({ [name]: bad })
+      } catch (err) {
+        assert.ok(err instanceof ConfigError, `${name}=${bad}: ${err}`)
+        assert.ok(err.message.startsWith(`${name} `), err.message)
+        return err.message.slice(name.length)
+      }
+      assert.fail(`${name}=${JSON.stringify(bad)} was accepted`)
+    }
+    assert.equal(refusal('BIDBENCH_UNFAIR_PER_FIELD'), refusal('BIDBENCH_UNFAIR_UNSORTED'), bad)
+  }
+})
+
+test('the start-up line states unfair_per_field right after unfair_unsorted', () => {
+  for (const [env, expected] of [[{}, false], [{ BIDBENCH_UNFAIR_PER_FIELD: '1' }, true]]) {
+    const info = startupInfo(load(env), 8080)
+    const keys = Object.keys(info)
+    assert.equal(keys[keys.indexOf('unfair_unsorted') + 1], 'unfair_per_field')
+    assert.equal(info.unfair_per_field, expected)
   }
 })
 

@@ -323,4 +323,93 @@ if (!DATABASE_URL) {
     assert.equal(regions.status, 200)
     assert.equal(regions.json().regions.length, Number((await one('SELECT count(*) FROM regions')).count))
   })
+
+  // The response of the per-field app must be the honest app's, byte for byte, but for the clock readings
+  // (Date, Server-Timing values); only the statements differ, which the debug log shows by name.
+  for (const native of ['0', '1']) {
+    const driver = native === '1' ? 'pg-native' : 'pg'
+    test(`BIDBENCH_UNFAIR_PER_FIELD=1 with ${driver}: GET /items/{id} answers as the honest app, from eleven SELECTs`, TIMEOUT, async (t) => {
+      const env = { DATABASE_URL, PG_NATIVE: native, DB_POOL_SIZE: '2', LOG_LEVEL: 'debug' }
+      const [honest, unfair] = await Promise.all([startApp(env), startApp({ ...env, BIDBENCH_UNFAIR_PER_FIELD: '1' })])
+      t.after(() => Promise.all([stopApp(honest), stopApp(unfair)]))
+      assert.equal(honest.info.unfair_per_field, false)
+      assert.equal(unfair.info.unfair_per_field, true)
+      assert.equal(unfair.info.unfair_unsorted, false)
+      // stderr is its own pipe: the warning, written before the start-up line, may reach us after it.
+      for (let i = 0; i < 100 && !/BIDBENCH_UNFAIR_PER_FIELD=1/.test(unfair.logs()); i++) await sleep(20)
+      assert.match(unfair.logs(), /BIDBENCH_UNFAIR_PER_FIELD=1: GET \/items\/\{id\} reads each field with its own SELECT\./)
+      assert.doesNotMatch(honest.logs(), /BIDBENCH_UNFAIR/)
+
+      const clockless = (response) => response.headerList.map(([name, value]) => [name, name === 'date' || name === 'server-timing' ? '' : value])
+      // GETs path on app and returns the response with the names of the statements it sent: every SQL
+      // debug line precedes the request's own line, which is written after the response.
+      const getWithStatements = async (app, path) => {
+        const from = app.logs().length
+        const response = await retrying(() => request(app.port, { path }))
+        assertWire(response)
+        const done = new RegExp(` DEBUG GET ${path} ${response.status} `)
+        for (let i = 0; i < 100 && !done.test(app.logs().slice(from)); i++) await sleep(20)
+        const lines = app.logs().slice(from).split('\n')
+        const last = lines.findLastIndex((line) => done.test(line))
+        assert.ok(last >= 0, `debug line for ${path}`)
+        // Statements of a 503-retried attempt came before the final attempt's; keep the final ones only.
+        const previous = lines.slice(0, last).findLastIndex((line) => / DEBUG GET /.test(line))
+        const names = lines.slice(previous + 1, last).flatMap((line) => / DEBUG sql (\S+) /.exec(line)?.slice(1) ?? [])
+        return { response, names }
+      }
+      const perFieldNames = [
+        'get_item_field_id', 'get_item_field_category_id', 'get_item_field_seller_id', 'get_item_field_nickname',
+        'get_item_field_title', 'get_item_field_description', 'get_item_field_initial_price_cents',
+        'get_item_field_max_bid_cents', 'get_item_field_bid_count', 'get_item_field_start_time', 'get_item_field_end_time',
+      ]
+
+      const { item_id: busy } = await one(`SELECT item_id FROM bids GROUP BY item_id HAVING count(*) > 5 ORDER BY item_id LIMIT 1`)
+      const { id: ended } = await one(`SELECT id FROM items WHERE end_time < now() ORDER BY id LIMIT 1`)
+      const title = `caf\u00e9 \u{1F600} "per field" \\ ${unique('t')}`
+      const newItem = { seller_id: 1, category_id: 1, title, description: 'line\nbreak', initial_price_cents: 100000000000, duration_seconds: 3600 }
+      const created = (await retrying(() => json(honest.port, 'POST', '/items', newItem))).json()
+      for (const id of [busy, ended, created.id]) {
+        const path = `/items/${id}`
+        const a = await getWithStatements(honest, path)
+        const b = await getWithStatements(unfair, path)
+        assert.equal(a.response.status, 200, path)
+        assert.equal(b.response.status, a.response.status, path)
+        assert.equal(b.response.body, a.response.body, path)
+        assert.deepEqual(clockless(b.response), clockless(a.response), path)
+        assert.deepEqual(a.names, ['get_item', 'top_bids'], path)
+        assert.deepEqual(b.names, [...perFieldNames, 'top_bids'], path)
+      }
+      // And the body is the one PostgreSQL builds itself, as in the honest app's test above.
+      const expected = await one(
+        `SELECT json_build_object('id', i.id, 'category_id', i.category_id, 'seller_id', i.seller_id, 'seller_nickname', u.nickname,
+           'title', i.title, 'description', i.description, 'initial_price_cents', i.initial_price_cents,
+           'max_bid_cents', i.max_bid_cents, 'bid_count', i.bid_count, 'start_time', ${TS('i.start_time')},
+           'end_time', ${TS('i.end_time')}) AS j FROM items i JOIN users u ON u.id = i.seller_id WHERE i.id = $1`,
+        [busy],
+      )
+      const top = await jsonRows(`SELECT ${BID} AS j FROM bids WHERE item_id = $1 ORDER BY amount_cents DESC, id LIMIT 5`, [busy])
+      assert.equal((await getWithStatements(unfair, `/items/${busy}`)).response.body, JSON.stringify({ ...expected.j, top_bids: top }))
+
+      // A missing item, never there or deleted: the same 404, after the existence check alone.
+      assert.equal((await retrying(() => json(honest.port, 'DELETE', `/items/${created.id}`))).status, 200)
+      for (const id of [2147483647, created.id]) {
+        const a = await getWithStatements(honest, `/items/${id}`)
+        const b = await getWithStatements(unfair, `/items/${id}`)
+        assertError(b.response, 404, 'item not found')
+        assert.equal(b.response.body, a.response.body)
+        assert.deepEqual(clockless(b.response), clockless(a.response))
+        assert.deepEqual(a.names, ['get_item'])
+        assert.deepEqual(b.names, ['get_item_field_id'])
+      }
+
+      // Every other endpoint sends what the honest app sends.
+      for (const path of ['/regions', `/items/${busy}/bids`, '/users/1']) {
+        const a = await getWithStatements(honest, path)
+        const b = await getWithStatements(unfair, path)
+        assert.equal(b.response.body, a.response.body, path)
+        assert.deepEqual(b.names, a.names, path)
+      }
+      assert.doesNotMatch(unfair.logs(), /internal error|unhandled/)
+    })
+  }
 }

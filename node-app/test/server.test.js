@@ -209,7 +209,26 @@ test('NODE_WORKERS=2: one start-up line from the primary, workers serve, SIGTERM
   assert.equal(app.startLines.length, 1)
 })
 
+test('BIDBENCH_UNFAIR_PER_FIELD=1: a loud warning naming it, the start-up line says so, the database is down', TIMEOUT, async (t) => {
+  const dbPort = await closedPort()
+  const app = await startApp({ DATABASE_URL: `postgresql://u@127.0.0.1:${dbPort}/d`, BIDBENCH_UNFAIR_PER_FIELD: '1' })
+  t.after(() => stopApp(app))
+  assert.equal(app.info.unfair_per_field, true)
+  assert.equal(app.info.unfair_unsorted, false)
+  // stderr is its own pipe: the warning, written before the start-up line, may reach us after it.
+  for (let i = 0; i < 100 && (app.logs().match(/!{78}/g) ?? []).length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 20))
+  const warnings = app.logs().split('\n').filter((line) => / WARN /.test(line)).map((line) => line.replace(/^\S+ WARN /, ''))
+  assert.deepEqual(warnings, [
+    '!'.repeat(78),
+    'BIDBENCH_UNFAIR_PER_FIELD=1: GET /items/{id} reads each field with its own SELECT.',
+    'This is a deliberately unequal variant for negative controls; its numbers compare nothing.',
+    '!'.repeat(78),
+  ])
+  assertError(await request(app.port, { path: '/items/5' }), 503, 'database unavailable')
+})
+
 test('bad configuration fails at start-up with a message', TIMEOUT, async () => {
   await assert.rejects(startApp({ DB_POOL_SIZE: 'lots' }), /DB_POOL_SIZE must be an integer/)
   await assert.rejects(startApp({ LOG_LEVEL: 'verbose' }), /LOG_LEVEL must be one of/)
+  await assert.rejects(startApp({ BIDBENCH_UNFAIR_PER_FIELD: 'yes' }), /BIDBENCH_UNFAIR_PER_FIELD must be 0 or 1, got "yes"/)
 })

@@ -52,6 +52,10 @@ if ($config->unfairUnsorted) {
     $warnings[] = '!!! BIDBENCH_UNFAIR_UNSORTED=1: list queries run WITHOUT their ORDER BY. This is the deliberately '
         . 'unequal RUBiS variant; its numbers are not a fair comparison. !!!';
 }
+if ($config->unfairPerField) {
+    $warnings[] = '!!! BIDBENCH_UNFAIR_PER_FIELD=1: GET /items/{id} reads each field with its own SELECT. This is the '
+        . 'deliberately unequal RUBiS variant; its numbers are not a fair comparison. !!!';
+}
 if ($config->dbPoolSize !== $config->fpmChildren) {
     $warnings[] = "DB_POOL_SIZE={$config->dbPoolSize} has no effect in PHP: the instance holds one persistent "
         . "connection per FPM child, PHP_FPM_CHILDREN={$config->fpmChildren} connections";

@@ -106,7 +106,7 @@ final class App
             Endpoint::ListCategories => (new CategoryHandler($this->db))->list(),
             Endpoint::ListCategoryItems => (new CategoryHandler($this->db))->items($id, $limit, $offset),
             Endpoint::CreateItem => (new ItemHandler($this->db))->create($fields),
-            Endpoint::GetItem => (new ItemHandler($this->db))->get($id),
+            Endpoint::GetItem => (new ItemHandler($this->db, $this->config->unfairPerField))->get($id),
             Endpoint::UpdateItem => (new ItemHandler($this->db))->update($id, $fields),
             Endpoint::DeleteItem => (new ItemHandler($this->db))->delete($id),
             Endpoint::ListItemBids => (new BidHandler($this->db))->list($id, $limit, $offset),

@@ -17,7 +17,7 @@ final class Config
     public const VARIABLES = [
         'HOST', 'PORT', 'DATABASE_URL', 'PGHOST', 'PGPORT', 'PGUSER', 'PGPASSWORD', 'PGDATABASE',
         'DB_POOL_SIZE', 'PHP_FPM_CHILDREN', 'PHP_JIT', 'LOG_LEVEL', 'SERVER_TIMING',
-        'BIDBENCH_UNFAIR_UNSORTED', 'BIDBENCH_PHP_LOG',
+        'BIDBENCH_UNFAIR_UNSORTED', 'BIDBENCH_UNFAIR_PER_FIELD', 'BIDBENCH_PHP_LOG',
     ];
 
     /**
@@ -36,6 +36,7 @@ final class Config
         public readonly LogLevel $logLevel,
         public readonly bool $serverTiming,
         public readonly bool $unfairUnsorted,
+        public readonly bool $unfairPerField,
         public readonly string $logFile,
     ) {
     }
@@ -70,6 +71,7 @@ final class Config
             logLevel: LogLevel::fromName(self::nonEmpty($env, 'LOG_LEVEL') ?? 'info'),
             serverTiming: self::flag($env, 'SERVER_TIMING', true),
             unfairUnsorted: self::flag($env, 'BIDBENCH_UNFAIR_UNSORTED', false),
+            unfairPerField: self::flag($env, 'BIDBENCH_UNFAIR_PER_FIELD', false),
             logFile: self::nonEmpty($env, 'BIDBENCH_PHP_LOG') ?? 'php://stderr',
         );
     }
@@ -105,6 +107,7 @@ final class Config
             // One persistent connection per FPM child: this, not DB_POOL_SIZE, is the instance's connection count.
             'db_connections' => $this->fpmChildren,
             'unfair_unsorted' => $this->unfairUnsorted,
+            'unfair_per_field' => $this->unfairPerField,
             ...$runtime,
         ];
     }

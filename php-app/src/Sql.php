@@ -6,7 +6,9 @@ namespace Bidbench;
 
 /**
  * Every SQL statement of the app, in one place, with the exact text of contract/queries.sql (the
- * trailing `;` dropped). tests/Unit/SqlContractTest.php compares these texts with that file.
+ * trailing `;` dropped). tests/Unit/SqlContractTest.php compares these texts with that file. The
+ * PerField cases are not in queries.sql: they are the deliberately unequal variant
+ * BIDBENCH_UNFAIR_PER_FIELD=1, whose texts contract/README.md ("Deliberately unequal variants") lists.
  *
  * The texts keep the contract's `$n` placeholders. PDO binds only `?` (or `:name`) placeholders, so
  * Db rewrites `$n` to `?` and orders the parameters to match; PDO then sends `$1`, `$2`, ... in textual
@@ -33,6 +35,36 @@ enum Sql: string
     case RaiseItemMaxBid = 'raise_item_max_bid';
     case GetUser = 'get_user';
     case CreateUser = 'create_user';
+    case PerFieldId = 'per_field_id';
+    case PerFieldCategoryId = 'per_field_category_id';
+    case PerFieldSellerId = 'per_field_seller_id';
+    case PerFieldNickname = 'per_field_nickname';
+    case PerFieldTitle = 'per_field_title';
+    case PerFieldDescription = 'per_field_description';
+    case PerFieldInitialPriceCents = 'per_field_initial_price_cents';
+    case PerFieldMaxBidCents = 'per_field_max_bid_cents';
+    case PerFieldBidCount = 'per_field_bid_count';
+    case PerFieldStartTime = 'per_field_start_time';
+    case PerFieldEndTime = 'per_field_end_time';
+
+    /**
+     * get_item read one column at a time, in the order BIDBENCH_UNFAIR_PER_FIELD=1 sends them (RUBiS
+     * Revisited §6). The first is the existence check. Each returns the column under the name get_item
+     * gives it, so the single values add up to get_item's row.
+     */
+    public const PER_FIELD = [
+        self::PerFieldId,
+        self::PerFieldCategoryId,
+        self::PerFieldSellerId,
+        self::PerFieldNickname,
+        self::PerFieldTitle,
+        self::PerFieldDescription,
+        self::PerFieldInitialPriceCents,
+        self::PerFieldMaxBidCents,
+        self::PerFieldBidCount,
+        self::PerFieldStartTime,
+        self::PerFieldEndTime,
+    ];
 
     public function text(): string
     {
@@ -110,6 +142,39 @@ enum Sql: string
                 INSERT INTO users (nickname, region_id, created_at)
                 VALUES ($1::text, $2::integer, now())
                 RETURNING id, nickname, region_id, rating, created_at
+                SQL,
+            self::PerFieldId => <<<'SQL'
+                SELECT id FROM items WHERE id = $1::integer
+                SQL,
+            self::PerFieldCategoryId => <<<'SQL'
+                SELECT category_id FROM items WHERE id = $1::integer
+                SQL,
+            self::PerFieldSellerId => <<<'SQL'
+                SELECT seller_id FROM items WHERE id = $1::integer
+                SQL,
+            self::PerFieldNickname => <<<'SQL'
+                SELECT u.nickname FROM items i JOIN users u ON u.id = i.seller_id WHERE i.id = $1::integer
+                SQL,
+            self::PerFieldTitle => <<<'SQL'
+                SELECT title FROM items WHERE id = $1::integer
+                SQL,
+            self::PerFieldDescription => <<<'SQL'
+                SELECT description FROM items WHERE id = $1::integer
+                SQL,
+            self::PerFieldInitialPriceCents => <<<'SQL'
+                SELECT initial_price_cents FROM items WHERE id = $1::integer
+                SQL,
+            self::PerFieldMaxBidCents => <<<'SQL'
+                SELECT max_bid_cents FROM items WHERE id = $1::integer
+                SQL,
+            self::PerFieldBidCount => <<<'SQL'
+                SELECT bid_count FROM items WHERE id = $1::integer
+                SQL,
+            self::PerFieldStartTime => <<<'SQL'
+                SELECT start_time FROM items WHERE id = $1::integer
+                SQL,
+            self::PerFieldEndTime => <<<'SQL'
+                SELECT end_time FROM items WHERE id = $1::integer
                 SQL,
         };
     }

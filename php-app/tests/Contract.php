@@ -38,6 +38,25 @@ final class Contract
     }
 
     /**
+     * The statements of the per-field variant, in order, each without its trailing `;`: the ```sql
+     * block of contract/README.md's "Deliberately unequal variants" section (they are not in queries.sql).
+     *
+     * @return list<string>
+     */
+    public static function perFieldQueries(): array
+    {
+        $readme = (string) file_get_contents(self::dir() . '/README.md');
+        $section = strstr($readme, "\n## Deliberately unequal variants\n");
+        if ($section === false || preg_match('/^```sql\n(.*?)^```$/ms', $section, $m) !== 1) {
+            throw new \RuntimeException('no ```sql block under "Deliberately unequal variants" in contract/README.md');
+        }
+        return array_map(
+            static fn (string $line): string => substr(rtrim($line), 0, -1),
+            explode("\n", rtrim($m[1])),
+        );
+    }
+
+    /**
      * The `properties` keys of one schema in openapi.yaml, in order. A line-based reader of the file's
      * fixed layout (no YAML extension needed): `    Name:` under components/schemas, then the keys
      * indented by eight spaces under its `      properties:`.

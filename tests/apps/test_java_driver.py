@@ -75,6 +75,7 @@ def test_effective_knobs_fill_in_every_default(tmp_path: Path) -> None:
     assert knobs["SERVER_TIMING"] == "1"
     assert knobs["JVM_FLAGS"] == DEFAULT_JVM_FLAGS
     assert knobs["BIDBENCH_UNFAIR_UNSORTED"] == "0"
+    assert knobs["BIDBENCH_UNFAIR_PER_FIELD"] == "0"
     assert Path(knobs["JAVA_HOME"], "bin", "java").is_file()
 
 

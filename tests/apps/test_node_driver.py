@@ -104,6 +104,7 @@ def test_effective_knobs_fill_in_every_default(tmp_path: Path) -> None:
         "PG_NATIVE": "0",
         "NODE_FLAGS": "--min-semi-space-size=16 --max-semi-space-size=16",
         "BIDBENCH_UNFAIR_UNSORTED": "0",
+        "BIDBENCH_UNFAIR_PER_FIELD": "0",
     }
 
 

@@ -789,3 +789,23 @@ def test_knobs_timing_off_debug_log_jit_unsorted(driver: PhpDriver, database_url
         assert re.search(r"DEBUG php\[\d+\] sql get_item [0-9.]+ ms", log) and "sql top_bids" in log
         assert re.search(r"DEBUG php\[\d+\] GET /regions 200 [0-9.]+ ms", log)
         assert "bidbench:bidbench" not in log
+
+
+def test_knob_per_field_answers_the_same_bytes(
+    instance: RunningInstance, driver: PhpDriver, database_url: str
+) -> None:
+    honest = Client(instance.spec.port)
+    knobs = {"BIDBENCH_UNFAIR_PER_FIELD": "1", "LOG_LEVEL": "debug", "PHP_FPM_CHILDREN": "2"}
+    with php_instance(driver, database_url, knobs) as special:
+        fields = json.loads((special.startup_line() or "").removeprefix("bidbench-start "))
+        keys = list(fields)
+        assert fields["unfair_per_field"] is True
+        assert keys[keys.index("unfair_unsorted") + 1] == "unfair_per_field"
+        assert "UNFAIR_PER_FIELD" in (special.spec.run_dir / "php-fpm.log").read_text()
+        client = Client(special.spec.port)
+        for path in ("/items/1", "/items/2", "/items/3"):
+            ours, theirs = client.get(path), honest.get(path)
+            assert theirs.status == 200 and (ours.status, ours.raw) == (theirs.status, theirs.raw)
+        assert client.get("/items/2147483647").error() == (404, "not_found", "item not found")
+        log = (special.spec.run_dir / "app.log").read_text()
+        assert "sql per_field_id" in log and "sql per_field_end_time" in log and "sql get_item " not in log

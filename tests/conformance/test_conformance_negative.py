@@ -4,6 +4,8 @@ differential, dbwork) against real app processes on the suite's private database
 
 Controls, next to two honest node instances (`node-a`, `node-b`, so that a majority exists):
 - `node+unsorted`: the node app with BIDBENCH_UNFAIR_UNSORTED=1 (list queries without ORDER BY);
+- `node+perfield`: the node app with BIDBENCH_UNFAIR_PER_FIELD=1 (GET /items/{id} reads each field with its
+  own SELECT): byte-identical answers, so only the parity check can see it;
 - `node+cache`: a proxy caching GET /items/{id} (conformance_fixtures.CachingTarget);
 - `node+skip`: a proxy answering GET /items/{id} itself and skipping top_bids for items without bids
   (conformance_fixtures.SkippingTarget): byte-identical answers, so only the parity check can see it;
@@ -85,6 +87,26 @@ def test_unsorted_list_queries_are_caught(db: ConformanceDb, sessions: list[Sess
     assert set(differential) == {"node+unsorted"}, differential
     text = _problems(results, "differential", "node+unsorted", next(iter(differential["node+unsorted"])))
     assert "GET /categories/{id}/items" in text
+
+
+def test_per_field_selects_are_caught_by_the_parity_check_alone(
+    db: ConformanceDb, sessions: list[Session]
+) -> None:
+    unfair = AppTarget("node", "node+perfield", {"BIDBENCH_UNFAIR_PER_FIELD": "1"})
+    reads = [s for s in sessions if s.name == "reads"]
+    code, results = run_targets(
+        [*_honest(), unfair], ["golden", "dbwork", "differential"], db=db, sessions=reads, quiet=True
+    )
+    assert code != 0
+    # The same bytes as the honest apps: no golden case and no differential comparison sees it ...
+    assert _failures(results, "golden") == {}
+    assert _failures(results, "differential") == {}
+    # ... only the database work does, and only for the request types of GET /items/{id}, which reads
+    # field by field: a found item, a missing one (its existence check is not get_item either), a re-read.
+    dbwork = _failures(results, "dbwork")
+    assert dbwork == {"node+perfield": {"get_item", "get_item_missing", "get_item_repeated"}}, dbwork
+    text = _problems(results, "dbwork", "node+perfield", "get_item")
+    assert "select title from items where id=?" in text and "not in contract" in text, text
 
 
 def test_a_cached_row_is_caught(db: ConformanceDb, sessions: list[Session]) -> None:

@@ -1,8 +1,9 @@
 'use strict'
 
 // Every SQL statement of the app, verbatim from contract/queries.sql (test/queries.test.js fails if they
-// drift apart). Each runs as a named server-side prepared statement: node-postgres (and pg-native)
-// prepares a name once per connection and then only binds and executes it.
+// drift apart), and below them the deliberately unequal variants, which the contract leaves out. Each runs
+// as a named server-side prepared statement: node-postgres (and pg-native) prepares a name once per
+// connection and then only binds and executes it.
 //
 // Transaction control (BEGIN, COMMIT, ROLLBACK) is not prepared; see db/database.js.
 
@@ -74,8 +75,29 @@ function withoutOrderBy(text) {
   return text.replace(/\n? ?ORDER BY [^\n;]*?(?=;|\n)/, '')
 }
 
-// name -> { name, text }, ready to become node-postgres query configs.
-function build({ unsorted = false } = {}) {
+// What BIDBENCH_UNFAIR_PER_FIELD=1 sends for GET /items/{id} instead of get_item (RUBiS Revisited §6): one
+// SELECT per column, in this order, each answering with the one column that get_item's row carries under
+// the same key. Another deliberately unequal variant, so it is not in contract/queries.sql and not in
+// `statements`; the names are its own because a prepared statement's name is bound to its text.
+const PER_FIELD = Object.freeze(
+  [
+    ['id', `SELECT id FROM items WHERE id = $1::integer;`],
+    ['category_id', `SELECT category_id FROM items WHERE id = $1::integer;`],
+    ['seller_id', `SELECT seller_id FROM items WHERE id = $1::integer;`],
+    ['nickname', `SELECT u.nickname FROM items i JOIN users u ON u.id = i.seller_id WHERE i.id = $1::integer;`],
+    ['title', `SELECT title FROM items WHERE id = $1::integer;`],
+    ['description', `SELECT description FROM items WHERE id = $1::integer;`],
+    ['initial_price_cents', `SELECT initial_price_cents FROM items WHERE id = $1::integer;`],
+    ['max_bid_cents', `SELECT max_bid_cents FROM items WHERE id = $1::integer;`],
+    ['bid_count', `SELECT bid_count FROM items WHERE id = $1::integer;`],
+    ['start_time', `SELECT start_time FROM items WHERE id = $1::integer;`],
+    ['end_time', `SELECT end_time FROM items WHERE id = $1::integer;`],
+  ].map(([column, text]) => Object.freeze({ name: `get_item_field_${column}`, text, column })),
+)
+
+// name -> { name, text }, ready to become node-postgres query configs. With perField, get_item_per_field
+// holds the PER_FIELD list as well; the handler's choice between the two is whether it is there.
+function build({ unsorted = false, perField = false } = {}) {
   const out = {}
   for (const [name, text] of Object.entries(statements)) {
     out[name] =
@@ -83,7 +105,8 @@ function build({ unsorted = false } = {}) {
         ? Object.freeze({ name: `${name}_unsorted`, text: withoutOrderBy(text) })
         : Object.freeze({ name, text })
   }
+  if (perField) out.get_item_per_field = PER_FIELD
   return Object.freeze(out)
 }
 
-module.exports = { statements, build, UNSORTED }
+module.exports = { statements, build, UNSORTED, PER_FIELD }

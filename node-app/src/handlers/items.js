@@ -7,6 +7,19 @@ const { errors } = require('../http/errors')
 
 const FOREIGN_KEY_VIOLATION = '23503'
 
+// BIDBENCH_UNFAIR_PER_FIELD=1: get_item's row, assembled from one SELECT per column (db/queries.js,
+// PER_FIELD). The first statement is the existence check; an item deleted between two statements is
+// answered as if it had never been found, never as a half-filled row. undefined when there is no item.
+async function readItemPerField(session, statements, id) {
+  const item = {}
+  for (const statement of statements) {
+    const rows = await session.query(statement, [id])
+    if (rows.length === 0) return undefined
+    item[statement.column] = rows[0][statement.column]
+  }
+  return item
+}
+
 module.exports = (db) => ({
   create: async (request) => {
     const b = request.body
@@ -24,11 +37,14 @@ module.exports = (db) => ({
 
   // top_bids runs only once get_item found the item.
   get: async (request) => {
+    const perField = db.sql.get_item_per_field
     const body = await db.withSession(request.timer, async (session) => {
-      const items = await session.query(db.sql.get_item, [request.id])
-      if (items.length === 0) throw errors.itemNotFound
+      const item = perField
+        ? await readItemPerField(session, perField, request.id)
+        : (await session.query(db.sql.get_item, [request.id]))[0]
+      if (item === undefined) throw errors.itemNotFound
       const bids = await session.query(db.sql.top_bids, [request.id])
-      return format.itemDetail(items[0], bids)
+      return format.itemDetail(item, bids)
     })
     return { status: 200, body }
   },

@@ -22,6 +22,7 @@ final class ConfigTest extends TestCase
         self::assertSame(LogLevel::Info, $config->logLevel);
         self::assertTrue($config->serverTiming);
         self::assertFalse($config->unfairUnsorted);
+        self::assertFalse($config->unfairPerField);
         self::assertSame('bidbench', $config->dbUser);
         self::assertSame('s3cret', $config->dbPassword);
     }
@@ -43,6 +44,22 @@ final class ConfigTest extends TestCase
         self::assertFalse($fields['server_timing']);
         self::assertSame('debug', $fields['log_level']);
         self::assertStringNotContainsString('s3cret', (string) json_encode($fields));
+    }
+
+    public function testUnequalVariants(): void
+    {
+        $config = Config::fromArray(['BIDBENCH_UNFAIR_PER_FIELD' => '1']);
+        self::assertTrue($config->unfairPerField);
+        self::assertFalse($config->unfairUnsorted);
+        $fields = $config->startupFields(['php_version' => '8.2']);
+        self::assertTrue($fields['unfair_per_field']);
+        self::assertFalse($fields['unfair_unsorted']);
+        $keys = array_keys($fields);
+        self::assertSame('unfair_per_field', $keys[array_search('unfair_unsorted', $keys, true) + 1]);
+
+        self::assertFalse(Config::fromArray(['BIDBENCH_UNFAIR_PER_FIELD' => '0'])->unfairPerField);
+        self::assertTrue(Config::fromArray(['BIDBENCH_UNFAIR_UNSORTED' => '1'])->unfairUnsorted);
+        self::assertContains('BIDBENCH_UNFAIR_PER_FIELD', Config::VARIABLES);
     }
 
     public function testDsn(): void
@@ -74,6 +91,9 @@ final class ConfigTest extends TestCase
         yield 'jit' => [['PHP_JIT' => 'yes']];
         yield 'log level' => [['LOG_LEVEL' => 'verbose']];
         yield 'server timing' => [['SERVER_TIMING' => 'true']];
+        yield 'unsorted' => [['BIDBENCH_UNFAIR_UNSORTED' => 'yes']];
+        yield 'per field' => [['BIDBENCH_UNFAIR_PER_FIELD' => 'true']];
+        yield 'per field two' => [['BIDBENCH_UNFAIR_PER_FIELD' => '2']];
         yield 'url scheme' => [['DATABASE_URL' => 'mysql://x@y/z']];
     }
 

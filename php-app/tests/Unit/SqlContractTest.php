@@ -15,7 +15,7 @@ final class SqlContractTest extends TestCase
     public function testEveryStatementIsTheContractText(): void
     {
         $contract = Contract::queries();
-        self::assertCount(count(Sql::cases()), $contract);
+        self::assertCount(count(Sql::cases()) - count(Sql::PER_FIELD), $contract);
         foreach ($contract as $name => $text) {
             $sql = Sql::tryFrom($name);
             self::assertNotNull($sql, "queries.sql has {$name}, the app does not");
@@ -48,5 +48,32 @@ final class SqlContractTest extends TestCase
         self::assertSame('SELECT id, name FROM regions', Sql::ListRegions->unsortedText());
         self::assertStringContainsString('LIMIT $2::integer OFFSET $3::integer', Sql::ListItemBids->unsortedText());
         self::assertFalse(Sql::TopBids->isList());
+    }
+
+    public function testPerFieldVariantIsTheContractReadmeText(): void
+    {
+        self::assertSame(
+            Contract::perFieldQueries(),
+            array_map(static fn (Sql $sql): string => $sql->text(), Sql::PER_FIELD),
+        );
+        // Every case that is not in queries.sql is a per-field statement, in the order they are sent.
+        $contract = Contract::queries();
+        $extra = array_values(array_filter(Sql::cases(), static fn (Sql $sql): bool => !isset($contract[$sql->value])));
+        self::assertSame(Sql::PER_FIELD, $extra);
+    }
+
+    /** The single columns, in order, add up to get_item's row: same names, same order. */
+    public function testPerFieldColumnsAreGetItemsColumns(): void
+    {
+        preg_match('/^SELECT (.*?)\s+FROM /s', Sql::GetItem->text(), $m);
+        $getItem = array_map(
+            static fn (string $column): string => (string) preg_replace('/^\w+\./', '', trim($column)),
+            explode(',', $m[1]),
+        );
+        $perField = array_map(
+            static fn (Sql $sql): string => preg_match('/^SELECT (?:\w+\.)?(\w+) FROM /', $sql->text(), $c) === 1 ? $c[1] : '',
+            Sql::PER_FIELD,
+        );
+        self::assertSame($getItem, $perField);
     }
 }

@@ -25,6 +25,10 @@ public final class Main {
             log.warn("!!! BIDBENCH_UNFAIR_UNSORTED=1: list queries run WITHOUT ORDER BY. This is the deliberately"
                     + " unequal variant for negative controls; its results are not comparable. !!!");
         }
+        if (config.unfairPerField()) {
+            log.warn("!!! BIDBENCH_UNFAIR_PER_FIELD=1: GET /items/{id} reads each field with its own SELECT. This is the"
+                    + " deliberately unequal variant for negative controls; its results are not comparable. !!!");
+        }
 
         App app;
         try {

@@ -51,6 +51,7 @@ final class StartupLine {
             out.writeNumberField("available_processors", Runtime.getRuntime().availableProcessors());
             out.writeStringField("jetty_version", Jetty.VERSION);
             out.writeBooleanField("unfair_unsorted", config.unfairUnsorted());
+            out.writeBooleanField("unfair_per_field", config.unfairPerField());
             out.writeEndObject();
         });
         return PREFIX + new String(json, StandardCharsets.UTF_8);

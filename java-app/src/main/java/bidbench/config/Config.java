@@ -13,7 +13,8 @@ public record Config(
         JavaPool javaPool,
         String logLevel,
         boolean serverTiming,
-        boolean unfairUnsorted) {
+        boolean unfairUnsorted,
+        boolean unfairPerField) {
 
     public static Config fromEnv(Map<String, String> env) {
         return new Config(
@@ -25,12 +26,14 @@ public record Config(
                 JavaPool.parse(value(env, "JAVA_POOL", JavaPool.HIKARI.value())),
                 logLevel(value(env, "LOG_LEVEL", "info")),
                 flag(env, "SERVER_TIMING", true),
-                flag(env, "BIDBENCH_UNFAIR_UNSORTED", false));
+                flag(env, "BIDBENCH_UNFAIR_UNSORTED", false),
+                flag(env, "BIDBENCH_UNFAIR_PER_FIELD", false));
     }
 
     /** A copy on another port; tests start the app on port 0. */
     public Config withPort(int newPort) {
-        return new Config(host, newPort, db, dbPoolSize, javaThreads, javaPool, logLevel, serverTiming, unfairUnsorted);
+        return new Config(host, newPort, db, dbPoolSize, javaThreads, javaPool, logLevel, serverTiming, unfairUnsorted,
+                unfairPerField);
     }
 
     private static String value(Map<String, String> env, String name, String fallback) {

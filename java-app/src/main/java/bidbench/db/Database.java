@@ -25,7 +25,7 @@ public final class Database implements AutoCloseable {
 
     public static Database start(Config config) {
         return new Database(ConnectionPools.open(config),
-                config.unfairUnsorted() ? Queries.unsorted() : Queries.contract(), config.dbPoolSize());
+                Queries.of(config.unfairUnsorted(), config.unfairPerField()), config.dbPoolSize());
     }
 
     public Queries queries() {

@@ -99,19 +99,48 @@ public final class Queries {
               FROM bids WHERE item_id = ?::integer
              LIMIT ?::integer OFFSET ?::integer""");
 
+    // BIDBENCH_UNFAIR_PER_FIELD=1 reads GET /items/{id}'s item with one SELECT per column of get_item, in
+    // get_item's column order, instead of get_item (RUBiS Revisited §6). Deliberately unequal, so not in
+    // contract/queries.sql (contract/README.md, "Deliberately unequal variants", lists them). Each answers
+    // one column, under get_item's name for it.
+
+    public static final Sql GET_ITEM_FIELD_ID = new Sql("get_item_field_id",
+            "SELECT id FROM items WHERE id = ?::integer");
+    public static final Sql GET_ITEM_FIELD_CATEGORY_ID = new Sql("get_item_field_category_id",
+            "SELECT category_id FROM items WHERE id = ?::integer");
+    public static final Sql GET_ITEM_FIELD_SELLER_ID = new Sql("get_item_field_seller_id",
+            "SELECT seller_id FROM items WHERE id = ?::integer");
+    public static final Sql GET_ITEM_FIELD_NICKNAME = new Sql("get_item_field_nickname",
+            "SELECT u.nickname FROM items i JOIN users u ON u.id = i.seller_id WHERE i.id = ?::integer");
+    public static final Sql GET_ITEM_FIELD_TITLE = new Sql("get_item_field_title",
+            "SELECT title FROM items WHERE id = ?::integer");
+    public static final Sql GET_ITEM_FIELD_DESCRIPTION = new Sql("get_item_field_description",
+            "SELECT description FROM items WHERE id = ?::integer");
+    public static final Sql GET_ITEM_FIELD_INITIAL_PRICE_CENTS = new Sql("get_item_field_initial_price_cents",
+            "SELECT initial_price_cents FROM items WHERE id = ?::integer");
+    public static final Sql GET_ITEM_FIELD_MAX_BID_CENTS = new Sql("get_item_field_max_bid_cents",
+            "SELECT max_bid_cents FROM items WHERE id = ?::integer");
+    public static final Sql GET_ITEM_FIELD_BID_COUNT = new Sql("get_item_field_bid_count",
+            "SELECT bid_count FROM items WHERE id = ?::integer");
+    public static final Sql GET_ITEM_FIELD_START_TIME = new Sql("get_item_field_start_time",
+            "SELECT start_time FROM items WHERE id = ?::integer");
+    public static final Sql GET_ITEM_FIELD_END_TIME = new Sql("get_item_field_end_time",
+            "SELECT end_time FROM items WHERE id = ?::integer");
+
     private final boolean unsorted;
+    private final boolean perField;
 
-    private Queries(boolean unsorted) {
+    private Queries(boolean unsorted, boolean perField) {
         this.unsorted = unsorted;
+        this.perField = perField;
     }
 
-    public static Queries contract() {
-        return new Queries(false);
-    }
-
-    /** The unequal variant: list queries drop their ORDER BY (RUBiS Revisited §3). */
-    public static Queries unsorted() {
-        return new Queries(true);
+    /**
+     * The contract's statements, with the deliberately unequal variants that are on: {@code unsorted}, list
+     * queries drop their ORDER BY (RUBiS Revisited §3); {@code perField}, see {@link #itemPerField()}.
+     */
+    public static Queries of(boolean unsorted, boolean perField) {
+        return new Queries(unsorted, perField);
     }
 
     public Sql listRegions() {
@@ -128,5 +157,10 @@ public final class Queries {
 
     public Sql listItemBids() {
         return unsorted ? LIST_ITEM_BIDS_UNSORTED : LIST_ITEM_BIDS;
+    }
+
+    /** True when GET /items/{id} reads the item with the GET_ITEM_FIELD_* statements instead of GET_ITEM. */
+    public boolean itemPerField() {
+        return perField;
     }
 }

@@ -98,7 +98,7 @@ public final class Rows {
     }
 
     /** timestamptz as an Instant, so formatting never depends on the session or JVM time zone. */
-    private static Instant instant(ResultSet row, String column) throws SQLException {
+    public static Instant instant(ResultSet row, String column) throws SQLException {
         return row.getObject(column, OffsetDateTime.class).toInstant();
     }
 }

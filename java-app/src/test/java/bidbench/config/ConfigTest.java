@@ -22,6 +22,7 @@ class ConfigTest {
         assertEquals("info", config.logLevel());
         assertTrue(config.serverTiming());
         assertFalse(config.unfairUnsorted());
+        assertFalse(config.unfairPerField());
     }
 
     @Test
@@ -29,7 +30,7 @@ class ConfigTest {
         Config config = Config.fromEnv(Map.of(
                 "HOST", "0.0.0.0", "PORT", "9090", "DATABASE_URL", "postgresql://u@db/bids",
                 "DB_POOL_SIZE", "60", "JAVA_THREADS", "200", "LOG_LEVEL", "DEBUG", "SERVER_TIMING", "0",
-                "BIDBENCH_UNFAIR_UNSORTED", "1", "JAVA_POOL", "dbcp2"));
+                "BIDBENCH_UNFAIR_UNSORTED", "1", "BIDBENCH_UNFAIR_PER_FIELD", "1", "JAVA_POOL", "dbcp2"));
         assertEquals("0.0.0.0", config.host());
         assertEquals(9090, config.port());
         assertEquals(60, config.dbPoolSize());
@@ -38,6 +39,20 @@ class ConfigTest {
         assertEquals("debug", config.logLevel());
         assertFalse(config.serverTiming());
         assertTrue(config.unfairUnsorted());
+        assertTrue(config.unfairPerField());
+    }
+
+    @Test
+    void unfairKnobsAreIndependent() {
+        String url = "postgresql://u:p@db/bids";
+        Config perField = Config.fromEnv(Map.of("DATABASE_URL", url, "BIDBENCH_UNFAIR_PER_FIELD", "1"));
+        assertTrue(perField.unfairPerField());
+        assertFalse(perField.unfairUnsorted());
+        assertTrue(perField.withPort(0).unfairPerField());
+        Config off = Config.fromEnv(Map.of("DATABASE_URL", url, "BIDBENCH_UNFAIR_PER_FIELD", "0"));
+        assertFalse(off.unfairPerField());
+        Config unsorted = Config.fromEnv(Map.of("DATABASE_URL", url, "BIDBENCH_UNFAIR_UNSORTED", "1"));
+        assertFalse(unsorted.unfairPerField());
     }
 
     @Test
@@ -49,6 +64,12 @@ class ConfigTest {
         assertThrows(IllegalArgumentException.class, () -> Config.fromEnv(Map.of("DATABASE_URL", url, "JAVA_THREADS", "-2")));
         assertThrows(IllegalArgumentException.class, () -> Config.fromEnv(Map.of("DATABASE_URL", url, "LOG_LEVEL", "trace")));
         assertThrows(IllegalArgumentException.class, () -> Config.fromEnv(Map.of("DATABASE_URL", url, "SERVER_TIMING", "yes")));
+        assertEquals("BIDBENCH_UNFAIR_UNSORTED must be 0 or 1, got 'true'", assertThrows(IllegalArgumentException.class,
+                () -> Config.fromEnv(Map.of("DATABASE_URL", url, "BIDBENCH_UNFAIR_UNSORTED", "true"))).getMessage());
+        assertEquals("BIDBENCH_UNFAIR_PER_FIELD must be 0 or 1, got 'yes'", assertThrows(IllegalArgumentException.class,
+                () -> Config.fromEnv(Map.of("DATABASE_URL", url, "BIDBENCH_UNFAIR_PER_FIELD", "yes"))).getMessage());
+        assertThrows(IllegalArgumentException.class,
+                () -> Config.fromEnv(Map.of("DATABASE_URL", url, "BIDBENCH_UNFAIR_PER_FIELD", "2")));
         assertThrows(IllegalArgumentException.class, () -> Config.fromEnv(Map.of("DATABASE_URL", "mysql://u@h/d")));
     }
 

@@ -51,6 +51,10 @@ class ProcessLifecycleTest {
                 assertEquals(2, start.get("db_pool_size").asInt());
                 assertEquals(12, start.get("java_threads").asInt());
                 assertEquals("hikari", start.get("java_pool").asText());
+                // The deliberately unequal variants, last and in this order, off unless asked for.
+                assertEquals(List.of("unfair_unsorted", "unfair_per_field"), keys.subList(keys.size() - 2, keys.size()));
+                assertTrue(start.get("unfair_unsorted").isBoolean() && !start.get("unfair_unsorted").asBoolean());
+                assertTrue(start.get("unfair_per_field").isBoolean() && !start.get("unfair_per_field").asBoolean());
                 assertEquals(128L * 1024 * 1024, start.get("max_heap_bytes").asLong());
                 if (db.password() != null && !db.password().isEmpty()) {
                     assertTrue(!line.contains(":" + db.password() + "@"), "password masked");
