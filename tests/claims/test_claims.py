@@ -271,3 +271,16 @@ def test_a_stored_calibration_that_failed_from_a_higher_start_is_run_again() -> 
     )
     bracketed = {"ladder": {"steps": [_step(200, True), _step(300, False)]}}
     assert _rates_from_calibration(bracketed, settings, cores=0.5) == ladder_rates(300, settings)
+
+
+def test_each_unequal_variant_is_flagged_with_its_own_note() -> None:
+    per_field, unsorted = find("rubis-6-per-field-selects"), find("rubis-3-indexes-unsorted")
+    by_name = {v.name: v for v in per_field.variants}
+    assert runner.is_unfair(by_name["per-field"]) and not runner.is_unfair(by_name["one-select"])
+    assert runner.unfair_knobs(by_name["per-field"]) == ["BIDBENCH_UNFAIR_PER_FIELD"]
+    notes = runner.notes_for(per_field)
+    assert any("BIDBENCH_UNFAIR_PER_FIELD=1" in n for n in notes)
+    assert not any("UNFAIR_UNSORTED" in n for n in notes)
+    notes = runner.notes_for(unsorted)
+    assert any("BIDBENCH_UNFAIR_UNSORTED=1" in n for n in notes)
+    assert not any("UNFAIR_PER_FIELD" in n for n in notes)
