@@ -39,8 +39,8 @@ INSTALL_INPUTS = ("package-lock.json", ".npmrc")
 INSTALL_FIELDS = ("dependencies", "optionalDependencies", "devDependencies", "overrides", "allowScripts")
 
 # V8's young generation fixed at the size V8 would grow it to (16 MiB semi-spaces on 64 bits), as java's heap
-# is fixed by its flags. Left to grow, it grew in some fresh starts and not in others, and node's memory and
-# its capacity under the quota took one of two values by that draw (docs/lab/2026-11-29-young-generation.md).
+# is fixed by its flags: left to V8, whether it grew differed between fresh starts, and node's memory and
+# capacity followed that draw (the lab log, docs/lab/, young generation).
 DEFAULT_NODE_FLAGS = "--min-semi-space-size=16 --max-semi-space-size=16"
 
 # Knobs only this driver reads, on top of harness.apps.knobs.
