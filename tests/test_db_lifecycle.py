@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import pwd
 import shutil
 import signal
 import subprocess
@@ -12,6 +13,7 @@ import uuid
 from pathlib import Path
 
 import psycopg
+import pytest
 
 from harness import paths
 from harness.db.cluster import EmbeddedCluster
@@ -117,3 +119,21 @@ def test_db_down_is_refused_while_a_client_is_connected_and_names_it() -> None:
     finally:
         cluster.destroy()
         shutil.rmtree(state, ignore_errors=True)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root hands the cluster's files to the server's user")
+def test_a_single_file_and_a_tree_are_both_handed_to_the_server_user(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    nobody = pwd.getpwnam("nobody")
+    cluster = EmbeddedCluster(base_dir=tmp_path / "cluster")
+    monkeypatch.setattr(cluster, "_server_user", lambda: nobody)
+    single = tmp_path / "runtime.conf"
+    single.write_text("port = 1\n")
+    tree = tmp_path / "tree"
+    (tree / "sub").mkdir(parents=True)
+    (tree / "sub" / "file").write_text("x")
+    cluster._chown_to_server_user(single)
+    cluster._chown_to_server_user(tree)
+    for path in (single, tree, tree / "sub", tree / "sub" / "file"):
+        assert path.stat().st_uid == nobody.pw_uid, path

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from dataclasses import asdict
 
 import pytest
 
@@ -30,7 +31,7 @@ def test_two_cores_are_not_split_unless_asked(monkeypatch: pytest.MonkeyPatch) -
 def test_larger_machines_give_the_driver_a_quarter(cores: int, system: str, driver: str) -> None:
     plan = plan_cpus(cores, mode="auto", cpus=set(range(cores)))
     assert plan.split and (plan.system_cpus, plan.driver_cpus) == (system, driver)
-    manifest = plan.to_manifest()
+    manifest = asdict(plan)
     assert (
         manifest["system_cpus"] == system and manifest["driver_cpus"] == driver and manifest["cores"] == cores
     )

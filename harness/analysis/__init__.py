@@ -13,7 +13,6 @@ The command line over them (a typer command, also `main(argv)`) is harness/cli/c
 Modules, one job each:
     load        find and read result folders and results/index.jsonl; decide who is excluded and why
     metrics     the compared metrics: where each comes from in metrics.json, its unit and direction
-    stats       descriptive statistics with CIs, Welch/Mann-Whitney, ANOVA + Tukey HSD / Games-Howell, ratios
     usl         the Universal Scalability Law fit
     knee        where a latency curve turns upward
     comparison  the orchestration: groups -> statistics -> tables (the Comparison object)

@@ -112,21 +112,16 @@ def aa_verdicts(
             holm_p=None,
         )
         if key in DERIVED_FROM:
-            source = ALL_METRICS[DERIVED_FROM[key]].title
-            rows.append(AaRow(**row, verdict=f"not tested: derived from {source} (its own row)"))
-            continue
-        if bounded:
-            rows.append(AaRow(**row, verdict=f"not tested: {len(bounded)} ladder(s) give only a lower bound"))
-            continue
-        if a.size < MIN_N_INFERENCE or b.size < MIN_N_INFERENCE:
-            rows.append(AaRow(**row, verdict=f"not tested: n < {MIN_N_INFERENCE} in a group"))
-            continue
-        name, p, note = two_sample_test(a, b, "welch")
-        row.update(test=name, p_value=p, difference_ci=_welch_ci(a, b, 1 - alpha))
-        if p is None:
-            rows.append(AaRow(**row, verdict=f"not tested: {note}"))
-            continue
-        rows.append(AaRow(**row, verdict=DIFFERS if p < alpha else SAME))
+            verdict = f"not tested: derived from {ALL_METRICS[DERIVED_FROM[key]].title} (its own row)"
+        elif bounded:
+            verdict = f"not tested: {len(bounded)} ladder(s) give only a lower bound"
+        elif a.size < MIN_N_INFERENCE or b.size < MIN_N_INFERENCE:
+            verdict = f"not tested: n < {MIN_N_INFERENCE} in a group"
+        else:
+            name, p, note = two_sample_test(a, b, "welch")
+            row.update(test=name, p_value=p, difference_ci=_welch_ci(a, b, 1 - alpha))
+            verdict = f"not tested: {note}" if p is None else DIFFERS if p < alpha else SAME
+        rows.append(AaRow(**row, verdict=verdict))
     tested = [i for i, r in enumerate(rows) if r.p_value is not None]
     if tested:
         adjusted = multipletests([rows[i].p_value for i in tested], alpha=alpha, method="holm")[1]

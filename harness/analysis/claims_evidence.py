@@ -141,18 +141,10 @@ def read(directory: Path = DIRECTORY) -> dict[str, bytes]:
         )
     absent = [n for n in listed if n != ARCHIVE and n.removeprefix(f"{ARCHIVE}:") not in content]
     unlisted = [f"{ARCHIVE}:{n}" for n in sorted(content) if f"{ARCHIVE}:{n}" not in listed]
-    if absent or unlisted:
-        raise EvidenceError(
-            "incomplete evidence, nothing was recomputed: "
-            + "; ".join(
-                part
-                for part in (
-                    f"listed in {CHECKSUMS} but not in the archive: {', '.join(absent)}" if absent else "",
-                    f"in the archive but not in {CHECKSUMS}: {', '.join(unlisted)}" if unlisted else "",
-                )
-                if part
-            )
-        )
+    parts = [f"listed in {CHECKSUMS} but not in the archive: {', '.join(absent)}"] if absent else []
+    parts += [f"in the archive but not in {CHECKSUMS}: {', '.join(unlisted)}"] if unlisted else []
+    if parts:
+        raise EvidenceError("incomplete evidence, nothing was recomputed: " + "; ".join(parts))
     if listed.get(ARCHIVE) != _sha256(archive.read_bytes()):
         raise EvidenceError(f"checksum mismatch (SHA-256, {sums}): {archive}; nothing was recomputed")
     return content

@@ -343,6 +343,16 @@ def shared_runs(claims: Sequence[Claim]) -> list[str]:
     ]
 
 
+def _detail_head(claim: Claim, status: str) -> list[str]:
+    return [
+        f"### `{claim.id}`: {status}",
+        "",
+        f"- claim: {claim.claim}",
+        f"- source: {claim.source_text()}",
+        f'- the source: "{claim.quote()}"',
+    ]
+
+
 def render(
     claims: Sequence[Claim],
     records: Sequence[dict[str, Any]],
@@ -396,32 +406,17 @@ def render(
         source = claim.source_text()
         if not claim.testable:
             table.append(_unjudged_row(claim, "**not testable here**", claim.not_testable))
-            untestable += [
-                f"### `{claim.id}`: NOT TESTABLE HERE",
-                "",
-                f"- claim: {claim.claim}",
-                f"- source: {source}",
-                f'- the source: "{claim.quote()}"',
-                f"- why not: {claim.not_testable}",
-                "",
-            ]
+            untestable += [*_detail_head(claim, "NOT TESTABLE HERE"), f"- why not: {claim.not_testable}", ""]
             continue
         record = chosen.get(claim.id)
         if record is None:
             table.append(_unjudged_row(claim, f"**{NOT_RUN}**", "-"))
-            details += [
-                f"### `{claim.id}`: {NOT_RUN.upper()}",
-                "",
-                f"- claim: {claim.claim}",
-                f"- source: {source}",
-                f'- the source: "{claim.quote()}"',
-                f"- expected: {claim.expected_text()}",
-                "",
-            ]
+            details += [*_detail_head(claim, NOT_RUN.upper()), f"- expected: {claim.expected_text()}"]
             if claim.adaptation:
-                details.insert(-1, f"- adaptation: {claim.adaptation}")
+                details.append(f"- adaptation: {claim.adaptation}")
             if claim.changed_after_data:
-                details.insert(-1, f"- changed after seeing data: {claim.changed_after_data}")
+                details.append(f"- changed after seeing data: {claim.changed_after_data}")
+            details.append("")
             continue
         rows = record.get("comparisons") or [{}]
         for k, row in enumerate(rows):
@@ -445,11 +440,7 @@ def render(
             )
         runs = record.get("runs", [])
         details += [
-            f"### `{claim.id}`: {str(record.get('outcome', '')).upper()}",
-            "",
-            f"- claim: {claim.claim}",
-            f"- source: {source}",
-            f'- the source: "{claim.quote()}"',
+            *_detail_head(claim, str(record.get("outcome", "")).upper()),
             f"- expected: {'; '.join(r.get('expected', '') for r in rows)}",
             f"- size: {record.get('size')}, stored {record.get('created_utc', '')[:19]} UTC",
         ]

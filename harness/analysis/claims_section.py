@@ -4,14 +4,12 @@ among the runs being compared, each as a table of our numbers beside the publish
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from harness.analysis.claim_rows import REPORT_STYLE, published_text, ratio_cell, side_cell
+from harness.analysis.comparison import Comparison
 from harness.analysis.table_model import Table
 from harness.claims.store import CLAIMS_SUBDIR, latest_per_claim, load_verdicts
-
-if TYPE_CHECKING:
-    from harness.analysis.comparison import Comparison
 
 COLUMNS = [
     "impl",

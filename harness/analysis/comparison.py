@@ -46,10 +46,6 @@ class LowerBound:
         return f">= {self.value:,.0f} ({self.bounded} of {self.runs} never failed)"
 
 
-def regime_rank(regime: str) -> int:
-    return REGIME_ORDER.get(regime, len(REGIME_ORDER))
-
-
 @dataclass
 class ComparisonSet:
     """All groups at one (regime, point): what is compared with what."""
@@ -106,7 +102,8 @@ class Comparison:
 
 def _sort_point(run: Run) -> tuple[int, float, str]:
     value = run.point_value
-    return (regime_rank(run.regime), value if value is not None else float("inf"), run.point)
+    rank = REGIME_ORDER.get(run.regime, len(REGIME_ORDER))
+    return (rank, value if value is not None else float("inf"), run.point)
 
 
 def group_sets(runs: Sequence[Run]) -> list[ComparisonSet]:
@@ -246,15 +243,10 @@ def compare(
                         f">= {min(bounds):,.0f}"
                     )
                     continue
-                values = []
-                for run in members:
-                    value = metric.value(run)
-                    if value is not None:
-                        values.append(value)
-                        if not run.is_valid:
-                            invalid[label] = invalid.get(label, 0) + 1
-                if values:
-                    samples[label] = values
+                valued = [(run, value) for run in members if (value := metric.value(run)) is not None]
+                if valued:
+                    samples[label] = [value for _, value in valued]
+                    invalid[label] = sum(1 for run, _ in valued if not run.is_valid)
             if not samples:
                 continue
             result = analyse(

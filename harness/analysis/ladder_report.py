@@ -12,22 +12,20 @@ import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from harness.analysis import format as fmt
+from harness.analysis.comparison import Comparison, ComparisonSet
 from harness.analysis.host_factor import shared_factor_r
 from harness.analysis.knee import find_knee
-from harness.analysis.load import Run
+from harness.analysis.load import Run, as_float
 from harness.analysis.metrics import ALL_METRICS, LADDER_REGIMES
 from harness.analysis.plots import Figure, _colors, _encode, plt
 from harness.analysis.tables import Table
 from harness.model.ladder_math import THROTTLED_SHARE, at_quota
 from harness.model.stats import MetricResult
-
-if TYPE_CHECKING:
-    from harness.analysis.comparison import Comparison, ComparisonSet
 
 FLOOR_FACTOR = 2.0
 """A step is "floor-limited" when its p99 is within this factor of the noise floor's p99 at that rate."""
@@ -43,35 +41,31 @@ FIRST_SCREEN_METRICS = ("cpu_us_per_request", "capacity", "memory")
 def steps_of(run: Run) -> list[Mapping[str, Any]]:
     ladder = (run.metrics or {}).get("ladder") or {}
     return [
-        s for s in ladder.get("steps") or [] if isinstance(s, Mapping) and _num(s.get("rate")) is not None
+        s for s in ladder.get("steps") or [] if isinstance(s, Mapping) and as_float(s.get("rate")) is not None
     ]
 
 
 def throttled_share(step: Mapping[str, Any]) -> float | None:
     """The step's largest throttled share over its instances (older records have only the list)."""
-    share = _num(step.get("throttled_share"))
+    share = as_float(step.get("throttled_share"))
     if share is not None:
         return share
-    shares = [_num(t.get("throttled_share")) for t in step.get("throttling") or [] if isinstance(t, Mapping)]
+    shares = [
+        as_float(t.get("throttled_share")) for t in step.get("throttling") or [] if isinstance(t, Mapping)
+    ]
     known = [s for s in shares if s is not None]
     return max(known) if known else None
 
 
 def slo_p99_ms(runs: Sequence[Run]) -> float:
     for run in runs:
-        value = _num((run.manifest.get("slo") or {}).get("p99_ms"))
+        value = as_float((run.manifest.get("slo") or {}).get("p99_ms"))
         if value is not None:
             return value
-        value = _num(((run.metrics or {}).get("ladder") or {}).get("stop_p99_ms"))
+        value = as_float(((run.metrics or {}).get("ladder") or {}).get("stop_p99_ms"))
         if value is not None:
             return value
     return DEFAULT_SLO_P99_MS
-
-
-def _num(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        return None
-    return float(value)
 
 
 def _median(values: Sequence[float | None]) -> float | None:
@@ -104,7 +98,7 @@ def floor_of(floors: Sequence[Run]) -> Floor | None:
         for step in steps_of(run):
             if step.get("kept_up") is False:
                 continue  # the responder (or the driver) fell behind: not a floor
-            by_rate[float(step["rate"])].append(_num(step.get("p99_ms")))
+            by_rate[float(step["rate"])].append(as_float(step.get("p99_ms")))
     points = [(r, _median(v)) for r, v in sorted(by_rate.items())]
     points = [(r, p) for r, p in points if p is not None]
     if not points:
@@ -176,20 +170,20 @@ def step_summaries(runs: Sequence[Run], label: str, floor: Floor | None) -> list
     out = []
     for rate, steps in sorted(by_rate.items()):
         points = [
-            (float(s["throughput_rps"]), _num(s.get("p50_ms")) or math.nan, float(s["p99_ms"]))
+            (float(s["throughput_rps"]), as_float(s.get("p50_ms")) or math.nan, float(s["p99_ms"]))
             for s in steps
-            if _num(s.get("throughput_rps")) is not None and _num(s.get("p99_ms")) is not None
+            if as_float(s.get("throughput_rps")) is not None and as_float(s.get("p99_ms")) is not None
         ]
         out.append(
             StepSummary(
                 label=label,
                 rate=rate,
                 ladders=len(steps),
-                throughput_rps=_median([_num(s.get("throughput_rps")) for s in steps]),
-                p50_ms=_median([_num(s.get("p50_ms")) for s in steps]),
-                p99_ms=_median([_num(s.get("p99_ms")) for s in steps]),
-                cpu_pct=_median([_num(s.get("instance_cpu_pct")) for s in steps]),
-                db_cpu_pct=_median([_num(s.get("db_cpu_pct")) for s in steps]),
+                throughput_rps=_median([as_float(s.get("throughput_rps")) for s in steps]),
+                p50_ms=_median([as_float(s.get("p50_ms")) for s in steps]),
+                p99_ms=_median([as_float(s.get("p99_ms")) for s in steps]),
+                cpu_pct=_median([as_float(s.get("instance_cpu_pct")) for s in steps]),
+                db_cpu_pct=_median([as_float(s.get("db_cpu_pct")) for s in steps]),
                 throttled_share=_median([throttled_share(s) for s in steps]),
                 slo_met=sum(1 for s in steps if s.get("slo_met")),
                 floor_p99_ms=floor.p99_at(rate) if floor else None,

@@ -36,10 +36,6 @@ class AnalysisError(Exception):
     """Bad input the user can fix (no runs found, unreadable index); the CLI prints the message."""
 
 
-def treatment_label(impl: str, variant: str) -> str:
-    return impl if variant.lower() in DEFAULT_VARIANTS else f"{impl}/{variant}"
-
-
 def _read_json(path: Path) -> tuple[Any, str | None]:
     try:
         return json.loads(path.read_text(encoding="utf-8")), None
@@ -156,7 +152,7 @@ class Run:
 
     @property
     def label(self) -> str:
-        return treatment_label(self.impl, self.variant)
+        return self.impl if self.variant.lower() in DEFAULT_VARIANTS else f"{self.impl}/{self.variant}"
 
     @property
     def is_probe(self) -> bool:
@@ -240,40 +236,21 @@ def _read_record(folder: Path, name: str, from_json: Callable[[Any], R], problem
         return None
 
 
-def _read_verdict(folder: Path, problems: list[str]) -> dict[str, Any] | None:
-    """The verdict upgraded to today's form, as a dict: an old verdict may lack `valid` (validity unknown),
-    which the typed record cannot say."""
-    data, problem = _read_json(folder / "verdict.json")
-    if problem:
-        problems.append(problem)
-    if data is None:
-        return None
-    try:
-        return verdict_to_current(data)
-    except SchemaError as exc:
-        problems.append(f"verdict.json unreadable ({exc})")
-        return None
-
-
-def read_run(folder: Path, index_entry: IndexLine | None = None) -> Run:
+def read_run(folder: Path, entry: IndexLine | None = None) -> Run:
     """Read one result folder. Never raises for a broken folder: the problem becomes an exclusion reason."""
     problems: list[str] = []
     record = _read_record(folder, "manifest.json", Manifest.from_json, problems)
     metrics_record = _read_record(folder, "metrics.json", Metrics.from_json, problems)
-    verdict = _read_verdict(folder, problems)
+    # The verdict stays a dict, upgraded: an old one may lack `valid` (unknown), which the typed record cannot say.
+    verdict = _read_record(folder, "verdict.json", verdict_to_current, problems)
     metrics = metrics_record.to_json() if metrics_record else None
     manifest = record or Manifest(run_id=None, impl=None, variant=None, regime=None, status=None)
-    entry = index_entry
     names = _name_parts(folder)
     regime = manifest.regime
-    impl = manifest.impl or (entry.impl if entry else None) or names.get("impl", "unknown")
-    variant = manifest.variant or (entry.variant if entry else None) or "default"
     regime_name = (regime.name if regime else None) or (entry.regime if entry else None)
-    point_raw = regime.point if regime and regime.point is not None else (entry.point if entry else None)
     repetition = regime.repetition if regime and regime.repetition is not None else None
     if repetition is None and entry:
         repetition = entry.repetition
-    group = (regime.group if regime else None) or (entry.group if entry else None)
     status = manifest.status or (entry.status if entry else None) or "unknown"
     valid: bool | None = None
     reasons: list[str] = []
@@ -296,16 +273,16 @@ def read_run(folder: Path, index_entry: IndexLine | None = None) -> Run:
     return Run(
         run_id=manifest.run_id or (entry.run_id if entry else None) or folder.name,
         path=folder,
-        impl=impl,
-        variant=variant,
+        impl=manifest.impl or (entry.impl if entry else None) or names.get("impl", "unknown"),
+        variant=manifest.variant or (entry.variant if entry else None) or "default",
         regime=regime_name or names.get("regime") or "unknown",
-        point_raw=point_raw,
+        point_raw=regime.point if regime and regime.point is not None else (entry.point if entry else None),
         repetition=repetition,
         status=status,
         valid=valid,
         reasons=reasons,
         created_utc=manifest.created_utc or (entry.created_utc if entry else None),
-        group_id=group,
+        group_id=(regime.group if regime else None) or (entry.group if entry else None),
         manifest=record.to_json() if record else {},
         record=record,
         metrics=metrics,

@@ -8,7 +8,7 @@ import io
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import matplotlib
 from scipy import stats as sps
@@ -19,13 +19,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 
+from harness.analysis.comparison import Comparison, scaling_capacity  # noqa: E402
 from harness.analysis.knee import find_knee  # noqa: E402
 from harness.analysis.load import Run  # noqa: E402
 from harness.analysis.metrics import share_of_requests_pct  # noqa: E402
 from harness.analysis.tables import breakdown_of, reference_set, scaling_runs  # noqa: E402
-
-if TYPE_CHECKING:
-    from harness.analysis.comparison import Comparison
 
 MAX_SETS = 8
 DPI = 100
@@ -384,9 +382,7 @@ def throughput_vs_cpu(comparison: Comparison) -> Figure:
         comparison,
         figure,
         lambda r: r.metric("cpu_pct_total"),
-        lambda r: (
-            r.metric("capacity_rps") if r.metric("capacity_rps") is not None else r.metric("throughput_rps")
-        ),
+        scaling_capacity,
         "CPU % (all instances)",
         "throughput (req/s)",
     )

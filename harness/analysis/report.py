@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import jinja2
 
@@ -14,6 +13,7 @@ from harness import __version__
 from harness.analysis import format as fmt
 from harness.analysis import tables as build
 from harness.analysis.claims_section import claim_tables
+from harness.analysis.comparison import Comparison, ComparisonSet
 from harness.analysis.ladder_report import first_screen, step_table
 from harness.analysis.manifest import manifest_tables
 from harness.analysis.metrics import ALL_METRICS
@@ -22,9 +22,6 @@ from harness.analysis.report_template import TEMPLATE
 from harness.analysis.resilience import resilience_section
 from harness.analysis.table_render import html_table
 from harness.analysis.writers import condense_warnings
-
-if TYPE_CHECKING:
-    from harness.analysis.comparison import Comparison, ComparisonSet
 
 # Every <section id> of the report, in order, with its navigation title (the browser test checks them all).
 SECTIONS: tuple[tuple[str, str], ...] = (

@@ -13,15 +13,13 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from harness.analysis.comparison import Comparison
 from harness.analysis.plots import Figure, _colors, _encode, plt
 from harness.analysis.tables import Table
 from harness.faults.report import cell
 from harness.faults.timeline import read_csv
-
-if TYPE_CHECKING:
-    from harness.analysis.comparison import Comparison
 
 FAULT_REGIME = "faults"
 SCENARIO_ORDER = ("db-outage", "slow-db", "overload", "kill-instance")

@@ -10,9 +10,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from harness.analysis.load import SIDE_BY_SIDE_RECORD as RECORD
 from harness.model.side_by_side_math import METRICS, Metric
-
-RECORD = "side-by-side.json"
 
 
 def load_records(folders: Iterable[Path]) -> list[dict[str, Any]]:
@@ -71,7 +70,7 @@ def ranking(summary: dict[str, Any], metric: Metric) -> str:
     if not rows:
         return "no figures"
     rows.sort(key=lambda row: row[1], reverse=metric.better == "higher")
-    digits = 1 if metric.unit == "MiB" else 0
+    digits = digits_of(metric)
 
     def few(label: str) -> str:
         # A capacity that was only a lower bound in some fresh starts rests on the others alone.
@@ -135,15 +134,15 @@ def positive_text(value: float, digits: int) -> str:
     return f"{value:,.{digits}f}"
 
 
+def digits_of(metric: Metric) -> int:
+    return 1 if metric.unit == "MiB" else 0
+
+
 def ratio_text(interval: dict[str, Any] | None) -> str:
     return interval_text(interval, 3, " (n < 2: no interval)")
 
 
-def value_text(interval: dict[str, Any] | None, digits: int = 0) -> str:
-    return interval_text(interval, digits, "")
-
-
-def interval_text(interval: dict[str, Any] | None, digits: int, without_bounds: str) -> str:
+def interval_text(interval: dict[str, Any] | None, digits: int, without_bounds: str = "") -> str:
     """'centre [low, high], CV x %', each figure written by positive_text (never 0 or below)."""
     if not interval:
         return "-"

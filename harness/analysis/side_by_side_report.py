@@ -21,10 +21,11 @@ from rich.table import Table  # noqa: E402
 
 from harness.analysis.side_by_side import (  # noqa: E402
     aa_check,
+    digits_of,
+    interval_text,
     ranking,
     ratio_text,
     sure,
-    value_text,
 )
 from harness.console import console  # noqa: E402
 from harness.model.side_by_side_math import METRICS, Metric  # noqa: E402
@@ -35,6 +36,7 @@ QUESTIONS = {
     "capacity_rps": "Most load under the SLO (p99 ≤ 50 ms, mean ≤ 8 ms)",
     "pss_mb": "Least memory (PSS of the whole deployment)",
 }
+ASKED = [metric for metric in METRICS if metric.key in QUESTIONS]
 
 TEMPLATE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>bidbench side by side: {{ groups|join(', ') }}</title>
@@ -83,7 +85,7 @@ the ratios' CV over fresh starts.</p>
 def group_cell(summary: dict[str, Any], label: str, metric: Metric) -> str:
     """A group's figure with its interval, and for a capacity the fresh starts that gave only a bound."""
     row = summary["groups"][label]
-    text = value_text((row.get(metric.key) or {}).get("interval"), _digits(metric))
+    text = interval_text((row.get(metric.key) or {}).get("interval"), digits_of(metric))
     bounds = row.get("capacity_at_least") or []
     if metric.key == "capacity_rps" and bounds:
         text += f"; in {len(bounds)} more fresh start(s) only ≥ {min(bounds):,.0f}"
@@ -92,7 +94,7 @@ def group_cell(summary: dict[str, Any], label: str, metric: Metric) -> str:
 
 def how_sure(summary: dict[str, Any]) -> str:
     """One plain sentence over the four answers: which ones held, and why the others are not sure."""
-    verdicts = [(metric, *sure(summary, metric)) for metric in METRICS if metric.key in QUESTIONS]
+    verdicts = [(metric, *sure(summary, metric)) for metric in ASKED]
     unsure = [(metric, why) for metric, ok, why in verdicts if not ok]
     if not unsure:
         return f"Sure of all {len(verdicts)} answers: {verdicts[0][2].removeprefix('sure: ')}."
@@ -170,22 +172,11 @@ def host_text(summary: dict[str, Any]) -> str:
 
 
 def render(summary: dict[str, Any]) -> str:
-    answers = []
-    for metric in METRICS:
-        if metric.key not in QUESTIONS:
-            continue
-        answers.append(
-            {
-                "question": QUESTIONS[metric.key],
-                "ranking": ranking(summary, metric),
-                "sure": sure(summary, metric)[1],
-            }
-        )
-    charts = [
-        {"alt": m.label, "png": png}
-        for m in METRICS
-        if m.key in QUESTIONS and (png := _chart(summary, m)) is not None
+    answers = [
+        {"question": QUESTIONS[m.key], "ranking": ranking(summary, m), "sure": sure(summary, m)[1]}
+        for m in ASKED
     ]
+    charts = [{"alt": m.label, "png": png} for m in ASKED if (png := _chart(summary, m)) is not None]
     invalid = {bad["folder"]: bad["reason"] for bad in summary["invalid"]}
     folders = [
         {"folder": folder, "valid": folder not in invalid, "reason": invalid.get(folder, "")}
@@ -213,10 +204,6 @@ def write_html(summary: dict[str, Any], path: Path) -> Path:
     return path
 
 
-def _digits(metric: Metric) -> int:
-    return 1 if metric.unit == "MiB" else 0
-
-
 def markdown(summary: dict[str, Any]) -> str:
     """The answers, how sure, each group's figures and the paired ratios as Markdown."""
     lines = [
@@ -225,7 +212,7 @@ def markdown(summary: dict[str, Any]) -> str:
         f"{summary['valid']} valid of {summary['fresh_starts']} fresh starts.",
         "",
     ]
-    lines += [f"- **{QUESTIONS[m.key]}:** {ranking(summary, m)}" for m in METRICS if m.key in QUESTIONS]
+    lines += [f"- **{QUESTIONS[m.key]}:** {ranking(summary, m)}" for m in ASKED]
     lines += ["", f"How sure: {how_sure(summary)}", "", "## Figures per group", ""]
     lines.append("| group | " + " | ".join(f"{m.label} ({m.unit})" for m in METRICS) + " |")
     lines.append("|---" * (len(METRICS) + 1) + "|")
@@ -314,9 +301,8 @@ def print_summary(summary: dict[str, Any], json_out: Path | None = None, html: P
             label, *[ratio_text((summary["ratios"][label].get(m.key) or {}).get("interval")) for m in METRICS]
         )
     console.print(ratios)
-    for metric in METRICS:
-        if metric.key in QUESTIONS:
-            console.print(f"- {QUESTIONS[metric.key]}: {ranking(summary, metric)}")
+    for metric in ASKED:
+        console.print(f"- {QUESTIONS[metric.key]}: {ranking(summary, metric)}")
     console.print(f"- How sure: {how_sure(summary)}")
     for line in aa_check(summary):
         console.print(f"- {line}")

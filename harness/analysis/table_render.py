@@ -33,17 +33,20 @@ class RichLook:
 
 
 COMPARISON_LOOK = RichLook(bold_left_title=True, fold=True, colours={})
+# The verdict columns (tables.verdict_style): a significant change by the metric's direction, `~` dimmed.
+VERDICT_LOOK = RichLook(
+    bold_left_title=True,
+    fold=True,
+    colours={"better": "bold green", "worse": "bold red", "changed": "bold", "same": "dim"},
+)
 # A command's own summary (a run, a ladder): what held is green, what broke red, a doubt yellow.
 COMMAND_LOOK = RichLook(
     bold_left_title=False, fold=False, colours={"better": "green", "worse": "red", "warn": "yellow"}
 )
 
 
-def rich_table(
-    table: Table, styled: list[list[str]] | None = None, look: RichLook = COMPARISON_LOOK
-) -> RichTable:
-    """`styled`: rows already escaped and marked up by the caller (the verdict colours); else the table's rows,
-    coloured by `look` where the table has styles."""
+def rich_table(table: Table, look: RichLook = COMPARISON_LOOK) -> RichTable:
+    """The table's rows, coloured by `look` where the table has styles."""
     if look.bold_left_title:
         out = RichTable(
             title=f"[bold]{escape_markup(table.title)}[/]",
@@ -58,21 +61,14 @@ def rich_table(
     fold: dict[str, Any] = {"overflow": "fold"} if look.fold else {}
     for column, justify in zip(table.columns, align, strict=True):
         out.add_column(escape_markup(column), justify=justify, **fold)  # type: ignore[arg-type]
-    rows = styled if styled is not None else _coloured_rows(table, look)
-    for row in rows:
-        out.add_row(*row)
-    return out
-
-
-def _coloured_rows(table: Table, look: RichLook) -> list[list[str]]:
-    rows = []
     for r, row in enumerate(table.rows):
+        styles = table.styles[r] if table.styles else [""] * len(row)
         cells = []
-        for c, cell in enumerate(row):
-            colour = look.colours.get(table.styles[r][c]) if table.styles else None
-            cells.append(f"[{colour}]{escape_markup(cell)}[/]" if colour else escape_markup(cell))
-        rows.append(cells)
-    return rows
+        for text, style in zip(row, styles, strict=True):
+            colour = look.colours.get(style)
+            cells.append(f"[{colour}]{escape_markup(text)}[/]" if colour else escape_markup(text))
+        out.add_row(*cells)
+    return out
 
 
 # ---- Markdown --------------------------------------------------------------------------------------------
@@ -129,8 +125,7 @@ def write_records_csv(path: Path, columns: Sequence[str], records: Iterable[dict
 
 def json_cell(cell: str) -> dict[str, Any]:
     """The cell's text and, where a number stands behind it, that number (as a number), its interval and unit."""
-    if not isinstance(cell, Cell):
-        return {"text": str(cell), "value": None, "ci_low": None, "ci_high": None, "unit": ""}
+    cell = cell if isinstance(cell, Cell) else Cell(cell)
     return {
         "text": str(cell),
         "value": cell.value,

@@ -1,16 +1,7 @@
 """Every table of a comparison as a model `Table` (table_model.py), built from runs: cells keep the numbers
-they print, records feed the CSV; table_render.py lays them out.
-
-- the benchstat-like verdict table, one per comparison set (docs/design.md §8)
-- per-group details with the compact letter display (Freire et al. Tables 5-7) and the ANOVA table (Tables 2-4)
-- the ratios between implementations with bootstrap CIs
-- utilized CPU per instance count (Zeng's thesis Table 7.1), throughput per CPU % (Table 7.2), memory vs
-  CPU (fig 7.5), the RUBiS QoS table per user count (Spacco and Pugh §7), the db/app breakdown from Server-Timing
-  per request type (STEP Tables 1, 3) and per user count or payload size (STEP chapter Tables 4, 6),
-  application exceptions vs system errors per user count (STEP paper Table 6), the USL fit
-- the runs used and the runs excluded, with reasons
-
-Nothing here invents a number: every cell is computed from metrics.json, the load summary or a fit.
+they print, records feed the CSV; table_render.py lays them out. The benchstat-like verdict table, the
+statistics behind it, the source texts' tables (each cites the table it follows) and the runs used and
+excluded. Nothing here invents a number: every cell is computed from metrics.json, the load summary or a fit.
 """
 
 from __future__ import annotations
@@ -18,18 +9,30 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from harness.analysis import format as fmt
 from harness.analysis import table_model as cell
+from harness.analysis.comparison import Comparison, ComparisonSet
 from harness.analysis.load import Run, as_float, get_path
 from harness.analysis.metrics import ALL_METRICS
-from harness.analysis.sources import FREIRE, RUBIS, STEP_CHAPTER, STEP_PAPER, ZENG_THESIS, cite
 from harness.analysis.table_model import Cell, Table
-from harness.model.stats import MetricResult, PairTest, Summary, stable_seed, summarize
+from harness.model.stats import MetricResult, PairTest, stable_seed, summarize
 
-if TYPE_CHECKING:
-    from harness.analysis.comparison import Comparison, ComparisonSet
+# The published works the tables follow, named as a reader can find them: authors, title and kind (the
+# claims keep their own copies of these sources; a reader has only these names).
+STEP_CHAPTER = "Pardal, Pardal and Marques, “Performance Assessment of Web Services in the STEP Framework” (book chapter)"
+RUBIS = "Spacco and Pugh, “RUBiS Revisited: Why J2EE Benchmarking is Hard”"
+STEP_PAPER = (
+    "Pardal, Pardal and Marques, “Improving Web Services performance, one STEP at a time” (conference paper)"
+)
+ZENG_THESIS = (
+    "Zeng, “Performance Comparison between Java and Node.js in terms of Scaling in Cloud” (B.Sc. thesis)"
+)
+FREIRE = (
+    "Freire et al., “Experimental study for evaluating the performance of Java virtual machines in application "
+    "integration”"
+)
 
 
 def _label_sort(labels: Sequence[str], baseline: str | None) -> list[str]:
@@ -223,7 +226,7 @@ def details_table(comparison: Comparison) -> Table:
         f"Mean with its t-interval; median with its order-statistic interval ('b': a bootstrap interval, n too "
         f"small for order statistics); {comparison.confidence:.0%} confidence. Letters (3+ groups): groups "
         "that share a letter do not differ significantly (as in Freire et al., Tables 5-7).",
-        f"{cite(STEP_PAPER, '§3.6')}; {cite(FREIRE, 'Tables 5-7')}",
+        f"{STEP_PAPER}, §3.6; {FREIRE}, Tables 5-7",
     )
 
 
@@ -282,7 +285,7 @@ def anova_table(comparison: Comparison) -> Table:
         "Like Freire et al., Tables 2-4: degrees of freedom, mean squares, the overall mean and the coefficient of "
         "variation (sqrt(MS error) / mean). 'ns': not significant. Levene's test (median-centred) chooses the "
         "path: equal variances -> ANOVA and Tukey HSD; unequal -> Welch's ANOVA and Games-Howell.",
-        cite(FREIRE, "Tables 2-4"),
+        f"{FREIRE}, Tables 2-4",
         notes=notes,
         empty="no comparison has three or more groups",
     )
@@ -322,19 +325,17 @@ def ratio_table(comparison: Comparison) -> Table:
 # ---- helpers for the source tables ----------------------------------------------------------------
 
 
-def _summ(
-    comparison: Comparison,
-    members: Sequence[Run],
-    getter: Callable[[Run], float | None],
-    tag: str,
-    label: str,
-    point: str,
-) -> Summary | None:
+def _mean_cell(
+    comparison: Comparison, members: Sequence[Run], getter: Callable[[Run], float | None], tag: str, unit: str
+) -> Cell:
+    """The mean with its interval over one group at one point (members share their label and point)."""
     clean = _values(members, getter)
     if not clean:
-        return None
+        return cell.mean_with_ci(None)
+    label, point = members[0].label, members[0].point
     seed = stable_seed(comparison.seed, tag, label, point)
-    return summarize(label, clean, comparison.confidence, seed, n_resamples=comparison.n_resamples)
+    summary = summarize(label, clean, comparison.confidence, seed, n_resamples=comparison.n_resamples)
+    return cell.mean_with_ci(summary, unit)
 
 
 def _values(runs: Sequence[Run], getter: Callable[[Run], float | None]) -> list[float]:
@@ -365,12 +366,13 @@ def _by_label_point(runs: Sequence[Run]) -> dict[tuple[str, float, str], list[Ru
     return dict(sorted(groups.items()))
 
 
-def _point_row(label: str, point: str, members: Sequence[Run], figures: Sequence[str]) -> list[str]:
+def _point_row(members: Sequence[Run], figures: Sequence[str]) -> list[str]:
     """A thesis table's row for one implementation at one point: who, how many instances, where, each
     figure and how many runs."""
     counts = sorted({r.instances for r in members if r.instances is not None})
     instances = ", ".join(str(c) for c in counts) or "-"
-    return [label + _flag(members), instances, point, *figures, cell.count(len(members))]
+    first = members[0]
+    return [first.label + _flag(members), instances, first.point, *figures, cell.count(len(members))]
 
 
 def _throughput_or_capacity(run: Run) -> float | None:
@@ -387,16 +389,17 @@ _CPU = ALL_METRICS["cpu"].value
 def cpu_utilization_table(comparison: Comparison) -> Table:
     runs, source = scaling_runs(comparison.runs)
     rows = []
-    for (label, _, point), members in _by_label_point(runs).items():
-        cpu = _summ(comparison, members, _CPU, "t71cpu", label, point)
-        util = _summ(comparison, members, ALL_METRICS["utilized_cpu"].value, "t71u", label, point)
+    for members in _by_label_point(runs).values():
         maxima = _values(
             members,
             lambda r: (r.instances or 0) * r.cpu_limit * 100.0 if r.cpu_limit and r.instances else None,
         )
-        max_cpu = sum(maxima) / len(maxima) if maxima else None
-        figures = [cell.mean_with_ci(cpu, "%"), cell.number(max_cpu, "%"), cell.mean_with_ci(util, "%")]
-        rows.append(_point_row(label, point, members, figures))
+        figures = [
+            _mean_cell(comparison, members, _CPU, "t71cpu", "%"),
+            cell.number(sum(maxima) / len(maxima) if maxima else None, "%"),
+            _mean_cell(comparison, members, ALL_METRICS["utilized_cpu"].value, "t71u", "%"),
+        ]
+        rows.append(_point_row(members, figures))
     return Table(
         "table-7-1",
         "Utilized CPU per instance count (thesis Table 7.1)",
@@ -404,24 +407,25 @@ def cpu_utilization_table(comparison: Comparison) -> Table:
         rows,
         f"CPU % is the CPU time of every instance's process tree over wall time; the maximum is instances x "
         f"CPU limit x 100; utilized = CPU % / maximum. Mean with {comparison.confidence:.0%} CI, from {source}.",
-        cite(ZENG_THESIS, "Table 7.1"),
+        f"{ZENG_THESIS}, Table 7.1",
     )
 
 
 def normalized_table(comparison: Comparison) -> Table:
     runs, source = scaling_runs(comparison.runs)
     uses_capacity = any(r.metric("capacity_rps") is not None for r in runs)
-    rows = []
-    for (label, _, point), members in _by_label_point(runs).items():
-        cpu = _summ(comparison, members, _CPU, "t72c", label, point)
-        thr = _summ(comparison, members, _throughput_or_capacity, "t72t", label, point)
-        norm = _summ(comparison, members, ALL_METRICS["normalized_throughput"].value, "t72n", label, point)
-        figures = [
-            cell.mean_with_ci(cpu, "%"),
-            cell.mean_with_ci(thr, "req/s"),
-            cell.mean_with_ci(norm, "req/s per CPU %"),
-        ]
-        rows.append(_point_row(label, point, members, figures))
+    normalized = ALL_METRICS["normalized_throughput"].value
+    rows = [
+        _point_row(
+            members,
+            [
+                _mean_cell(comparison, members, _CPU, "t72c", "%"),
+                _mean_cell(comparison, members, _throughput_or_capacity, "t72t", "req/s"),
+                _mean_cell(comparison, members, normalized, "t72n", "req/s per CPU %"),
+            ],
+        )
+        for members in _by_label_point(runs).values()
+    ]
     thr_name = "capacity (req/s)" if uses_capacity else "throughput (req/s)"
     return Table(
         "table-7-2",
@@ -436,7 +440,7 @@ def normalized_table(comparison: Comparison) -> Table:
             if any((r.metrics or {}).get("ladder") is not None for r in runs)
             else ""
         ),
-        cite(ZENG_THESIS, "Table 7.2"),
+        f"{ZENG_THESIS}, Table 7.2",
     )
 
 
@@ -449,28 +453,22 @@ def _peak_rss(run: Run) -> float | None:
     return max(peaks) if peaks else None
 
 
+def _all_instances_mb(run: Run) -> float | None:
+    return (run.metric("memory_per_instance_mb") or 0) * run.instances if run.instances else None
+
+
 def memory_table(comparison: Comparison) -> Table:
     runs, source = scaling_runs(comparison.runs)
     rows = []
-    for (label, _, point), members in _by_label_point(runs).items():
-        cpu = _summ(comparison, members, _CPU, "f75c", label, point)
-        mem = _summ(comparison, members, ALL_METRICS["memory"].value, "f75m", label, point)
-        total = _summ(
-            comparison,
-            members,
-            lambda r: (r.metric("memory_per_instance_mb") or 0) * r.instances if r.instances else None,
-            "f75t",
-            label,
-            point,
-        )
+    for members in _by_label_point(runs).values():
         peak = _values(members, _peak_rss)
         figures = [
-            cell.mean_with_ci(cpu, "%"),
-            cell.mean_with_ci(mem, "MB"),
-            cell.mean_with_ci(total, "MB"),
+            _mean_cell(comparison, members, _CPU, "f75c", "%"),
+            _mean_cell(comparison, members, ALL_METRICS["memory"].value, "f75m", "MB"),
+            _mean_cell(comparison, members, _all_instances_mb, "f75t", "MB"),
             cell.number(max(peak) if peak else None, "MB"),
         ]
-        rows.append(_point_row(label, point, members, figures))
+        rows.append(_point_row(members, figures))
     return Table(
         "figure-7-5",
         "Memory against CPU (thesis figure 7.5)",
@@ -487,7 +485,7 @@ def memory_table(comparison: Comparison) -> Table:
         rows,
         f"Memory per instance is the steady-state PSS (RSS where PSS is unavailable) after warm-up. Mean with "
         f"{comparison.confidence:.0%} CI, from {source}.",
-        cite(ZENG_THESIS, "figure 7.5"),
+        f"{ZENG_THESIS}, figure 7.5",
     )
 
 
@@ -529,15 +527,18 @@ def over_one_second(run: Run) -> tuple[float | None, str]:
     return None, ">= 50%" if lat["median"] is not None else "unknown"
 
 
-def _users_cell(members: Sequence[Run], point: str) -> str:
+def _users_row(members: Sequence[Run], figures: Sequence[str]) -> list[str]:
+    """A users-regime row for one implementation at one user count: who, how many users, each figure and
+    how many runs."""
     users = members[0].users
-    return cell.count(users) if users is not None else point
+    count = cell.count(users) if users is not None else members[0].point
+    return [members[0].label + _flag(members), count, *figures, cell.count(len(members))]
 
 
 def qos_table(comparison: Comparison) -> Table:
     runs = [r for r in comparison.runs if r.regime == "users"]
     rows = []
-    for (label, _, point), members in _by_label_point(runs).items():
+    for members in _by_label_point(runs).values():
         stats = [latency_stats(r) for r in members]
         weights = [r.metric("requests") or 1.0 for r in members]
         maxima = [s["max"] for s in stats if s["max"] is not None]
@@ -552,20 +553,15 @@ def qos_table(comparison: Comparison) -> Table:
             over_cell = max(
                 bounds, key=lambda b: float("".join(c for c in b if c.isdigit() or c == ".") or 0)
             )
-        thr = _summ(comparison, members, ALL_METRICS["throughput"].value, "qos", label, point)
         mean = sum(m * w for m, w in means) / sum(w for _, w in means) if means else None
-        rows.append(
-            [
-                label + _flag(members),
-                _users_cell(members, point),
-                cell.mean_with_ci(thr, "req/s"),
-                cell.number(max(maxima) if maxima else None, "ms"),
-                cell.number(mean, "ms"),
-                cell.number(medians[len(medians) // 2] if medians else None, "ms"),
-                over_cell,
-                cell.count(len(members)),
-            ]
-        )
+        figures = [
+            _mean_cell(comparison, members, ALL_METRICS["throughput"].value, "qos", "req/s"),
+            cell.number(max(maxima) if maxima else None, "ms"),
+            cell.number(mean, "ms"),
+            cell.number(medians[len(medians) // 2] if medians else None, "ms"),
+            over_cell,
+        ]
+        rows.append(_users_row(members, figures))
     return Table(
         "qos",
         "Quality of service per user count (RUBiS Revisited §7)",
@@ -583,7 +579,7 @@ def qos_table(comparison: Comparison) -> Table:
         "From each run's load summary (metrics.json when absent): max over runs, request-weighted mean, median of "
         "the runs' medians. 'over 1 s' is exact when the run recorded it or when no request took 1 s; otherwise "
         "it is a bound read off the percentiles.",
-        cite(RUBIS, "§7, figures 2-5"),
+        f"{RUBIS}, §7, figures 2-5",
         empty="no runs of the users regime (run `./bidbench users --users 1,2,4,8`)",
     )
 
@@ -591,20 +587,14 @@ def qos_table(comparison: Comparison) -> Table:
 def errors_table(comparison: Comparison) -> Table:
     runs = [r for r in comparison.runs if r.regime == "users"]
     rows = []
-    for (label, _, point), members in _by_label_point(runs).items():
-        app = _summ(comparison, members, ALL_METRICS["app_errors"].value, "t6a", label, point)
-        sys_ = _summ(comparison, members, ALL_METRICS["sys_errors"].value, "t6s", label, point)
+    for members in _by_label_point(runs).values():
         requests = sum(r.metric("requests") or 0 for r in members)
-        rows.append(
-            [
-                label + _flag(members),
-                _users_cell(members, point),
-                cell.count(requests, f"{requests:,.0f}"),
-                cell.mean_with_ci(app, "%"),
-                cell.mean_with_ci(sys_, "%"),
-                cell.count(len(members)),
-            ]
-        )
+        figures = [
+            cell.count(requests, f"{requests:,.0f}"),
+            _mean_cell(comparison, members, ALL_METRICS["app_errors"].value, "t6a", "%"),
+            _mean_cell(comparison, members, ALL_METRICS["sys_errors"].value, "t6s", "%"),
+        ]
+        rows.append(_users_row(members, figures))
     return Table(
         "errors",
         "Application exceptions vs system errors per user count (STEP Table 6)",
@@ -613,7 +603,7 @@ def errors_table(comparison: Comparison) -> Table:
         "Application exceptions are the contract's 4xx answers (including expected 409 conflicts); system errors "
         f"are 5xx, timeouts and connection errors (docs/design.md §5). Per cent of requests, mean with "
         f"{comparison.confidence:.0%} CI over runs.",
-        cite(STEP_PAPER, "Table 6"),
+        f"{STEP_PAPER}, Table 6",
         empty="no runs of the users regime (run `./bidbench users`)",
     )
 
@@ -734,7 +724,7 @@ def breakdown_table(comparison: Comparison) -> Table:
         + "Server-Timing splits each request: db = time inside database calls, app w/o db = the rest of the "
         "handler, outside = what the load driver saw minus the handler (network, HTTP server, client). Request-weighted means "
         "over runs; shares of the end-to-end mean latency.",
-        f"{cite(STEP_CHAPTER, 'Tables 1 and 3')}; {cite(STEP_PAPER, 'Tables 1 and 2')}",
+        f"{STEP_CHAPTER}, Tables 1 and 3; {STEP_PAPER}, Tables 1 and 2",
         empty="no run has per-type Server-Timing figures (metrics.json per_type.server_timing_ms)",
     )
 
@@ -754,7 +744,7 @@ def breakdown_by_point_table(comparison: Comparison) -> Table:
         ["implementation", "regime", "point", *SLICE_COLUMNS],
         rows,
         "All request types together, per point of the users and payload regimes.",
-        cite(STEP_CHAPTER, "Tables 4 and 6"),
+        f"{STEP_CHAPTER}, Tables 4 and 6",
         empty="no users or payload runs with Server-Timing figures",
     )
 
@@ -804,7 +794,7 @@ def usl_table(comparison: Comparison) -> Table:
         rows,
         f"C(N) = lambda N / (1 + sigma (N-1) + kappa N (N-1)), fitted to {comparison.usl_source} of every run; "
         f"{comparison.confidence:.0%} intervals from a seeded bootstrap over runs. Peak N = sqrt((1 - sigma) / kappa).",
-        f"docs/design.md §6 (scaling); {cite(ZENG_THESIS, '§7.3')}",
+        f"docs/design.md §6 (scaling); {ZENG_THESIS}, §7.3",
         empty=comparison.usl_source if not comparison.usl_fits else "no data",
     )
 

@@ -3,23 +3,23 @@
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rich.console import Console
 from rich.panel import Panel
 
 from harness import __version__
-from harness.analysis import format as fmt
 from harness.analysis.claims_section import claim_tables
+from harness.analysis.comparison import Comparison
 from harness.analysis.ladder_report import first_screen, step_table
 from harness.analysis.manifest import manifest_tables
-from harness.analysis.metrics import ALL_METRICS
 from harness.analysis.resilience import fault_runs, latest, resilience_table
 from harness.analysis.table_render import (
+    VERDICT_LOOK,
     escape_markup,
     json_table,
     markdown_table,
@@ -37,23 +37,7 @@ from harness.analysis.tables import (
     verdict_tables,
 )
 
-if TYPE_CHECKING:
-    from harness.analysis.comparison import Comparison
-
-_SIGNED = re.compile(r"^([+-])\d")
 MAX_EXCLUDED_LISTED = 12
-
-
-def _style_verdict(cell: str, higher_is_better: bool | None) -> str:
-    if cell.startswith(fmt.TILDE):
-        return f"[dim]{cell}[/]"
-    match = _SIGNED.match(cell)
-    if not match:
-        return cell
-    if higher_is_better is None:
-        return f"[bold]{cell}[/]"
-    better = (match.group(1) == "+") == higher_is_better
-    return f"[bold green]{cell}[/]" if better else f"[bold red]{cell}[/]"
 
 
 def _compact(table: Table) -> Table | None:
@@ -63,22 +47,12 @@ def _compact(table: Table) -> Table | None:
     if table.id == "table-breakdown":
         type_col = table.columns.index("request type")
         rows = [row for row in table.rows if row[type_col] == "all"]
-        return Table(
-            table.id, table.title + ", all request types", table.columns, rows, table.caption, table.source
-        )
+        return replace(table, title=table.title + ", all request types", rows=rows)
     if table.id == "usl" and "note" in table.columns:
         at = table.columns.index("note")
         rows = [row[:at] + row[at + 1 :] for row in table.rows]
         notes = [f"{row[0]}: {row[at]}" for row in table.rows if row[at]]
-        return Table(
-            table.id,
-            table.title,
-            table.columns[:at] + table.columns[at + 1 :],
-            rows,
-            table.caption,
-            table.source,
-            notes=notes,
-        )
+        return replace(table, columns=table.columns[:at] + table.columns[at + 1 :], rows=rows, notes=notes)
     return table
 
 
@@ -129,17 +103,8 @@ def render_terminal(comparison: Comparison, console: Console | None = None, *, f
         "[dim]Each cell: mean ± half its confidence interval (as % of the mean), with n. The last columns compare "
         "with the first group: the change where significant, '~' where not, with p and n.[/]"
     )
-    for cset, table in zip(comparison.sets, verdict_tables(comparison), strict=True):
-        styled = []
-        # The table's rows: every metric with results, then those with lower bounds only (verdict_table).
-        metrics = [r.metric for r in cset.results] + [k for k in cset.bounds if cset.result(k) is None]
-        for metric, row in zip(metrics, table.rows, strict=True):
-            direction = ALL_METRICS[metric].higher_is_better
-            n_values = len(cset.labels)
-            cells = [escape_markup(row[0])] + [escape_markup(c) for c in row[1 : 1 + n_values]]
-            cells += [_style_verdict(escape_markup(c), direction) for c in row[1 + n_values :]]
-            styled.append(cells)
-        console.print(rich_table(table, styled))
+    for table in verdict_tables(comparison):
+        console.print(rich_table(table, look=VERDICT_LOOK))
         for note in table.notes:
             console.print(f"  [dim]{escape_markup(note)}[/]")
     anova = anova_table(comparison)

@@ -1,9 +1,6 @@
-"""The registry of implementations: one AppAdapter per language, declared in its own module.
-
-An adapter names the app's folder, its driver (how to build it and launch one instance), its knobs, its
-tools and whatever else the harness would otherwise decide by comparing names. IMPLS is the ordered tuple
-of registered names; that order (java, node, php) is the order of every listing and table.
-A new language registers its adapter here (docs/adding-an-implementation.md).
+"""The registry of implementations: one AppAdapter per language, declared in its own module. IMPLS is the
+ordered tuple of registered names, the order (java, node, php) of every listing and table. A new language
+registers its adapter here (docs/adding-an-implementation.md).
 """
 
 from __future__ import annotations
@@ -17,7 +14,6 @@ IMPLS: tuple[str, ...] = ()
 
 
 def register(app: AppAdapter) -> None:
-    """Adds an implementation after the ones already registered."""
     global IMPLS
     if app.name in _REGISTERED:
         raise ValueError(f"implementation {app.name!r} is registered already")

@@ -18,10 +18,12 @@ from pathlib import Path
 from harness.console import UserError
 
 LISTEN_BACKLOG = 4096
-"""The accept backlog every app listens with (java: Jetty's accept queue, node: listen()'s backlog, php:
-nginx's `listen ... backlog`), capped by the kernel's net.core.somaxconn. One figure for all three: the
-load driver opens up to 5000 connections against an overloaded instance, and a full queue drops handshakes
-that then wait for the client's SYN retransmit (tests/apps/test_listen_backlog.py)."""
+"""The accept backlog of every app (Jetty's accept queue, node's listen(), nginx's `listen ... backlog`),
+capped by net.core.somaxconn: the driver opens up to 5000 connections, and a full queue drops handshakes
+that then wait for a SYN retransmit (tests/apps/test_listen_backlog.py)."""
+
+UNFAIR_KNOBS: dict[str, str] = {"BIDBENCH_UNFAIR_UNSORTED": "0", "BIDBENCH_UNFAIR_PER_FIELD": "0"}
+"""Every app's deliberately unequal variants (contract/README.md), off by default."""
 
 
 @dataclass(frozen=True)
@@ -64,12 +66,9 @@ class ProcessLaunch:
 
 @dataclass(frozen=True)
 class TestSuite:
-    """One test runner of an app (JUnit, node --test, PHPUnit), run by `./bidbench test`.
-
-    The harness runs argv in cwd with env added to its own environment plus DATABASE_URL of a
-    freshly reset embedded database (scale 1, seed 42). A non-zero exit fails the run; the last
-    lines of output that match summary_pattern are printed as the runner's summary line.
-    """
+    """One test runner of an app (JUnit, node --test, PHPUnit), run by `./bidbench test` in cwd with env and
+    DATABASE_URL of a freshly reset database added. A non-zero exit fails; the last output lines matching
+    summary_pattern are its summary line."""
 
     name: str
     argv: list[str]
@@ -133,12 +132,9 @@ def no_implied_knobs(given: Mapping[str, str]) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class AppAdapter:
-    """Everything the harness knows about one implementation, declared once in its module (harness/apps).
-
-    The harness asks these attributes instead of comparing implementation names, so a fourth language is
-    its folder, one module declaring an AppAdapter, and its line in harness/apps/__init__.py
-    (docs/adding-an-implementation.md).
-    """
+    """Everything the harness knows about one implementation, declared once in its module: the harness asks
+    these instead of comparing names, so a fourth language is its folder, one module declaring an
+    AppAdapter, and its line in harness/apps/__init__.py (docs/adding-an-implementation.md)."""
 
     name: str
     """The name on the command line (--impl), in result folders and tables."""
@@ -146,8 +142,7 @@ class AppAdapter:
     """The app's own folder (`<name>-app/`): its sources, README, build files and tests."""
     driver_class: type[AppDriver]
     knobs: Mapping[str, str]
-    """The language's own concurrency and runtime knobs with their defaults (docs/design.md §2.5, §3.3), on
-    top of the knobs every app reads (harness.apps.knobs.APP_KNOBS)."""
+    """The language's own knobs with their defaults, on top of harness.apps.knobs.APP_KNOBS."""
     tools: tuple[str, ...]
     """The tools (harness/tools/toolchain.py TOOLS) needed to build, run and test the app."""
     pytest_files_in_own_suite: tuple[str, ...] = ()
@@ -158,8 +153,7 @@ class AppAdapter:
     runs_on_jvm: bool = False
     """A JVM's heap after a full GC can be read after a stepped run (harness/apps/jvm.py)."""
     knobs_implied_by: Callable[[Mapping[str, str]], dict[str, str]] = no_implied_knobs
-    """Knobs that follow from the knobs a run gives, unless the run gives them too (PHP: a pool size is a
-    child count)."""
+    """Knobs that follow from the given ones unless given too (PHP: a pool size is a child count)."""
 
     def driver(self) -> AppDriver:
         return self.driver_class()

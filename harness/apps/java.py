@@ -29,11 +29,7 @@ BUILD_STAMP = paths.CACHE / "java-app.build.sha256"
 DEFAULT_JVM_FLAGS = "-Xms256m -Xmx256m -XX:+UseG1GC -XX:+ExitOnOutOfMemoryError"
 
 # Knobs only this driver reads, on top of harness.apps.knobs.
-DRIVER_KNOBS: dict[str, str] = {
-    "JVM_FLAGS": DEFAULT_JVM_FLAGS,
-    "BIDBENCH_UNFAIR_UNSORTED": "0",
-    "BIDBENCH_UNFAIR_PER_FIELD": "0",
-}
+DRIVER_KNOBS: dict[str, str] = {"JVM_FLAGS": DEFAULT_JVM_FLAGS, **base.UNFAIR_KNOBS}
 
 
 def _build_inputs() -> list[Path]:
@@ -62,12 +58,9 @@ def java_binary(java_home: str | None = None) -> str:
 
 def parse_java_properties(text: str) -> dict[str, str]:
     """The `key = value` lines of `java -XshowSettings:properties -version`."""
-    properties: dict[str, str] = {}
-    for line in text.splitlines():
-        match = re.match(r"^\s{4}([\w.]+) = (.*)$", line)
-        if match:
-            properties[match.group(1)] = match.group(2).strip()
-    return properties
+    return {
+        key: value.strip() for key, value in re.findall(r"^[^\S\n]{4}([\w.]+) = (.*)$", text, re.MULTILINE)
+    }
 
 
 class JavaDriver(AppDriver):

@@ -7,6 +7,7 @@ instance runs on (its JAVA_HOME knob), because an attach from another JDK releas
 
 from __future__ import annotations
 
+import contextlib
 import re
 import struct
 import subprocess
@@ -70,22 +71,16 @@ def parse_heap_info_used_mb(text: str) -> float | None:
 
 
 def jcmd_for(pid: int, java_home: str | None = None) -> str | None:
-    """`jcmd` of the JDK the process runs: next to the java of JAVA_HOME if given, else next to the
-    process's own executable, else the default JDK's."""
+    """`jcmd` next to JAVA_HOME's java if given, else next to the process's executable, else the default's."""
     candidates: list[Path] = []
     if java_home:
         candidates.append(Path(java_home) / "bin" / "jcmd")
     exe = _executable(pid)
     if exe:
         candidates.append(Path(exe).resolve().parent / "jcmd")
-    try:
+    with contextlib.suppress(UserError):
         candidates.append(Path(java_binary()).resolve().parent / "jcmd")
-    except UserError:
-        pass
-    for candidate in candidates:
-        if candidate.is_file():
-            return str(candidate)
-    return None
+    return next((str(candidate) for candidate in candidates if candidate.is_file()), None)
 
 
 def _executable(pid: int) -> str:

@@ -1,8 +1,6 @@
-"""Every knob the local runner sets, with its default (docs/design.md §2.5, §3.3).
-
-This is the single source of truth: the runner fills instance environments from it, the manifest
-records it, and infra/ (Compose, Kubernetes) is tested for parity against it. The knobs every app reads
-are here; each language's own knobs are declared by its adapter (harness/apps/<name>.py, AppAdapter.knobs).
+"""Every knob the local runner sets, with its default (docs/design.md §2.5, §3.3): the single source of
+truth for instance environments, the manifest and infra/'s parity tests. The knobs every app reads are here;
+each language's own are declared by its adapter (AppAdapter.knobs).
 """
 
 from __future__ import annotations

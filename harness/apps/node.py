@@ -1,12 +1,9 @@
 """The Node.js driver: installs node-app/ with `npm ci` and launches one node process per instance (docs/design.md §4).
 
-One instance is one `node src/main.js`: a single serving process (NODE_WORKERS=0), or a node:cluster
-primary with NODE_WORKERS workers, which the harness accounts for as one process tree. DB_POOL_SIZE is per
-serving process, so an instance may open max(NODE_WORKERS, 1) x DB_POOL_SIZE database connections.
-
-`npm ci` compiles pg-native's libpq addon (node-gyp: libpq-dev, python3, make, g++). The install-script
-approval for it lives in node-app/package.json (`allowScripts`) and node-app/.npmrc (strict mode), so a
-clean clone builds it without anyone approving anything by hand.
+One instance is one `node src/main.js`: a single serving process, or a node:cluster primary with NODE_WORKERS
+workers (one process tree); it may open max(NODE_WORKERS, 1) x DB_POOL_SIZE database connections.
+`npm ci` compiles pg-native's libpq addon (node-gyp), approved in node-app/package.json (`allowScripts`) and
+node-app/.npmrc, so a clean clone builds it without anyone approving anything by hand.
 """
 
 from __future__ import annotations
@@ -44,11 +41,7 @@ INSTALL_FIELDS = ("dependencies", "optionalDependencies", "devDependencies", "ov
 DEFAULT_NODE_FLAGS = "--min-semi-space-size=16 --max-semi-space-size=16"
 
 # Knobs only this driver reads, on top of harness.apps.knobs.
-DRIVER_KNOBS: dict[str, str] = {
-    "NODE_FLAGS": DEFAULT_NODE_FLAGS,
-    "BIDBENCH_UNFAIR_UNSORTED": "0",
-    "BIDBENCH_UNFAIR_PER_FIELD": "0",
-}
+DRIVER_KNOBS: dict[str, str] = {"NODE_FLAGS": DEFAULT_NODE_FLAGS, **base.UNFAIR_KNOBS}
 
 # Prints the compiled addon's path when pg-native loads; fails (non-zero) when the build is missing.
 _PG_NATIVE_PROBE = "require('pg-native'); console.log(require.resolve('libpq'))"
@@ -83,10 +76,8 @@ def install_digest() -> str:
     digest.update(json.dumps(relevant, sort_keys=True).encode())
     for name in INSTALL_INPUTS:
         path = APP_DIR / name
-        digest.update(name.encode())
-        digest.update(b"\0")
-        digest.update(path.read_bytes() if path.is_file() else b"(missing)")
-        digest.update(b"\0")
+        content = path.read_bytes() if path.is_file() else b"(missing)"
+        digest.update(name.encode() + b"\0" + content + b"\0")
     digest.update(_output([_tool("node"), "--version"]).encode())
     return digest.hexdigest()
 
@@ -104,11 +95,8 @@ def _install_lock() -> Iterator[None]:
 
 
 def install_env(node: str) -> dict[str, str]:
-    """The environment for `npm ci`: node-gyp gets the running node's own headers when they are installed.
-
-    Without a nodedir node-gyp downloads the headers from nodejs.org, which fails offline; the headers of a
-    distribution or NodeSource node are already on disk under <prefix>/include/node.
-    """
+    """The environment for `npm ci`: node-gyp gets the running node's own headers (<prefix>/include/node)
+    when they are installed; without a nodedir it downloads them from nodejs.org, which fails offline."""
     env = dict(os.environ)
     prefix = Path(node).resolve().parent.parent
     if "npm_config_nodedir" not in env and (prefix / "include" / "node" / "node_version.h").is_file():

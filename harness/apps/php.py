@@ -1,13 +1,9 @@
-"""The PHP driver: one instance is an nginx + PHP-FPM pair (docs/design.md §4), both ordinary foreground processes.
+"""The PHP driver: one instance is an nginx + PHP-FPM pair (docs/design.md §4), both foreground processes.
 
-There is nothing to compile: ensure_built() checks that PHP, PHP-FPM (with pdo_pgsql, OPcache and
-mbstring) and nginx are installed and lints php-app/ once per change. launches() renders the versioned
-templates of php-app/conf/ into the instance's run directory (configuration, unix socket, pid files,
-temporary paths, logs) and returns php-fpm first, then nginx.
-
-Connections: PHP has no in-process pool. Every FPM child keeps one persistent connection, so an instance
-holds PHP_FPM_CHILDREN connections; when only DB_POOL_SIZE is given, the driver sets PHP_FPM_CHILDREN to
-it, so that "pool size N" means N connections for every language (php-app/README.md).
+Nothing to compile: ensure_built() checks PHP, PHP-FPM (pdo_pgsql, OPcache, mbstring) and nginx and lints
+php-app/ once per change; launches() renders php-app/conf/'s templates into the run directory.
+PHP has no in-process pool: every FPM child keeps one persistent connection, so when only DB_POOL_SIZE is
+given, PHP_FPM_CHILDREN follows it and "pool size N" means N connections in every language.
 """
 
 from __future__ import annotations
@@ -47,11 +43,7 @@ APT_HINT = (
 BODY_LIMIT_BYTES = 65536
 
 # Knobs only this driver reads, on top of harness.apps.knobs, with their defaults.
-DRIVER_KNOBS: dict[str, str] = {
-    "NGINX_WORKER_PROCESSES": "1",
-    "BIDBENCH_UNFAIR_UNSORTED": "0",
-    "BIDBENCH_UNFAIR_PER_FIELD": "0",
-}
+DRIVER_KNOBS: dict[str, str] = {"NGINX_WORKER_PROCESSES": "1", **base.UNFAIR_KNOBS}
 
 # Fixed instance settings, recorded in the manifest with the knobs (docs/design.md §3.3: nothing tuned silently).
 NGINX_KEEPALIVE_TIMEOUT = "65s"
@@ -316,6 +308,9 @@ class PhpDriver(AppDriver):
             "BIDBENCH_PHP_LOG": str(app_log),
         }
         ini = str(run_dir / "php.ini")
+        # bin/fpm-exec.php prints the start-up line, then becomes PHP-FPM with the arguments after its own.
+        fpm_exec = [php, "-c", ini, str(app_dir / "bin" / "fpm-exec.php"), str(run_dir / "instance.json")]
+        fpm_argv = [*fpm_exec, fpm, "--nodaemonize", "--fpm-config", str(run_dir / "php-fpm.conf"), "-c", ini]
         nginx_argv = [nginx, "-p", f"{run_dir}/", "-c", str(run_dir / "nginx.conf")]
         if _version_tuple(nginx_version) >= (1, 19, 5):
             # -e: nginx opens its compiled-in error log before reading the configuration.
@@ -323,19 +318,7 @@ class PhpDriver(AppDriver):
         return [
             ProcessLaunch(
                 name="php-fpm",
-                argv=[
-                    php,
-                    "-c",
-                    ini,
-                    str(app_dir / "bin" / "fpm-exec.php"),
-                    str(run_dir / "instance.json"),
-                    fpm,
-                    "--nodaemonize",
-                    "--fpm-config",
-                    str(run_dir / "php-fpm.conf"),
-                    "-c",
-                    ini,
-                ],
+                argv=fpm_argv,
                 env=env,
                 cwd=app_dir,
                 log_path=run_dir / "php-fpm.log",

@@ -31,14 +31,6 @@ from harness.record.index_line import newest_completed
 from harness.record.metrics import read_metrics_json
 from harness.record.verdict import read_verdict_json
 from harness.regimes import ladder
-from harness.regimes.ladder import (
-    METHOD_VERSION,
-    LadderSettings,
-    calibration_censored,
-    calibration_start,
-    first_failing_rate,
-    ladder_rates,
-)
 
 GROUP_PREFIX = "claims-ladder"
 START_OVERHEAD_S = 8.0
@@ -48,7 +40,7 @@ CALIBRATION_STEPS_EXPECTED = 8
 
 
 def settings_for(shape: LadderShape) -> Any:
-    return LadderSettings(
+    return ladder.LadderSettings(
         steps=shape.steps,
         step_s=shape.step_s,
         warmup_s=shape.warmup_s,
@@ -79,7 +71,7 @@ def fingerprint(size: Size, cell: Any) -> dict[str, Any]:
     that names a default (LOG_LEVEL=info) shares the default's ladders."""
     v = cell.variant
     return {
-        "method": METHOD_VERSION,
+        "method": ladder.METHOD_VERSION,
         "impl": cell.impl,
         "knobs": {**default_knobs(cell.impl), **v.knobs},
         "jvm": v.jvm,
@@ -116,17 +108,11 @@ def base_plan(size: Size, cell: Any, results_dir: Path | None) -> Any:
     )
 
 
-def fresh_start_s(shape: LadderShape) -> float:
-    return START_OVERHEAD_S + shape.prewarm_max_s + shape.warmup_s + shape.steps * shape.step_s
-
-
-def calibration_s(shape: LadderShape) -> float:
-    return (
-        START_OVERHEAD_S
-        + shape.prewarm_max_s
-        + shape.warmup_s
-        + CALIBRATION_STEPS_EXPECTED * shape.calibration_step_s
+def fresh_start_s(shape: LadderShape, calibration: bool = False) -> float:
+    steps_s = (
+        CALIBRATION_STEPS_EXPECTED * shape.calibration_step_s if calibration else shape.steps * shape.step_s
     )
+    return START_OVERHEAD_S + shape.prewarm_max_s + shape.warmup_s + steps_s
 
 
 _REUSE_SINCE: ContextVar[str | None] = ContextVar("reuse_since", default=None)
@@ -185,11 +171,6 @@ def below_first_step(metrics: Mapping[str, Any]) -> float | None:
     return float(steps[0]["rate"])
 
 
-def why_invalid(status: str, reasons: Sequence[str]) -> str:
-    """What an observation records of a run it cannot use: the run's first validity reason, or its status."""
-    return str(reasons[0]) if reasons else ("" if status == "completed" else f"the run {status}")
-
-
 def record(
     claim: Claim,
     size: Size,
@@ -209,7 +190,9 @@ def record(
     if status != "completed":
         seen.pop("below", None)
     valid = bool(valid and status == "completed")
-    return {"valid": valid, "run": run_id, **seen, **({} if valid else {"why": why_invalid(status, reasons)})}
+    if not valid:  # the run's first validity reason, or its status
+        seen["why"] = str(reasons[0]) if reasons else ("" if status == "completed" else f"the run {status}")
+    return {"valid": valid, "run": run_id, **seen}
 
 
 def folder_record(claim: Claim, size: Size, cell: Any, folder: RunFolder, status: str) -> dict[str, Any]:
@@ -227,11 +210,11 @@ def _rates_from_calibration(
     failed from a first step above the lowest a calibration starts from (stored before calibrations
     started lower after such a failure, harness/regimes/ladder.py `calibrate`)."""
     seen = dict(metrics or {})
-    failing = first_failing_rate(seen)
-    lowest = calibration_start(settings, cores, settings.calibration_descents)
-    if not failing or (calibration_censored(seen) and failing > round(lowest)):
+    failing = ladder.first_failing_rate(seen)
+    lowest = ladder.calibration_start(settings, cores, settings.calibration_descents)
+    if not failing or (ladder.calibration_censored(seen) and failing > round(lowest)):
         return None
-    return ladder_rates(failing, settings)
+    return ladder.ladder_rates(failing, settings)
 
 
 def run(
@@ -263,12 +246,7 @@ def run(
             found = _rates_from_calibration(read_metrics_json(folder), settings, cores)
         if found is None:
             try:
-                failing, outcome = ladder.calibrate(
-                    base,
-                    settings,
-                    cell_instances(size, cell),
-                    quiet=True,
-                )
+                failing, outcome = ladder.calibrate(base, settings, cell_instances(size, cell), quiet=True)
                 on_run(f"{cell.impl}/{cell.variant.name} calibration -> {outcome.folder.path.name}")
                 found = ladder.ladder_rates(failing, settings)
             except UserError as exc:
@@ -342,7 +320,7 @@ def starts_left(
         calibration = (calibration_group(size, cell), 0)
         if cell_run and calibration not in counted and stored(*calibration, results_dir) is None:
             counted.add(calibration)
-            cell_s += calibration_s(size.ladder)
+            cell_s += fresh_start_s(size.ladder, calibration=True)
             cell_run += 1
         seconds, to_run, done = seconds + cell_s, to_run + cell_run, done + cell_done
     return seconds, to_run, done

@@ -1,13 +1,10 @@
 """Before a claim runs anything: is its layout valid on this machine, and does the machine have what its
 variants name (a JVM build, a tool)? Every refusal names the claim file's field.
 
-The CPU budget lives here, once. On one machine the load driver, PostgreSQL and the sampler share the
-cores with the instances. When one instance runs past its capacity, the driver and PostgreSQL together
-need about a core of their own, and at a whole core per instance on 2 cores every run was invalid
-(docs/method.md, "5. Leaving CPU for the driver and the database"; the lab log (docs/lab/), sizing and layout).
-So a claim must leave the driver and the database at least one whole core: instances x cpus <= cores - 1
-(on 2 cores: at most 1 CPU of instances). The run-time check (harness/engine/session.py check_fits, 0.5
-core) only stops plans that cannot run at all; a claim needs runs that are valid, not merely possible.
+The CPU budget lives here, once: a claim must leave the load driver and PostgreSQL one whole core,
+instances x cpus <= cores - 1 (docs/method.md, "5. Leaving CPU for the driver and the database"). The
+run-time check (harness/engine/session.py check_fits) only stops plans that cannot run at all; a claim
+needs runs that are valid, not merely possible.
 """
 
 from __future__ import annotations
@@ -18,15 +15,11 @@ from pathlib import Path
 
 from harness.claims.model import Claim, ClaimError, Size, cells, group_problems, is_side_by_side
 from harness.claims.side_by_side import fit_problems
-from harness.engine import sizing
+from harness.engine.sizing import machine_cores
 from harness.tools import toolchain
 
 DRIVER_AND_DATABASE_CORES = 1.0
 """CPU left to the load driver, PostgreSQL and the sampler by every claim (see the module doc)."""
-
-
-def machine_cores() -> int:
-    return sizing.machine_cores()
 
 
 def size_name(claim: Claim, size: Size) -> str:
@@ -39,12 +32,7 @@ def layout_problems(claim: Claim, size: Size, cores: int) -> list[str]:
     which = size_name(claim, size)
     allowed = cores - DRIVER_AND_DATABASE_CORES
     problems = []
-    seen: set[str] = set()
-    for cell in cells(claim, size):
-        v = cell.variant
-        if v.name in seen:
-            continue
-        seen.add(v.name)
+    for v in {cell.variant.name: cell.variant for cell in cells(claim, size)}.values():
         index = claim.variants.index(v)
         cpus = v.cpus or size.cpus
         instances = v.instances or size.instances

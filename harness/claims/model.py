@@ -48,14 +48,12 @@ class Variant:
 
 @dataclass(frozen=True)
 class LadderShape:
-    """A claim's ladder (harness/regimes/ladder.py LadderSettings): 6 steps of 2.5 s after a pre-warm of
-    at most 40 s without the quota (a fresh JVM's JIT settles in about 25 s; node and php much sooner) and
-    the ladders' warm-up inside it (the lab log (docs/lab/), demo shape and calibration, "The claims' shape";
-    claims' java ladders, for why the pre-warm left the quota). The shape is part of every stored
-    ladder's group key, so it stays what docs/replication/REPORT.md was run with (its `--from` recomputes
-    match folders by that key). The demo and `ladder` run more, shorter steps (harness/regimes/demo.py):
-    more steps below saturation give a steadier cost; the claims keep 6 of 2.5 s so that
-    `replicate --all --quick` fits 120 minutes (tests/claims/test_replication.py)."""
+    """A claim's ladder (harness/regimes/ladder.py LadderSettings): a pre-warm without the quota, long enough
+    for a fresh JVM's JIT to settle, then the warm-up and the steps (docs/lab/, "The claims' shape").
+    The shape is part of every stored ladder's group key, so it stays what docs/replication/REPORT.md was
+    run with (its `--from` matches folders by that key). The demo and `ladder` run more, shorter steps for
+    a steadier cost; the claims keep 6 of 2.5 s so that `replicate --all --quick` fits 120 minutes
+    (tests/claims/test_replication.py)."""
 
     steps: int = 6
     step_s: float = 2.5
@@ -305,12 +303,9 @@ def metric_value(metrics: dict[str, Any] | None, path: str) -> float | None:
 
 
 def cells(claim: Claim, size: Size) -> list[Cell]:
-    impls = size.impls or claim.impls
-    out: list[Cell] = []
-    for impl in impls:
-        for variant in claim.variants:
-            if variant.impl is None or variant.impl == impl:
-                out.append(Cell(impl, variant))
+    out = [
+        Cell(impl, v) for impl in size.impls or claim.impls for v in claim.variants if v.impl in (None, impl)
+    ]
     # impl-pinned variants whose impl is not in the list still run (impl-vs-impl claims)
     for variant in claim.variants:
         if variant.impl is not None and all(c.variant.name != variant.name for c in out):

@@ -36,27 +36,22 @@ from harness.regimes.campaign import Campaign, campaign_name
 # (impl, variant name) -> per-run records: {"valid": bool, "value": float | None}
 Observations = dict[tuple[str, str], list[dict[str, Any]]]
 
-UNFAIR_KNOBS: dict[str, str] = {
-    "BIDBENCH_UNFAIR_UNSORTED": "list results are not sorted: it does less database work than the contract requires",
-    "BIDBENCH_UNFAIR_PER_FIELD": (
-        "GET /items/{id} reads each field with its own SELECT: it does more database work than the contract "
-        "requires"
-    ),
-}
-"""The apps' deliberately unequal variants (contract/README.md), each with what makes it unequal."""
-
-UNFAIR_NOTES: dict[str, str] = {
+UNFAIR: dict[str, tuple[str, str]] = {
     "BIDBENCH_UNFAIR_UNSORTED": (
+        "list results are not sorted: it does less database work than the contract requires",
         "The unsorted variant is unequal work: the conformance suite rejects it "
         "(`./bidbench conformance` with BIDBENCH_UNFAIR_UNSORTED=1 is the negative control); "
-        "any speed it shows is bought by skipping the ORDER BY, not by a faster implementation."
+        "any speed it shows is bought by skipping the ORDER BY, not by a faster implementation.",
     ),
     "BIDBENCH_UNFAIR_PER_FIELD": (
+        "GET /items/{id} reads each field with its own SELECT: it does more database work than the contract "
+        "requires",
         "The per-field variant is unequal work: the conformance suite rejects it "
         "(`./bidbench conformance` with BIDBENCH_UNFAIR_PER_FIELD=1 is a negative control); it reproduces "
-        "the source's mistake, a SELECT per field, to measure what the contract's one SELECT saves."
+        "the source's mistake, a SELECT per field, to measure what the contract's one SELECT saves.",
     ),
 }
+"""The apps' deliberately unequal variants (contract/README.md): what makes each unequal, and its note."""
 
 
 def size_for(claim: Claim, quick: bool, repetitions: int | None) -> Size:
@@ -76,7 +71,7 @@ def campaign_for(claim: Claim, size: Size) -> str:
 
 
 def unfair_knobs(variant: Variant) -> list[str]:
-    return [knob for knob in UNFAIR_KNOBS if variant.knobs.get(knob) == "1"]
+    return [knob for knob in UNFAIR if variant.knobs.get(knob) == "1"]
 
 
 def is_unfair(variant: Variant) -> bool:
@@ -86,9 +81,7 @@ def is_unfair(variant: Variant) -> bool:
 def warn_unfair(cells: list[Cell]) -> None:
     for cell in cells:
         if is_unfair(cell.variant):
-            what = (
-                "; ".join(UNFAIR_KNOBS[k] for k in unfair_knobs(cell.variant)) or "the claim marks it unequal"
-            )
+            what = "; ".join(UNFAIR[k][0] for k in unfair_knobs(cell.variant)) or "the claim marks it unequal"
             console.print(
                 f"[bold red]!! UNEQUAL VARIANT {cell.variant.name} on {cell.impl}: {what}. "
                 "It fails the conformance suite. Its numbers are NOT a fair comparison.[/]"
@@ -212,7 +205,7 @@ def notes_for(claim: Claim) -> list[str]:
     if claim.changed_after_data:
         notes.append(f"changed after seeing data: {claim.changed_after_data}")
     used = {knob for v in claim.variants for knob in unfair_knobs(v)}
-    notes.extend(UNFAIR_NOTES[knob] for knob in UNFAIR_KNOBS if knob in used)
+    notes.extend(note for knob, (_, note) in UNFAIR.items() if knob in used)
     return notes
 
 
@@ -243,9 +236,8 @@ def replicate(
 def estimate(
     claim: Claim, size: Size, results_dir: Path | None = None, counted: set[tuple[str, int]] | None = None
 ) -> tuple[float, int, int]:
-    """(seconds, fresh starts to run, fresh starts already stored) before the claim starts. Ladders: from
-    the ladder shape (harness/claims/ladders.py, ~45 s a fresh start at the default shape). Fixed-rate: a
-    start, a pre-warm, the warm-up and the window per run."""
+    """(seconds, fresh starts to run, fresh starts already stored) before the claim starts, from the ladder
+    shape, the side-by-side preset, or (fixed rate) a start, a pre-warm, the warm-up and the window per run."""
     counted = set() if counted is None else counted
     todo = cells(claim, size)
     if claim.design == "side-by-side":

@@ -1,23 +1,12 @@
-"""The verdict of a claim's rows from per-run numbers (pure, no runs; docs/replication/README.md).
+"""The verdict of a claim's rows from per-run numbers (pure, no runs; docs/replication/README.md, "How a
+row is judged", states the method and its labels).
 
-Every row is B/A on a positive quantity (a cost, a capacity, memory), whose spread is multiplicative, so
-all of it happens on the logs: the ratio is a ratio of geometric means and its intervals are t-intervals on
-the log ratio. Fresh starts that ran the variants side by side are paired (the geometric mean of per-start
-ratios, harness/model/paired.py `paired_ratio`); fresh starts run apart are compared by Welch on the logs
-(`unpaired_ratio`). No bootstrap: at the 3-12 fresh starts a claim runs, a bootstrap interval is too narrow
-(it ignores the t quantile and has few distinct resamples), which tests/claims/test_calibration.py shows.
-
-A row asks up to two questions:
-- direction (greater / less): is the 95 % interval of B/A above 1, below 1, or straddling it; decided on
-  the two-sided t-test's p-value after Holm's correction across the claim's rows;
-- magnitude, where the source gives a figure: TOST on the log ratio against the published ratio within the
-  tolerance the YAML fixed before any run (Holm across the rows too).
-`equivalent` rows ("no difference") ask one question, by TOST within their margin.
-
-Labels: replicated (direction and, where asked, magnitude), direction only (the direction holds; the
-magnitude is excluded, undecided, or not tested because the construct differs), contradicted (the opposite
-direction, or an equivalence interval wholly outside its band), inconclusive (with the fresh starts that
-would be needed at the observed effect), not testable here (declared in the YAML).
+Every row is B/A on a positive quantity with a multiplicative spread, so all of it happens on the logs:
+paired by fresh start when the variants ran side by side (harness/model/paired.py `paired_ratio`), Welch
+when they ran apart (`unpaired_ratio`). Direction: the two-sided t-test, Holm across the claim's rows;
+magnitude and `equivalent` rows: TOST within the band the YAML fixed before any run. No bootstrap: at
+3-12 fresh starts its interval is too narrow, as it ignores the t quantile and has few distinct resamples
+(tests/claims/test_calibration.py).
 """
 
 from __future__ import annotations
@@ -29,6 +18,7 @@ from typing import Any
 
 import numpy as np
 from scipy import stats
+from statsmodels.stats.multitest import multipletests
 
 from harness.claims.model import Comparison
 from harness.model.paired import LogInterval, paired_ratio, unpaired_ratio
@@ -152,13 +142,7 @@ def interval(
 
 def holm(p_values: list[float]) -> list[float]:
     """Holm's step-down adjusted p-values (family-wise error at most ALPHA across a claim's rows)."""
-    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
-    adjusted = [1.0] * len(p_values)
-    running = 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (len(p_values) - rank) * p_values[i]))
-        adjusted[i] = running
-    return adjusted
+    return [float(p) for p in multipletests(p_values, method="holm")[1]] if p_values else []
 
 
 # --- how many fresh starts a question needs -------------------------------------------------------------
@@ -305,12 +289,9 @@ def measure(comparison: Comparison, impl: str, a: Side, b: Side) -> ComparisonRe
 
 
 def _measure_floor(result: ComparisonResult, a: Side, b: Side) -> ComparisonResult:
-    """A row where some ladders of one side missed the SLO at every step from their first: their capacity
-    lies below that step, so the side is known only as "never above its ceiling", the largest of its first
-    steps missed and its capacities. B/A is then bounded on one side by the other side's values over that
-    ceiling: replacing the side's values by a bound none of them exceeds can only shrink the gap.
-    tests/claims/test_calibration.py shows the false positives stay below ALPHA. Floors on both sides are
-    not judged."""
+    """A row where some ladders of one side missed the SLO at every step from their first (docs/replication/
+    README.md): B/A is bounded by the other side's values over that side's ceiling, since replacing its
+    values by a bound none of them exceeds can only shrink the gap (tests/claims/test_calibration.py)."""
     if a.below and b.below:
         result.reason = (
             f"both sides have ladders that missed the SLO from their first step ({a.label} below "
@@ -373,10 +354,8 @@ def _decide_floor(result: ComparisonResult, p_holm: float | None, rows: int) -> 
     result.direction = (ABOVE if side == ">" else BELOW) if significant else STRADDLES
     if comparison.asks_magnitude:
         result.magnitude = EXCLUDED if beyond else UNDECIDED
-    elif comparison.magnitude_untested:
-        result.magnitude = "not tested"
     else:
-        result.magnitude = "no figure"
+        result.magnitude = "not tested" if comparison.magnitude_untested else "no figure"
     p_text = f"one-sample p={result.p_value:.3g}" + (
         f", Holm p={p_holm:.3g} over {rows} rows" if rows > 1 else ""
     )
@@ -416,12 +395,14 @@ def decide(result: ComparisonResult, p_holm: float | None, tost_p_holm: float | 
     result.p_holm, result.tost_p_holm, result.rows_in_family = p_holm, tost_p_holm, rows
     n = min(result.a.n, result.b.n)
     holm_note = f" (Holm over {rows} rows)" if rows > 1 else ""
-    if comparison.relation == "equivalent":
-        test = result.tost
-        assert test is not None and tost_p_holm is not None
-        low, high = test.ci90
+    test = result.tost  # present exactly when the row asks a TOST question (equivalence or a magnitude)
+    if test is not None:
+        assert tost_p_holm is not None
         band = f"[{test.band[0]:.3g}, {test.band[1]:.3g}]"
         result.magnitude = WITHIN if tost_p_holm < ALPHA else EXCLUDED if test.outside else UNDECIDED
+    if comparison.relation == "equivalent":
+        assert test is not None and tost_p_holm is not None
+        low, high = test.ci90
         if result.magnitude == WITHIN:
             result.outcome = REPLICATED
             result.reason = f"TOST p={tost_p_holm:.3g}{holm_note}: the 90 % interval [{low:.3g}, {high:.3g}] lies within {band}"
@@ -443,11 +424,7 @@ def decide(result: ComparisonResult, p_holm: float | None, tost_p_holm: float | 
     expected_up = comparison.relation == "greater"
     significant = p_holm < ALPHA
     magnitude_text = ""
-    if comparison.asks_magnitude:
-        test = result.tost
-        assert test is not None and tost_p_holm is not None
-        result.magnitude = WITHIN if tost_p_holm < ALPHA else EXCLUDED if test.outside else UNDECIDED
-        band = f"[{test.band[0]:.3g}, {test.band[1]:.3g}]"
+    if test is not None:
         if result.magnitude == WITHIN:
             magnitude_text = f"magnitude: TOST p={tost_p_holm:.3g} puts {comparison.published_ratio:.3g} ± its tolerance {band} around the ratio"
         elif result.magnitude == EXCLUDED:

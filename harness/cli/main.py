@@ -192,8 +192,8 @@ def db_url() -> None:
 @db_app.command("psql")
 def db_psql() -> None:
     """Open psql on the working database."""
-    psql = str(toolchain.find_pg_bindir() / "psql") if not shutil.which("psql") else shutil.which("psql")
-    os.execvp(psql or "psql", [psql or "psql", ready.server().url()])
+    psql = shutil.which("psql") or str(toolchain.find_pg_bindir() / "psql")
+    os.execvp(psql, [psql, ready.server().url()])
 
 
 # ---- build and test ------------------------------------------------------------------------------

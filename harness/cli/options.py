@@ -27,10 +27,9 @@ N = TypeVar("N", int, float)
 def parse_duration(text: str) -> float:
     """Seconds from "20s", "100ms", "2m" or a bare number of seconds."""
     text = text.strip().lower()
-    units = {"ms": 0.001, "s": 1.0, "m": 60.0}
-    for unit in ("ms", "s", "m"):
+    for unit, factor in (("ms", 0.001), ("s", 1.0), ("m", 60.0)):
         if text.endswith(unit):
-            return float(text[: -len(unit)]) * units[unit]
+            return float(text[: -len(unit)]) * factor
     return float(text)
 
 

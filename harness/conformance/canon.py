@@ -142,22 +142,14 @@ def validate_expectation(value: Any, path: str = "$") -> list[str]:
     return problems
 
 
+_TYPE_NAMES = (
+    (type(None), "null"), (bool, "boolean"), (int, "integer"), ((float, Decimal), "non-integer number"),
+    (str, "string"), (list, "array"), (dict, "object"),
+)  # fmt: skip
+
+
 def _type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, (float, Decimal)):
-        return "non-integer number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
+    return next((name for kind, name in _TYPE_NAMES if isinstance(value, kind)), type(value).__name__)
 
 
 def _short(value: Any) -> str:
@@ -261,12 +253,7 @@ def error_body(status: int, message: str) -> dict[str, Any]:
     return {"error": {"code": ERROR_CODES[status], "message": message}}
 
 
-@dataclass
-class WireOptions:
-    server_timing: bool = True
-
-
-def wire_problems(response: RawResponse, options: WireOptions, head_request: bool = False) -> list[str]:
+def wire_problems(response: RawResponse, server_timing: bool = True, head_request: bool = False) -> list[str]:
     """The wire rules of contract/README.md that hold for every response."""
     problems: list[str] = []
     content_types = response.header_all("Content-Type")
@@ -288,7 +275,7 @@ def wire_problems(response: RawResponse, options: WireOptions, head_request: boo
     if len(lengths) != 1:
         problems.append(f"Content-Length must be present once, got {lengths}")
     timings = response.header_all("Server-Timing")
-    if options.server_timing:
+    if server_timing:
         if len(timings) != 1 or not SERVER_TIMING_RE.match(timings[0]):
             problems.append(
                 f"Server-Timing must be 'db;dur=<ms>, app;dur=<ms>' with 3 decimals, got {timings}"

@@ -17,7 +17,7 @@ import yaml
 
 from harness import paths
 from harness.conformance.canon import ERROR_CODES, error_body, validate_expectation
-from harness.conformance.client import RawRequest
+from harness.conformance.client import JSON_HEADERS, RawRequest
 
 WRITE_METHODS = ("POST", "PUT", "DELETE")
 ROUTES: dict[str, tuple[str, ...]] = {
@@ -44,7 +44,6 @@ HOSTILE_TAGS = (
 
 
 NON_CASE_FILES = ("dbwork.yaml",)
-"""YAML files in contract/conformance that are not golden case files."""
 
 
 def case_files(directory: Path) -> list[Path]:
@@ -107,13 +106,8 @@ class Case:
     session: str
     steps: tuple[Step, ...]
     tags: tuple[str, ...] = ()
-    note: str = ""
     same_connection: bool = False
     """All steps on one keep-alive connection, never silently reconnected (keep-alive checks)."""
-
-    @property
-    def writes(self) -> bool:
-        return any(step.request.method in WRITE_METHODS for step in self.steps)
 
 
 @dataclass
@@ -177,13 +171,9 @@ def parse_request(raw: Any, where: str) -> RawRequest:
     headers_raw = raw.get("headers") or {}
     if not isinstance(headers_raw, dict):
         raise CaseError(f"{where}: headers must be a mapping")
-    headers: list[tuple[str, str]] = []
-    if method in ("POST", "PUT") and "Content-Type" not in headers_raw:
-        headers.append(("Content-Type", "application/json"))
-    for key, value in headers_raw.items():
-        if value is None:
-            continue  # `Content-Type: null` means: send no such header
-        headers.append((str(key), str(value)))
+    headers = list(JSON_HEADERS) if method in ("POST", "PUT") and "Content-Type" not in headers_raw else []
+    # `Content-Type: null` means: send no such header
+    headers += [(str(key), str(value)) for key, value in headers_raw.items() if value is not None]
     chunk = raw.get("chunked")
     declared = raw.get("declared_length")
     if chunk is not None and (not isinstance(chunk, int) or chunk < 1):
@@ -325,9 +315,7 @@ def _parse_case(raw: Any, file: str, session: str, index: int, expected_dir: Pat
     same_connection = bool(raw.get("same_connection", False))
     if not same_connection and any(step.expect.connection == "open" for step in steps):
         raise CaseError(f"{where}: expect.connection: open needs same_connection: true")
-    return Case(
-        raw["name"], file, session, tuple(steps), tuple(tags), str(raw.get("note", "")), same_connection
-    )
+    return Case(raw["name"], file, session, tuple(steps), tuple(tags), same_connection)
 
 
 def load_file(path: Path) -> tuple[str, bool, dict[str, str], list[Case]]:
@@ -422,13 +410,9 @@ def check_isolation(session: Session) -> list[str]:
     owners: dict[str, str] = {}
     touched: dict[str, set[str]] = {}
     for case in session.cases:
-        case_reads: set[str] = set()
-        case_writes: set[str] = set()
-        for step in case.steps:
-            reads, writes = _resource_keys(step)
-            case_reads |= reads
-            case_writes |= writes
-        touched[case.name] = case_reads | case_writes
+        keys = [_resource_keys(step) for step in case.steps]
+        case_writes: set[str] = set().union(*(writes for _, writes in keys))
+        touched[case.name] = case_writes.union(*(reads for reads, _ in keys))
         for key in case_writes:
             if key in ("items:new", "users:new"):
                 continue

@@ -9,6 +9,7 @@ header list as sent).
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import time
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 DEFAULT_TIMEOUT_S = 10.0
+JSON_HEADERS = (("Content-Type", "application/json"),)
 _INLINE_BODY_MAX = 8192  # larger bodies are written by a sender thread, so an early 413 can be read
 
 
@@ -81,21 +83,10 @@ class RawResponse:
     """The server asked to close the connection, or closed it."""
 
     def header(self, name: str) -> str | None:
-        for key, value in self.headers:
-            if key.lower() == name.lower():
-                return value
-        return None
+        return next(iter(self.header_all(name)), None)
 
     def header_all(self, name: str) -> list[str]:
         return [value for key, value in self.headers if key.lower() == name.lower()]
-
-
-def parse_base_url(base_url: str) -> tuple[str, int]:
-    parts = urlsplit(base_url)
-    host = parts.hostname or "127.0.0.1"
-    if host not in ("127.0.0.1", "localhost", "::1"):
-        raise ValueError(f"the conformance suite only talks to loopback, not {host}")
-    return host, parts.port or 80
 
 
 def encode_request(req: RawRequest, host_header: str, keep_alive: bool) -> tuple[bytes, bytes]:
@@ -202,12 +193,10 @@ def _read_response(reader: _Reader, method: str) -> RawResponse:
             if not sep:
                 raise TransportError(f"bad header line {line[:80]!r}")
             headers.append((key.strip(), value.strip()))
-        if 100 <= status < 200:
-            continue  # an interim response; the real one follows
-        break
+        if not 100 <= status < 200:  # a 1xx is interim: the real response follows
+            break
     response = RawResponse(status=status, reason=reason, headers=headers, body=None)
-    connection = (response.header("Connection") or "").lower()
-    response.closed = "close" in connection
+    response.closed = "close" in (response.header("Connection") or "").lower()
     if method == "HEAD" or status in (204, 304):
         return response
     transfer = (response.header("Transfer-Encoding") or "").lower()
@@ -237,7 +226,10 @@ class Connection:
     """One keep-alive connection to a loopback server; reconnects when the server closed it."""
 
     def __init__(self, base_url: str, timeout_s: float = DEFAULT_TIMEOUT_S, retry: bool = True) -> None:
-        self.host, self.port = parse_base_url(base_url)
+        parts = urlsplit(base_url)
+        self.host, self.port = parts.hostname or "127.0.0.1", parts.port or 80
+        if self.host not in ("127.0.0.1", "localhost", "::1"):
+            raise ValueError(f"the conformance suite only talks to loopback, not {self.host}")
         self.timeout_s = timeout_s
         self.retry = retry
         """Retry once on a new connection when a reused one turns out closed. Off when the test is
@@ -254,10 +246,8 @@ class Connection:
 
     def close(self) -> None:
         if self.sock is not None:
-            try:
+            with contextlib.suppress(OSError):
                 self.sock.close()
-            except OSError:
-                pass
         self.sock = None
         self.reader = None
 
@@ -331,12 +321,10 @@ def _send_in_pieces(sock: socket.socket, data: bytes, pieces: int) -> None:
 
 def _send_quietly(sock: socket.socket, data: bytes) -> None:
     view = memoryview(data)
-    try:
+    with contextlib.suppress(OSError):  # the server stopped reading (413) or closed: its answer tells why
         while view:
             sent = sock.send(view[:16384])
             view = view[sent:]
-    except OSError:
-        pass  # the server stopped reading (413) or closed; the response tells the rest
 
 
 def send(base_url: str, req: RawRequest, timeout_s: float = DEFAULT_TIMEOUT_S) -> RawResponse:

@@ -18,9 +18,9 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from harness.conformance.client import Connection, RawRequest, TransportError
+from harness.conformance.client import JSON_HEADERS, Connection, RawRequest, TransportError
 from harness.conformance.dbstate import ConformanceDb
-from harness.conformance.results import CheckResult
+from harness.conformance.results import CheckResult, checked
 from harness.conformance.targets import Target
 
 PART = "concurrency"
@@ -49,12 +49,8 @@ def _bidder(base_url: str, thread: int, outcome: Outcome, deadline: float) -> No
                     outcome.problems.append(f"thread {thread}: deadline reached after {k} bids")
                 return
             amount = INITIAL_PRICE + k * 1_000 + thread * 37
-            body = json.dumps(
-                {"bidder_id": 1 + (thread * BIDS_PER_THREAD + k) % 10_000, "amount_cents": amount}
-            )
-            req = RawRequest(
-                "POST", f"/items/{HOT_ITEM}/bids", (("Content-Type", "application/json"),), body.encode()
-            )
+            bid = {"bidder_id": 1 + (thread * BIDS_PER_THREAD + k) % 10_000, "amount_cents": amount}
+            req = RawRequest("POST", f"/items/{HOT_ITEM}/bids", JSON_HEADERS, json.dumps(bid).encode())
             try:
                 response = conn.request(req)
             except (TransportError, OSError) as exc:
@@ -131,19 +127,11 @@ def run_concurrency(target: Target, db: ConformanceDb) -> list[CheckResult]:
     total = THREADS * BIDS_PER_THREAD
     if not accepted:
         problems.append("no bid was accepted at all")
-    return [
-        CheckResult(
-            PART,
-            target.name,
-            f"{THREADS} threads x {BIDS_PER_THREAD} bids on item {HOT_ITEM}",
-            not problems,
-            problems,
-            detail={
-                "requests": total,
-                "accepted": len(accepted),
-                "rejected": outcome.rejected,
-                "stored": len(stored_pairs),
-            },
-            seconds=seconds,
-        )
-    ]
+    detail = {
+        "requests": total,
+        "accepted": len(accepted),
+        "rejected": outcome.rejected,
+        "stored": len(stored_pairs),
+    }
+    check = f"{THREADS} threads x {BIDS_PER_THREAD} bids on item {HOT_ITEM}"
+    return [checked(PART, target.name, check, problems, detail=detail, seconds=seconds)]

@@ -1,13 +1,10 @@
 """The suite's own database: a private clone of the seeded template, never the shared working database.
 
-Each run has its own database, `bidbench_conf_<pid>`, so that two runs at once (two engineers, CI and a
-developer) cannot drop each other's state; it is dropped at the end, and databases of runs whose process
-is gone are dropped at the start of the next run.
-
-`./bidbench db reset` (any engineer, any test run) drops and re-creates `bidbench`; the suite must not be
-disturbed by that, nor disturb others. So it clones `bidbench_template` into its own database and
-points the apps there. Its reset is the same operation as harness.db.seed.reset (DROP ... WITH (FORCE),
-CREATE ... TEMPLATE), which is why the apps are stopped before and started after every reset.
+`./bidbench db reset` (any engineer, any test run) drops and re-creates `bidbench`, and two runs at once
+(two engineers, CI and a developer) must not drop each other's state. So each run clones the template into
+its own database, `bidbench_conf_<pid>`, dropped at the end (those of runs whose process is gone are dropped
+at the start of the next run). A reset drops and re-clones it, as harness.db.seed.reset does, which is why
+the apps are stopped before and started after every reset.
 
 pg_stat_statements is cluster-wide. The suite resets and reads only the entries of its own database
 (`pg_stat_statements_reset(0, dbid, 0)`, `WHERE dbid = ...`), so other users' statistics stay intact;
@@ -69,12 +66,7 @@ class ConformanceDb:
         for _ in range(20):
             try:
                 with self._admin() as admin:
-                    seeding.drop_database(admin, self.name)
-                    admin.execute(
-                        sql.SQL("CREATE DATABASE {} TEMPLATE {} STRATEGY FILE_COPY").format(
-                            sql.Identifier(self.name), sql.Identifier(TEMPLATE_DB)
-                        )
-                    )
+                    seeding.clone_template(admin, self.name)
                 return time.monotonic() - started
             except psycopg.errors.ObjectInUse as exc:  # someone is connected to the template right now
                 last = exc
@@ -105,12 +97,8 @@ class ConformanceDb:
             for r in rows[:limit]
         ] + ([f"... and {len(rows) - limit} more items"] if len(rows) > limit else [])
 
-    # ---- transaction ends, from the server's statement log (issue #31 item 9) ----------------------
-    # pg_stat_statements counts pgjdbc's COMMIT/ROLLBACK (named prepared utility statements) only once per
-    # connection, so they are a lower bound there and a skipped COMMIT went unseen. With log_statement =
-    # 'all' on this database only, the server logs every statement each app sends, as it receives it
-    # ("statement: COMMIT", "execute S_1: COMMIT"), whatever the protocol: counting those lines sees the
-    # transaction ends of every driver exactly.
+    # Transaction ends, from the server's statement log (why: harness.conformance.dbwork.TX_ENDS). The
+    # server logs each statement as it receives it ("statement: COMMIT", "execute S_1: COMMIT").
 
     def server_log(self) -> Path | None:
         """The embedded server's log file (log_line_prefix names the database), or None (external)."""

@@ -14,6 +14,7 @@ COMMIT and ROLLBACK (see `LENIENT` and contract/conformance/README.md).
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from dataclasses import dataclass, field
@@ -27,7 +28,7 @@ from harness.conformance.cases import CaseError, parse_request
 from harness.conformance.client import Connection, RawRequest, TransportError, send
 from harness.conformance.dbstate import ConformanceDb
 from harness.conformance.queries import contract_statements, name_of, normalize
-from harness.conformance.results import CheckResult, number
+from harness.conformance.results import CheckResult, checked, number
 from harness.conformance.targets import Target
 
 PART = "dbwork"
@@ -51,7 +52,6 @@ class WorkType:
     requests: tuple[RawRequest, ...]
     statements: dict[str, int]
     rows: int
-    note: str = ""
 
 
 @dataclass
@@ -60,7 +60,6 @@ class Measured:
     rows: dict[str, int] = field(default_factory=dict)
     statuses: dict[int, int] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
-    texts: dict[str, str] = field(default_factory=dict)
     ends: dict[str, int] | None = None
     """BEGIN/COMMIT/ROLLBACK from the server's statement log; None when the log cannot be read."""
 
@@ -110,7 +109,7 @@ def load_work(path: Path = DBWORK_FILE) -> tuple[int, list[WorkType]]:
             else:
                 ids = raw.get("ids") or [""]
                 requests.append(parse_request(_fill(raw["request"], ids[n % len(ids)], n), where))
-        types.append(WorkType(name, tuple(requests), statements, int(raw["rows"]), str(raw.get("note", ""))))
+        types.append(WorkType(name, tuple(requests), statements, int(raw["rows"])))
     return count, types
 
 
@@ -118,12 +117,9 @@ def warm_up(base_url: str) -> None:
     """Open every pooled connection (and touch every PHP-FPM child) before anything is measured."""
 
     def burst() -> None:
-        try:
-            with Connection(base_url) as conn:
-                for _ in range(WARMUP_REQUESTS_PER_THREAD):
-                    conn.request(RawRequest("GET", "/ready"))
-        except (TransportError, OSError):
-            pass
+        with contextlib.suppress(TransportError, OSError), Connection(base_url) as conn:
+            for _ in range(WARMUP_REQUESTS_PER_THREAD):
+                conn.request(RawRequest("GET", "/ready"))
 
     threads = [threading.Thread(target=burst) for _ in range(WARMUP_THREADS)]
     for t in threads:
@@ -161,7 +157,6 @@ def measure(target: Target, db: ConformanceDb, types: list[WorkType]) -> dict[st
                     key = name_of(row.query) or f"not in the contract: {normalize(row.query)[:160]}"
                     m.calls[key] = m.calls.get(key, 0) + row.calls
                     m.rows[key] = m.rows.get(key, 0) + row.rows
-                    m.texts.setdefault(key, row.query)
                 # Every answer is in, so every statement of the type has been received and logged.
                 m.ends = db.transaction_ends(offset)
                 out[work.name] = m
@@ -210,9 +205,7 @@ def check_type(work: WorkType, count: int, m: Measured) -> list[str]:
     return problems
 
 
-def run_dbwork(
-    targets: list[Target], db: ConformanceDb, extra: dict[str, Any] | None = None
-) -> list[CheckResult]:
+def run_dbwork(targets: list[Target], db: ConformanceDb, extra: dict[str, Any]) -> list[CheckResult]:
     count, types = load_work()
     measured: dict[str, dict[str, Measured]] = {}
     results: list[CheckResult] = []
@@ -229,36 +222,28 @@ def run_dbwork(
                     f"{number(measured[other.name][work.name].total_rows / count)} rows per request"
                     for other in targets if other.name in measured and other is not target
                 ))  # fmt: skip
+            detail = {
+                **m.per_request(count),
+                "rows": m.rows,
+                "statuses": {str(k): v for k, v in m.statuses.items()},
+                "transaction_ends_logged": m.ends,
+            }
             results.append(
-                CheckResult(
-                    PART,
-                    target.name,
-                    work.name,
-                    not problems,
-                    problems,
-                    detail={
-                        **m.per_request(count),
-                        "rows": m.rows,
-                        "statuses": {str(k): v for k, v in m.statuses.items()},
-                        "transaction_ends_logged": m.ends,
-                    },
-                    seconds=seconds / len(types),
-                )
+                checked(PART, target.name, work.name, problems, detail=detail, seconds=seconds / len(types))
             )
-    if extra is not None:
-        extra["dbwork"] = {
-            "requests_per_type": count,
-            "lenient": list(LENIENT),
-            "types": {
-                work.name: {
-                    "expected_statements": work.statements,
-                    "expected_statements_per_request": sum(
-                        v for k, v in work.statements.items() if k not in LENIENT
-                    ),
-                    "expected_rows_per_request": work.rows / count,
-                    "measured": {name: measured[name][work.name].per_request(count) for name in measured},
-                }
-                for work in types
-            },
-        }
+    extra["dbwork"] = {
+        "requests_per_type": count,
+        "lenient": list(LENIENT),
+        "types": {
+            work.name: {
+                "expected_statements": work.statements,
+                "expected_statements_per_request": sum(
+                    v for k, v in work.statements.items() if k not in LENIENT
+                ),
+                "expected_rows_per_request": work.rows / count,
+                "measured": {name: measured[name][work.name].per_request(count) for name in measured},
+            }
+            for work in types
+        },
+    }
     return results

@@ -23,15 +23,15 @@ from typing import Any
 
 from psycopg import sql
 
-from harness.conformance.canon import InvalidJson, WireOptions, dumps, parse, unified_diff, wire_problems
-from harness.conformance.client import Connection, RawRequest, RawResponse, TransportError, send
+from harness.conformance.canon import InvalidJson, dumps, parse, unified_diff, wire_problems
+from harness.conformance.client import JSON_HEADERS, Connection, RawRequest, RawResponse, TransportError, send
 from harness.conformance.dbstate import ConformanceDb
-from harness.conformance.results import CheckResult
+from harness.conformance.results import CheckResult, checked
 from harness.conformance.targets import Target
 
 PART = "differential"
-DEFAULT_SEED = 6
-DEFAULT_COUNT = 300
+SEED = 6
+COUNT = 300
 TIME_BUDGET_S = 120.0
 SEEDED_MAX = {"users": 10_000, "items": 15_000, "bids": 75_064}
 VOLATILE = {"created_at", "start_time", "end_time"}
@@ -59,8 +59,11 @@ class Op:
 
 def _json_req(method: str, path: str, body: Any, kind: str) -> Op:
     data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
-    headers = (("Content-Type", "application/json"),)
-    return Op(kind, RawRequest(method, path, headers, data))
+    return Op(kind, RawRequest(method, path, JSON_HEADERS, data))
+
+
+def _get(route: str, path: str) -> Op:
+    return Op(f"GET {route}", RawRequest("GET", path))
 
 
 class SequenceGenerator:
@@ -90,25 +93,18 @@ class SequenceGenerator:
 
     def read(self) -> Op:
         r = self.rng.random()
-        if r < 0.05:
-            return Op("GET /regions", RawRequest("GET", "/regions"))
-        if r < 0.10:
-            return Op("GET /categories", RawRequest("GET", "/categories"))
-        if r < 0.13:
-            return Op("GET /ready", RawRequest("GET", "/ready"))
+        for limit, route in ((0.05, "/regions"), (0.10, "/categories"), (0.13, "/ready")):
+            if r < limit:
+                return _get(route, route)
         if r < 0.38:
             cid = self.rng.randint(1, 21)
-            return Op(
-                "GET /categories/{id}/items", RawRequest("GET", f"/categories/{cid}/items{self._paging()}")
-            )
+            return _get("/categories/{id}/items", f"/categories/{cid}/items{self._paging()}")
         if r < 0.65:
-            return Op("GET /items/{id}", RawRequest("GET", f"/items/{self._item_id()}"))
+            return _get("/items/{id}", f"/items/{self._item_id()}")
         if r < 0.85:
-            return Op(
-                "GET /items/{id}/bids", RawRequest("GET", f"/items/{self._item_id()}/bids{self._paging()}")
-            )
+            return _get("/items/{id}/bids", f"/items/{self._item_id()}/bids{self._paging()}")
         uid = self.rng.randint(1, 10_000) if self.rng.random() < 0.7 else self.rng.randint(10_001, 10_015)
-        return Op("GET /users/{id}", RawRequest("GET", f"/users/{uid}"))
+        return _get("/users/{id}", f"/users/{uid}")
 
     def valid_item(self) -> dict[str, Any]:
         return {
@@ -178,19 +174,13 @@ class SequenceGenerator:
             )
             path = self.rng.choice(["/users", "/items", "/items/5/bids", "/items/5"])
             method = "PUT" if path == "/items/5" else "POST"
-            return Op(
-                "malformed body", RawRequest(method, path, (("Content-Type", "application/json"),), raw)
-            )
+            return Op("malformed body", RawRequest(method, path, JSON_HEADERS, raw))
         if r < 0.67:
             size = self.rng.choice([65_537, 70_000])
             if self.rng.random() < 0.5:
-                req = RawRequest(
-                    "POST", "/users", (("Content-Type", "application/json"),), declared_length=size
-                )
+                req = RawRequest("POST", "/users", JSON_HEADERS, declared_length=size)
             else:
-                req = RawRequest(
-                    "POST", "/users", (("Content-Type", "application/json"),), b"x" * size, chunk_size=4096
-                )
+                req = RawRequest("POST", "/users", JSON_HEADERS, b"x" * size, chunk_size=4096)
             return Op("too large", req, fresh_connection=True)
         # a valid write with one field broken, dropped or an unknown one added
         kind_r = self.rng.random()
@@ -262,18 +252,15 @@ def canonical(response: RawResponse | None, error: str | None) -> dict[str, Any]
     return out
 
 
-def run_sequence(
-    base_url: str, ops: list[Op], budget_s: float = TIME_BUDGET_S
-) -> tuple[list[dict[str, Any]], list[str]]:
+def run_sequence(base_url: str, ops: list[Op]) -> tuple[list[dict[str, Any]], list[str]]:
     """The canonical responses, and the wire-rule problems seen along the way."""
     out: list[dict[str, Any]] = []
     wire: list[str] = []
-    deadline = time.monotonic() + budget_s
-    options = WireOptions(server_timing=True)
+    deadline = time.monotonic() + TIME_BUDGET_S
     with Connection(base_url) as conn:
         for index, op in enumerate(ops):
             if time.monotonic() > deadline:
-                wire.append(f"time budget of {budget_s:.0f} s exhausted after {index} requests")
+                wire.append(f"time budget of {TIME_BUDGET_S:.0f} s exhausted after {index} requests")
                 break
             response: RawResponse | None = None
             error = None
@@ -283,7 +270,7 @@ def run_sequence(
                 error = f"{exc.__class__.__name__}: {exc}"
                 conn.close()
             if response is not None:
-                for problem in wire_problems(response, options, head_request=op.request.method == "HEAD"):
+                for problem in wire_problems(response, head_request=op.request.method == "HEAD"):
                     wire.append(f"#{index} {op.request.describe()}: {problem}")
             out.append(canonical(response, error))
     return out, wire
@@ -366,14 +353,8 @@ def compare(
     return problems, {"differences": counts}
 
 
-def run_differential(
-    targets: list[Target],
-    db: ConformanceDb,
-    extra: dict[str, Any] | None = None,
-    seed: int = DEFAULT_SEED,
-    count: int = DEFAULT_COUNT,
-) -> list[CheckResult]:
-    ops = SequenceGenerator(seed).sequence(count)
+def run_differential(targets: list[Target], db: ConformanceDb, extra: dict[str, Any]) -> list[CheckResult]:
+    ops = SequenceGenerator(SEED).sequence(COUNT)
     names = [t.name for t in targets]
     responses: dict[str, list[dict[str, Any]]] = {}
     wire: dict[str, list[str]] = {}
@@ -388,19 +369,14 @@ def run_differential(
         seconds[target.name] = time.monotonic() - started
         states[target.name] = final_state(db)
         invariants[target.name] = db.invariant_violations()
-    if extra is not None:
-        statuses = dict(Counter(r.get("status", 0) for r in responses[names[0]]))
-        extra["differential"] = {"seed": seed, "requests": len(ops), "statuses_of_first_target": statuses}
-    results: list[CheckResult] = []
-    check = f"sequence of {len(ops)} requests (seed {seed})"
+    statuses = dict(Counter(r.get("status", 0) for r in responses[names[0]]))
+    extra["differential"] = {"seed": SEED, "requests": len(ops), "statuses_of_first_target": statuses}
+    check = f"sequence of {len(ops)} requests (seed {SEED})"
     if len(targets) < 2:  # nothing to compare against: only the wire rules and the invariants count
-        for name in names:
-            problems = wire[name] + invariants[name]
-            results.append(CheckResult(PART, name, check, not problems, problems, seconds=seconds[name]))
-        return results
+        return [checked(PART, n, check, wire[n] + invariants[n], seconds=seconds[n]) for n in names]
+    results: list[CheckResult] = []
     diffs, summary = compare(names, ops, responses)
-    state_values = {n: states[n] for n in names}
-    _, state_unequal = _blame(state_values)
+    _, state_unequal = _blame(states)
     for name in names:
         problems = list(diffs[name])
         if name in state_unequal:
@@ -411,15 +387,6 @@ def run_differential(
             problems.append(f"final database state differs from the others in: {', '.join(differing)}")
         problems.extend(f"wire rule: {w}" for w in wire[name][:20])
         problems.extend(f"invariant: {v}" for v in invariants[name])
-        results.append(
-            CheckResult(
-                PART,
-                name,
-                check,
-                not problems,
-                problems,
-                detail={"differences": summary["differences"][name], "requests": len(responses[name])},
-                seconds=seconds[name],
-            )
-        )
+        detail = {"differences": summary["differences"][name], "requests": len(responses[name])}
+        results.append(checked(PART, name, check, problems, detail=detail, seconds=seconds[name]))
     return results

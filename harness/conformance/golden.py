@@ -11,17 +11,17 @@ from __future__ import annotations
 import time
 from datetime import datetime, timezone
 
-from harness.conformance.canon import InvalidJson, MatchContext, WireOptions, match, parse, wire_problems
+from harness.conformance.canon import InvalidJson, MatchContext, match, parse, wire_problems
 from harness.conformance.cases import Case, Session, Step
 from harness.conformance.client import ClosedWithoutAnswer, Connection, RawResponse, TransportError, send
 from harness.conformance.dbstate import ConformanceDb
-from harness.conformance.results import CheckResult
+from harness.conformance.results import CheckResult, checked
 from harness.conformance.targets import Target
 
 PART = "golden"
 
 
-def run_case(base_url: str, case: Case, options: WireOptions, impl: str | None = None) -> list[str]:
+def run_case(base_url: str, case: Case, server_timing: bool, impl: str | None = None) -> list[str]:
     """The problems of one case (empty when it passes). Steps share one capture context.
 
     `impl` names the app, for the exemptions a step documents (`expect.exempt`)."""
@@ -31,13 +31,9 @@ def run_case(base_url: str, case: Case, options: WireOptions, impl: str | None =
     shared = Connection(base_url, retry=False) if case.same_connection else None
     try:
         for number, step in enumerate(case.steps, start=1):
-            prefix = (
-                f"step {number} ({step.request.method} {step.request.target}): "
-                if len(case.steps) > 1
-                else ""
-            )
-            exempt = dict(step.expect.exempt).get(impl or "")
             req = step.request
+            prefix = f"step {number} ({req.method} {req.target}): " if len(case.steps) > 1 else ""
+            exempt = dict(step.expect.exempt).get(impl or "")
             ctx.sent_at = datetime.now(timezone.utc)
             try:
                 response = shared.request(req) if shared is not None else send(base_url, req)
@@ -58,7 +54,7 @@ def run_case(base_url: str, case: Case, options: WireOptions, impl: str | None =
                 if shared is not None:
                     shared.close()  # whatever the exempt answer left on the connection is not checked
                 continue
-            step_problems = _check_step(step, response, req.method, options, ctx)
+            step_problems = _check_step(step, response, server_timing, ctx)
             problems.extend(prefix + p for p in step_problems)
             if not step.expect.accepts(response.status) and number < len(case.steps):
                 problems.append(f"later steps skipped after step {number} failed")
@@ -69,9 +65,7 @@ def run_case(base_url: str, case: Case, options: WireOptions, impl: str | None =
     return problems
 
 
-def _check_step(
-    step: Step, response: RawResponse, method: str, options: WireOptions, ctx: MatchContext
-) -> list[str]:
+def _check_step(step: Step, response: RawResponse, server_timing: bool, ctx: MatchContext) -> list[str]:
     """The problems of one answered step: status, connection, wire rules, headers, body."""
     exp = step.expect
     step_problems: list[str] = []
@@ -90,7 +84,7 @@ def _check_step(
         step_problems.append("the server kept the connection open; it must close it")
     if exp.any_body:
         return step_problems
-    step_problems.extend(wire_problems(response, options, head_request=method == "HEAD"))
+    step_problems.extend(wire_problems(response, server_timing, head_request=step.request.method == "HEAD"))
     for name, value in exp.headers:
         actual = response.header_all(name)
         if value is None and actual:
@@ -114,23 +108,15 @@ def run_session(
     target: Target, db: ConformanceDb, session: Session, fresh: dict[str, str]
 ) -> list[CheckResult]:
     results: list[CheckResult] = []
-    options = WireOptions(server_timing=session.knobs.get("SERVER_TIMING", "1") != "0")
+    server_timing = session.knobs.get("SERVER_TIMING", "1") != "0"
     db.reset()
     with target.running(db, session.knobs) as base_url:
         for case in session.cases:
             started = time.monotonic()
-            problems = run_case(base_url, case, options, getattr(target, "impl", target.name))
-            results.append(
-                CheckResult(
-                    PART,
-                    target.name,
-                    case.name,
-                    not problems,
-                    problems,
-                    detail={"file": case.file, "session": session.name, "tags": list(case.tags)},
-                    seconds=time.monotonic() - started,
-                )
-            )
+            problems = run_case(base_url, case, server_timing, getattr(target, "impl", target.name))
+            detail = {"file": case.file, "session": session.name, "tags": list(case.tags)}
+            seconds = time.monotonic() - started
+            results.append(checked(PART, target.name, case.name, problems, detail=detail, seconds=seconds))
     if session.readonly:
         after = db.fingerprint()
         changed = sorted(k for k in fresh if fresh[k] != after.get(k))
@@ -142,9 +128,7 @@ def run_session(
         )
     else:
         check, problems = f"session {session.name}: bid invariants", db.invariant_violations()
-    results.append(
-        CheckResult(PART, target.name, check, not problems, problems, detail={"session": session.name})
-    )
+    results.append(checked(PART, target.name, check, problems, detail={"session": session.name}))
     return results
 
 

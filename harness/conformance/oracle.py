@@ -37,14 +37,10 @@ def _sql(name: str) -> str:
     return re.sub(r"\$\d+", "%s", contract_statements()[name])
 
 
-def _value(value: Any) -> Any:
-    if isinstance(value, datetime):
-        return format_timestamp(value)
-    return value
-
-
 def _row(columns: list[str], row: tuple[Any, ...]) -> dict[str, Any]:
-    return {column: _value(value) for column, value in zip(columns, row, strict=True)}
+    return {
+        c: format_timestamp(v) if isinstance(v, datetime) else v for c, v in zip(columns, row, strict=True)
+    }
 
 
 ITEM_SUMMARY = ["id", "category_id", "seller_id", "title", "initial_price_cents", "max_bid_cents", "bid_count",

@@ -55,7 +55,6 @@ _NUMBER_RE = re.compile(r"(?<![\w$.])\d+(?:\.\d+)?(?![\w.])")
 
 
 def normalize(text: str) -> str:
-    """The comparable form of a statement text (see the module docstring)."""
     out = _STRING_RE.sub("?", text)
     out = _PARAM_RE.sub("?", out)
     out = _NUMBER_RE.sub("?", out)

@@ -23,6 +23,11 @@ class CheckResult:
         return asdict(self)
 
 
+def checked(part: str, target: str, check: str, problems: list[str], **more: Any) -> CheckResult:
+    """A check that passes when it found no problems; `more` are detail and seconds."""
+    return CheckResult(part, target, check, not problems, problems, **more)
+
+
 def failed(results: list[CheckResult]) -> list[CheckResult]:
     return [r for r in results if not r.ok and not r.skipped]
 

@@ -1,8 +1,5 @@
 """`./bidbench conformance`: run the parts against the implementations, print the table, exit non-zero on
-any failure, optionally write the JSON report.
-
-    run_conformance(["java", "node", "php"], parts=None, json_path=None, knobs=None) -> exit code
-    conformance_exit_code(impls) -> (exit code, one-line summary)   # for `./bidbench test`
+any failure, optionally write the JSON report. `conformance_exit_code` is the same for `./bidbench test`.
 
 Everything is bounded: a fixed number of requests per part, timeouts on every request, loopback only.
 """
@@ -74,6 +71,11 @@ def run_targets(
             db.drop()
 
 
+def _names(targets: list[Target], results: list[CheckResult]) -> list[str]:
+    """The report's columns: the targets, and `contract` when the contract itself was checked."""
+    return [t.name for t in targets] + (["contract"] if any(r.target == "contract" for r in results) else [])
+
+
 def _run(
     targets: list[Target],
     wanted: list[str],
@@ -103,7 +105,6 @@ def _run(
         results.extend(out)
         extra["timings_s"][f"{part}:{target_name}"] = round(time.monotonic() - started, 2)
 
-    fresh: dict[str, str] = {}
     if "golden" in wanted:
         db.reset()
         fresh = db.fingerprint()
@@ -131,8 +132,7 @@ def _run(
             say(f"schemathesis: {target.name}")
             guarded("schemathesis", target.name, lambda t=target: run_schemathesis(t, db, extra))
 
-    if any(r.target == "contract" for r in results):
-        names = [*names, "contract"]
+    names = _names(targets, results)
     if not quiet:
         print_tables(results, names, verbose=os.environ.get("BIDBENCH_CONFORMANCE_VERBOSE", "") == "1")
         print_dbwork(extra, [t.name for t in targets])
@@ -173,7 +173,4 @@ def conformance_exit_code(impls: list[str]) -> tuple[int, str]:
         code, results = run_targets(targets, None, None)
     except UserError as exc:
         return 1, f"conformance could not run: {exc}"
-    names = [t.name for t in targets]
-    if any(r.target == "contract" for r in results):
-        names.append("contract")
-    return code, summary_line(results, names)
+    return code, summary_line(results, _names(targets, results))

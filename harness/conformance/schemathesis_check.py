@@ -24,7 +24,7 @@ import yaml
 
 from harness import paths
 from harness.conformance.dbstate import ConformanceDb
-from harness.conformance.results import CheckResult
+from harness.conformance.results import CheckResult, checked
 from harness.conformance.targets import Target
 
 PART = "schemathesis"
@@ -60,7 +60,7 @@ def schema_for_schemathesis(run_dir: Path) -> tuple[Path, list[str]]:
 def contract_check() -> list[CheckResult]:
     """A check of the contract itself (target `contract`): openapi.yaml must parse."""
     _, problems = schema_for_schemathesis(paths.RUNTIME / "conformance" / f"{os.getpid()}-schema")
-    return [CheckResult(PART, "contract", "contract/openapi.yaml parses as YAML", not problems, problems)]
+    return [checked(PART, "contract", "contract/openapi.yaml parses as YAML", problems)]
 
 
 def _schemathesis_binary() -> str:
@@ -97,12 +97,9 @@ def _failure_lines(output: str) -> list[str]:
     return keep
 
 
-def run_schemathesis(
-    target: Target, db: ConformanceDb, extra: dict[str, Any] | None = None
-) -> list[CheckResult]:
+def run_schemathesis(target: Target, db: ConformanceDb, extra: dict[str, Any]) -> list[CheckResult]:
     run_dir = paths.RUNTIME / "conformance" / f"{os.getpid()}-schemathesis-{target.name}".replace("+", "_")
     report_dir = run_dir / "report"
-    results: list[CheckResult] = []
     schema, _ = schema_for_schemathesis(run_dir)
     db.reset()
     started = time.monotonic()
@@ -145,17 +142,7 @@ def run_schemathesis(
         (line.strip() for line in reversed(output.splitlines()) if re.search(r"\d+ (passed|failed)", line)),
         "",
     )
-    results.append(
-        CheckResult(
-            PART,
-            target.name,
-            f"schemathesis ({CHECKS}; max {MAX_EXAMPLES} examples per operation, seed {SEED})",
-            not problems,
-            problems,
-            detail={"requests": requests, "exit": code, "summary": summary},
-            seconds=seconds,
-        )
-    )
-    if extra is not None:
-        extra.setdefault("schemathesis_requests", {})[target.name] = requests
-    return results
+    check = f"schemathesis ({CHECKS}; max {MAX_EXAMPLES} examples per operation, seed {SEED})"
+    detail = {"requests": requests, "exit": code, "summary": summary}
+    extra.setdefault("schemathesis_requests", {})[target.name] = requests
+    return [checked(PART, target.name, check, problems, detail=detail, seconds=seconds)]

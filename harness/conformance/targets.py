@@ -15,7 +15,7 @@ from contextlib import contextmanager
 
 from harness import paths
 from harness.apps import driver
-from harness.apps.base import AppDriver, InstanceSpec
+from harness.apps.base import InstanceSpec
 from harness.conformance.dbstate import ConformanceDb
 from harness.db.cluster import free_port
 from harness.engine.instances import running_instance
@@ -34,9 +34,6 @@ class Target(ABC):
     def running(self, db: ConformanceDb, knobs: dict[str, str] | None = None) -> Iterator[str]:
         """Start on the private database with these extra knobs; yield the base URL; stop on exit."""
 
-    def log_tail(self) -> str:
-        return ""
-
 
 class AppTarget(Target):
     """One of the three real apps, one instance, default knobs plus the ones a part asks for."""
@@ -47,11 +44,8 @@ class AppTarget(Target):
         self.fixed_knobs = dict(knobs or {})
         self._last_tail = ""
 
-    def driver(self) -> AppDriver:
-        return driver(self.impl)
-
     def prepare(self) -> None:
-        self.driver().ensure_built()
+        driver(self.impl).ensure_built()
 
     @contextmanager
     def running(self, db: ConformanceDb, knobs: dict[str, str] | None = None) -> Iterator[str]:
@@ -67,7 +61,7 @@ class AppTarget(Target):
             run_dir=run_dir,
             knobs=all_knobs,
         )
-        with running_instance(self.driver(), spec, backend="none") as instance:
+        with running_instance(driver(self.impl), spec, backend="none") as instance:
             try:
                 yield instance.base_url
             finally:

@@ -105,9 +105,9 @@ class EmbeddedCluster:
         user = self._server_user()
         if user is None:
             return
-        for current, _dirs, files in os.walk(path):
-            os.chown(current, user.pw_uid, user.pw_gid)
-            for name in files:
+        os.chown(path, user.pw_uid, user.pw_gid)  # a single file too: os.walk yields nothing for one
+        for current, dirs, files in os.walk(path):
+            for name in [*dirs, *files]:
                 os.chown(os.path.join(current, name), user.pw_uid, user.pw_gid)
 
     # ---- state --------------------------------------------------------------------------------

@@ -25,9 +25,6 @@ CATEGORIES = [
     "Jewelry, Gems & Watches", "Movies & Television", "Music", "Photo", "Pottery & Glass",
     "Sports", "Stamps", "Tickets & Travel", "Toys & Hobbies", "Everything Else",
 ]  # fmt: skip
-# The last category only ever gets ended auctions: the contract's "empty category" paging edge.
-EMPTY_CATEGORY_ID = len(CATEGORIES)
-
 ADJECTIVES = ["vintage", "rare", "mint", "signed", "antique", "boxed", "limited", "classic", "used", "new"]
 NOUNS = ["lamp", "camera", "guitar", "watch", "stamp", "poster", "radio", "vase", "bicycle", "book"]
 WORDS = (
@@ -50,6 +47,10 @@ DAY = 86_400
 def ts(moment: datetime) -> str:
     """COPY text for timestamptz(3): UTC, millisecond precision."""
     return moment.strftime("%Y-%m-%d %H:%M:%S.") + f"{moment.microsecond // 1000:03d}+00"
+
+
+def _offset(rng: random.Random, *span: int) -> timedelta:
+    return timedelta(seconds=rng.randrange(*span), milliseconds=rng.randrange(1000))
 
 
 def copy_escape(text: str) -> str:
@@ -80,9 +81,7 @@ class Generator:
         for user_id in range(1, self.users_count + 1):
             region_id = rng.randint(1, len(REGIONS))
             rating = rng.randint(-5, 50)
-            created = USERS_EPOCH + timedelta(
-                seconds=rng.randrange(365 * DAY), milliseconds=rng.randrange(1000)
-            )
+            created = USERS_EPOCH + _offset(rng, 365 * DAY)
             yield f"{user_id}\tuser{user_id}\t{region_id}\t{rating}\t{ts(created)}\n"
 
     def items_and_bids(self) -> tuple[list[str], list[str]]:
@@ -97,20 +96,13 @@ class Generator:
             ended = rng.random() < ended_share
             if ended:
                 category_id = rng.randint(1, len(CATEGORIES))
-                start = ENDED_EPOCH + timedelta(
-                    seconds=rng.randrange(330 * DAY), milliseconds=rng.randrange(1000)
-                )
-                end = start + timedelta(
-                    seconds=rng.randrange(DAY, 30 * DAY), milliseconds=rng.randrange(1000)
-                )
+                start = ENDED_EPOCH + _offset(rng, 330 * DAY)
+                end = start + _offset(rng, DAY, 30 * DAY)
             else:
+                # The last category only gets ended auctions: the contract's "empty category" paging edge.
                 category_id = rng.randint(1, len(CATEGORIES) - 1)
-                start = OPEN_START_EPOCH + timedelta(
-                    seconds=rng.randrange(365 * DAY), milliseconds=rng.randrange(1000)
-                )
-                end = OPEN_END_EPOCH + timedelta(
-                    seconds=rng.randrange(59 * DAY), milliseconds=rng.randrange(1000)
-                )
+                start = OPEN_START_EPOCH + _offset(rng, 365 * DAY)
+                end = OPEN_END_EPOCH + _offset(rng, 59 * DAY)
             seller_id = rng.randint(1, self.users_count)
             title = f"{rng.choice(ADJECTIVES)} {rng.choice(NOUNS)} #{item_id}"
             description = " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 40)))
@@ -122,7 +114,7 @@ class Generator:
             for _ in range(bid_count):
                 bid_id += 1
                 amount += rng.randint(1, 1_000)
-                bid_time += timedelta(seconds=rng.randrange(1, 3_600), milliseconds=rng.randrange(1000))
+                bid_time += _offset(rng, 1, 3_600)
                 bidder_id = rng.randint(1, self.users_count)
                 bid_rows.append(f"{bid_id}\t{item_id}\t{bidder_id}\t{amount}\t{ts(bid_time)}\n")
             max_bid = amount if bid_count else 0

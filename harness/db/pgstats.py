@@ -24,11 +24,6 @@ def snapshot(server: DatabaseServer, dbname: str = WORKING_DB) -> list[dict[str,
     return [dict(zip(keys, (r[0], r[1], int(r[2]), int(r[3]), float(r[4])), strict=True)) for r in rows]
 
 
-def reset(server: DatabaseServer, dbname: str = WORKING_DB) -> None:
-    with psycopg.connect(server.url(dbname), connect_timeout=5, autocommit=True) as conn:
-        conn.execute("SELECT pg_stat_statements_reset()")
-
-
 def delta(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per statement: what happened between two snapshots. Statements with no new calls are left out."""
     earlier = {row["queryid"]: row for row in before}

@@ -63,6 +63,15 @@ def drop_database(admin: psycopg.Connection, name: str) -> None:
     admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
 
 
+def clone_template(admin: psycopg.Connection, name: str) -> None:
+    drop_database(admin, name)
+    admin.execute(
+        sql.SQL("CREATE DATABASE {} TEMPLATE {} STRATEGY FILE_COPY").format(
+            sql.Identifier(name), sql.Identifier(TEMPLATE_DB)
+        )
+    )
+
+
 def _copy(conn: psycopg.Connection, table: str, rows: Iterable[str]) -> None:
     statement = sql.SQL("COPY {} ({}) FROM STDIN").format(sql.Identifier(table), sql.SQL(COPY_COLUMNS[table]))
     with conn.cursor() as cur, cur.copy(statement) as copy:
@@ -180,12 +189,7 @@ def reset(server: DatabaseServer) -> float:
             raise UserError(
                 "there is no seeded template yet. Run `./bidbench db seed --scale 1 --seed 42` first."
             )
-        drop_database(admin, WORKING_DB)
-        admin.execute(
-            sql.SQL("CREATE DATABASE {} TEMPLATE {} STRATEGY FILE_COPY").format(
-                sql.Identifier(WORKING_DB), sql.Identifier(TEMPLATE_DB)
-            )
-        )
+        clone_template(admin, WORKING_DB)
         # Who re-cloned it: a run whose working database was re-created under it can then name the culprit.
         admin.execute(
             sql.SQL("COMMENT ON DATABASE {} IS {}").format(

@@ -1,12 +1,7 @@
-"""Runs whose load bidbench did not send itself: the shards of a distributed load (the Kubernetes Indexed
-Job of infra/k8s, or any N `bidbench-load run` processes with BB_SHARDS=N) each leave a summary, in a
-file or as the last JSON of a pod log. `collect` merges them exactly with `bidbench-load merge` (every
-summary carries its HDR histograms) and stores ONE result folder, as `./bidbench run --target-url` stores
-a run against a deployment it did not start (regime `remote`, resources unknown).
-
-What a collected run cannot know, it says: the CPU and memory of the app (no resource source), and the
-shards' own CPU. The driver's own evidence that it kept up stands in for the latter: no request may have
-been sent later than its schedule allowed (`late_sends`, which every run checks).
+"""Runs whose load bidbench did not send itself: the shards of a distributed load (infra/k8s, or any N
+`bidbench-load run` processes with BB_SHARDS=N) each leave a summary, in a file or as the last JSON of a
+pod log. `collect` merges them exactly with `bidbench-load merge` and stores ONE result folder (regime
+`remote`), which says what it cannot know: the app's CPU and memory, and the shards' own CPU.
 """
 
 from __future__ import annotations
@@ -229,10 +224,8 @@ def collect(
         metrics.window.loadgen_cpu_pct = None
     metrics.sections.update(shards=len(shards), start_skew_s=skew)
     checks = dict(run_verdict.checks)
-    # Replaces the local runner's check of the load driver's CPU, under the same name (the capacity search
-    # and the analysis read it): the shards ran elsewhere, each under its own CPU limit, and their CPU is
-    # not measured here. The `late_sends` check (no request sent later than its schedule allows) is the
-    # driver's own evidence that it kept up, and stays.
+    # Replaces the check of the load driver's CPU, under the name the analysis reads: the shards' CPU is
+    # not measured here, and `late_sends`, the driver's own evidence that it kept up, stays.
     checks["loadgen_cpu"] = Check(
         True, None, None, "the load shards' CPU is not measured here: late_sends stands for it"
     )

@@ -1,8 +1,7 @@
 """Running the load driver (loadgen/, `bidbench-load`): its environment, its live progress and its summary.
 
-The driver runs in its own resource group so its CPU is measured exactly (a saturated load generator
-makes a run invalid, docs/design.md "Validity"). Live figures come from the JSON line it writes every
-second to a progress file.
+It runs in its own resource group so its CPU is measured exactly: a saturated load generator makes a run
+invalid (docs/design.md "Validity").
 """
 
 from __future__ import annotations
@@ -15,14 +14,15 @@ import subprocess
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from harness import paths
 from harness.engine.resources import ResourceGroup
+from harness.record.upgrade import upgrade_load_summary
 from harness.tools import toolchain
 
-# The warm-up of a fixed-rate run as `./bidbench run` makes it, after the pre-warm. A short one was not
-# enough under a fractional CPU limit: fresh-start runs near capacity missed the SLO after it and held
-# after this one (the lab log (docs/lab/), capacity search, "The warm-up of a fixed-rate run").
+# The warm-up of a fixed-rate run after the pre-warm: a short one was not enough under a fractional CPU
+# limit (the lab log (docs/lab/), capacity search, "The warm-up of a fixed-rate run").
 FIXED_RATE_WARMUP_S = 60.0
 
 
@@ -242,3 +242,35 @@ class DriverProcess:
         raise RuntimeError(
             f"the load driver did not start its schedule within {timeout_s:.0f} s; see {self.log_path}"
         )
+
+
+SUMMARY_REQUIRED = ("requests", "ok", "app_errors", "sys_errors", "late_sends", "latency_ms")
+
+
+def digest_summary(summary: dict[str, Any]) -> dict[str, Any]:
+    """The driver's JSON summary, checked (its fields are documented in loadgen/README.md)."""
+    summary = upgrade_load_summary(summary)
+    missing = [key for key in SUMMARY_REQUIRED if key not in summary]
+    if missing:
+        raise ValueError(
+            f"the load summary lacks {', '.join(missing)}; was it written by loadgen/ (bidbench-load)?"
+        )
+    if summary.get("partial"):
+        raise ValueError("the load driver was interrupted: its summary is partial")
+    return {
+        "requests": int(summary["requests"]),
+        "ok": int(summary["ok"]),
+        "app_errors": int(summary["app_errors"]),
+        "sys_errors": int(summary["sys_errors"]),
+        "late_sends": int(summary["late_sends"]),
+        "offered_rps": summary.get("offered_rps"),
+        "latency_ms": summary["latency_ms"],
+        "latency_sent_ms": summary.get("latency_sent_ms"),
+        "per_type": summary.get("per_type", {}),
+        "server_timing_ms": summary.get("server_timing_ms", {}),
+        "over_1s": int(summary.get("over_1s") or 0),
+        "statuses": summary.get("statuses", {}),
+        "measure_start_unix": summary.get("measure_start_unix"),
+        "steps": summary.get("steps"),
+        "ladder": summary.get("ladder"),
+    }

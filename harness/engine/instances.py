@@ -1,8 +1,7 @@
 """Start and stop app instances inside their resource groups (docs/design.md §4).
 
-`running_instance` starts an instance's processes in order, each joining the instance's resource group
-before exec, waits until GET /ready answers 200, and on exit stops everything: the graceful signal
-first, then SIGKILL for anything still in the group or its process groups. No orphans, ever.
+Each process joins the instance's resource group before exec; stopping sends the graceful signal first,
+then SIGKILL to anything still in the group or its process groups. No orphans, ever.
 """
 
 from __future__ import annotations

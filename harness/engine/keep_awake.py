@@ -1,12 +1,9 @@
 """Keep every core awake while a side-by-side fresh start measures (docs/method.md, "Side by side").
 
-On a virtual machine an idle core halts, and waking it is a hypervisor exit whose cost lands on whichever
-process woke it. At the cost steps' rates the apps sleep between requests, so a request's CPU depends on
-how often its core went idle, that is on how busy the rest of the host happened to be: a fresh start on a
-busy host reads a lower cost than one on a quiet host. One spinning process per core under SCHED_IDLE keeps
-the cores from halting. SCHED_IDLE is the kernel's lowest class: any other task preempts it at once on
-waking, so it takes only CPU time nobody else wants. Its own CPU is read from its resource group and
-taken out of the host's busy share."""
+On a virtual machine waking a halted core costs whichever process woke it, so a request's CPU would depend
+on how busy the rest of the host happened to be. One spinning process per core under SCHED_IDLE (the
+kernel's lowest class: it takes only CPU time nobody else wants) keeps the cores from halting; its CPU is
+read from its own resource group and taken out of the host's busy share."""
 
 from __future__ import annotations
 
@@ -37,7 +34,7 @@ while os.getppid() == parent and time.monotonic() < deadline:
 
 
 class KeepAwake:
-    """One SCHED_IDLE spinner per core, in `group`; `stop()` (or leaving the `with`) ends them all."""
+    """One SCHED_IDLE spinner per core, in `group`; `stop()` ends them all."""
 
     def __init__(self, group: ResourceGroup, log_path: Path, cores: int | None = None) -> None:
         self.group = group
@@ -59,9 +56,6 @@ class KeepAwake:
             self.procs.append(self.group.spawn(argv, Path.cwd(), dict(os.environ), self.log_path))
         return self
 
-    def alive(self) -> int:
-        return sum(1 for p in self.procs if p.poll() is None)
-
     def stop(self) -> None:
         """End every spinner; the group is left for its owner to close."""
         for proc in self.procs:
@@ -71,9 +65,3 @@ class KeepAwake:
             with contextlib.suppress(subprocess.TimeoutExpired):  # SIGKILL does not wait on anything
                 proc.wait(timeout=5)
         self.procs.clear()
-
-    def __enter__(self) -> KeepAwake:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()

@@ -1,11 +1,8 @@
 """PostgreSQL's CPU, attributed to the groups of a side-by-side fresh start (docs/method.md, "Side by side").
 
-One server serves every group at once, so its CPU has to be split by who asked. Each backend serves one
-client connection; the kernel's socket table says which process holds the client end, and the resource
-groups say which group that process belongs to. Matching the two ends of each loopback connection needs
-no change to any app (no `application_name` to set, so the three apps stay identical) and works for any
-pool, persistent PHP connections included. A backend's CPU comes from /proc/PID/schedstat (nanoseconds
-on the CPU), or psutil's tick-based times where schedstat is missing.
+Each backend serves one client connection: the kernel's socket table says which process holds the client
+end, and the resource groups which group that process is in. This needs no change to any app and works
+for any pool, persistent PHP connections included.
 """
 
 from __future__ import annotations
@@ -25,9 +22,8 @@ REMAP_EVERY_S = 2.0
 
 
 def _tcp_table() -> dict[int, tuple[int, int]]:
-    """Socket inode -> (local port, remote port) of every TCP socket, read once from /proc/net/tcp{,6}.
-    psutil reads these tables again for every process it is asked about: for the few dozen processes
-    of a comparison that cost a third of a core per mapping, which the groups then had to share."""
+    """Socket inode -> (local port, remote port) of every TCP socket, read once from /proc/net/tcp{,6}
+    (psutil reads these tables again for every process it is asked about, at a cost the groups share)."""
     table: dict[int, tuple[int, int]] = {}
     for name in ("tcp", "tcp6"):
         try:
@@ -106,12 +102,9 @@ def backend_cpu_seconds(pid: int) -> float | None:
 
 
 class BackendLedger:
-    """Cumulative backend CPU per group. A backend's last reading stays in its group's total after it
-    exits, so each total only grows; a backend seen for the first time counts from its birth (its whole
-    CPU so far), which is right for a connection opened inside a measured step.
-
-    Which backend serves which group is mapped by a thread of its own, every REMAP_EVERY_S: reading the
-    socket tables inside the sampler's reads would delay them, and a step's edges would move."""
+    """Cumulative backend CPU per group: a backend's last reading stays in its group's total after it
+    exits, and a new one counts from its birth. Backends are mapped to groups by a thread of its own,
+    every REMAP_EVERY_S: reading the socket tables inside the sampler's reads would move a step's edges."""
 
     def __init__(
         self,
@@ -176,7 +169,6 @@ class BackendShare(ReadOnlyGroup):
     """One group's share of PostgreSQL, as a component the sampler reads like any resource group."""
 
     backend = "pg-backends"
-    exact_cpu = True
     share_of_another = True
 
     def __init__(self, label: str, ledger: BackendLedger) -> None:

@@ -1,16 +1,14 @@
 """Which CPUs the instances and PostgreSQL get, and which the load driver and the sampler get (issue #28).
 
-Splitting keeps the driver's own CPU bursts from landing on the cores whose capacity is being measured.
-It only pays when there are cores to spare: on two cores, pinning the driver to one leaves the instances
-and PostgreSQL a single core between them, which starves the system under test more than sharing would,
-so two cores get no split unless asked for (BIDBENCH_CPUSETS=split).
+Splitting keeps the driver's CPU bursts off the cores being measured. It only pays with cores to spare: on
+two cores it would leave the system under test a single core, so it is off unless asked for.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import psutil
 
@@ -33,9 +31,6 @@ class Placement:
     """CPUs of the load driver and the sampler thread; None = no pinning."""
     reason: str
 
-    def to_manifest(self) -> dict[str, object]:
-        return asdict(self)
-
 
 def _mode(mode: str | None) -> str:
     value = (mode if mode is not None else os.environ.get(ENV, "auto")).strip().lower() or "auto"
@@ -45,11 +40,9 @@ def _mode(mode: str | None) -> str:
 
 
 def plan_cpus(cores: int, mode: str | None = None, cpus: set[int] | None = None) -> Placement:
-    """Propose the CPU split for a machine with `cores` usable CPUs.
-
-    `cpus` are the CPU numbers to split (default: this process's affinity when it has `cores` CPUs,
-    else 0..cores-1). The driver gets the highest-numbered quarter (at least one CPU); the rest go to
-    the instances and PostgreSQL. Auto splits from 3 cores up."""
+    """The CPU split for `cores` usable CPUs (`cpus`, default: this process's affinity when it has `cores`
+    CPUs, else 0..cores-1): the driver gets the highest-numbered quarter (at least one CPU), the instances
+    and PostgreSQL the rest. Auto splits from 3 cores up."""
     chosen = _mode(mode)
     available = sorted(cpus) if cpus else sorted(os.sched_getaffinity(0))
     if len(available) != cores:

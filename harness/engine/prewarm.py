@@ -1,13 +1,7 @@
-"""Pre-warm a fresh instance set until its CPU per second has settled (docs/design.md §7: the warm-up must reach a
-steady state), before the first measured window.
-
-A fixed warm-up is too short for some runtimes and wasted on others: a fresh JVM keeps compiling well
-into a window at a rate where node and php have long settled (docs/method.md, "Pre-warm"; figures in
-the lab log (docs/lab/), prewarm settling rule). So the load ramps from a tenth of the rate to the rate (a
-cold instance hit at full rate builds a backlog it takes many seconds to drain), then holds it until three
-consecutive 3 s blocks of per-second CPU agree (and a JVM's JIT compiler is idle), or the time limit is
-reached. Nothing here is stored as a run; the session records what the pre-warm did in every run's
-manifest.
+"""Pre-warm a fresh instance set until its CPU per second has settled (docs/design.md §7), before the
+first measured window. A fixed warm-up is too short for some runtimes and wasted on others (docs/method.md,
+"Pre-warm"): the load ramps to the rate, then holds it until the CPU settles (and a JVM's JIT is idle) or
+the time limit is reached. The session records what the pre-warm did in every run's manifest.
 """
 
 from __future__ import annotations
@@ -21,25 +15,20 @@ from typing import Any
 
 from harness.engine.sizing import nominal_cores
 
-RAMP_S = 4
-# Three blocks of 3 s: two blocks can agree on a JVM's way down from the quota, and its next window then
-# drifts; three do not. node and php are flat from the ramp's end, so shorter blocks end their pre-warm
-# sooner; blocks of 2 s are noisier than a JVM's plateau.
-# the lab log (docs/lab/), prewarm settling rule, "Blocks".
+RAMP_S = 4  # from a tenth of the rate: a cold instance hit at full rate builds a long backlog
+# The settling rules and their figures: the lab log (docs/lab/), prewarm settling rule. Three blocks of
+# 3 s: two can agree on a JVM's way down from the quota.
 SETTLE_BLOCK_S = 3
 SETTLE_BLOCKS = 3
 JIT_BLOCK_S = 4
 MAX_S = 60.0
 DRIVER_SLACK_S = 5.0
-# Of the first window's rate. At half its capacity a warm app runs well under its CPU limit, so an
-# instance pinned at the limit is still compiling.
-# the lab log (docs/lab/), prewarm settling rule, "Half the first window's rate".
+# Of the first window's rate: a warm app runs well under its CPU limit there, so one pinned at it is
+# still compiling.
 RATE_SHARE = 0.5
-# The pre-warm's least rate, per CPU of the instances (never above the window's own rate), and a closed
-# model's rate (it has no rate to take half of). A JIT compiles a method after thousands of calls, so a
-# low rate leaves a fresh JVM cold while its CPU already reads as settled; every app here carries more
-# than 800 req/s per CPU, so this rate stays under its capacity.
-# the lab log (docs/lab/), prewarm settling rule, "The least rate".
+# The least rate per CPU of the instances (never above the window's own), and a closed model's rate: a
+# JIT compiles a method after thousands of calls, so a low rate leaves a fresh JVM cold while its CPU
+# already reads as settled.
 MIN_RATE_PER_CPU = 800.0
 CLOSED_RATE_PER_CPU = MIN_RATE_PER_CPU
 MAX_DRIFT = 0.15
@@ -49,14 +38,11 @@ IDLE_MAX_S = 15.0
 IDLE_WINDOW_S = 1.5
 """How long the instances' idle CPU is read after the pre-warm: the cost fit's intercept (docs/method.md,
 "The intercept is the idle CPU")."""
-# Of the CPU limit. At half its capacity a warm app stays well under this share, and a JVM still compiling
-# sits above it for tens of seconds while its CPU falls slowly enough to look settled
-# (the lab log (docs/lab/), prewarm settling rule, "Well under the limit").
+# Of the CPU limit: a JVM still compiling sits above it for tens of seconds, its CPU falling slowly
+# enough to look settled.
 WARM_MAX_SHARE = 0.65
-# Of wall time, over the last block: a runtime that reports its JIT compiler's time (the JVM) is warm when
-# it compiles less than this. CPU settling alone ended a fresh JVM's pre-warm while C2 still compiled, and
-# the ladders that followed spread their cost widely (docs/method.md, "Pre-warm").
-# the lab log (docs/lab/), prewarm settling rule, "The JIT condition".
+# Of wall time, over the last block: a JVM is warm when its JIT compiles less than this; CPU settling
+# alone ended pre-warms while C2 still compiled (docs/method.md, "Pre-warm").
 JIT_MAX_SHARE = 0.01
 
 
@@ -69,15 +55,13 @@ class PrewarmRecord:
     cpu_pct_per_s: list[float] = field(default_factory=list)
     # Seconds of JIT compilation per second of the last block, for runtimes that report it (else None).
     jit_share: float | None = None
-    # After the load stops: an instance the pre-warm overloaded still works off its backlog, which would
-    # otherwise land in the first window (and can starve the driver's setup request).
+    # After the load stops: an instance the pre-warm overloaded still works off its backlog.
     idle_wait_s: float = 0.0
     # The driver's exit code when it ended before the pre-warm did; non-zero means it could not run.
     driver_exit: int | None = None
     # The instances ran it without their CPU quota (RunPlan.prewarm_unlimited on a cgroup backend).
     limit_lifted: bool = False
-    # The instances' and PostgreSQL's CPU % with no load, read for IDLE_WINDOW_S once the instances were
-    # idle: a ladder's cost fits take them as their intercepts. None where it was not read.
+    # The instances' and PostgreSQL's CPU % with no load once idle: a ladder's cost fits' intercepts.
     idle_cpu_pct: float | None = None
     db_idle_cpu_pct: float | None = None
 
@@ -152,8 +136,7 @@ def prewarm_until_steady(
     summed CPU limit in CPU % (None: no limit). `compile_seconds`, for a runtime that reports its JIT
     compiler's cumulative time, adds a condition: the last block compiled less than JIT_MAX_SHARE of its time."""
     record = PrewarmRecord(rate=rate)
-    # The driver outlasts the cap, so the cap ends the pre-warm: a driver ending on the same second read
-    # as "the load generator ended before the CPU settled" (the lab log (docs/lab/), prewarm settling rule).
+    # The driver outlasts the cap, so the cap, not the driver's end, ends the pre-warm.
     driver_s = max_s + DRIVER_SLACK_S
     start_rate, stages = ramp_stages(rate, driver_s)
     load = start_load(start_rate, stages, driver_s, scratch)

@@ -37,7 +37,6 @@ class _UnixHTTPConnection(http.client.HTTPConnection):
 
 class DockerStatsSource(ReadOnlyGroup):
     backend = "docker-stats"
-    exact_cpu = True
 
     def __init__(self, container: str, socket_path: str = "/var/run/docker.sock") -> None:
         super().__init__(f"docker:{container}")

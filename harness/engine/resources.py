@@ -24,11 +24,8 @@ from harness.console import UserError
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 GROUP_PARENT = "bidbench"
-# The kernel's 100 ms CFS period. A 10 ms period was used before, to keep a stall after a burst short, but
-# it throttled bursts the apps could have absorbed, at a quarter of a core, and decided their p99 there
-# (docs/method.md, "The period"; the lab log (docs/lab/), cfs period and cpusets).
-# BIDBENCH_CFS_PERIOD_US overrides it; a plan may pin its own (Limits.cfs_period_us); the manifest records
-# each group's quota and period.
+# The kernel's 100 ms CFS period: a 10 ms one throttled bursts the apps could have absorbed (docs/method.md,
+# "The period"). BIDBENCH_CFS_PERIOD_US overrides it; a plan may pin its own (Limits.cfs_period_us).
 CFS_PERIOD_US = int(os.environ.get("BIDBENCH_CFS_PERIOD_US", "100000"))
 MIN_QUOTA_US = 1_000  # the kernel refuses smaller quotas
 
@@ -45,7 +42,6 @@ class Limits:
     """CPU limit in cores (a CFS quota); None = unlimited."""
     cpuset: str | None = None
     """CPU list such as "1" or "0-1"; None = any CPU."""
-    memory_mb: int | None = None
     cfs_period_us: int | None = None
     """The CFS period of the quota; None = CFS_PERIOD_US."""
     cpu_weight: int | None = None
@@ -152,8 +148,8 @@ def tree_pids(root_pids: list[int]) -> list[int]:
 
 class ResourceGroup(ABC):
     backend: str
-    exact_cpu: bool
-    enforces_limit: bool
+    exact_cpu = True
+    enforces_limit = True
     share_of_another = False
     """True for a share of another group's CPU (one app's PostgreSQL backends): counted there already."""
 
@@ -267,14 +263,12 @@ class ResourceGroup(ABC):
             "cpuset": self.limits.cpuset,
             "cpuset_applied": self.cpuset_applied,
             "cpuset_note": self.cpuset_note,
-            "memory_mb": self.limits.memory_mb,
+            "memory_mb": None,  # no group has a memory limit; the key stays for the manifests' readers
         }
 
 
 class CgroupV2Group(ResourceGroup):
     backend = "cgroup-v2"
-    exact_cpu = True
-    enforces_limit = True
 
     def __init__(self, name: str, limits: Limits) -> None:
         super().__init__(name, limits)
@@ -299,8 +293,6 @@ class CgroupV2Group(ResourceGroup):
                 self._apply_cpuset(
                     self.path / "cpuset.cpus", _read_cpu_list(parent / "cpuset.cpus.effective")
                 )
-        if limits.memory_mb:
-            _write(self.path / "memory.max", str(limits.memory_mb * 1024 * 1024))
         if limits.cpu_weight:
             for path in (parent, self.path):
                 _write(path / "cpu.weight", str(limits.cpu_weight))
@@ -333,8 +325,6 @@ class CgroupV2Group(ResourceGroup):
 
 class CgroupV1Group(ResourceGroup):
     backend = "cgroup-v1"
-    exact_cpu = True
-    enforces_limit = True
     CONTROLLERS = ("cpu", "cpuacct", "cpuset", "memory")
 
     def __init__(self, name: str, limits: Limits) -> None:
@@ -356,8 +346,6 @@ class CgroupV1Group(ResourceGroup):
             quota, period = cfs_quota(limits.cpus, limits.cfs_period_us)
             _write(self.paths["cpu"] / "cpu.cfs_period_us", str(period))
             _write(self.paths["cpu"] / "cpu.cfs_quota_us", str(quota))
-        if limits.memory_mb:
-            _write(self.paths["memory"] / "memory.limit_in_bytes", str(limits.memory_mb * 1024 * 1024))
         if limits.cpu_weight:
             # v1 cpu.shares: 1024 is the default weight, as 100 is in v2.
             shares = str(limits.cpu_weight * 1024 // 100)
@@ -397,8 +385,6 @@ class SystemdScopeGroup(ResourceGroup):
     scope's cgroup (v2 layout under the systemd hierarchy)."""
 
     backend = "systemd"
-    exact_cpu = True
-    enforces_limit = True
 
     def __init__(self, name: str, limits: Limits) -> None:
         super().__init__(name, limits)
@@ -451,11 +437,8 @@ class SystemdScopeGroup(ResourceGroup):
 
 
 class ProcessTreeGroup(ResourceGroup):
-    """No cgroups: pin with sched_setaffinity, account by sampling the process tree with psutil.
-
-    Less exact: CPU of a child that exits between samples is only seen once its parent reaps it
-    (then it appears in the parent's children_* times), and the CPU limit is not enforced.
-    """
+    """No cgroups: pin with sched_setaffinity, account by sampling the process tree with psutil. Less
+    exact (a child that exits between samples is seen once its parent reaps it); the limit is not enforced."""
 
     backend = "none"
     exact_cpu = False
@@ -524,7 +507,6 @@ class ThisProcess(ReadOnlyGroup):
     another tenant's work."""
 
     backend = "self"
-    exact_cpu = True
 
     def __init__(self) -> None:
         super().__init__(HARNESS_COMPONENT)

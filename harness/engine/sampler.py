@@ -1,8 +1,7 @@
 """Per-second CPU and memory time series of every component of a run (instances, the load driver, PostgreSQL).
 
-A background thread reads each component's resource group once a second. CPU % over an interval is
-the group's CPU-time delta over the wall-time delta; window figures are computed from the cumulative
-readings at the window's edges, not by averaging per-second values, so they are exact for cgroups.
+Window figures come from the cumulative readings at the window's edges, not from averaging per-second
+values, so they are exact for cgroups.
 """
 
 from __future__ import annotations
@@ -23,6 +22,9 @@ from harness.engine.resources import ProcessMemory, ResourceGroup, Throttling, p
 from harness.engine.sizing import machine_cores
 
 MIB = 1024 * 1024
+CSV_COLUMNS = (
+    "t_s component cpu_pct rss_mb pss_mb cpu_seconds_total nr_periods_total nr_throttled_total throttled_s_total"
+).split()
 
 
 @dataclass
@@ -70,22 +72,18 @@ class Sampler:
     def sample_at(self, offsets: list[float]) -> None:
         """Extra readings at these times (seconds on this sampler's clock), from a thread of their own: a
         ladder's steps last a few seconds, and interpolating between once-a-second readings moved bursts
-        across step edges, which the cost-per-request slope then carried."""
+        across step edges."""
 
         def read() -> None:
             for offset in offsets:
                 wait = self.t0 + offset - time.monotonic()
                 if wait > 0:
                     time.sleep(wait)
-                if not self.running:
+                if self._thread is None or self._stop.is_set():
                     return
                 self.sample_now()
 
         threading.Thread(target=read, name="bidbench-sampler-edges", daemon=True).start()
-
-    @property
-    def running(self) -> bool:
-        return self._thread is not None and not self._stop.is_set()
 
     def stop(self) -> None:
         self._stop.set()
@@ -106,10 +104,8 @@ class Sampler:
 
     def sample_now(self) -> float:
         """One reading of the host and of every component, each timed when its CPU was read (or, where the
-        group cannot tell, halfway through its reading). Reading a process tree (PostgreSQL's) takes long
-        on a busy host: timed at the round's start instead, its CPU seconds would be placed up to a few
-        hundred ms early, and a step's edge could move CPU time from one step into the next (a step
-        reading more CPU than the host had)."""
+        group cannot tell, halfway through its reading): reading a process tree takes long on a busy host,
+        and timed at the round's start its CPU would cross a step's edge."""
         with self._reading:
             now = time.monotonic() - self.t0
             cpu = psutil.cpu_times()
@@ -284,19 +280,7 @@ class Sampler:
             writer = csv.writer(handle)
             # Throttling columns go last (cumulative, empty where unknown) so that readers indexing the
             # first six columns, and files written before them, keep working.
-            writer.writerow(
-                [
-                    "t_s",
-                    "component",
-                    "cpu_pct",
-                    "rss_mb",
-                    "pss_mb",
-                    "cpu_seconds_total",
-                    "nr_periods_total",
-                    "nr_throttled_total",
-                    "throttled_s_total",
-                ]
-            )
+            writer.writerow(CSV_COLUMNS)
             for sample in rows:
                 before = previous.get(sample.component)
                 cpu_pct = (

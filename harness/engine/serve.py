@@ -1,9 +1,5 @@
-"""`./bidbench serve`: start the apps exactly as measured runs do, then leave them running (issue #32).
-
-For a student who wants to curl the service, a teacher showing the three apps side by side, or an outside
-tool (API test suite, fuzzer, browser). Nothing is measured: the database is brought up and seeded, each
-app is built if needed and started in its own resource group with the run's knobs and CPU limit
-(harness/engine/instances.py, the same code a measured run uses), and serve waits for SIGINT/SIGTERM. It then
+"""`./bidbench serve`: start the apps exactly as measured runs do (harness/engine/instances.py), then leave
+them running for a person or an outside tool to use (issue #32). Nothing is measured. On SIGINT/SIGTERM it
 stops every process it started, and the database too if (and only if) it started it.
 """
 
@@ -60,9 +56,6 @@ class ServeOptions:
     ready_timeout_s: float = DEFAULT_READY_TIMEOUT_S
 
 
-# ---- one serve at a time ----------------------------------------------------------------------------
-
-
 class ServeLock:
     """A lock file holding the serving process's pid (and, once ready, its URLs).
 
@@ -92,9 +85,6 @@ class ServeLock:
         raise UserError(f"could not take the lock {self.path}; remove it if no ./bidbench serve is running")
 
     def __exit__(self, *exc: object) -> None:
-        self.release()
-
-    def release(self) -> None:
         if self.held and self._read().get("pid") == os.getpid():
             self.path.unlink(missing_ok=True)
         self.held = False
@@ -144,9 +134,6 @@ class ServeLock:
         )
 
 
-# ---- ports ------------------------------------------------------------------------------------------
-
-
 def plan_ports(impls: list[str], base: int | None) -> dict[str, int]:
     """Fixed ports from --port (java +0, node +1, php +2, so each app keeps its port whichever others run),
     each checked before anything starts; otherwise a free port each, as measured runs take."""
@@ -172,9 +159,6 @@ def _port_owner(port: int) -> str:
     return ""
 
 
-# ---- stdout kept for the JSON line ------------------------------------------------------------------
-
-
 @contextmanager
 def stdout_reserved(reserve: bool) -> Iterator[TextIO]:
     """With --json, stdout carries one JSON line and nothing else. Everything else that would reach file
@@ -196,9 +180,6 @@ def stdout_reserved(reserve: bool) -> Iterator[TextIO]:
         os.close(saved)
 
 
-# ---- the database -----------------------------------------------------------------------------------
-
-
 def start_database() -> bool:
     """The embedded server up; returns whether serve started it (then serve stops it on exit; a server
     that was already up, or an external one, is left as it was)."""
@@ -211,17 +192,6 @@ def start_database() -> bool:
     for message in report.messages if report.started else []:
         console.print(f"db: {message}")
     return report.started
-
-
-def seed_database(options: ServeOptions) -> None:
-    """Seeded with (scale, seed); with --reset, the working database restored from the template."""
-    # Without --reset the working data is left as it is: what a student changed stays between serves.
-    db_ready.ensure_template(
-        db_ready.server(), options.scale, options.seed, restore=options.reset, announce=True
-    )
-
-
-# ---- serving ----------------------------------------------------------------------------------------
 
 
 @dataclass
@@ -333,7 +303,10 @@ def serve(options: ServeOptions) -> int:
         interrupted = ready = False
         try:
             db_started = start_database()
-            seed_database(options)
+            # Without --reset the working data is left as it is: what a student changed stays between serves.
+            db_ready.ensure_template(
+                db_ready.server(), options.scale, options.seed, restore=options.reset, announce=True
+            )
             notes = [app_adapter(impl).first_build_note for impl in options.impls]
             slow = "".join(f" ({note})" for note in notes if note)
             console.print(f"serve: building what changed of {', '.join(options.impls)}{slow} ...")

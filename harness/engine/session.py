@@ -1,9 +1,6 @@
-"""One measured run (docs/design.md §4, §5, §7, §9), start to finish.
-
-reset the database → build → start each instance in its resource group → wait for readiness →
-load driver warm-up then measurement, sampling CPU and memory every second → stop everything → digest →
-validity verdict → result folder. Whatever goes wrong (Ctrl-C, a crashed app, the driver failing, a database
-that will not start), every process is stopped and the partial run is stored, marked with its reason.
+"""One measured run (docs/design.md §4, §5, §7, §9), start to finish: whatever goes wrong (Ctrl-C, a
+crashed app, the driver failing, a database that will not start), every process is stopped and the partial
+run is stored, marked with its reason.
 """
 
 from __future__ import annotations
@@ -34,8 +31,7 @@ from harness.db.cluster import EmbeddedCluster, free_port
 from harness.db.target import DatabaseServer, current_server, mask_password
 from harness.engine import ladder_digest as ladderdigest
 from harness.engine import prewarm as prewarming
-from harness.engine.driver import DriverProcess, LoadSettings
-from harness.engine.driver_summary import digest_summary
+from harness.engine.driver import DriverProcess, LoadSettings, digest_summary
 from harness.engine.instances import RunningInstance, start, stop
 from harness.engine.placement import Placement, pin_tree, plan_here
 from harness.engine.remote import build_sources, remote_sections
@@ -99,7 +95,8 @@ class RunPlan:
     """A ladder's cost fits go through the idle CPU read after the pre-warm, instead of fitting an intercept."""
 
     def group_key(self) -> str:
-        return self.group or f"{self.impl}/{self.variant}/{self.regime}/{_point_key(self.point)}"
+        point = ",".join(f"{k}={v}" for k, v in sorted(self.point.items())) or "-"
+        return self.group or f"{self.impl}/{self.variant}/{self.regime}/{point}"
 
 
 class WindowHooks:
@@ -123,10 +120,6 @@ class RunOutcome:
     metrics: dict[str, Any] | None
     verdict: Verdict | None
     reason: str = ""
-
-
-def _point_key(point: dict[str, Any]) -> str:
-    return ",".join(f"{k}={v}" for k, v in sorted(point.items())) or "-"
 
 
 def _postgres_group(server: DatabaseServer) -> ProcessTreeGroup | None:
@@ -173,10 +166,8 @@ def check_fits(plan: RunPlan) -> None:
 
 
 class Progressor:
-    """The live display: phase, time left, live request rate and instance CPU.
-
-    Without a terminal (CI, a log file) a bar's frames would be printed as lines, so each phase is printed
-    once, when it begins, without live figures: at that moment they say nothing yet."""
+    """The live display: phase, time left, live request rate and instance CPU. Without a terminal (CI, a log
+    file) each phase is printed once, when it begins, without live figures: they say nothing yet."""
 
     def __init__(self, label: str) -> None:
         self.label = label
@@ -189,7 +180,6 @@ class Progressor:
             TimeRemainingColumn(),
             TextColumn("{task.fields[live]}"),
             console=console,
-            transient=False,
             disable=self.plain,
         )
         self.task = self.progress.add_task("starting", total=1.0, label=label, live="")
@@ -211,11 +201,8 @@ class Progressor:
 
 
 class Session:
-    """One fresh start of an instance set (docs/design.md §8's unit of repetition), measured in one or more windows.
-
-    A plain run or a ladder is a session with one window; a fault scenario measures its window with hooks
-    that inject the fault. Every window gets its own result folder.
-    """
+    """One fresh start of an instance set (docs/design.md §8's unit of repetition), measured in one or more
+    windows, each with its own result folder; a fault scenario's window has hooks that inject the fault."""
 
     def __init__(self, plan: RunPlan, quiet: bool = False, restore_data: bool = True) -> None:
         check_fits(plan)
@@ -299,7 +286,7 @@ class Session:
             console.print(f"[yellow]note:[/] {describe_backend(self.backend)}")
         knob_values = _instance_knobs(plan)
         self.placement = plan_here()
-        self.common["placement"] = self.placement.to_manifest()
+        self.common["placement"] = asdict(self.placement)
         postmaster = EmbeddedCluster().server_pid() if server.embedded else None
         if self.placement.system_cpus and postmaster:
             pin_tree(postmaster, self.placement.system_cpus)
@@ -344,9 +331,7 @@ class Session:
                 model="open",
                 warmup_s=0,
                 duration_s=seconds,
-                # A ladder's steps would clash with the ramp: the driver refuses BB_STEPS with BB_STAGES
-                # (exit 2), and every ladder's pre-warm ended after 1 s with "the load generator ended".
-                steps=(),
+                steps=(),  # the driver refuses BB_STEPS with BB_STAGES (exit 2)
             )
             driver = DriverProcess(
                 load,

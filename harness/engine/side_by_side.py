@@ -1,12 +1,6 @@
-"""One side-by-side fresh start (docs/method.md, "Side by side"): every group of a comparison started
-together, pre-warmed together and measured in the same seconds of the host.
-
-start every group, fresh, in the order the comparison gives (each group first in turn) → pre-warm
-them together → read each group's idle CPU in the same seconds → a sizing step (every group at one low
-rate) → the cost steps: the same rates, the same request sequence, to every group at once, each group's
-CPU from its own resource group and its share of PostgreSQL from its backends → the capacity rungs: each
-group alone, in an order that turns from rung to rung → stop everything → one result folder with every
-group's steps. A group that cannot start, or dies, fails the fresh start for every group and is named.
+"""One side-by-side fresh start (docs/method.md, "Side by side"): every group of a comparison started,
+pre-warmed and measured together, in the same seconds of the host, into one result folder. A group that
+cannot start, or dies, fails the fresh start for every group and is named.
 """
 
 from __future__ import annotations
@@ -30,8 +24,7 @@ from harness.console import UserError
 from harness.db import ready
 from harness.db.target import current_server
 from harness.engine import prewarm as prewarming
-from harness.engine.driver import DriverProcess, LoadSettings
-from harness.engine.driver_summary import digest_summary
+from harness.engine.driver import DriverProcess, LoadSettings, digest_summary
 from harness.engine.keep_awake import COMPONENT as KEEP_AWAKE
 from harness.engine.keep_awake import KeepAwake
 from harness.engine.ladder_digest import finite, step_judgement
@@ -200,9 +193,7 @@ IDLE_READS = 3
 
 def _read_idle(members: list[_Member]) -> dict[str, list[float | None]]:
     """Each group's idle CPU over the same seconds, once all are idle: the cost fits' intercepts. The
-    least of IDLE_READS readings: idle CPU is a floor that only transient work (a runtime collecting
-    garbage the moment it goes idle) lifts, and one lifted reading through a fit's intercept takes that
-    work off every step's cost."""
+    least of IDLE_READS readings: idle CPU is a floor that only transient work (a GC on going idle) lifts."""
     for member in members:
         member.session.wait_idle(IDLE_WAIT_S)
     readers = {m.label: m.session.cpu_seconds for m in members}
@@ -238,10 +229,8 @@ def _drive_together(
     phases: dict[str, float] | None = None,
 ) -> list[_Drive]:
     """One load driver per group, each in its own resource group, with the same settings and seed: the
-    same request sequence to every group, in the same seconds. With `phases`, the drivers share one start
-    time and each group's requests fall its phase of an interval after that clock's due times, so the
-    groups' streams interleave as the phases say at every rate (harness/model/side_by_side.py
-    `arrival_phases`) instead of at whatever offset their start-up left."""
+    same request sequence to every group, in the same seconds. With `phases`, the drivers share one clock
+    and the groups' streams interleave as the phases say (harness/model/side_by_side.py `arrival_phases`)."""
     drives = []
     start_at = time.time() + DRIVER_SETUP_S if phases else None
     scales = rate_scales({m.label: m.group.plan.instances for m in members})
@@ -704,8 +693,8 @@ def run_fresh_start(
         if spec.capacity:
             say("capacity rungs: each group alone, turns rotating ...")
             record["capacity"] = _capacity(members, costs, base, spec, sampler, folder, plan0.slo, rng, say)
-        if any(costs[label]["app_us"] is None for label in labels):
-            missing = [label for label in labels if costs[label]["app_us"] is None]
+        status = "completed"
+        if missing := [label for label in labels if costs[label]["app_us"] is None]:
             causes = []
             if flagged:
                 causes.append(
@@ -718,12 +707,7 @@ def run_fresh_start(
                     "of its own work, or rates too near its quota)"
                 )
             why = "; ".join(causes) or "a group did not keep up with the cost steps"
-            status, reason = (
-                "completed",
-                f"no cost for {', '.join(missing)}: {len(use)} of {len(rates)} steps paired; {why}",
-            )
-        else:
-            status = "completed"
+            reason = f"no cost for {', '.join(missing)}: {len(use)} of {len(rates)} steps paired; {why}"
     except GroupFailed as exc:
         status, reason, failed = "failed", str(exc), exc.label
     except KeyboardInterrupt:

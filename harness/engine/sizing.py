@@ -1,7 +1,5 @@
-"""The machine sizing rule (docs/design.md §6): how much CPU one app instance gets by default on this machine.
-
-The load driver and PostgreSQL run on the same machine as the instances, so an instance's CPU limit must leave them
-enough to push it past its capacity, or every run is invalid (`database_host`, `loadgen_cpu`).
+"""The machine sizing rule (docs/design.md §6): how much CPU one app instance gets by default on this
+machine, leaving the load driver and PostgreSQL enough to push it past its capacity.
 """
 
 from __future__ import annotations
@@ -12,8 +10,7 @@ MAX_INSTANCE_CPUS = 1.0
 """The thesis's limit: one core per instance."""
 CORES_PER_INSTANCE = 4
 """A quarter of the cores per instance: on 2 cores the load driver and PostgreSQL then keep room to push an
-instance past its capacity with valid runs, which a whole core per instance did not leave them
-(docs/method.md, "5. Leaving CPU for the driver and the database"; the lab log (docs/lab/), sizing and layout)."""
+instance past its capacity (docs/method.md, "5. Leaving CPU for the driver and the database")."""
 
 
 def machine_cores() -> int:

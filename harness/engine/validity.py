@@ -1,8 +1,5 @@
-"""Validity rules of a measured run (docs/design.md §7) and the SLO verdict (docs/design.md §6).
-
-Pure functions over the run's digested figures, so every rule is unit-tested and every verdict can be
-recomputed from a result folder. The verdict they build is the record of verdict.json
-(harness/record/verdict.py).
+"""Validity rules of a measured run (docs/design.md §7) and the SLO verdict (docs/design.md §6): pure
+functions over the run's digested figures, so every verdict can be recomputed from a result folder.
 """
 
 from __future__ import annotations
@@ -18,8 +15,7 @@ DB_MAX_SHARE = 0.80
 HOST_MAX_BUSY_PCT = 95.0
 UNACCOUNTED_MAX_PCT = 10.0
 """The machine's busy share that no measured process explains (another tenant), above which a step is not
-judged: on a quiet host it stays within a few %, and a neighbour's half core moved a ladder's capacity by
-half (docs/method.md §2)."""
+judged (docs/method.md §2)."""
 SYS_ERROR_MAX_SHARE = 0.001
 OPEN_RATE_TOLERANCE = 0.05
 LITTLE_TOLERANCE = 0.20

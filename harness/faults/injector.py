@@ -1,13 +1,11 @@
-"""Carrying out a scenario's schedule during the measurement window, and recording what happened when.
-
-`FaultHooks` plugs into harness/engine/session.py's window (WindowHooks): when the driver's measurement starts it runs the
-steps on a thread at their times; every action becomes an event (relative and wall-clock time, how long
-the action took, its outcome). Whatever happens (an exception, Ctrl-C), `finished()` undoes the faults:
-PostgreSQL is started again and the toxics are removed.
+"""Carrying out a scenario's schedule during the measurement window, and recording what happened when:
+`FaultHooks` (harness/engine/session.py's WindowHooks) runs the steps on a thread at their times, each
+action an event (times, duration, outcome); whatever happens, `finished()` undoes the faults.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import threading
@@ -47,31 +45,23 @@ class Event:
 
 
 def kill_instance(instance: RunningInstance) -> list[int]:
-    """SIGKILL every process of one instance: each launch's process group, then anything left in its
-    resource group. Returns the pids signalled."""
+    """SIGKILL every process of an instance (process groups, then its resource group); the pids signalled."""
     killed: list[int] = []
     for proc in instance.processes:
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
             killed.append(proc.pid)
-        except (ProcessLookupError, PermissionError):
-            pass
     killed += sigkill(instance.group.pids())
     for proc in instance.processes:
-        try:
+        with contextlib.suppress(Exception):  # reaping is best effort; stop() tries again
             proc.wait(timeout=10)
-        except Exception:  # noqa: BLE001 - reaping is best effort; stop() tries again
-            pass
     return sorted(set(killed))
 
 
 def start_again(cluster: EmbeddedCluster) -> None:
-    """Start a stopped embedded cluster on the port it had, as a real database server comes back.
-
-    Not `cluster.up()`: that checks the port with a plain bind, which fails while the old server's closed
-    connections sit in TIME_WAIT, and it would move the server to a new port the running apps do not know.
-    PostgreSQL itself binds with SO_REUSEADDR, so the same port is available to it.
-    """
+    """Start a stopped embedded cluster on the port it had, as a real database server comes back. Not
+    `cluster.up()`: its plain bind fails while closed connections sit in TIME_WAIT, and it would move the
+    server to a port the running apps do not know (PostgreSQL binds with SO_REUSEADDR)."""
     if cluster.is_running():
         return
     stale = cluster.data_dir / "postmaster.pid"

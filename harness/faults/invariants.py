@@ -1,13 +1,10 @@
-"""No lost or duplicated bids after a fault scenario (issue #12, point 5).
+"""No lost or duplicated bids after a fault scenario (issue #12, point 5):
 
-- every item's `max_bid_cents` and `bid_count` equal the maximum and the count of its rows in `bids`
-  (queries.sql: the place-bid transaction keeps them so);
+- every item's `max_bid_cents` and `bid_count` equal the maximum and the count of its rows in `bids`;
 - every bid answered 201 has its row (the trace records the id of each 201);
-- no bid was stored twice: no two new rows with the same item, bidder and amount (amounts are derived
-  from the clock in quarter cents, so two different requests practically never collide).
+- no two new rows with the same item, bidder and amount (amounts come from the clock in quarter cents).
 
-New rows without a 201 are reported, not failed: a request can commit and still lose its answer (a
-timeout, a connection cut after COMMIT, the warm-up's cut-off at its end), which the contract allows.
+New rows without a 201 are reported, not failed: a request can commit and still lose its answer.
 """
 
 from __future__ import annotations

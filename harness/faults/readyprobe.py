@@ -7,6 +7,7 @@ request started and ended (wall-clock seconds) and its status (0: no answer with
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import statistics
 import threading
@@ -39,15 +40,11 @@ def probe_once(base_url: str, timeout_s: float = TIMEOUT_S) -> Sample:
     started = time.time()
     status = 0
     conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port or 80, timeout=timeout_s)
-    try:
+    with contextlib.closing(conn), contextlib.suppress(OSError, http.client.HTTPException):
         conn.request("GET", "/ready")
         response = conn.getresponse()
         response.read()
         status = response.status
-    except (OSError, http.client.HTTPException):
-        status = 0
-    finally:
-        conn.close()
     return Sample(started, time.time(), status)
 
 
@@ -84,12 +81,10 @@ class ReadyProbe:
 def outage_figures(
     samples: Sequence[Sample], down_unix: float, up_unix: float, back_unix: float
 ) -> dict[str, Any]:
-    """The /ready figures of one instance through an outage.
-
-    down_unix: the database has stopped; up_unix: its start began; back_unix: it accepts connections again.
-    `outage_*_ms`: the answer times of the probes that ran entirely inside [down + SETTLE_S, up], and whether
-    they all said 503; `recovery_s`: from back_unix to the end of the first 200 that started after up_unix
-    (None: never ready again while probed)."""
+    """The /ready figures of one instance through an outage. down_unix: the database has stopped; up_unix:
+    its start began; back_unix: it accepts connections again. `outage_*_ms`: the answer times of the probes
+    that ran entirely inside [down + SETTLE_S, up], and whether they all said 503; `recovery_s`: from
+    back_unix to the end of the first 200 that started after up_unix (None: never ready again)."""
     during = [s for s in samples if s.start >= down_unix + SETTLE_S and s.end <= up_unix]
     times = sorted(s.ms for s in during)
     first_ok = next((s for s in samples if s.start >= up_unix and s.status == 200), None)

@@ -1,17 +1,8 @@
-"""One fault scenario run for one implementation, on the ordinary run machinery (harness/engine/session.py).
-
-The run is a normal Session with one measurement window, so it is stored like every run (manifest, load
-summary, metrics with per-instance peak RSS, per-second CPU/memory, logs, index line, regime `faults`).
-On top, the result folder gets:
-
-- faults.json: the scenario, its schedule, the events as they happened, the derived figures
-  (error classes per phase, recovery times, survival, orphans) and the invariants;
-- timeline.csv: per second (by request start, t = 0 at the measurement start) the requests per error
-  class and the p50/p99/max latency of the successes;
-- logs/trace.log: the per-request trace it was computed from; logs/toxiproxy.log for slow-db.
-
-`manifest.json` gets a `faults` key (scenario name and the headline figures), so the analysis can find
-fault runs without reading the trace.
+"""One fault scenario run for one implementation: a normal Session (harness/engine/session.py) with one
+measurement window, stored like every run (regime `faults`). On top, the result folder gets faults.json
+(the scenario, its schedule, the events, the derived figures and the invariants), timeline.csv (per second:
+requests per error class, p50/p99/max of the successes), logs/trace.log (logs/toxiproxy.log for slow-db);
+the manifest gets a `faults` key with the headline figures, so the analysis need not read the trace.
 """
 
 from __future__ import annotations
@@ -25,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import psutil
 
@@ -58,10 +49,8 @@ RSS_BOUND_MB = 1024.0
 
 
 def fault_cluster() -> EmbeddedCluster:
-    """The fault scenarios' own embedded PostgreSQL (same settings, its own data directory and port).
-
-    Fault runs stop their database and need their bids undisturbed; on a machine where other runs reset the
-    shared working database or use it at the same time, a private cluster keeps both sides honest."""
+    """The fault scenarios' own embedded PostgreSQL (its own data directory and port): fault runs stop their
+    database and need their bids undisturbed by other runs."""
     return EmbeddedCluster(base_dir=paths.world_reachable_state() / "pg-faults")
 
 
@@ -165,9 +154,8 @@ class FaultResult:
 
 def _replace_port(url: str, port: int) -> str:
     parts = urlsplit(url)
-    host = parts.hostname or "127.0.0.1"
     auth = parts.netloc.rsplit("@", 1)[0] + "@" if "@" in parts.netloc else ""
-    return urlunsplit((parts.scheme, f"{auth}{host}:{port}", parts.path, parts.query, parts.fragment))
+    return parts._replace(netloc=f"{auth}{parts.hostname or '127.0.0.1'}:{port}").geturl()
 
 
 def orphans(run_root: Path) -> list[dict[str, Any]]:
@@ -211,7 +199,6 @@ def run_scenario(
     knobs: dict[str, str] | None = None,
 ) -> FaultResult:
     """Run one scenario; the result folder is written whatever happens, and the faults are always undone.
-
     The database: `cluster` when given (the caller has pointed BIDBENCH_DATABASE_URL at it); else the
     server BIDBENCH_DATABASE_URL names (not for db-outage: bidbench does not stop servers it does not own);
     else the fault scenarios' own embedded cluster (fault_cluster), started and seeded on first use."""

@@ -65,8 +65,7 @@ def _one_window(
     end: Step,
     **extra: Any,
 ) -> Scenario:
-    """A fault from `begin` to `end`, `length` seconds long after the usual lead-in, then `after` seconds of
-    recovery; `begin` and `end` are placed at the window's edges."""
+    """A fault from `begin` to `end` after the usual lead-in, `length` s long, then `after` s of recovery."""
     start = 5.0 if quick else 15.0
     return Scenario(
         name=name,
@@ -150,12 +149,7 @@ def kill_instance(quick: bool = False) -> Scenario:
 
 
 def scenario(name: str, quick: bool = False, **options: Any) -> Scenario:
-    builders = {
-        "db-outage": db_outage,
-        "slow-db": slow_db,
-        "overload": overload,
-        "kill-instance": kill_instance,
-    }
+    builders = dict(zip(NAMES, (db_outage, slow_db, overload, kill_instance), strict=True))
     if name not in builders:
         raise ValueError(f"unknown scenario {name!r}; choose from {', '.join(NAMES)}")
     return builders[name](quick, **{k: v for k, v in options.items() if v is not None})

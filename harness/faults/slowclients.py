@@ -1,25 +1,14 @@
 """`./bidbench faults slow-clients`: slow uploads must not starve other clients (issue #31, item 1).
 
-About 31 connections that sent a POST's headers and part of its body, then held, froze the Java app
-for every other client (a blocking body read parked each one on a pool thread). This scenario checks
-that no app has such a limit any more, self-contained (it does not use the load driver):
+About 31 held partial POST bodies once froze the Java app for every other client (a blocking body read
+parked each on a pool thread). Self-contained (no load driver): the app is started as a run starts it, on a
+private clone of the seeded database; a closed loop of ordinary GETs measures a baseline, then again while
+200 slow-body connections (`Content-Length: 100`, 6 bytes sent or none) are held. The full version holds
+them past the contract's 30 s body-stall timeout (408, or a close for nginx: a documented exemption), then
+releases each with a body the contract refuses before any database work.
 
-1. start the app as the harness does (its driver, `harness.engine.instances`, the resource backend and CPU
-   limit of a run) on a private clone of the seeded database;
-2. warm up, then measure a **baseline**: a bounded closed loop of ordinary GET requests from a plain
-   Python client (a few threads, each on its own keep-alive connection);
-3. open **200 slow-body connections** to 127.0.0.1: each sends `POST /items` with
-   `Content-Length: 100` and then only 6 bytes of the body (half of them) or none (the other half),
-   and holds;
-4. measure the same closed loop again **while they are held**;
-5. the full version goes on holding them past the contract's 30 s body-stall timeout (the answer is
-   408, or a close without an answer for nginx: a documented exemption); then every connection still
-   open is **released**: the rest of its body is sent (a body the contract refuses with 400 before any
-   database work, so nothing is written) and its answer read.
-
-Reported per app: both p99s and their ratio (the target is within 2x), the ordinary requests that
-failed, and every answer the slow connections got (never a 5xx). Loopback only; every loop is bounded
-in count and time. The figures go to results/slow-clients/<UTC time>.json.
+Reported per app: both p99s and their ratio (target: within 2x), the ordinary requests that failed, and
+every answer the slow connections got (never a 5xx); to results/slow-clients/<UTC time>.json.
 """
 
 from __future__ import annotations
@@ -124,8 +113,7 @@ def percentile(values: list[float], q: float) -> float | None:
 
 
 def closed_loop(port: int, name: str, total: int, clients: int, limit_s: float) -> Phase:
-    """`total` GET requests from `clients` threads, each waiting for its answer before the next; stops
-    at `limit_s` whatever is left. Every request and failure is counted."""
+    """`total` GETs from `clients` threads, each awaiting its answer; stops at `limit_s`, counting all."""
     phase = Phase(name)
     lock = threading.Lock()
     counter = iter(range(total))
@@ -265,8 +253,7 @@ def _complete(data: bytes) -> bool:
 
 
 def slow_answers(slow: list[SlowConnection]) -> dict[str, int]:
-    """What each slow connection got: 'status N' (from its status line), 'closed, no answer',
-    'no answer' or the error."""
+    """What each slow connection got: 'status N', 'closed, no answer', 'no answer' or the error."""
     out: Counter[str] = Counter()
     for conn in slow:
         if conn.error and not conn.received:

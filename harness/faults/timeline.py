@@ -1,11 +1,9 @@
-"""The per-request trace of a fault run (the load driver's BB_TRACE lines) as per-second series, error
-classes and recovery times.
+"""The per-request trace of a fault run as per-second series, error classes and recovery times.
 
 Each traced request is one line in logs/trace.log (loadgen/, `BB_TRACE`):
 `bbt <w|m> <end ms since epoch> <duration ms> <status> <error class or -> <type> <target index> <bid id or ->`.
-The duration runs from the request's intended send time (the schedule), so a backlog shows. The error
-class is timeout, refused, reset or other when no response came. Times here are seconds relative to the
-start of the measurement window (t = 0), by request start.
+The duration runs from the intended send time, so a backlog shows; the error class (timeout, refused, reset,
+other) is for no response. Times are seconds from the measurement window's start, by request start.
 """
 
 from __future__ import annotations
@@ -113,18 +111,13 @@ class Second:
     def requests(self) -> int:
         return sum(self.counts.values())
 
-    @property
-    def errors(self) -> int:
-        return self.requests - self.counts["ok"] - self.counts["client_4xx"]
-
 
 def relative_s(request: Request, t0_unix: float) -> float:
     return request.start_ms / 1000 - t0_unix
 
 
 def per_second(requests: Sequence[Request], t0_unix: float) -> list[Second]:
-    """One row per second (by request start) from the first to the last traced second; p50/p99 over
-    the successes of that second."""
+    """One row per second (by request start) from the first to the last; p50/p99 over its successes."""
     if not requests:
         return []
     buckets: dict[int, list[Request]] = {}

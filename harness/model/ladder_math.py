@@ -23,8 +23,7 @@ class CostFit:
     steps_used: int
     r_squared: float | None
     idle_measured: bool = False
-    """The intercept is the idle CPU read with no load, not fitted (docs/method.md, "The intercept is the idle
-    CPU")."""
+    """The intercept is the idle CPU read with no load, not fitted."""
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
@@ -63,11 +62,9 @@ def below_saturation(steps: Sequence[Mapping[str, Any]]) -> list[Mapping[str, An
 def cost_fit(
     steps: Sequence[Mapping[str, Any]], cpu_key: str = "instance_cpu_s", idle_pct: float | None = None
 ) -> CostFit | None:
-    """Least squares of a component's CPU seconds per step on the requests completed in the step, over
-    the steps below saturation (past it, queued requests and CPU stop being proportional). With
-    `idle_pct`, the CPU read with no load, the line goes through it and only the slope is fitted: a fitted
-    intercept trades off against the slope (docs/method.md, "The intercept is the idle CPU";
-    the lab log (docs/lab/), idle cpu intercept)."""
+    """Least squares of a component's CPU seconds per step on the requests it completed, over the steps
+    below saturation (past it they stop being proportional). With `idle_pct` the line goes through the idle
+    CPU and only the slope is fitted (docs/method.md, "The intercept is the idle CPU")."""
     rows = [s for s in below_saturation(steps) if _finite(s.get(cpu_key)) and s.get("completed")]
     if idle_pct is not None and _finite(idle_pct) and rows:
         return _cost_through_idle(rows, cpu_key, float(idle_pct))
@@ -112,10 +109,9 @@ def _cost_through_idle(rows: Sequence[Mapping[str, Any]], cpu_key: str, idle_pct
 def capacity(
     steps: Sequence[Mapping[str, Any]], slo_p99_ms: float, host_bounds: bool = True
 ) -> Capacity | None:
-    """The SLO capacity of one ladder: the highest passing step with a failing step right above it. A
-    failing step with passing steps above it (a stall, not the load) does not end the search; the record
-    says how many there were. None when no step passed. With `host_bounds`, a failing step the host could
-    not offer gives a lower bound (a calibration, which only needs where the load broke, passes False)."""
+    """The SLO capacity of one ladder: the highest passing step with a failing step right above it (lower
+    failing steps are stalls, counted in the note). None when no step passed. With `host_bounds`, a failing
+    step the host could not offer gives a lower bound (a calibration passes False)."""
     ordered = sorted(steps, key=lambda s: s["rate"])
     passing = [k for k, s in enumerate(ordered) if s.get("slo_met")]
     if not passing:
@@ -153,20 +149,17 @@ THROTTLED_SHARE = 0.2
 
 
 def host_limited(step: Mapping[str, Any]) -> bool:
-    """A step the load driver could not offer as scheduled, for the host's sake: the driver, the database or the
-    host was over its budget (the step's own validity, harness/engine/ladder_digest.py), or requests went out
-    late while the app had CPU to spare. Its SLO miss may be the host's, so it brackets nothing: with both cores
-    busy near the rate this host can drive, java and node at 0.5 CPU broke there (docs/method.md, "7. Reading
-    ladders"). Late sends from an app at its quota are the app's: a request waits for one of the driver's
-    connections, and an overloaded app holds them all (the lab log (docs/lab/), late sends at quota)."""
+    """A step the driver could not offer as scheduled for the host's sake: the step is invalid (driver,
+    database or host over budget, harness/engine/ladder_digest.py), or requests went out late while the app
+    had CPU to spare. Its SLO miss may be the host's, so it brackets nothing (docs/method.md, "7. Reading
+    ladders"); late sends from an app at its quota are the app's (it holds all the driver's connections)."""
     if step.get("valid") is False:
         return True
     return bool(step.get("late_sends")) and not at_quota(step.get("throttled_share"))
 
 
 def at_quota(throttled_share: Any) -> bool:
-    """A step's instances sat at their CPU quota: more than THROTTLED_SHARE of their CFS periods throttled
-    (unknown without a quota: False)."""
+    """At the CPU quota: more than THROTTLED_SHARE of the CFS periods throttled (no quota: False)."""
     return _finite(throttled_share) and throttled_share > THROTTLED_SHARE
 
 

@@ -1,10 +1,8 @@
 """Paired comparisons of positive quantities (docs/method.md, "Side by side").
 
-A side-by-side fresh start measures every group in the same seconds of the host, so the host's drift
-moves all of them together and cancels in their ratio. The fresh start is the block: each one gives one
-ratio per group against the baseline, and the comparison is the geometric mean of those ratios with a
-t-interval on their logarithms. Costs, capacities and memory are positive and their spread is
-multiplicative, so every interval here lives on the log scale and can never reach zero or below.
+A side-by-side fresh start measures every group in the same seconds, so the host's drift cancels in their
+ratio: each fresh start (the block) gives one ratio per group, and the comparison is their geometric mean with
+a t-interval on the logs. Every interval here lives on the log scale, so it never reaches zero or below.
 """
 
 from __future__ import annotations
@@ -36,9 +34,6 @@ class LogInterval:
         if self.low is None or self.high is None or self.centre <= 0:
             return None
         return 100 * max(self.high / self.centre - 1, 1 - self.low / self.centre)
-
-    def contains(self, value: float) -> bool:
-        return self.low is not None and self.high is not None and self.low <= value <= self.high
 
     def to_json(self) -> dict[str, float | int | None]:
         return asdict(self)

@@ -12,12 +12,9 @@ from dataclasses import dataclass, field
 REGIME = "side-by-side"
 
 THROTTLED_MAX_SHARE = 0.0
-"""A cost step in which any group's quota throttled it in more than this share of its CFS periods is left
-out for every group. The cost steps run well below the quotas, so a throttled period means a burst (a JIT
-compiling, a major collection) that filled one: a transient that lands in one group's step and not in the
-other's, and that one step moves the group's fitted cost by several per cent. Leaving the step out for all
-groups keeps the comparison paired (docs/method.md, "Side by side"; the lab log (docs/lab/),
-2026-11-28-throttled-steps)."""
+"""A cost step in which any group was throttled in more than this share of its CFS periods is left out for
+every group: below the quotas a throttled period is a transient burst (JIT, major GC) in one group's step,
+and dropping the step for all keeps the comparison paired (docs/method.md, "Side by side")."""
 
 
 @dataclass(frozen=True)
@@ -25,54 +22,41 @@ class SideBySideSpec:
     cost_rates: int = 4
     """Distinct rates of the cost steps, every group at the same rate in the same seconds."""
     cost_passes: int = 6
-    """How often the cost rates run, low to high each time. A runtime's occasional background work (a JVM's
-    compiler, in some fresh starts) lands in one step or another, and a step in which it filled a quota is
-    left out; the longer the steps run in all, the less one burst more or fewer moves a fresh start's cost
-    (the lab log (docs/lab/), side-by-side steps and young generation)."""
+    """How often the cost rates run, low to high each time: the longer the steps run in all, the less one
+    background burst more or fewer moves a fresh start's cost (docs/lab/, side-by-side steps)."""
     step_s: float = 4.0
     warmup_s: float = 12.0
-    """Before the cost steps, ramping to the first rate, with the quotas back after the pre-warm. A JVM
-    pre-warmed without its quota needs about ten seconds under load inside it before its CPU per request
-    settles (docs/method.md, "Warm-up after the pre-warm"); the first fresh start's sizing steps gave it
-    that time, the later ones, which reuse its rates, did not."""
+    """Ramping to the first cost rate, quotas back: a JVM pre-warmed without its quota needs about this long
+    inside it to settle (docs/method.md, "Warm-up after the pre-warm")."""
     sizing_warmup_s: float = 3.0
     """The sizing step only needs a first reading of each group's CPU, not a settled one."""
     sizing_rate_per_cpu: float = 300.0
-    """The first sizing step's rate per CPU of one group: low enough for every app, high enough to read a
-    cost."""
+    """The first sizing step's rate per CPU of one group: low enough for every app, high enough to read."""
     sizing_steps: int = 2
-    """Each sizing step runs at the top rate the one before it foresaw. A request costs more at low rates
-    than near the top, so one step from a low rate foresees a busier machine than the top step then
-    finds, and the cost steps would run lower than they could, where the ratio is noisiest."""
+    """Each sizing step runs at the top rate the one before foresaw: a request costs more at low rates, so
+    one step from low foresees too busy a machine and the cost steps would run where the ratio is noisiest."""
     sizing_max_growth: float = 3.0
-    """A sizing step foresees at most this many times its own rate: a reading taken far below the top
-    is checked by the next step before the cost steps trust it."""
+    """A sizing step foresees at most this many times its own rate (the next step checks a far reading)."""
     quota_share: float = 0.6
-    """The top cost step keeps the costliest group at this share of its CPU limit: the steps must stay
-    below saturation, where CPU and requests are proportional."""
+    """The top cost step keeps the costliest group at this share of its CPU limit: below saturation."""
     host_max_share: float = 0.8
-    """A cost step with the machine busier than this share of all its cores (steal included) is flagged
-    and left out: the groups must not fight each other for CPU."""
+    """A cost step with the machine busier than this share of its cores (steal included) is left out."""
     low_share: float = 0.5
-    """The lowest cost rate as a share of the top one. At the lowest rates the ratio is noisiest (waking
-    from idle is a hypervisor exit on a VM), so the rates stay in the upper part of the range."""
+    """The lowest cost rate as a share of the top one: the ratio is noisiest at the lowest rates."""
     keep_cores_awake: bool = False
-    """One SCHED_IDLE spinner per core while the groups are measured (harness/engine/keep_awake.py): an
-    idle core of a virtual machine halts, and what a wake-up costs then depends on how busy the rest of
-    the host happens to be."""
+    """One SCHED_IDLE spinner per core while measuring (harness/engine/keep_awake.py): an idle VM core halts,
+    and a wake-up's cost then depends on the rest of the host."""
     capacity: bool = True
     capacity_start: float = 1.0
-    """A group's first capacity rung, as a share of the rate at which its cost in the cost steps would fill
-    its quota. The cost steps run at low rates, where a request costs more than near saturation, so
-    the capacity lies above that rate, and the search climbs from it."""
+    """A group's first capacity rung, as a share of the rate at which its cost-step cost would fill its
+    quota; the capacity lies above it (a request costs less near saturation)."""
     capacity_coarse: float = 1.35
     """The climb's factor until a rung fails; then the bracket is halved (geometrically)."""
     capacity_precision: float = 1.08
     """The search ends when the failing rung is within this factor of the passing one."""
     capacity_max_runs: int = 10
     capacity_step_s: float = 4.0
-    """A rung's p99 is judged over this long: near its capacity a runtime under a quota stalls now and then
-    (a collection, a throttled period), and in a short step one stall decides the rung."""
+    """A rung's p99 is judged over this long: in a short step one stall near capacity decides the rung."""
     capacity_warmup_s: float = 2.0
     prewarm_max_s: float = 60.0
     prewarm_rate_per_cpu: float = 800.0
@@ -85,25 +69,22 @@ class SideBySideSpec:
 
 PRESETS: dict[str, SideBySideSpec] = {
     "standard": SideBySideSpec(),
-    # Three fresh starts in about eight minutes: fewer cost rates and capacity rungs that start nearer the
-    # quota, each group's search ending two rungs past its break.
+    # Three fresh starts in about eight minutes.
     "demo": SideBySideSpec(
         cost_rates=3,
         cost_passes=2,
         step_s=3.0,
-        # Shorter than a JVM's settling inside its quota (the standard preset's warm-up): the demo's eight
-        # minutes go to three fresh starts instead.
+        # Shorter than a JVM's settling inside its quota: the demo's minutes go to three fresh starts.
         warmup_s=4.0,
         sizing_warmup_s=1.5,
         capacity_precision=1.16,
         capacity_max_runs=4,
         capacity_step_s=1.5,
         capacity_warmup_s=1.0,
-        # Three groups pre-warming at once share two cores; a fresh JVM's JIT goes idle later than alone.
+        # Three groups pre-warming at once share two cores: a JVM's JIT goes idle later.
         prewarm_max_s=45.0,
     ),
-    # The claims' preset. Its settings are part of each stored fresh start's key (a claim reuses and
-    # recomputes only fresh starts run as it asks), so they stay as the committed evidence ran them.
+    # The claims' preset: part of each stored fresh start's key, so it stays as the evidence ran it.
     "cost-only": SideBySideSpec(capacity=False, cost_passes=3, warmup_s=6.0, capacity_step_s=2.0),
     "quick": SideBySideSpec(
         cost_rates=2,
@@ -119,7 +100,6 @@ PRESETS: dict[str, SideBySideSpec] = {
 
 
 def preset(name: str) -> SideBySideSpec:
-    """A named preset; an unknown name is refused with the list of valid ones."""
     try:
         return PRESETS[name]
     except KeyError:
@@ -127,30 +107,22 @@ def preset(name: str) -> SideBySideSpec:
 
 
 def start_order(groups: int, repetition: int, comparison: str) -> list[int]:
-    """Which group starts first in this fresh start: the comparison's groups in turn, from an offset its key
-    fixes, so every group starts first equally often over a comparison's fresh starts. A random order
-    leaves that to chance over five fresh starts, and the group started first can read cheaper (docs/lab/
-    2026-11-28-targets-and-jvm-threads.md); a fixed rotation cancels that over the comparison and keeps a
-    resumed claim's fresh starts in the order they would have had."""
+    """The start order of this fresh start: the groups in turn from an offset the comparison's key fixes, so
+    each starts first equally often (the first can read cheaper, docs/lab/) and a resumed claim keeps it."""
     offset = int(hashlib.sha256(comparison.encode()).hexdigest(), 16) % groups
     first = (offset + repetition) % groups
     return [(first + k) % groups for k in range(groups)]
 
 
 def arrival_phases(started: list[str]) -> dict[str, float]:
-    """Each group's arrival phase, by its place in the fresh start's start order: k/n of an interval after
-    the shared schedule's due times, so the groups' streams interleave evenly and no group's requests
-    always trail another's by the same share of an interval. With the offsets the drivers' start-up left,
-    the group whose requests trailed read up to 12 % cheaper at some rates and dearer at others (docs/lab/
-    2026-11-28-throttled-steps.md); turning with the start order, each group takes each place in turn."""
+    """Each group's arrival phase, k/n of an interval by its place in the start order: the streams
+    interleave evenly and each group takes each place in turn (a trailing stream reads cheaper, docs/lab/)."""
     return {label: k / len(started) for k, label in enumerate(started)}
 
 
 def rate_scales(instances: dict[str, int]) -> dict[str, float]:
-    """What each group's rates are multiplied by when the groups are driven together: its instance count
-    over the smallest group's, so every instance of every group runs at the same rate. A request costs
-    less the busier its instance (docs/method.md, "9. Side by side"): at equal rates per group, a group of
-    two instances would run each at half the load and read dearer for it."""
+    """Each group's rate multiplier: its instance count over the smallest group's, so every instance runs
+    at the same rate (a request costs less the busier its instance, docs/method.md "9. Side by side")."""
     fewest = min(instances.values())
     return {label: n / fewest for label, n in instances.items()}
 
@@ -170,11 +142,10 @@ def cost_step_rates(top: float, spec: SideBySideSpec) -> tuple[float, ...]:
 
 @dataclass
 class BracketSearch:
-    """One group's capacity search, one rung at a time: climb by `coarse` from `start` until a rung fails,
-    then halve the bracket geometrically until it is within `precision`. A failing rung is run once more
-    before it is believed: a lone stall of a few hundred ms fails a short step that the rate itself does
-    not, and a retry that passes records the stall instead. Below a first failing rung it steps down
-    `downs` times before it gives up ("below the first rung")."""
+    """One group's capacity search: climb by `coarse` from `start` until a rung fails, then halve the
+    bracket geometrically to within `precision`. A failing rung runs once more before it is believed (a
+    lone stall fails a short step; a passing retry records it). Below a first failing rung it steps down
+    `downs` times before it gives up."""
 
     start: float
     coarse: float
@@ -204,9 +175,8 @@ class BracketSearch:
         return middle if self.passed < middle < self.failed else None
 
     def record(self, rate: float, met_slo: bool) -> str:
-        """What the rung was: "pass", "fail" (confirmed), "retry" (a first failure, run again) or "stall"
-        (a retry that passed). A retry does not count against `max_runs`: its rung is counted once, when
-        it is believed."""
+        """The rung: "pass", "fail" (confirmed), "retry" (a first failure, run again) or "stall" (a retry
+        that passed). A rung counts against `max_runs` once, when it is believed."""
         if met_slo or self.retry == rate:
             self.runs += 1
         if met_slo:
@@ -250,9 +220,8 @@ def top_cost_rate(
     host_share: float,
     spec: SideBySideSpec,
 ) -> float:
-    """The top cost step's rate, scaled from the sizing step: the costliest group at `quota_share` of its
-    limit, and the machine under `host_max_share` (with a tenth of margin). Never below the sizing rate's
-    low share, so a busy host still gets steps, which are then flagged if they are too busy."""
+    """The top cost step's rate scaled from the sizing step: the costliest group at `quota_share`, the host
+    under `host_max_share` less a tenth; never below the low share (a busy host's steps are then flagged)."""
     limits = [spec.quota_share / share for share in quota_shares if share > 0]
     if host_share > 0:
         limits.append(0.9 * spec.host_max_share / host_share)
@@ -261,8 +230,7 @@ def top_cost_rate(
 
 
 def fits(group_instances: Sequence[int], cpus: float, cores: int, reserve: float = 0.5) -> str | None:
-    """Why groups of these instance counts at `cpus` each do not fit on `cores` (None if they do): their
-    limits plus the load drivers' and PostgreSQL's reserve must fit on the machine."""
+    """Why these groups at `cpus` each plus the drivers' and PostgreSQL's reserve exceed `cores`, or None."""
     groups, instances = len(group_instances), sum(group_instances)
     need = instances * cpus + reserve
     if need <= cores + 1e-9:

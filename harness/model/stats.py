@@ -260,10 +260,7 @@ class MetricResult:
         return next((s for s in self.summaries if s.label == label), None)
 
     def pair(self, a: str, b: str) -> PairTest | None:
-        for pair in self.pairs:
-            if (pair.a, pair.b) == (a, b):
-                return pair
-        return None
+        return next((pair for pair in self.pairs if (pair.a, pair.b) == (a, b)), None)
 
     def vs_baseline(self, label: str) -> PairTest | None:
         if self.baseline is None or label == self.baseline:
@@ -321,10 +318,8 @@ def mann_whitney_floor(n_a: int, n_b: int) -> float:
 
 def compact_letters(order: Sequence[str], differs: set[frozenset[str]]) -> dict[str, str]:
     """Compact letter display (Freire et al., Tables 5-7): groups sharing a letter do not differ significantly.
-
-    Insert-and-absorb: start with one letter for all; split every letter that holds a significantly
-    different pair; drop letters contained in others; name letters in the order of `order` (by mean).
-    """
+    Insert-and-absorb: one letter for all; split every letter holding a significantly different pair; drop
+    letters contained in others; name letters in the order of `order` (by mean)."""
     sets: list[set[str]] = [set(order)]
     for pair in differs:
         x, y = tuple(pair)
@@ -374,7 +369,7 @@ def _posthoc(
         return "exact (no spread within any group)", out
     if equal_var:
         # scipy's Tukey-Kramer gives the same p-values as statsmodels' pairwise_tukeyhsd (a test checks it)
-        # without computing the critical q by numerical inversion, which costs ~0.3 s per call.
+        # without computing the critical q by numerical inversion, which is slow.
         res = sps.tukey_hsd(*[data[label] for label in labels])
         for i, j in combinations(range(len(labels)), 2):
             p = float(res.pvalue[i, j])

@@ -135,14 +135,12 @@ def git_state(root: Path | None = None) -> dict[str, Any]:
 
 
 def host_info() -> dict[str, Any]:
-    cpu_model = "unknown"
     try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu_model = line.split(":", 1)[1].strip()
-                break
+        cpuinfo = Path("/proc/cpuinfo").read_text().splitlines()
     except OSError:
-        pass
+        cpuinfo = []
+    models = (line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name"))
+    cpu_model = next(models, "unknown")
     return {
         "hostname": platform.node(),
         "cpu_model": cpu_model,

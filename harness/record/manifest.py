@@ -1,9 +1,8 @@
 """manifest.json (results/README.md): who, what, where of one run, as one typed record.
 
-Every writer builds a `Manifest` and every reader gets one from `Manifest.from_json`, which upgrades a
-folder written by an earlier version first (harness/record/upgrade.py), so no reader sees an old spelling.
-The fields every run has are typed; what only some regimes or sessions add (session, knobs, runtimes,
-data, prewarm, probes, faults, ...) is kept by its key in `sections`, in the order it was added.
+`Manifest.from_json` upgrades an older folder first (harness/record/upgrade.py), so no reader sees an old
+spelling. What only some regimes or sessions add (knobs, runtimes, prewarm, faults, ...) is kept by its key in
+`sections`, in the order it was added.
 """
 
 from __future__ import annotations
@@ -21,6 +20,8 @@ FILE = "manifest.json"
 
 # A run's status: running (or collecting, for a distributed run) until it ends completed, failed or interrupted.
 COMPLETED = "completed"
+# The manifest's fields read as text (None stays None).
+_TEXT_FIELDS = "run_id impl variant status bidbench_version created_utc failure_reason finished_utc".split()
 
 
 @dataclass
@@ -114,23 +115,17 @@ class Manifest:
         cpus = data.pop("cpu_limit_cores", None)
         if regime is not None and not isinstance(regime, dict):
             raise SchemaError(f"a manifest's regime must be an object, not {regime!r}")
+        texts = {key: text_or_none(data.pop(key, None)) for key in _TEXT_FIELDS}
         return cls(
-            run_id=text_or_none(data.pop("run_id", None)),
-            impl=text_or_none(data.pop("impl", None)),
-            variant=text_or_none(data.pop("variant", None)),
             regime=RegimeRef.from_json(regime) if regime else None,
-            status=text_or_none(data.pop("status", None)),
-            bidbench_version=text_or_none(data.pop("bidbench_version", None)),
             git=data.pop("git", None) or {},
-            created_utc=text_or_none(data.pop("created_utc", None)),
             host=data.pop("host", None) or {},
             load=data.pop("load", None),
             instances=int(instances) if isinstance(instances, int | float) else None,
             cpu_limit_cores=float(cpus) if isinstance(cpus, int | float) else None,
             slo=data.pop("slo", None),
-            failure_reason=text_or_none(data.pop("failure_reason", None)),
-            finished_utc=text_or_none(data.pop("finished_utc", None)),
             sections=data,
+            **texts,
         )
 
 

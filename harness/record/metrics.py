@@ -1,11 +1,8 @@
 """metrics.json (results/README.md): a run digested to one number per metric, as one typed record.
 
-Writers build a `Metrics` and readers get one from `Metrics.from_json`, which upgrades a file written by an
-earlier version first (harness/record/upgrade.py). The whole-window figures every measured run has are a
-typed `MeasuredWindow`; a ladder's steps and yield are a typed `LadderSection` of `LadderWindow`s; what only
-some regimes add (jvm_heap_after_gc, capacity_rps, shards, the ladder's cost per request, ...) is kept by its
-key in `sections`, in the order it was added. `to_json()` writes the keys every reader knows, so readers
-that still take a dict read `to_json()`.
+`Metrics.from_json` upgrades an older file first (harness/record/upgrade.py). The whole-window figures are a
+`MeasuredWindow`, a ladder a `LadderSection` of `LadderWindow`s; what only some regimes add is kept by its key
+in `sections`, in the order it was added.
 """
 
 from __future__ import annotations
@@ -22,7 +19,6 @@ FILE = "metrics.json"
 
 
 def _take(cls: type, data: dict[str, Any]) -> dict[str, Any]:
-    """The dataclass's fields popped out of `data` (a missing one is None), in the dataclass's order."""
     return {f.name: data.pop(f.name, None) for f in fields(cls) if f.name != "extra"}
 
 
@@ -62,8 +58,7 @@ class MeasuredWindow:
 
 @dataclass
 class LadderWindow:
-    """One ladder step (harness/engine/ladder_digest.py): the driver's figures of the step and the CPU,
-    memory and host figures the sampler saw in exactly its window, with its validity."""
+    """One ladder step (harness/engine/ladder_digest.py): the driver's and sampler's figures, its validity."""
 
     index: int
     rate: float
@@ -110,8 +105,7 @@ class LadderWindow:
 
 @dataclass
 class LadderSection:
-    """A ladder's `ladder` section: the driver's plan and how it stopped, the steps, and the yield
-    (harness/model/ladder_math.py: cost per request, bracketed capacity, saturation)."""
+    """A ladder's section: its plan and stop, the steps, the yield (harness/model/ladder_math.py)."""
 
     rates: list[float] | None
     step_s: float | None

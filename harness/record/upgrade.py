@@ -1,18 +1,9 @@
 """The one place that knows how result folders written by earlier versions of bidbench spelled things.
 
 Records carry a schema version (harness/record/schema.py); an older one is upgraded here one version at a
-time, so the record types and their readers only ever see today's form:
-- manifest 1 -> 2: the version moves from `schema` to `schema_version`; the early flat layout (`regime` a
-  name, `point`, `repetition` and `group` beside it) is nested under `regime`; a k6-era generator version
-  moves under runtimes.load_driver.
-- index line 0 (no `schema_version`) -> 1: a line from before `slo_met` gets `slo_met: false`.
-- metrics.json 1 (`schema` 1, or no version at all) -> 2: the version moves from `schema` to
-  `schema_version`; a k6-era `dropped_iterations` becomes `late_sends`.
-- verdict.json 0 (no `schema_version`) -> 1: a k6-era `dropped_iterations` check becomes `late_sends`.
-
-Folders from before issue #27 were written with k6: the driver's summary was `k6-summary.json`, its
-log `logs/k6.log`, its resource group `k6`, and a request not sent in time was a "dropped iteration".
-Readers call these functions and never see the old spellings.
+time, so the record types and their readers only ever see today's form. Folders from before issue #27 were
+written with k6: the driver's summary was `k6-summary.json`, its log `logs/k6.log`, its resource group `k6`,
+and a request not sent in time was a "dropped iteration" (today's `late_sends`).
 """
 
 from __future__ import annotations
@@ -37,7 +28,6 @@ _LEGACY_GROUP = "k6"
 
 
 def load_summary_path(folder: Path) -> Path:
-    """The driver summary of a result folder, under its current or its legacy name."""
     current = folder / SUMMARY
     legacy = folder / _LEGACY_SUMMARY
     return legacy if not current.exists() and legacy.exists() else current

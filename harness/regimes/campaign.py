@@ -36,16 +36,6 @@ class PointResult:
     def valid(self) -> bool:
         return bool(self.verdict and self.verdict.get("valid"))
 
-    @property
-    def slo_met(self) -> bool:
-        return bool(self.verdict and self.verdict.get("slo", {}).get("met"))
-
-    def failure_kinds(self) -> set[str]:
-        """Names of the failed validity checks."""
-        if not self.verdict:
-            return {"run-failed"}
-        return {name for name, check in self.verdict.get("checks", {}).items() if not check.get("ok")}
-
 
 def campaign_name(regime: str, settings: dict[str, Any]) -> str:
     digest = hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()[:8]
@@ -76,7 +66,8 @@ class Campaign:
         remaining = max(self.planned_runs - self.done_runs, 0)
         if remaining and not self.run_seconds:
             return "being estimated"
-        return "~" + format_duration(remaining * statistics.fmean(self.run_seconds) if remaining else 0.0)
+        whole = int(remaining * statistics.fmean(self.run_seconds) if remaining else 0.0)
+        return f"~{whole // 60}m{whole % 60:02d}s"
 
     def run_point(self, plan: RunPlan, label: str) -> PointResult:
         """One run of the campaign, a fresh start; a completed run stored under its group key and
@@ -110,11 +101,6 @@ class Campaign:
         return result
 
 
-def format_duration(seconds: float) -> str:
-    whole = int(seconds)
-    return f"{whole // 60}m{whole % 60:02d}s"
-
-
 def describe(result: PointResult) -> str:
     prefix = "reused " if result.reused else ""
     if result.status != "completed" or result.metrics is None:
@@ -124,10 +110,13 @@ def describe(result: PointResult) -> str:
         return f"{prefix}[red]{result.status}[/] {reason}"
     m = result.metrics
     lat = m["latency_ms"]
-    verdict = (
-        "valid" if result.valid else "[red]invalid[/] (" + ", ".join(sorted(result.failure_kinds())) + ")"
+    checks = (result.verdict or {}).get("checks", {})
+    failed = (
+        {name for name, check in checks.items() if not check.get("ok")} if result.verdict else {"run-failed"}
     )
-    slo = "[green]SLO met[/]" if result.slo_met else "[yellow]SLO not met[/]"
+    verdict = "valid" if result.valid else "[red]invalid[/] (" + ", ".join(sorted(failed)) + ")"
+    slo_met = result.verdict and result.verdict.get("slo", {}).get("met")
+    slo = "[green]SLO met[/]" if slo_met else "[yellow]SLO not met[/]"
     return (
         f"{prefix}{m['throughput_rps']:.0f} ok/s, mean {lat['mean']:.1f} ms, p99 {lat['p99']:.1f} ms, "
         f"CPU {m['cpu_pct_total']:.0f} %, sys err {m['sys_errors']}, {verdict}, {slo}"

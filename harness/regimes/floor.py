@@ -9,6 +9,7 @@ driver's figures only, no CPU or memory, so the ladder yields no cost per reques
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -119,16 +120,14 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
     """SIGQUIT (nginx's graceful stop) to the process group, then SIGKILL if it lingers."""
     if process.poll() is not None:
         return
-    for sig, wait_s in ((signal.SIGQUIT, STOP_TIMEOUT_S), (signal.SIGKILL, STOP_TIMEOUT_S)):
+    for sig in (signal.SIGQUIT, signal.SIGKILL):
         try:
             os.killpg(process.pid, sig)
         except ProcessLookupError:
             return
-        try:
-            process.wait(wait_s)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(STOP_TIMEOUT_S)
             return
-        except subprocess.TimeoutExpired:
-            continue
 
 
 @contextmanager

@@ -87,7 +87,36 @@ def calibrate(
     cores = (base.cpus or 1.0) * instances
     for descent in range(settings.calibration_descents + 1):
         start = calibration_start(settings, cores, descent)
-        failing, outcome = _calibration(base, settings, instances, cores, start, quiet)
+        rates = tuple(
+            float(round(start * settings.calibration_factor**k)) for k in range(settings.calibration_steps)
+        )
+        plan = replace(
+            base,
+            regime=CALIBRATION_REGIME,
+            group=calibration_group(base.group),
+            instances=instances,
+            point={**base.point, "instances": instances},
+            load=base.load.as_ladder(
+                rates,
+                settings.calibration_step_s,
+                settings.calibration_warmup,
+                base.slo.p99_ms,
+                LoadSettings.stop_after,
+            ),
+            expect_below_capacity=False,
+            **_instance_settings(base, settings),
+        )
+        # The pre-warm's least rate per CPU, not the calibration's first step: a JVM pre-warmed lower broke
+        # early in its calibration (the lab log (docs/lab/), prewarm settling rule, "The least rate").
+        rate = prewarming.MIN_RATE_PER_CPU * cores * prewarm_factor(settings)
+        outcome = run_one(plan, prewarm_rate=min(rates[-1], rate), quiet=quiet)
+        failing = first_failing_rate(outcome.metrics)
+        if failing is None:
+            raise UserError(
+                f"the calibration of {base.impl} x{instances} found no rate that breaks the SLO up to {rates[-1]:g} req/s "
+                f"(or no step finished: {outcome.reason or outcome.status}); see {outcome.folder.path}. "
+                "Give the ladder's rates with --rates."
+            )
         if not calibration_censored(outcome.metrics):
             break
     return failing, outcome
@@ -110,42 +139,6 @@ def calibration_start(settings: LadderSettings, cores: float, descent: int = 0) 
 CALIBRATION_DESCENT_STEPS = 4
 """How many of its steps a calibration that failed from its first step starts lower (x1.5^4, about 5x): its
 next run still reaches the old start in its fifth step, so a stall on the first step costs one more run."""
-
-
-def _calibration(
-    base: RunPlan, settings: LadderSettings, instances: int, cores: float, start: float, quiet: bool
-) -> tuple[float, RunOutcome]:
-    rates = tuple(
-        float(round(start * settings.calibration_factor**k)) for k in range(settings.calibration_steps)
-    )
-    plan = replace(
-        base,
-        regime=CALIBRATION_REGIME,
-        group=calibration_group(base.group),
-        instances=instances,
-        point={**base.point, "instances": instances},
-        load=base.load.as_ladder(
-            rates,
-            settings.calibration_step_s,
-            settings.calibration_warmup,
-            base.slo.p99_ms,
-            LoadSettings.stop_after,
-        ),
-        expect_below_capacity=False,
-        **_instance_settings(base, settings),
-    )
-    # The pre-warm's least rate per CPU, not the calibration's first step: a JVM pre-warmed lower broke
-    # early in its calibration (the lab log (docs/lab/), prewarm settling rule, "The least rate").
-    rate = prewarming.MIN_RATE_PER_CPU * cores * prewarm_factor(settings)
-    outcome = run_one(plan, prewarm_rate=min(rates[-1], rate), quiet=quiet)
-    failing = first_failing_rate(outcome.metrics)
-    if failing is None:
-        raise UserError(
-            f"the calibration of {base.impl} x{instances} found no rate that breaks the SLO up to {rates[-1]:g} req/s "
-            f"(or no step finished: {outcome.reason or outcome.status}); see {outcome.folder.path}. "
-            "Give the ladder's rates with --rates."
-        )
-    return failing, outcome
 
 
 def calibration_censored(metrics: dict[str, Any] | None) -> bool:

@@ -36,8 +36,8 @@ import sys
 import time
 import urllib.parse
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from contextlib import contextmanager, nullcontext, suppress
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -186,41 +186,34 @@ def run_measured(
         proc = subprocess.Popen(
             argv, env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL, start_new_session=True
         )
-    reaped = False
     try:
-        deadline = started + timeout_s
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid == proc.pid:
-                reaped = True
-                break
-            if time.monotonic() >= deadline:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        while pid != proc.pid:
+            if time.monotonic() >= started + timeout_s:
                 _kill_group(proc.pid)
                 pid, status, usage = os.wait4(proc.pid, 0)
-                reaped = True
                 break
             time.sleep(0.05)
-        # os.wait4 reaped it: tell Popen, or it would try to wait for a pid that is no longer its child.
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        return Finished(
-            exit_code=proc.returncode,
-            user_s=usage.ru_utime,
-            system_s=usage.ru_stime,
-            wall_s=time.monotonic() - started,
-            voluntary_switches=usage.ru_nvcsw,
-            involuntary_switches=usage.ru_nivcsw,
-        )
-    finally:
-        if not reaped:
-            _kill_group(proc.pid)
-            proc.wait(timeout=10)
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+    except BaseException:
+        _kill_group(proc.pid)
+        proc.wait(timeout=10)
+        raise
+    # os.wait4 reaped it: tell Popen, or it would try to wait for a pid that is no longer its child.
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return Finished(
+        exit_code=proc.returncode,
+        user_s=usage.ru_utime,
+        system_s=usage.ru_stime,
+        wall_s=time.monotonic() - started,
+        voluntary_switches=usage.ru_nvcsw,
+        involuntary_switches=usage.ru_nivcsw,
+    )
 
 
 def _kill_group(pid: int) -> None:
-    try:
+    with suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 # ---- the generators -----------------------------------------------------------------------------------
@@ -531,18 +524,13 @@ def benchmark(options: Options) -> int:
         vegeta=toolchain.ensure_path("go", "vegeta") if "vegeta" in options.generators else Path("vegeta"),
     )
     folder = new_stamped("overhead")
-    with _target(options) as target:
-        setup = Setup(**{**asdict(setup), "target": target})
-        return measure(options, setup, folder)
-
-
-@contextmanager
-def _target(options: Options) -> Iterator[str]:
-    if options.target_url:
-        yield check_loopback(options.target_url)
-    else:
-        with started_app(options.impl, options.cpus) as url:
-            yield url
+    target = (
+        nullcontext(check_loopback(options.target_url))
+        if options.target_url
+        else started_app(options.impl, options.cpus)
+    )
+    with target as url:
+        return measure(options, replace(setup, target=url), folder)
 
 
 def measure(options: Options, setup: Setup, folder: Path) -> int:
@@ -557,7 +545,7 @@ def measure(options: Options, setup: Setup, folder: Path) -> int:
         console.print(
             f"overhead: warming the target up for {options.warmup_s:g} s (driver, browse; not counted)"
         )
-        warm = Setup(**{**asdict(setup), "seconds": options.warmup_s})
+        warm = replace(setup, seconds=options.warmup_s)
         run_driver(warm, "browse", "warmup", 0, 0, folder)
     samples: list[Sample] = []
     for repetition in range(1, options.repetitions + 1):

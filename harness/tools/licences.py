@@ -36,7 +36,14 @@ NPM_LOCK = ROOT / "node-app" / "package-lock.json"
 MAVEN_LIST = ROOT / "java-app" / "target" / "dependency-list.txt"
 GO_DIR = ROOT / "loadgen"
 COMPOSER_LOCK = ROOT / "php-app" / "composer.lock"
-ECOSYSTEMS = ("python", "npm", "maven", "go", "php")
+# Each ecosystem with its THIRD_PARTY.md section title.
+ECOSYSTEMS = {
+    "python": "Python (harness; requirements.lock)",
+    "npm": "npm (node-app/package-lock.json)",
+    "maven": "Maven (java-app/pom.xml, resolved; scope test = java-app's tests only)",
+    "go": "Go (loadgen/go.mod)",
+    "php": "PHP (php-app/composer.lock)",
+}
 
 # Metadata spells licences freely; these spellings (lower-cased) are the SPDX identifiers they stand for.
 ALIASES: dict[str, str] = {
@@ -238,11 +245,6 @@ _POM_NS = {"m": "http://maven.apache.org/POM/4.0.0"}
 _LISTED = re.compile(r"^\s+([\w.\-]+):([\w.\-]+):[\w.\-]+(?::[\w.\-]+)?:([\w.\-]+):(\w+)(?:\s|$)")
 
 
-def maven_repository() -> Path:
-    configured = os.environ.get("MAVEN_REPOSITORY")
-    return Path(configured) if configured else Path.home() / ".m2" / "repository"
-
-
 def _pom_path(repository: Path, group: str, artifact: str, version: str) -> Path:
     return repository.joinpath(*group.split("."), artifact, version, f"{artifact}-{version}.pom")
 
@@ -277,7 +279,7 @@ def _pom_licence(repository: Path, group: str, artifact: str, version: str) -> t
 def maven_dependencies(listing: Path = MAVEN_LIST, repository: Path | None = None) -> list[Dependency]:
     if not listing.is_file():
         raise LicenceError(f"{_rel(listing)} is missing: build java-app first (./bidbench build java)")
-    repository = repository or maven_repository()
+    repository = repository or Path(os.environ.get("MAVEN_REPOSITORY") or Path.home() / ".m2" / "repository")
     out = []
     for line in listing.read_text().splitlines():
         match = _LISTED.match(line)
@@ -352,19 +354,17 @@ def php_dependencies(lock: Path = COMPOSER_LOCK) -> list[Dependency]:
 # ---- the check ----------------------------------------------------------------------------------------
 
 
-def load_allowlist(path: Path = ALLOWLIST) -> dict[str, Any]:
-    data = yaml.safe_load(path.read_text())
+def load_allowlist() -> dict[str, Any]:
+    data = yaml.safe_load(ALLOWLIST.read_text())
     return {"allowed": set(data["allowed"]), "exceptions": list(data.get("exceptions") or [])}
 
 
-def check(
-    dependencies: Iterable[Dependency], allowlist: dict[str, Any], allowlist_path: Path = ALLOWLIST
-) -> Verdict:
+def check(dependencies: Iterable[Dependency], allowlist: dict[str, Any]) -> Verdict:
     deps = list(dependencies)
     verdict = Verdict(deps, {})
     exceptions = {(e["ecosystem"], e["name"]): e for e in allowlist["exceptions"]}
     used: set[tuple[str, str]] = set()
-    where = _rel(allowlist_path)
+    where = _rel(ALLOWLIST)
     for dep in deps:
         label = f"{dep.ecosystem} {dep.name} {dep.version}"
         exception = exceptions.get((dep.ecosystem, dep.name))
@@ -396,24 +396,12 @@ def check(
 
 
 def collect() -> list[Dependency]:
-    return [
-        *python_dependencies(),
-        *npm_dependencies(),
-        *maven_dependencies(),
-        *go_dependencies(),
-        *php_dependencies(),
-    ]
+    readers = (python_dependencies, npm_dependencies, maven_dependencies, go_dependencies, php_dependencies)
+    return [dep for read in readers for dep in read()]
 
 
 def render(verdict: Verdict) -> str:
     """THIRD_PARTY.md: what bidbench's apps, load driver and harness use, by ecosystem."""
-    titles = {
-        "python": "Python (harness; requirements.lock)",
-        "npm": "npm (node-app/package-lock.json)",
-        "maven": "Maven (java-app/pom.xml, resolved; scope test = java-app's tests only)",
-        "go": "Go (loadgen/go.mod)",
-        "php": "PHP (php-app/composer.lock)",
-    }
     lines = [
         "# Third-party software",
         "",
@@ -422,11 +410,11 @@ def render(verdict: Verdict) -> str:
         "expressions; the ones allowed, and the per-package exceptions with their reasons, are in licences.yaml.",
         "",
     ]
-    for ecosystem in ECOSYSTEMS:
+    for ecosystem, title in ECOSYSTEMS.items():
         deps = sorted(
             (d for d in verdict.dependencies if d.ecosystem == ecosystem), key=lambda d: d.name.lower()
         )
-        lines += [f"## {titles[ecosystem]}", ""]
+        lines += [f"## {title}", ""]
         if not deps:
             lines += [
                 "php-app has no composer dependencies: it uses only PHP and its extensions from the Debian "

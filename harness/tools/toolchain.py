@@ -170,11 +170,10 @@ def driver_version() -> str:
 
 def _probe_driver() -> Probe:
     binary = driver_path()
-    wanted = driver_source_digest()
     if not binary.exists():
         return Probe(False)
-    built = driver_version().rsplit("+", 1)[-1]
-    return Probe(built == wanted, driver_version(), str(binary))
+    version = driver_version()
+    return Probe(version.rsplit("+", 1)[-1] == driver_source_digest(), version, str(binary))
 
 
 def _go(missing: str) -> tuple[str, str]:
@@ -212,44 +211,33 @@ def toxiproxy_path() -> Path:
     return paths.BIN / "toxiproxy-server"
 
 
-def vegeta_path() -> Path:
-    return paths.BIN / "vegeta"
-
-
-def _probe_stamped(binary: Path, version: str) -> Probe:
+def _probe_stamped(name: str, version: str) -> Probe:
     # A `go install`ed binary says "version git" (toxiproxy) or nothing useful (vegeta); the build leaves
     # the module version in a stamp file.
-    stamp = binary.with_name(binary.name + ".version")
+    binary = paths.BIN / name
+    stamp = binary.with_name(name + ".version")
     if not binary.exists() or not stamp.exists():
         return Probe(False)
     found = stamp.read_text().strip()
     return Probe(found == version, found, str(binary))
 
 
-def _probe_toxiproxy() -> Probe:
-    return _probe_stamped(toxiproxy_path(), TOXIPROXY_VERSION)
-
-
-def _probe_vegeta() -> Probe:
-    return _probe_stamped(vegeta_path(), VEGETA_VERSION)
-
-
 def _cached_binary(name: str, version: str) -> Path:
     return paths.USER_CACHE / "bin" / f"{name}-{version}"
 
 
-def _go_install(package: str, version: str, dest: Path, probe: Callable[[], Probe]) -> None:
-    """`go install package@version` into dest (about 30 s), through a per-user copy of the binary: a clean
+def _go_install(package: str, version: str, name: str) -> None:
+    """`go install package@version` into .bidbench/bin/name (about 30 s), through a per-user copy of the binary: a clean
     clone on a machine that built it before copies it in a second (linking took tens of seconds even with
     Go's build cache). The stamp file next to dest records the version (_probe_stamped)."""
-    name = dest.name
+    dest = paths.BIN / name
     cached = _cached_binary(name, version)
     stamp = dest.with_name(name + ".version")
     paths.BIN.mkdir(parents=True, exist_ok=True)
     if cached.is_file():
         shutil.copy2(cached, dest)
         stamp.write_text(version + "\n")
-        if probe().found:
+        if _probe_stamped(name, version).found:
             console.print(f"{name} {version}: copied from {cached}")
             return
         cached.unlink(missing_ok=True)  # a copy that does not answer as `version`: build afresh
@@ -278,16 +266,6 @@ def _go_install(package: str, version: str, dest: Path, probe: Callable[[], Prob
         console.print(f"[yellow]could not cache {name} in {cached.parent}: {exc}[/]")
 
 
-def _build_toxiproxy() -> None:
-    """Toxiproxy's server into .bidbench/bin/toxiproxy-server (the fault scenarios)."""
-    _go_install(TOXIPROXY_PACKAGE, TOXIPROXY_VERSION, toxiproxy_path(), _probe_toxiproxy)
-
-
-def _build_vegeta() -> None:
-    """vegeta's CLI into .bidbench/bin/vegeta (`./bidbench overhead`)."""
-    _go_install(VEGETA_PACKAGE, VEGETA_VERSION, vegeta_path(), _probe_vegeta)
-
-
 TOOLS: dict[str, Tool] = {
     tool.name: tool
     for tool in (
@@ -300,13 +278,11 @@ TOOLS: dict[str, Tool] = {
         Tool(
             "node",
             partial(_probe_binary, "node", ["--version"], r"v(\S+)", 20),
-            (),
             manual_hint="install Node.js 20+ from https://nodejs.org or NodeSource",
         ),
         Tool(
             "npm",
             partial(_probe_binary, "npm", ["--version"], r"(\S+)"),
-            (),
             manual_hint="npm comes with Node.js 20+",
         ),
         Tool("build-tools", _probe_build_tools, ("make", "g++", "python3")),
@@ -322,11 +298,20 @@ TOOLS: dict[str, Tool] = {
         Tool("postgres", _probe_postgres, ("postgresql-15", "postgresql-contrib")),
         Tool("go", partial(_probe_binary, "go", ["version"], r"go version go(\S+)"), ("golang",)),
         Tool("driver", _probe_driver, build=_build_driver),
-        Tool("toxiproxy", _probe_toxiproxy, build=_build_toxiproxy),
+        Tool(
+            "toxiproxy",
+            partial(_probe_stamped, "toxiproxy-server", TOXIPROXY_VERSION),
+            build=partial(_go_install, TOXIPROXY_PACKAGE, TOXIPROXY_VERSION, "toxiproxy-server"),
+        ),
         Tool("chromium", partial(_probe_binary, "chromium", ["--version"], r"Chromium (\S+)"), ("chromium",)),
         # `./bidbench overhead`'s generators, installed when it asks for them; setup leaves them out.
         Tool("wrk", partial(_probe_binary, "wrk", ["--version"], r"wrk (\S+)"), ("wrk",), on_demand=True),
-        Tool("vegeta", _probe_vegeta, build=_build_vegeta, on_demand=True),
+        Tool(
+            "vegeta",
+            partial(_probe_stamped, "vegeta", VEGETA_VERSION),
+            build=partial(_go_install, VEGETA_PACKAGE, VEGETA_VERSION, "vegeta"),
+            on_demand=True,
+        ),
     )
 }
 
@@ -432,9 +417,8 @@ def ensure(names: Iterable[str], quiet: bool = True) -> list[SetupRow]:
         _apt_install(apt_needed)
     for tool in missing:
         if tool.build is not None:
-            if "go" in TOOLS and not TOOLS["go"].probe().found:
-                if _can_apt():
-                    _apt_install(TOOLS["go"].apt_packages)
+            if not TOOLS["go"].probe().found and _can_apt():
+                _apt_install(TOOLS["go"].apt_packages)
             tool.build()
         if tool.apt_packages or tool.build:
             probe = tool.probe()
@@ -451,11 +435,7 @@ def ensure(names: Iterable[str], quiet: bool = True) -> list[SetupRow]:
 
 
 def print_table(rows: list[SetupRow]) -> None:
-    table = Table(title="bidbench toolchain")
-    table.add_column("tool")
-    table.add_column("version")
-    table.add_column("path")
-    table.add_column("action")
+    table = Table("tool", "version", "path", "action", title="bidbench toolchain")
     for row in rows:
         style = {"installed": "green", "found": "", "FAILED": "red"}.get(row.action, "yellow")
         table.add_row(

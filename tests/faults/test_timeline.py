@@ -61,7 +61,7 @@ def test_per_second_series_counts_and_percentiles(tmp_path: Path) -> None:
     assert [r.t for r in rows] == [0, 1, 2, 3]
     assert rows[0].counts["ok"] == 10 and rows[0].p99_ms == 10.0
     assert rows[1].counts["unavailable_503"] == 1 and rows[1].counts["server_5xx"] == 1
-    assert rows[1].counts["connection"] == 1 and rows[1].errors == 3 and rows[1].p99_ms is None
+    assert rows[1].counts["connection"] == 1 and rows[1].requests == 3 and rows[1].p99_ms is None
     assert rows[2].requests == 0
     timeline.write_csv(rows, tmp_path / "timeline.csv")
     back = timeline.read_csv(tmp_path / "timeline.csv")
