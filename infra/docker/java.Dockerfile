@@ -27,6 +27,7 @@ WORKDIR /app
 COPY --from=build /out/app.jar /app/app.jar
 
 # The contract's configuration (contract/README.md) with the local runner's defaults (harness/apps/knobs.py).
+# JAVA_OPTS: the heap and collector the local runner fixes (harness/apps/java.py, JVM_FLAGS).
 # HOST is 0.0.0.0 here: a container must accept connections from outside itself.
 ENV HOST=0.0.0.0 \
     PORT=8080 \
@@ -35,7 +36,7 @@ ENV HOST=0.0.0.0 \
     JAVA_POOL=hikari \
     LOG_LEVEL=info \
     SERVER_TIMING=1 \
-    JAVA_OPTS=""
+    JAVA_OPTS="-Xms256m -Xmx256m -XX:+UseG1GC -XX:+ExitOnOutOfMemoryError"
 
 USER 10001:10001
 EXPOSE 8080

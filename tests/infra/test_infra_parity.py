@@ -6,6 +6,7 @@ everywhere, built with the Go of loadgen/go.mod, set only through variables the 
 from __future__ import annotations
 
 import inspect
+import json
 import re
 from typing import Any
 
@@ -31,6 +32,8 @@ from infra_helpers import (
 )
 
 from harness.apps import adapters, knobs
+from harness.apps.java import DEFAULT_JVM_FLAGS
+from harness.apps.node import DEFAULT_NODE_FLAGS
 
 # Each implementation's own knobs, as its adapter declares them.
 IMPL_KNOBS = {app.name: dict(app.knobs) for app in adapters()}
@@ -133,6 +136,21 @@ def test_image_defaults_agree_with_the_runner(impl: str) -> None:
             )
     others = _all_impl_knobs() - set(IMPL_KNOBS[impl])
     assert not others & set(env)
+
+
+def test_the_runtimes_start_with_the_runners_flags() -> None:
+    """The heap and young generation a local instance fixes (JVM_FLAGS, NODE_FLAGS) are a container's too:
+    in the Java image, Compose and Kubernetes as JAVA_OPTS, in the Node image's command."""
+    _, stages = parse_dockerfile(DOCKER / APP_IMAGES["java"])
+    assert env_values(stages[-1])["JAVA_OPTS"] == DEFAULT_JVM_FLAGS
+    assert interpolation_defaults(COMPOSE_FILE.read_text(encoding="utf-8"))["JAVA_OPTS"] == [
+        DEFAULT_JVM_FLAGS
+    ]
+    values, _ = _deployment_knobs("java")
+    assert values["JAVA_OPTS"] == DEFAULT_JVM_FLAGS
+    _, stages = parse_dockerfile(DOCKER / APP_IMAGES["node"])
+    (cmd,) = stages[-1].all("CMD")
+    assert json.loads(cmd.args) == ["node", *DEFAULT_NODE_FLAGS.split(), "src/main.js"]
 
 
 # ---- data set and load generator ---------------------------------------------------------------------
