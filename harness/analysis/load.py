@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from harness.model import side_by_side as side_by_side_spec
 from harness.record.index_line import IndexLine
 from harness.record.manifest import Manifest
 from harness.record.metrics import Metrics
@@ -394,7 +395,7 @@ def _reason_class(reason: str) -> str:
     return re.sub(r"\s+", " ", re.sub(r"(?<![A-Za-z])[-+]?\d+(\.\d+)?", "N", head)) or reason
 
 
-SIDE_BY_SIDE_RECORD = "side-by-side.json"
+SIDE_BY_SIDE_RECORD = side_by_side_spec.RECORD
 
 
 def discover(paths: Sequence[str | Path], index: str | Path | None = None) -> tuple[list[Run], list[str]]:

@@ -26,7 +26,7 @@ from typing import Any
 from harness.claims import ladders
 from harness.claims.model import Claim, Size, cells, match_size
 from harness.engine.side_by_side import RECORD_VERSION, Group
-from harness.model.side_by_side import fits, preset
+from harness.model.side_by_side import RECORD, fits, preset
 from harness.model.side_by_side_math import figures
 from harness.record.folders import RunFolder
 from harness.regimes import side_by_side as regime
@@ -194,9 +194,6 @@ def run(
             for cell_key, seen in observe(claim, size, lineup, folder.run_id, record).items():
                 observations[cell_key].append(seen)
     return observations
-
-
-RECORD = "side-by-side.json"
 
 
 def fresh_start_s(size: Size, groups: int) -> float:

@@ -48,7 +48,7 @@ from harness.record.folders import RunFolder, new_run_folder
 from harness.record.index_line import IndexLine, append_line
 from harness.record.manifest import Manifest, RegimeRef, write_manifest
 
-RECORD = "side-by-side.json"
+RECORD = spec_model.RECORD
 DRIVER_NAME = "bidbench-load"
 RECORD_VERSION = 2
 """2: a cost step in which a group's quota throttled it is left out for every group, and the groups'

@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 REGIME = "side-by-side"
+RECORD = "side-by-side.json"
+"""The record of one side-by-side fresh start, in its result folder."""
 
 THROTTLED_MAX_SHARE = 0.0
 """A cost step in which any group was throttled in more than this share of its CFS periods is left out for
