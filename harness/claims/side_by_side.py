@@ -210,7 +210,8 @@ def fresh_start_s(size: Size, groups: int) -> float:
         + spec.cost_step_count * spec.step_s
     )
     if spec.capacity:
-        seconds += groups * spec.capacity_max_runs * 2 * (spec.capacity_warmup_s + spec.capacity_step_s)
+        rung_s = spec.capacity_warmup_s + spec.capacity_step_s
+        seconds += spec.capacity_rounds * groups * spec.capacity_max_runs * 2 * rung_s
     return seconds
 
 

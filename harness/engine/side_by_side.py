@@ -447,6 +447,39 @@ def _capacity(
     rng: random.Random,
     say: Callable[[str], None],
 ) -> dict[str, dict[str, Any]]:
+    """`spec.capacity_rounds` searches per group, one round after another, each group's capacity their
+    mean (harness/model/ladder_math.py `mean_capacity`); every round's rungs stay in the record."""
+    rounds = []
+    for round_no in range(spec.capacity_rounds):
+        if spec.capacity_rounds > 1:
+            say(f" capacity round {round_no + 1} of {spec.capacity_rounds}")
+        rounds.append(_capacity_round(members, costs, base, spec, sampler, folder, slo, rng, say, round_no))
+    out: dict[str, dict[str, Any]] = {}
+    for label in rounds[0]:
+        found = [yields.Capacity(**r[label]["capacity"]) if r[label]["capacity"] else None for r in rounds]
+        combined = yields.mean_capacity(found)
+        if len(rounds) == 1:
+            out[label] = rounds[0][label]
+        else:
+            out[label] = {
+                "capacity": combined.to_json() if combined else None,
+                "rounds": [r[label] for r in rounds],
+            }
+    return out
+
+
+def _capacity_round(
+    members: list[_Member],
+    costs: dict[str, dict[str, Any]],
+    base: LoadSettings,
+    spec: SideBySideSpec,
+    sampler: Sampler,
+    folder: RunFolder,
+    slo: Slo,
+    rng: random.Random,
+    say: Callable[[str], None],
+    round_no: int = 0,
+) -> dict[str, dict[str, Any]]:
     """Each group alone, one rung of its own search at a time (harness/model/side_by_side.py
     BracketSearch), the groups taking turns in an order that turns from round to round, so every bracket
     is measured within seconds of the others'."""
@@ -468,7 +501,8 @@ def _capacity(
                 continue
             load = _cost_load(base, (rate,), spec.capacity_step_s, spec.capacity_warmup_s)
             run = search.runs
-            (drive,) = _drive_together([member], load, sampler, folder, f"capacity-{run}")
+            name = f"capacity-{run}" if round_no == 0 else f"capacity-round{round_no + 1}-{run}"
+            (drive,) = _drive_together([member], load, sampler, folder, name)
             (step,) = _steps(drive, sampler, slo) or [None]
             outcome = search.record(rate, bool(step and step["slo_met"]))
             if step is not None:

@@ -49,6 +49,30 @@ class Capacity:
         return f"{self.rps:,.0f}" if self.bracketed else f">= {self.rps:,.0f}"
 
 
+def mean_capacity(rounds: Sequence[Capacity | None]) -> Capacity | None:
+    """One group's capacity from several searches in one fresh start: the geometric mean when every round
+    bracketed it; a lower bound at the least round's figure when any round gave only a bound (a bound is
+    never averaged); None when a round found none."""
+    if not rounds or any(found is None for found in rounds):
+        return None
+    found = [c for c in rounds if c is not None]
+    if len(found) == 1:
+        return found[0]
+    figures = ", ".join(c.text() for c in found)
+    if not all(c.bracketed for c in found):
+        return Capacity(
+            min(c.rps for c in found), False, None, None, f"the least of {len(found)} rounds ({figures})"
+        )
+    mean = math.exp(sum(math.log(c.rps) for c in found) / len(found))
+    return Capacity(
+        mean,
+        True,
+        min(c.below for c in found if c.below is not None),
+        max(c.above for c in found if c.above is not None),
+        f"geometric mean of {len(found)} rounds ({figures})",
+    )
+
+
 def below_saturation(steps: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """The steps up to the last one whose completed rate kept up with the offered rate."""
     kept = []

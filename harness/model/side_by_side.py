@@ -60,6 +60,10 @@ class SideBySideSpec:
     capacity_step_s: float = 4.0
     """A rung's p99 is judged over this long: in a short step one stall near capacity decides the rung."""
     capacity_warmup_s: float = 2.0
+    capacity_rounds: int = 2
+    """Each group's capacity is searched this many times, the rounds one after another, and the rounds'
+    capacities averaged (geometric mean): one 4 s rung can fail on a burst or pass on a lull, so a single
+    search reads a JVM's capacity far less steadily than its cost (docs/method.md, "Side by side")."""
     prewarm_max_s: float = 60.0
     prewarm_rate_per_cpu: float = 800.0
     """The pre-warm runs without the quota, busy enough for a JIT to compile what the steps will run."""
@@ -83,6 +87,7 @@ PRESETS: dict[str, SideBySideSpec] = {
         capacity_max_runs=4,
         capacity_step_s=1.5,
         capacity_warmup_s=1.0,
+        capacity_rounds=1,
         # Three groups pre-warming at once share two cores: a JVM's JIT goes idle later.
         prewarm_max_s=45.0,
     ),
@@ -96,6 +101,7 @@ PRESETS: dict[str, SideBySideSpec] = {
         capacity_max_runs=3,
         capacity_step_s=1.5,
         capacity_warmup_s=1.0,
+        capacity_rounds=1,
         prewarm_max_s=10.0,
     ),
 }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from harness.model.ladder_math import Capacity, mean_capacity
 from harness.model.side_by_side import (
     PRESETS,
     BracketSearch,
@@ -144,3 +145,34 @@ def test_a_group_of_two_instances_gets_twice_the_rate_so_each_instance_runs_at_t
     assert rate_scales({"java": 1, "java-x2": 2}) == {"java": 1.0, "java-x2": 2.0}
     assert rate_scales({"a": 2, "b": 2, "c": 4}) == {"a": 1.0, "b": 1.0, "c": 2.0}
     assert rate_scales({"java": 1, "node": 1, "php": 1}) == {"java": 1.0, "node": 1.0, "php": 1.0}
+
+
+def test_a_group_s_capacity_rounds_are_averaged_geometrically_when_each_bracketed_it() -> None:
+    first = Capacity(1600.0, True, 1550.0, 1700.0, "interpolated")
+    second = Capacity(1000.0, True, 950.0, 1050.0, "interpolated")
+    mean = mean_capacity([first, second])
+    assert mean is not None and mean.bracketed
+    assert mean.rps == pytest.approx(1264.9, abs=0.1)  # sqrt(1600 x 1000)
+    assert (mean.below, mean.above) == (950.0, 1700.0)
+    assert "2 rounds (1,600, 1,000)" in mean.how
+
+
+def test_a_round_that_gave_only_a_lower_bound_makes_the_capacity_a_bound_never_an_average() -> None:
+    bracketed = Capacity(1600.0, True, 1550.0, 1700.0, "interpolated")
+    bound = Capacity(1400.0, False, None, None, "no step above it failed")
+    mean = mean_capacity([bracketed, bound])
+    assert mean is not None and not mean.bracketed and mean.rps == 1400.0
+    assert mean.text() == ">= 1,400"
+
+
+def test_a_round_that_found_no_capacity_leaves_the_group_without_one() -> None:
+    assert mean_capacity([Capacity(1600.0, True, 1550.0, 1700.0, "x"), None]) is None
+    assert mean_capacity([]) is None
+    only = Capacity(900.0, True, 880.0, 950.0, "x")
+    assert mean_capacity([only]) is only
+
+
+def test_the_standard_preset_searches_each_capacity_more_than_once_and_the_demo_once() -> None:
+    # The demo's eight minutes hold one round; the standard comparison averages its rounds.
+    assert preset("standard").capacity_rounds >= 2
+    assert preset("demo").capacity_rounds == 1
