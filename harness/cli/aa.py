@@ -36,7 +36,7 @@ AA_HELP = "\n\n".join(
         "A/A: the same app against itself, to check that the comparison is fair and its statistics honest.",
         "By default side by side: two groups of the app (A and B) in every fresh start, each started first in turn, pre-warmed together and measured in the same seconds (`./bidbench side-by-side --aa`). Their paired ratio B/A must come out 1 within its 95 % interval; an interval that excludes 1, or one wider than [0.97, 1.03], says the set-up favours a group or the machine is too noisy for the comparisons.",
         "With --apart: the older check, two interleaved groups of fresh-start ladders (A, B, A, B, ...) at the same rates, tested metric by metric with Welch's test.",
-        "Example: ./bidbench aa --impl node --repetitions 5   (5 fresh starts side by side, about 15 minutes)",
+        "Example: ./bidbench aa --impl node --repetitions 5   (5 fresh starts side by side, about 25 minutes)",
     ]
 )
 

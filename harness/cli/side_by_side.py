@@ -25,11 +25,12 @@ HELP = """Compare apps (or one app against itself with --aa) side by side: every
 groups together, pre-warms them together, then sends the same rates and the same requests to every
 group at once, reading each group's CPU, its share of PostgreSQL's CPU and its memory from the same
 seconds of the host. The host's drift moves every group alike and cancels in their ratios. Then each
-group's capacity, rung by rung, the groups taking turns. The comparison is the ratio of each group to
+group's capacity, rung by rung, the groups taking turns (the standard preset searches each twice and
+takes the mean). The comparison is the ratio of each group to
 the first (the baseline), paired by fresh start, with its 95 % interval on the log scale.
 
 Examples:
-  ./bidbench side-by-side                              java, node, php; 5 fresh starts (about 26 minutes)
+  ./bidbench side-by-side                              java, node, php; 5 fresh starts (about 45 minutes)
   ./bidbench side-by-side --impl node --aa -r 5        A/A: node against node; the ratio must come out 1
   ./bidbench side-by-side --preset cost-only           no capacity rungs: costs and memory only
   ./bidbench side-by-side --from results/              recompute the comparison from stored fresh starts"""
