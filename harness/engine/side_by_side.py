@@ -437,23 +437,16 @@ def group_costs(records: list[dict[str, Any]], idle_pct: float | None, use: list
 
 
 def _capacity(
-    members: list[_Member],
-    costs: dict[str, dict[str, Any]],
-    base: LoadSettings,
-    spec: SideBySideSpec,
-    sampler: Sampler,
-    folder: RunFolder,
-    slo: Slo,
-    rng: random.Random,
-    say: Callable[[str], None],
+    rounds_asked: int, search_round: Callable[[int], dict[str, dict[str, Any]]], say: Callable[[str], None]
 ) -> dict[str, dict[str, Any]]:
-    """`spec.capacity_rounds` searches per group, one round after another, each group's capacity their
-    mean (harness/model/ladder_math.py `mean_capacity`); every round's rungs stay in the record."""
+    """`rounds_asked` searches per group (`search_round(k)` runs round k for every group), one round after
+    another, each group's capacity their mean (harness/model/ladder_math.py `mean_capacity`); every
+    round's rungs stay in the record."""
     rounds = []
-    for round_no in range(spec.capacity_rounds):
-        if spec.capacity_rounds > 1:
-            say(f" capacity round {round_no + 1} of {spec.capacity_rounds}")
-        rounds.append(_capacity_round(members, costs, base, spec, sampler, folder, slo, rng, say, round_no))
+    for round_no in range(rounds_asked):
+        if rounds_asked > 1:
+            say(f" capacity round {round_no + 1} of {rounds_asked}")
+        rounds.append(search_round(round_no))
     out: dict[str, dict[str, Any]] = {}
     for label in rounds[0]:
         found = [yields.Capacity(**r[label]["capacity"]) if r[label]["capacity"] else None for r in rounds]
@@ -478,7 +471,7 @@ def _capacity_round(
     slo: Slo,
     rng: random.Random,
     say: Callable[[str], None],
-    round_no: int = 0,
+    round_no: int,
 ) -> dict[str, dict[str, Any]]:
     """Each group alone, one rung of its own search at a time (harness/model/side_by_side.py
     BracketSearch), the groups taking turns in an order that turns from round to round, so every bracket
@@ -726,7 +719,13 @@ def run_fresh_start(
         )
         if spec.capacity:
             say("capacity rungs: each group alone, turns rotating ...")
-            record["capacity"] = _capacity(members, costs, base, spec, sampler, folder, plan0.slo, rng, say)
+            record["capacity"] = _capacity(
+                spec.capacity_rounds,
+                lambda k: _capacity_round(
+                    members, costs, base, spec, sampler, folder, plan0.slo, rng, say, k
+                ),
+                say,
+            )
         status = "completed"
         if missing := [label for label in labels if costs[label]["app_us"] is None]:
             causes = []
