@@ -100,7 +100,11 @@ def fingerprint(size: Size, lineup: Lineup, record_version: int = RECORD_VERSION
         for key in ("method", "ladder"):
             found.pop(key)
         groups.append({"label": cell.variant.name, **found})
-    return {"record": record_version, "groups": groups, "spec": asdict(preset(size.preset))}
+    spec = asdict(preset(size.preset))
+    # Added after fresh starts were stored: keyed only where it changes what runs, so stored keys still match.
+    if not spec["capacity"] or spec["capacity_rounds"] == 1:
+        spec.pop("capacity_rounds")
+    return {"record": record_version, "groups": groups, "spec": spec}
 
 
 def key_of(size: Size, lineup: Lineup, record_version: int = RECORD_VERSION) -> str:

@@ -100,6 +100,18 @@ def test_claims_that_need_the_same_groups_share_their_fresh_starts() -> None:
     assert first[1] == table.quick.repetitions and again == (0.0, 0, 0)
 
 
+def test_the_capacity_rounds_key_a_line_up_only_where_they_change_what_runs() -> None:
+    """`capacity_rounds` came after the claims' fresh starts were stored: a preset without capacity rungs
+    (the claims' `cost-only`), or with one round, keeps the key it had; a preset that searches twice does not
+    share fresh starts with one that searched once."""
+    table = find("thesis-table-7.2")
+    for name, keyed in (("cost-only", False), ("quick", False), ("standard", True)):
+        size = replace(table.quick, preset=name)
+        assert ("capacity_rounds" in sbs.fingerprint(size, sbs.lineups(table, size)[0])["spec"]) is keyed, (
+            name
+        )
+
+
 # --- the paired verdict from stored records ---------------------------------------------------------------
 
 
