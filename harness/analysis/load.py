@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from harness.model import side_by_side as side_by_side_spec
+from harness.model.side_by_side import RECORD as SIDE_BY_SIDE_RECORD
 from harness.record.index_line import IndexLine
 from harness.record.manifest import Manifest
 from harness.record.metrics import Metrics
@@ -393,9 +393,6 @@ def _reason_class(reason: str) -> str:
     """Group similar reasons for counting: numbers are dropped so "sent 12 requests late" and "... 30" count together."""
     head = reason.split(":")[0].strip() if reason.startswith("status ") else reason.strip()
     return re.sub(r"\s+", " ", re.sub(r"(?<![A-Za-z])[-+]?\d+(\.\d+)?", "N", head)) or reason
-
-
-SIDE_BY_SIDE_RECORD = side_by_side_spec.RECORD
 
 
 def discover(paths: Sequence[str | Path], index: str | Path | None = None) -> tuple[list[Run], list[str]]:

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from harness.analysis.load import SIDE_BY_SIDE_RECORD as RECORD
+from harness.model.side_by_side import RECORD
 from harness.model.side_by_side_math import METRICS, Metric
 
 

@@ -26,7 +26,7 @@ from typing import Any
 from harness.claims import ladders
 from harness.claims.model import Claim, Size, cells, match_size
 from harness.engine.side_by_side import RECORD_VERSION, Group
-from harness.model.side_by_side import RECORD, fits, preset
+from harness.model.side_by_side import RECORD, UNKEYED_AT, fits, preset
 from harness.model.side_by_side_math import figures
 from harness.record.folders import RunFolder
 from harness.regimes import side_by_side as regime
@@ -100,10 +100,7 @@ def fingerprint(size: Size, lineup: Lineup, record_version: int = RECORD_VERSION
         for key in ("method", "ladder"):
             found.pop(key)
         groups.append({"label": cell.variant.name, **found})
-    spec = asdict(preset(size.preset))
-    # Added after fresh starts were stored: keyed only where it changes what runs, so stored keys still match.
-    if not spec["capacity"] or spec["capacity_rounds"] == 1:
-        spec.pop("capacity_rounds")
+    spec = {k: v for k, v in asdict(preset(size.preset)).items() if k not in UNKEYED_AT or UNKEYED_AT[k] != v}
     return {"record": record_version, "groups": groups, "spec": spec}
 
 

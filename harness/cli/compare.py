@@ -197,7 +197,8 @@ def _side_by_side(
 
 
 def _has_other_runs(results: Sequence[str]) -> bool:
-    from harness.analysis.load import SIDE_BY_SIDE_RECORD, is_run_folder
+    from harness.analysis.load import is_run_folder
+    from harness.model.side_by_side import RECORD as SIDE_BY_SIDE_RECORD
 
     for raw in results:
         path = Path(raw)

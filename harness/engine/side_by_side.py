@@ -48,7 +48,6 @@ from harness.record.folders import RunFolder, new_run_folder
 from harness.record.index_line import IndexLine, append_line
 from harness.record.manifest import Manifest, RegimeRef, write_manifest
 
-RECORD = spec_model.RECORD
 DRIVER_NAME = "bidbench-load"
 RECORD_VERSION = 2
 """2: a cost step in which a group's quota throttled it is left out for every group, and the groups'
@@ -442,22 +441,20 @@ def _capacity(
     """`rounds_asked` searches per group (`search_round(k)` runs round k for every group), one round after
     another, each group's capacity their mean (harness/model/ladder_math.py `mean_capacity`); every
     round's rungs stay in the record."""
+    if rounds_asked == 1:
+        return search_round(0)
     rounds = []
     for round_no in range(rounds_asked):
-        if rounds_asked > 1:
-            say(f" capacity round {round_no + 1} of {rounds_asked}")
+        say(f" capacity round {round_no + 1} of {rounds_asked}")
         rounds.append(search_round(round_no))
     out: dict[str, dict[str, Any]] = {}
     for label in rounds[0]:
         found = [yields.Capacity(**r[label]["capacity"]) if r[label]["capacity"] else None for r in rounds]
         combined = yields.mean_capacity(found)
-        if len(rounds) == 1:
-            out[label] = rounds[0][label]
-        else:
-            out[label] = {
-                "capacity": combined.to_json() if combined else None,
-                "rounds": [r[label] for r in rounds],
-            }
+        out[label] = {
+            "capacity": combined.to_json() if combined else None,
+            "rounds": [r[label] for r in rounds],
+        }
     return out
 
 
@@ -765,7 +762,7 @@ def run_fresh_start(
             awake_group.close()
         record["status"], record["reason"], record["failed_group"] = status, reason, failed
         record["valid"] = status == "completed" and not reason
-        folder.write_json(RECORD, record)
+        folder.write_json(spec_model.RECORD, record)
         manifest.finish(status, reason)
         write_manifest(folder, manifest)
         append_line(IndexLine.of(folder, manifest, record["valid"], False), results_dir)

@@ -92,7 +92,9 @@ PRESETS: dict[str, SideBySideSpec] = {
         prewarm_max_s=45.0,
     ),
     # The claims' preset: part of each stored fresh start's key, so it stays as the evidence ran it.
-    "cost-only": SideBySideSpec(capacity=False, cost_passes=3, warmup_s=6.0, capacity_step_s=2.0),
+    "cost-only": SideBySideSpec(
+        capacity=False, cost_passes=3, warmup_s=6.0, capacity_step_s=2.0, capacity_rounds=1
+    ),
     "quick": SideBySideSpec(
         cost_rates=2,
         cost_passes=1,
@@ -105,6 +107,11 @@ PRESETS: dict[str, SideBySideSpec] = {
         prewarm_max_s=10.0,
     ),
 }
+
+
+UNKEYED_AT: dict[str, object] = {"capacity_rounds": 1}
+"""Settings added after fresh starts were stored, each with the value that runs as before: a stored fresh
+start's key leaves a setting out at that value, so the fresh starts stored before it keep their keys."""
 
 
 def preset(name: str) -> SideBySideSpec:
