@@ -19,10 +19,15 @@ import numpy as np
 from harness.analysis import format as fmt
 from harness.analysis.comparison import Comparison, ComparisonSet
 from harness.analysis.host_factor import shared_factor_r
-from harness.analysis.knee import find_knee
 from harness.analysis.load import Run, as_float
 from harness.analysis.metrics import ALL_METRICS, LADDER_REGIMES
-from harness.analysis.plots import Figure, _colors, _encode, plt
+from harness.analysis.plots import (
+    Figure,
+    _colors,
+    _encode,
+    latency_lines,
+    plt,
+)
 from harness.analysis.tables import Table
 from harness.model.ladder_math import THROTTLED_SHARE, at_quota
 from harness.model.stats import MetricResult
@@ -283,20 +288,7 @@ def ladder_latency_figure(comparison: Comparison, figure: Figure) -> Figure | No
         xs = [float(s.throughput_rps or 0) for s in steps]
         p99 = [float(s.p99_ms or 0) for s in steps]
         p50 = [float(s.p50_ms) if s.p50_ms else math.nan for s in steps]
-        ax.plot(xs, p99, "o-", color=color, label=f"{label} p99 (n={len(runs)})", markersize=4)
-        ax.plot(xs, p50, "s--", color=color, label=f"{label} p50", markersize=3, alpha=0.7)
-        knee = find_knee(xs, p99)
-        if knee is not None:
-            ax.plot([knee.x], [knee.y], "*", color=color, markersize=16, markeredgecolor="black")
-            ax.annotate(
-                f"knee {knee.x:,.0f}",
-                (knee.x, knee.y),
-                textcoords="offset points",
-                xytext=(-10, 12),
-                fontsize=8,
-                color=color,
-            )
-            knees.append(f"{label}: about {knee.x:,.0f} req/s (p99 {knee.y:.1f} ms)")
+        knees += latency_lines(ax, color, xs, p99, p50, f"{label} p99 (n={len(runs)})", label, ",.0f", "")
     ax.axhline(slo, color="firebrick", linestyle=":", linewidth=1.2, label=f"SLO p99 {slo:g} ms")
     if floor is not None:
         ax.plot(floor.rates, floor.p99_ms, "x:", color="grey", label="noise floor p99 (static nginx)")

@@ -471,13 +471,3 @@ def select(runs: Iterable[Run], include_invalid: bool = False) -> tuple[list[Run
                 )
             )
     return used, excluded
-
-
-def load_runs(
-    paths: Sequence[str | Path], index: str | Path | None = None, include_invalid: bool = False
-) -> RunSet:
-    runs, sources = discover(paths, index)
-    if not runs:
-        raise AnalysisError("no runs found; run `./bidbench run ...` first, or point at a results/ folder")
-    used, excluded = select(runs, include_invalid)
-    return RunSet(used, excluded, include_invalid, sources)

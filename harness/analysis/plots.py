@@ -163,20 +163,7 @@ def latency_vs_throughput(comparison: Comparison) -> Figure:
         xs = [float(np.median([r.metric("throughput_rps") or 0 for r in rs])) for rs in points]
         p99 = [float(np.median([r.metric("latency_ms", "p99") or 0 for r in rs])) for rs in points]
         p50 = [float(np.median([r.metric("latency_ms", "p50") or 0 for r in rs])) for rs in points]
-        ax.plot(xs, p99, "o-", color=colors[label], label=f"{label} p99", markersize=4)
-        ax.plot(xs, p50, "s--", color=colors[label], label=f"{label} p50", markersize=3, alpha=0.7)
-        knee = find_knee(xs, p99)
-        if knee is not None:
-            ax.plot([knee.x], [knee.y], "*", color=colors[label], markersize=16, markeredgecolor="black")
-            ax.annotate(
-                f"knee {knee.x:.0f} req/s",
-                (knee.x, knee.y),
-                textcoords="offset points",
-                xytext=(-10, 12),
-                fontsize=8,
-                color=colors[label],
-            )
-            knees.append(f"{label}: about {knee.x:.0f} req/s (p99 {knee.y:.1f} ms)")
+        knees += latency_lines(ax, colors[label], xs, p99, p50, f"{label} p99", label, ".0f", " req/s")
     ax.set_yscale("log")
     ax.set_xlabel("throughput (req/s)")
     ax.set_ylabel("latency (ms, log scale)")
@@ -186,6 +173,36 @@ def latency_vs_throughput(comparison: Comparison) -> Figure:
     figure.notes = ("Knees: " + "; ".join(knees) + ". ") if knees else "No knee: the curves stay straight. "
     figure.notes += _invalid_note(runs)
     return figure
+
+
+def latency_lines(
+    ax: Any,
+    color: Any,
+    xs: Sequence[float],
+    p99: Sequence[float],
+    p50: Sequence[float],
+    p99_label: str,
+    label: str,
+    x_format: str,
+    knee_unit: str,
+) -> list[str]:
+    """One group's p99 (solid) and p50 (dashed) against throughput, its knee starred; the knee in words."""
+    ax.plot(xs, p99, "o-", color=color, label=p99_label, markersize=4)
+    ax.plot(xs, p50, "s--", color=color, label=f"{label} p50", markersize=3, alpha=0.7)
+    knee = find_knee(xs, p99)
+    if knee is None:
+        return []
+    ax.plot([knee.x], [knee.y], "*", color=color, markersize=16, markeredgecolor="black")
+    x = format(knee.x, x_format)
+    ax.annotate(
+        f"knee {x}{knee_unit}",
+        (knee.x, knee.y),
+        textcoords="offset points",
+        xytext=(-10, 12),
+        fontsize=8,
+        color=color,
+    )
+    return [f"{label}: about {x} req/s (p99 {knee.y:.1f} ms)"]
 
 
 def _bars(comparison: Comparison, metric: str, figure: Figure, ylabel: str) -> Figure:

@@ -20,7 +20,7 @@ from harness.analysis.metrics import ALL_METRICS
 from harness.analysis.plots import all_figures
 from harness.analysis.report_template import TEMPLATE
 from harness.analysis.resilience import resilience_section
-from harness.analysis.table_render import html_table
+from harness.analysis.table_render import html_table, write_text
 from harness.analysis.writers import condense_warnings
 
 # Every <section id> of the report, in order, with its navigation title (the browser test checks them all).
@@ -156,7 +156,4 @@ def render_html(comparison: Comparison) -> str:
 
 def write_html(comparison: Comparison, path: str | Path) -> Path:
     """Write the report; returns its path. The file is self-contained (open it anywhere, offline)."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(render_html(comparison), encoding="utf-8")
-    return target
+    return write_text(path, render_html(comparison))

@@ -12,23 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
-import matplotlib
+from rich.table import Table
 
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-from rich.table import Table  # noqa: E402
-
-from harness.analysis.side_by_side import (  # noqa: E402
-    aa_check,
-    digits_of,
-    interval_text,
-    ranking,
-    ratio_text,
-    sure,
-)
-from harness.console import console  # noqa: E402
-from harness.model.side_by_side_math import METRICS, Metric  # noqa: E402
+from harness.analysis.plots import plt
+from harness.analysis.side_by_side import aa_check, digits_of, interval_text, ranking, ratio_text, sure
+from harness.analysis.table_render import write_text
+from harness.console import console
+from harness.model.side_by_side_math import METRICS, Metric
 
 QUESTIONS = {
     "app_us": "Least CPU per request (the app alone)",
@@ -198,10 +188,9 @@ def render(summary: dict[str, Any]) -> str:
     )
 
 
-def write_html(summary: dict[str, Any], path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render(summary), encoding="utf-8")
-    return path
+def _markdown_table(head: list[str], rows: list[tuple[str, list[str]]]) -> list[str]:
+    lines = ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
+    return lines + [f"| {label} | " + " | ".join(cells) + " |" for label, cells in rows]
 
 
 def markdown(summary: dict[str, Any]) -> str:
@@ -214,12 +203,9 @@ def markdown(summary: dict[str, Any]) -> str:
     ]
     lines += [f"- **{QUESTIONS[m.key]}:** {ranking(summary, m)}" for m in ASKED]
     lines += ["", f"How sure: {how_sure(summary)}", "", "## Figures per group", ""]
-    lines.append("| group | " + " | ".join(f"{m.label} ({m.unit})" for m in METRICS) + " |")
-    lines.append("|---" * (len(METRICS) + 1) + "|")
-    lines += [f"| {label} | " + " | ".join(cells) + " |" for label, cells in group_rows(summary)]
-    lines += ["", "## Paired ratios", "", "| ratio | " + " | ".join(m.label for m in METRICS) + " |"]
-    lines.append("|---" * (len(METRICS) + 1) + "|")
-    lines += [f"| {name} | " + " | ".join(cells) + " |" for name, cells in pair_rows(summary)]
+    lines += _markdown_table(["group", *(f"{m.label} ({m.unit})" for m in METRICS)], group_rows(summary))
+    lines += ["", "## Paired ratios", ""]
+    lines += _markdown_table(["ratio", *(m.label for m in METRICS)], pair_rows(summary))
     lines += ["", host_text(summary), ""]
     lines += [f"- invalid fresh start {bad['folder']}: {bad['reason']}" for bad in summary["invalid"]]
     return "\n".join(lines) + "\n"
@@ -263,15 +249,11 @@ def write_outputs(
     """Every file asked for, from the one summary."""
     written = []
     if json_out:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps(summary, indent=2))
-        written.append(json_out)
+        written.append(write_text(json_out, json.dumps(summary, indent=2)))
     if html:
-        written.append(write_html(summary, html))
+        written.append(write_text(html, render(summary)))
     if markdown_out:
-        markdown_out.parent.mkdir(parents=True, exist_ok=True)
-        markdown_out.write_text(markdown(summary), encoding="utf-8")
-        written.append(markdown_out)
+        written.append(write_text(markdown_out, markdown(summary)))
     if csv_out:
         written.append(write_csv(summary, csv_out))
     return written

@@ -111,6 +111,14 @@ def csv_value(value: Any) -> Any:
     return "" if value is None else value
 
 
+def write_text(path: str | Path, text: str) -> Path:
+    """Write a file, its folder made first."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    return target
+
+
 def write_records_csv(path: Path, columns: Sequence[str], records: Iterable[dict[str, Any]]) -> None:
     """A table's numeric records (Table.records), one CSV row each, in the given columns."""
     with path.open("w", newline="", encoding="utf-8") as handle:

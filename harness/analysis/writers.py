@@ -25,6 +25,7 @@ from harness.analysis.table_render import (
     markdown_table,
     rich_table,
     write_records_csv,
+    write_text,
 )
 from harness.analysis.tables import (
     Table,
@@ -273,10 +274,7 @@ def render_markdown(comparison: Comparison) -> str:
 
 
 def write_markdown(comparison: Comparison, path: str | Path) -> Path:
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(render_markdown(comparison), encoding="utf-8")
-    return target
+    return write_text(path, render_markdown(comparison))
 
 
 # ---- JSON ------------------------------------------------------------------------------------------------
@@ -326,8 +324,5 @@ def _json_number(value: Any) -> Any:
 
 
 def write_json(comparison: Comparison, path: str | Path) -> Path:
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(render_json(comparison), indent=2, ensure_ascii=False, default=_json_number)
-    target.write_text(text + "\n", encoding="utf-8")
-    return target
+    return write_text(path, text + "\n")

@@ -10,7 +10,7 @@ from rich.console import Console
 from synthetic import Writer, fixed_rate_groups, make_metrics
 
 from harness.analysis import compare, render_terminal
-from harness.analysis.load import load_runs, point_label, point_number, read_run
+from harness.analysis.load import discover, point_label, point_number, read_run, select
 from harness.analysis.writers import render_markdown
 
 
@@ -47,18 +47,18 @@ def test_include_invalid_uses_them_and_says_so_loudly(study):
 
 
 def test_index_and_folders_give_the_same_runs(study):
-    by_folder = load_runs([study.root])
-    by_index = load_runs([], index=study.root / "index.jsonl")
-    assert sorted(r.run_id for r in by_folder.runs) == sorted(r.run_id for r in by_index.runs)
-    assert len(by_index.excluded) == len(by_folder.excluded)
+    folder_runs, folder_excluded = select(discover([study.root])[0])
+    index_runs, index_excluded = select(discover([], index=study.root / "index.jsonl")[0])
+    assert sorted(r.run_id for r in folder_runs) == sorted(r.run_id for r in index_runs)
+    assert len(index_excluded) == len(folder_excluded)
 
 
 def test_index_line_without_folder_is_reported(tmp_path):
     writer = fixed_rate_groups(tmp_path / "r", {"java": 100.0, "node": 100.0}, n=3, seed=1)
     shutil.rmtree(writer.paths[0])
-    runset = load_runs([], index=tmp_path / "r" / "index.jsonl")
-    assert len(runset.runs) == 5
-    assert [e.reason for e in runset.excluded] == ["result folder missing"]
+    runs, excluded = select(discover([], index=tmp_path / "r" / "index.jsonl")[0])
+    assert len(runs) == 5
+    assert [e.reason for e in excluded] == ["result folder missing"]
 
 
 def test_runner_layout_and_flat_layout_group_alike(tmp_path):
@@ -95,7 +95,7 @@ def test_absolute_index_paths_and_capacity_probe_names(tmp_path):
     (folder / "manifest.json").write_text(json.dumps(manifest))
     run = read_run(folder)  # no index: the folder name is the last resort
     assert (run.impl, run.regime, run.is_probe) == ("php", "capacity-probe", True)
-    (runset_run,) = load_runs([], index=tmp_path / "r" / "index.jsonl").runs
+    (runset_run,) = select(discover([], index=tmp_path / "r" / "index.jsonl")[0])[0]
     assert runset_run.regime == "capacity-probe"
 
 

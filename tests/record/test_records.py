@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness import paths
-from harness.analysis.load import AnalysisError, load_runs, read_run
+from harness.analysis.load import AnalysisError, discover, read_run
 from harness.record import index_line, manifest
 from harness.record.folders import RunFolder, append_index, git_state, new_run_folder
 from harness.record.index_line import IndexLine, append_line, read_index, read_lines
@@ -145,7 +145,7 @@ def test_an_index_line_from_a_newer_bidbench_is_refused(tmp_path: Path) -> None:
     with pytest.raises(SchemaError, match="index line has schema_version 99"):
         read_lines(tmp_path)
     with pytest.raises(AnalysisError, match="index.jsonl:1: this index line has schema_version 99"):
-        load_runs([], index=tmp_path / "index.jsonl")
+        discover([], index=tmp_path / "index.jsonl")
 
 
 def test_the_replication_report_never_makes_a_checkout_dirty(tmp_path: Path) -> None:
