@@ -138,16 +138,8 @@ def ratio_of(
 
 def ratio_cell(row: dict[str, Any], style: ClaimStyle) -> Cell:
     """The ratio of a comparison row as a stored verdict holds it (claims/store.py)."""
-    return ratio_of(
-        row.get("ratio"),
-        row.get("ratio_ci"),
-        row.get("tost_p"),
-        row.get("tost_ci90"),
-        row.get("p_value"),
-        style,
-        bool(row.get("paired")),
-        row.get("bound"),
-    )
+    stored = {key: row.get(key) for key in ("ratio", "ratio_ci", "tost_p", "tost_ci90", "p_value", "bound")}
+    return ratio_of(**stored, style=style, paired=bool(row.get("paired")))
 
 
 def published_text(row: dict[str, Any], record: dict[str, Any]) -> str:

@@ -19,7 +19,7 @@ import numpy as np
 from harness.analysis import format as fmt
 from harness.analysis.comparison import Comparison, ComparisonSet
 from harness.analysis.host_factor import shared_factor_r
-from harness.analysis.load import Run, as_float
+from harness.analysis.load import Run, as_float, get_path
 from harness.analysis.metrics import ALL_METRICS, LADDER_REGIMES
 from harness.analysis.plots import (
     Figure,
@@ -38,9 +38,6 @@ FLOOR_REACH = 1.05
 """The floor's p99 is read between its steps' rates, and no further than this factor past its last one."""
 DEFAULT_SLO_P99_MS = 50.0
 FIRST_SCREEN_METRICS = ("cpu_us_per_request", "capacity", "memory")
-
-
-# ---- reading steps -----------------------------------------------------------------------------------
 
 
 def steps_of(run: Run) -> list[Mapping[str, Any]]:
@@ -64,21 +61,15 @@ def throttled_share(step: Mapping[str, Any]) -> float | None:
 
 def slo_p99_ms(runs: Sequence[Run]) -> float:
     for run in runs:
-        value = as_float((run.manifest.get("slo") or {}).get("p99_ms"))
-        if value is not None:
-            return value
-        value = as_float(((run.metrics or {}).get("ladder") or {}).get("stop_p99_ms"))
-        if value is not None:
-            return value
+        for value in (as_float(get_path(run.manifest, "slo", "p99_ms")), run.metric("ladder", "stop_p99_ms")):
+            if value is not None:
+                return value
     return DEFAULT_SLO_P99_MS
 
 
 def _median(values: Sequence[float | None]) -> float | None:
     known = [v for v in values if v is not None]
     return float(np.median(known)) if known else None
-
-
-# ---- the noise floor -----------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -111,9 +102,6 @@ def floor_of(floors: Sequence[Run]) -> Floor | None:
     return Floor(
         tuple(r for r, _ in points), tuple(float(p) for _, p in points), tuple(r.run_id for r in floors)
     )
-
-
-# ---- per step ------------------------------------------------------------------------------------------
 
 
 @dataclass
@@ -262,9 +250,6 @@ def step_table(comparison: Comparison) -> Table:
     )
 
 
-# ---- latency against throughput ----------------------------------------------------------------------
-
-
 def ladder_latency_figure(comparison: Comparison, figure: Figure) -> Figure | None:
     """Thesis figure 7.4 from ladders: every ladder's steps faint, the median per step rate as lines,
     the SLO bound, each app's knee and the noise floor. None when there are no ladder runs."""
@@ -310,9 +295,6 @@ def ladder_latency_figure(comparison: Comparison, figure: Figure) -> Figure | No
     if floor is None:
         figure.notes += "No noise floor measured (./bidbench ladder --floor)."
     return figure
-
-
-# ---- the first screen ----------------------------------------------------------------------------------
 
 
 @dataclass

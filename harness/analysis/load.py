@@ -55,17 +55,13 @@ def get_path(data: Any, *keys: str) -> Any:
 
 
 def as_float(value: Any) -> float | None:
-    if isinstance(value, bool) or value is None:
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
         return None
-    if isinstance(value, int | float):
-        return float(value) if math.isfinite(float(value)) else None
-    if isinstance(value, str):
-        try:
-            number = float(value.strip())
-        except ValueError:
-            return None
-        return number if math.isfinite(number) else None
-    return None
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def point_label(point: Any) -> str:

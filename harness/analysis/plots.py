@@ -64,9 +64,6 @@ def _marker_face(run: Run, color: Any) -> Any:
     return color if run.is_valid else "none"
 
 
-# ---- figures ----------------------------------------------------------------------------------------
-
-
 def _offered_points(run: Run) -> list[tuple[float, float]]:
     """(offered, served) req/s: a ladder's per step (its run-level figures are its first step's rate and
     its mean throughput, which put dots above the diagonal), any other run's once."""

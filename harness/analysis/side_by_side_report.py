@@ -259,30 +259,28 @@ def write_outputs(
     return written
 
 
+def _rich_table(title: str, columns: list[str], rows: list[tuple[str, list[str]]]) -> Table:
+    table = Table(title=title)
+    for column in ["group", *columns]:
+        table.add_column(column)
+    for label, cells in rows:
+        table.add_row(label, *cells)
+    return table
+
+
 def print_summary(summary: dict[str, Any], json_out: Path | None = None, html: Path | None = None) -> None:
     """The comparison in the terminal (and as JSON and HTML): the answers, how sure, then the tables."""
-    labels = summary["groups_compared"]
-    table = Table(title=f"side by side: {summary['valid']} valid of {summary['fresh_starts']} fresh starts")
-    table.add_column("group")
-    for metric in METRICS:
-        table.add_column(f"{metric.label} ({metric.unit})")
-    for label, cells in group_rows(summary):
-        table.add_row(label, *cells)
-    console.print(table)
+    title = f"side by side: {summary['valid']} valid of {summary['fresh_starts']} fresh starts"
+    console.print(_rich_table(title, [f"{m.label} ({m.unit})" for m in METRICS], group_rows(summary)))
     console.print(
         "[dim]Absolute figures depend on the host at the time; the ratios below are what compares.[/]"
     )
-    ratios = Table(
-        title=f"each group / {summary['baseline']}, paired by fresh start (95 % interval, CV of the ratio)"
-    )
-    ratios.add_column("group")
-    for metric in METRICS:
-        ratios.add_column(metric.label)
-    for label in labels[1:]:
-        ratios.add_row(
-            label, *[ratio_text((summary["ratios"][label].get(m.key) or {}).get("interval")) for m in METRICS]
-        )
-    console.print(ratios)
+    ratios = [
+        (label, [ratio_text((summary["ratios"][label].get(m.key) or {}).get("interval")) for m in METRICS])
+        for label in summary["groups_compared"][1:]
+    ]
+    title = f"each group / {summary['baseline']}, paired by fresh start (95 % interval, CV of the ratio)"
+    console.print(_rich_table(title, [m.label for m in METRICS], ratios))
     for metric in ASKED:
         console.print(f"- {QUESTIONS[metric.key]}: {ranking(summary, metric)}")
     console.print(f"- How sure: {how_sure(summary)}")

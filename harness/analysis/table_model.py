@@ -89,9 +89,6 @@ def mean_pm(summary: Summary, unit: str = "") -> Cell:
     return Cell.measured(fmt.mean_pm(summary), summary.mean, summary.mean_ci, unit)
 
 
-# ---- the table -----------------------------------------------------------------------------------------
-
-
 @dataclass
 class Table:
     id: str

@@ -15,8 +15,6 @@ from rich.table import Table as RichTable
 
 from harness.analysis.table_model import Cell, Table
 
-# ---- terminal --------------------------------------------------------------------------------------------
-
 
 def escape_markup(text: str) -> str:
     """rich reads "[...]" as markup; intervals and notes print literally."""
@@ -51,7 +49,6 @@ def rich_table(table: Table, look: RichLook = COMPARISON_LOOK) -> RichTable:
         out = RichTable(
             title=f"[bold]{escape_markup(table.title)}[/]",
             title_justify="left",
-            show_lines=False,
             caption=escape_markup(table.caption) if table.caption else None,
             caption_justify="left",
         )
@@ -69,9 +66,6 @@ def rich_table(table: Table, look: RichLook = COMPARISON_LOOK) -> RichTable:
             cells.append(f"[{colour}]{escape_markup(text)}[/]" if colour else escape_markup(text))
         out.add_row(*cells)
     return out
-
-
-# ---- Markdown --------------------------------------------------------------------------------------------
 
 
 def markdown_cell(text: str) -> str:
@@ -101,9 +95,6 @@ def markdown_table(table: Table) -> str:
     return "\n".join(lines)
 
 
-# ---- CSV -------------------------------------------------------------------------------------------------
-
-
 def csv_value(value: Any) -> Any:
     """Six significant digits for floats, empty for missing: the CSV's number format."""
     if isinstance(value, float):
@@ -126,9 +117,6 @@ def write_records_csv(path: Path, columns: Sequence[str], records: Iterable[dict
         writer.writeheader()
         for record in records:
             writer.writerow({k: csv_value(record.get(k)) for k in columns})
-
-
-# ---- JSON ------------------------------------------------------------------------------------------------
 
 
 def json_cell(cell: str) -> dict[str, Any]:
@@ -155,8 +143,6 @@ def json_table(table: Table) -> dict[str, Any]:
         "empty": table.empty if table.is_empty else None,
     }
 
-
-# ---- HTML ------------------------------------------------------------------------------------------------
 
 _HTML_TABLE = r"""<div class="table" id="{{ t.id }}">
   <h3>{{ t.title }}{% if t.source %} <span class="source">({{ t.source }})</span>{% endif %}</h3>

@@ -39,9 +39,6 @@ def _label_sort(labels: Sequence[str], baseline: str | None) -> list[str]:
     return sorted(labels, key=lambda lb: (lb != baseline, lb))
 
 
-# ---- the verdict table -----------------------------------------------------------------------------
-
-
 def verdict_style(pair: PairTest | None, higher_is_better: bool | None) -> str:
     """better / worse (significant, by the metric's direction), changed (no direction), same (~), or ""."""
     if pair is None or pair.test == "none":
@@ -98,18 +95,10 @@ def verdict_table(cset: ComparisonSet, comparison: Comparison) -> Table:
             style.append(verdict_style(pair, metric.higher_is_better))
         rows.append(row)
         styles.append(style)
+        where = {"regime": cset.regime, "point": cset.point, "metric": result.metric, "unit": metric.unit}
         for label, bound in bounds.items():
-            records.append(
-                {
-                    "regime": cset.regime,
-                    "point": cset.point,
-                    "metric": result.metric,
-                    "unit": metric.unit,
-                    "label": label,
-                    "n": bound.runs,
-                    "verdict": f"lower bound {bound.text()}: not averaged, not tested",
-                }
-            )
+            verdict = f"lower bound {bound.text()}: not averaged, not tested"
+            records.append({**where, "label": label, "n": bound.runs, "verdict": verdict})
         if bounds:
             notes.append(
                 f"{metric.title}: "
@@ -127,10 +116,7 @@ def verdict_table(cset: ComparisonSet, comparison: Comparison) -> Table:
             pair = result.vs_baseline(summary.label)
             records.append(
                 {
-                    "regime": cset.regime,
-                    "point": cset.point,
-                    "metric": result.metric,
-                    "unit": metric.unit,
+                    **where,
                     "label": summary.label,
                     "n": summary.n,
                     "mean": summary.mean,
@@ -322,9 +308,6 @@ def ratio_table(comparison: Comparison) -> Table:
     )
 
 
-# ---- helpers for the source tables ----------------------------------------------------------------
-
-
 def _mean_cell(
     comparison: Comparison, members: Sequence[Run], getter: Callable[[Run], float | None], tag: str, unit: str
 ) -> Cell:
@@ -489,9 +472,6 @@ def memory_table(comparison: Comparison) -> Table:
     )
 
 
-# ---- QoS (RUBiS) -----------------------------------------------------------------------------------
-
-
 def latency_stats(run: Run) -> dict[str, float | None]:
     """max, mean, median in ms from the run's load summary (`latency_ms`), else from metrics.json."""
     summary = run.load_summary() or {}
@@ -606,9 +586,6 @@ def errors_table(comparison: Comparison) -> Table:
         f"{STEP_PAPER}, Table 6",
         empty="no runs of the users regime (run `./bidbench users`)",
     )
-
-
-# ---- Server-Timing breakdown (STEP) -------------------------------------------------------------------
 
 
 @dataclass
@@ -747,9 +724,6 @@ def breakdown_by_point_table(comparison: Comparison) -> Table:
         f"{STEP_CHAPTER}, Tables 4 and 6",
         empty="no users or payload runs with Server-Timing figures",
     )
-
-
-# ---- USL, runs ------------------------------------------------------------------------------------
 
 
 def usl_table(comparison: Comparison) -> Table:

@@ -144,11 +144,9 @@ def fit_usl(
         method = "bootstrap percentile" + ("" if replicated else " (residuals)")
 
         def interval(column: int) -> Interval:
-            # may hold inf (no peak in that resample): index, don't interpolate
-            ordered = np.sort(arr[:, column])
-            last = ordered.size - 1
-            low = ordered[int(math.floor(tail / 100.0 * last))]
-            high = ordered[int(math.ceil((1.0 - tail / 100.0) * last))]
+            # may hold inf (no peak in that resample): order statistics, not interpolated
+            low = np.quantile(arr[:, column], tail / 100.0, method="lower")
+            high = np.quantile(arr[:, column], 1.0 - tail / 100.0, method="higher")
             return Interval(float(low), float(high), method)
 
         fit.lam_ci, fit.sigma_ci, fit.kappa_ci = interval(0), interval(1), interval(2)

@@ -141,8 +141,6 @@ def render_terminal(comparison: Comparison, console: Console | None = None, *, f
             )
 
 
-# ---- CSV -------------------------------------------------------------------------------------------------
-
 CSV_COLUMNS = [
     "regime",
     "point",
@@ -221,9 +219,6 @@ def write_csv(comparison: Comparison, path: str | Path) -> list[Path]:
     return [target, pairs_path]
 
 
-# ---- Markdown ------------------------------------------------------------------------------------------
-
-
 def render_markdown(comparison: Comparison) -> str:
     runset = comparison.runset
     parts = ["# bidbench comparison", ""]
@@ -275,9 +270,6 @@ def render_markdown(comparison: Comparison) -> str:
 
 def write_markdown(comparison: Comparison, path: str | Path) -> Path:
     return write_text(path, render_markdown(comparison))
-
-
-# ---- JSON ------------------------------------------------------------------------------------------------
 
 
 def comparison_tables(comparison: Comparison) -> list[Table]:
