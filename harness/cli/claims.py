@@ -205,7 +205,6 @@ def _run_claims(
     pilot: bool,
     html: Path | None,
 ) -> None:
-    """Run the chosen claims one after another, storing each verdict and rewriting the report after each."""
     from harness.analysis import claims_report
 
     counted: set[tuple[str, int]] = set()

@@ -71,9 +71,6 @@ def setup() -> None:
     toolchain.ensure(toolchain.all_tool_names(), quiet=False)
 
 
-# ---- db --------------------------------------------------------------------------------------------
-
-
 @db_app.command("up")
 def db_up() -> None:
     """Start the embedded PostgreSQL (create it on first use) on 127.0.0.1 and a free port. Idempotent;
@@ -196,9 +193,6 @@ def db_psql() -> None:
     os.execvp(psql, [psql, ready.server().url()])
 
 
-# ---- build and test ------------------------------------------------------------------------------
-
-
 @app.command()
 def build(
     impls: Annotated[
@@ -231,9 +225,6 @@ def test(
     from harness.cli.test_suites import run_all
 
     raise typer.Exit(run_all(only or [], pytest_args or []))
-
-
-# ---- measured runs -------------------------------------------------------------------------------
 
 
 @app.command()

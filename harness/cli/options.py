@@ -21,8 +21,6 @@ if TYPE_CHECKING:
 
 N = TypeVar("N", int, float)
 
-# ---- parsers ---------------------------------------------------------------------------------------
-
 
 def parse_duration(text: str) -> float:
     """Seconds from "20s", "100ms", "2m" or a bare number of seconds."""
@@ -79,7 +77,6 @@ def _numbers(text: str, option: str, kind: Callable[[str], N], example: str) -> 
 
 
 def parse_positive_ints(text: str, option: str) -> list[int]:
-    """Comma-separated whole numbers of at least 1, such as --instances 1,2."""
     values = _numbers(text, option, int, "whole numbers like 1,2")
     if not values or min(values) < 1:
         raise UserError(f"{option} takes whole numbers of at least 1; got {text!r}")
@@ -104,7 +101,6 @@ def instance_cpus(given: float | None) -> float | None:
 
 
 def cpus_label(cpus: float | None) -> str:
-    """A CPU limit as the commands print it: "0.5 CPU" or "no CPU limit"."""
     return f"{cpus:g} CPU" if cpus else "no CPU limit"
 
 
@@ -138,8 +134,6 @@ def ladder_settings(given: tuple[float, ...], steps: int, step: str, cost_passes
     return replace(settings, middle=None) if given else settings
 
 
-# ---- options declared alike by several commands ----------------------------------------------------
-
 IMPLS = Annotated[str, typer.Option(help="Comma-separated implementations: java,node,php.")]
 
 CPUS = Annotated[
@@ -153,7 +147,6 @@ CPUS = Annotated[
 
 
 def repetitions_option(help_text: str) -> typer.models.OptionInfo:
-    """--repetitions/-r (at least 1) with a command's own help."""
     return typer.Option("--repetitions", "-r", min=1, help=help_text)
 
 

@@ -114,7 +114,6 @@ def run_and_print(
     html: Path | None = None,
     keep_awake: bool | None = None,
 ) -> None:
-    """Run a side-by-side comparison (or A/A) and print it; `side-by-side` and `aa` share this."""
     from harness.analysis.side_by_side_report import print_summary
     from harness.model.side_by_side import preset as named_preset
     from harness.model.side_by_side_math import summarize

@@ -95,7 +95,6 @@ class Outcome:
 
 
 def _run_streaming(suite: TestSuite, env: dict[str, str]) -> Outcome:
-    """Runs one suite with these variables and the suite's own, showing its output as it comes."""
     name = suite.name
     console.rule(f"[bold]{name}")
     console.print(f"$ {' '.join(suite.argv)}  (in {suite.cwd})", markup=False, highlight=False)

@@ -39,13 +39,12 @@ class AaPlan:
 def run_aa(
     plan: AaPlan,
     on_outcome: Callable[[str, int, RunOutcome], None] = lambda *_: None,
-    quiet: bool = False,
 ) -> tuple[tuple[float, ...], dict[str, list[RunOutcome]]]:
     """Calibrate once (unless rates are given), then A, B, A, B, ... fresh starts at the same rates."""
     base = replace(plan.base, impl=plan.impl)
     rates = plan.rates
     if not rates:
-        failing, outcome = calibrate(base, plan.settings, 1, quiet)
+        failing, outcome = calibrate(base, plan.settings, 1)
         on_outcome("calibration", -1, outcome)
         rates = ladder_rates(failing, plan.settings)
     outcomes: dict[str, list[RunOutcome]] = {g: [] for g in GROUPS}
@@ -57,7 +56,7 @@ def run_aa(
                 variant=group,
                 group="",
             )
-            outcome = run_one(run_plan, prewarm_rate=prewarm_rate_for(rates, plan.settings), quiet=quiet)
+            outcome = run_one(run_plan, prewarm_rate=prewarm_rate_for(rates, plan.settings))
             outcomes[group].append(outcome)
             on_outcome(group, repetition, outcome)
     return rates, outcomes

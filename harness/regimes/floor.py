@@ -221,15 +221,13 @@ def floor_rates(rates: Sequence[float]) -> tuple[float, ...]:
     return geometric(ascent[0], ascent[-1], STEPS) if len(ascent) > STEPS else tuple(ascent)
 
 
-def floor_after_ladders(
-    plan: LadderPlan, outcomes: Mapping[Any, Sequence[RunOutcome]], quiet: bool = False
-) -> RunOutcome | None:
+def floor_after_ladders(plan: LadderPlan, outcomes: Mapping[Any, Sequence[RunOutcome]]) -> RunOutcome | None:
     """`./bidbench ladder --floor`: one floor ladder at the highest app's rates, after the apps' ladders."""
     rates = highest_rates(outcomes)
     if rates is None:
         console.print("[yellow]no floor:[/] no ladder finished with its rates recorded")
         return None
-    outcome = run_floor(plan.base, floor_rates(rates), plan.settings, quiet)
+    outcome = run_floor(plan.base, floor_rates(rates), plan.settings)
     steps = ((outcome.metrics or {}).get("ladder") or {}).get("steps") or []
     p99 = ", ".join(f"{s['rate']:,.0f}: {s['p99_ms']:.2f}" for s in steps if s.get("p99_ms") is not None)
     console.print(

@@ -63,14 +63,22 @@ def with_cost_passes(rates: tuple[float, ...], passes: int, below: int | None = 
     return rates[:count] * (passes - 1) + rates
 
 
-def _instance_settings(base: RunPlan, settings: LadderSettings) -> dict[str, Any]:
-    """What a ladder's settings set on every fresh start's plan, calibration or ladder alike."""
-    return {
-        "prewarm_max_s": settings.prewarm_max_s,
-        "prewarm_unlimited": settings.prewarm_unlimited,
-        "cfs_period_us": settings.cfs_period_us or base.cfs_period_us,
-        "idle_intercept": settings.idle_intercept,
-    }
+def _fresh_start(
+    base: RunPlan, settings: LadderSettings, instances: int, load: LoadSettings, **fields: Any
+) -> RunPlan:
+    """One fresh start's plan, calibration or ladder alike, with what a ladder's settings set on it."""
+    return replace(
+        base,
+        instances=instances,
+        point={**base.point, "instances": instances},
+        load=load,
+        expect_below_capacity=False,
+        prewarm_max_s=settings.prewarm_max_s,
+        prewarm_unlimited=settings.prewarm_unlimited,
+        cfs_period_us=settings.cfs_period_us or base.cfs_period_us,
+        idle_intercept=settings.idle_intercept,
+        **fields,
+    )
 
 
 def run_one(plan: RunPlan, prewarm_rate: float, quiet: bool = False) -> RunOutcome:
@@ -90,21 +98,15 @@ def calibrate(
         rates = tuple(
             float(round(start * settings.calibration_factor**k)) for k in range(settings.calibration_steps)
         )
-        plan = replace(
-            base,
-            regime=CALIBRATION_REGIME,
-            group=calibration_group(base.group),
-            instances=instances,
-            point={**base.point, "instances": instances},
-            load=base.load.as_ladder(
-                rates,
-                settings.calibration_step_s,
-                settings.calibration_warmup,
-                base.slo.p99_ms,
-                LoadSettings.stop_after,
-            ),
-            expect_below_capacity=False,
-            **_instance_settings(base, settings),
+        load = base.load.as_ladder(
+            rates,
+            settings.calibration_step_s,
+            settings.calibration_warmup,
+            base.slo.p99_ms,
+            LoadSettings.stop_after,
+        )
+        plan = _fresh_start(
+            base, settings, instances, load, regime=CALIBRATION_REGIME, group=calibration_group(base.group)
         )
         # The pre-warm's least rate per CPU, not the calibration's first step: a JVM pre-warmed lower broke
         # early in its calibration (the lab log (docs/lab/), prewarm settling rule, "The least rate").
@@ -182,7 +184,6 @@ def ladder_rates(failing: float, settings: LadderSettings) -> tuple[float, ...]:
 def run_ladders(
     plan: LadderPlan,
     on_outcome: Callable[[str, int, int, RunOutcome], None] = lambda *_: None,
-    quiet: bool = False,
 ) -> dict[tuple[str, int], list[RunOutcome]]:
     """Calibrate each (implementation, instance count) once, then run the ladders interleaved."""
     settings = plan.settings
@@ -193,7 +194,7 @@ def run_ladders(
             if impl in plan.rates:
                 rates[(impl, instances)] = plan.rates[impl]
                 continue
-            failing, outcome = calibrate(base, settings, instances, quiet)
+            failing, outcome = calibrate(base, settings, instances)
             on_outcome(impl, instances, -1, outcome)
             rates[(impl, instances)] = ladder_rates(failing, settings)
     outcomes: dict[tuple[str, int], list[RunOutcome]] = {key: [] for key in rates}
@@ -202,7 +203,7 @@ def run_ladders(
             for impl in plan.impls:
                 key = (impl, instances)
                 run_plan = ladder_plan(plan.base, impl, instances, repetition, rates[key], settings)
-                outcome = run_one(run_plan, prewarm_rate=prewarm_rate_for(rates[key], settings), quiet=quiet)
+                outcome = run_one(run_plan, prewarm_rate=prewarm_rate_for(rates[key], settings))
                 outcomes[key].append(outcome)
                 on_outcome(impl, instances, repetition, outcome)
     return outcomes
@@ -218,19 +219,10 @@ def ladder_plan(
 ) -> RunPlan:
     below = settings.steps_below_middle if settings.middle is not None else None
     steps = with_cost_passes(tuple(rates), settings.cost_passes, below)
-    return replace(
-        base,
-        impl=impl,
-        regime=REGIME,
-        instances=instances,
-        point={**base.point, "instances": instances},
-        repetition=repetition,
-        load=base.load.as_ladder(
-            steps, settings.step_s, settings.warmup_s, base.slo.p99_ms, settings.stop_after
-        ),
-        expect_below_capacity=False,
-        **_instance_settings(base, settings),
+    load = base.load.as_ladder(
+        steps, settings.step_s, settings.warmup_s, base.slo.p99_ms, settings.stop_after
     )
+    return _fresh_start(base, settings, instances, load, impl=impl, regime=REGIME, repetition=repetition)
 
 
 # Of the calibration's break. Near the break an instance is pinned at its CPU limit, which the pre-warm

@@ -1,24 +1,9 @@
-"""`./bidbench overhead`: what each load generator costs in CPU per request, measured by the kernel (#27).
-
-Four generators take turns against one target at one rate, in interleaved repetitions (the order rotates
-each repetition, so none always runs first or after the same neighbour on a shared machine):
-
-  driver    bidbench-load on the browse mix, as measured runs use it (open model, HDR histograms,
-            Server-Timing read);
-  bare      bidbench-load with BB_MIX=bare: the same open-model engine sending GET /health alone;
-  wrk       Debian's wrk, a closed loop in C on --wrk-connections connections, GET /health as fast as
-            the target answers: a floor for what one HTTP request can cost a client here;
-  vegeta    vegeta's own CLI (`vegeta attack`) at the same rate on GET /health, the library our driver
-            takes its pacing model from.
+"""`./bidbench overhead`: what each load generator costs in CPU per request, measured by the kernel (#27);
+the generators and how to read the table are in the command's help (harness/cli/overhead.py).
 
 A generator's figure is its process's user + system CPU time (the rusage os.wait4 returns when it exits,
-so it is that process alone, start-up included) divided by the requests it completed. Each repetition is
-one process; the table shows the median over repetitions and the min-max range. The result folder's
-overhead.json holds every repetition's raw figures, so every printed number can be recomputed from it.
-
-`--accuracy` instead checks the driver's latency figures against a fake target with a known answer time
-(harness/tools/fake_target.py): p50 against a fixed 5 ms, then the intended-start and actual-send p99 when the
-target freezes once for 1 s while the driver may hold only 2 connections.
+so it is that process alone, start-up included) divided by the requests it completed. The order rotates
+each repetition, so none always runs first or after the same neighbour on a shared machine.
 """
 
 from __future__ import annotations
@@ -35,14 +20,14 @@ import subprocess
 import sys
 import time
 import urllib.parse
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext, suppress
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from rich.table import Table
+from rich.table import Column, Table
 
 from harness import apps, paths
 from harness.apps.base import InstanceSpec
@@ -63,9 +48,6 @@ ACCURACY_RATE = 500.0
 STALL_MS = 1000.0
 STALL_AT_S = 3.0
 STALL_MAX_CONNS = 2
-
-
-# ---- the figures --------------------------------------------------------------------------------------
 
 
 def cpu_us_per_request(user_s: float, system_s: float, requests: int) -> float:
@@ -161,9 +143,6 @@ def rotation(names: Sequence[str], repetition: int) -> list[str]:
     return [*names[shift:], *names[:shift]]
 
 
-# ---- running one process and reading its rusage -----------------------------------------------------
-
-
 @dataclass(frozen=True)
 class Finished:
     exit_code: int
@@ -216,13 +195,9 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
-# ---- the generators -----------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class Setup:
     target: str
-    """Base URL, e.g. http://127.0.0.1:8080."""
     rate: float
     seconds: float
     wrk_connections: int = 2
@@ -255,7 +230,6 @@ def _sample(name: str, repetition: int, position: int, done: Finished, requests:
 
 
 def run_generator(setup: Setup, argv: list[str], env: dict[str, str], stem: Path) -> Finished:
-    """One generator's turn, bounded by the turn's length and a grace; its output in stem.out and stem.err."""
     return run_measured(
         argv, env, setup.seconds + PROCESS_GRACE_S, stem.with_suffix(".out"), stem.with_suffix(".err")
     )
@@ -284,12 +258,16 @@ def run_driver(setup: Setup, mix: str, name: str, repetition: int, position: int
     )
 
 
-def read_driver_summary(path: Path) -> dict[str, Any]:
+def _json_object(read: Callable[[], str]) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
+        data = json.loads(read())
+    except (OSError, ValueError, subprocess.TimeoutExpired):
         return {}
     return data if isinstance(data, dict) else {}
+
+
+def read_driver_summary(path: Path) -> dict[str, Any]:
+    return _json_object(path.read_text)
 
 
 WRK_REQUESTS = re.compile(r"^\s*(\d+) requests in ([\d.]+)(m?s|m)\b", re.MULTILINE)
@@ -349,14 +327,8 @@ def run_vegeta(setup: Setup, repetition: int, position: int, folder: Path) -> Sa
 
 
 def vegeta_report(vegeta: Path, results: Path) -> dict[str, Any]:
-    try:
-        done = subprocess.run(
-            [str(vegeta), "report", "-type=json", str(results)], capture_output=True, text=True, timeout=120
-        )
-        data = json.loads(done.stdout)
-    except (OSError, ValueError, subprocess.TimeoutExpired):
-        return {}
-    return data if isinstance(data, dict) else {}
+    argv = [str(vegeta), "report", "-type=json", str(results)]
+    return _json_object(lambda: subprocess.run(argv, capture_output=True, text=True, timeout=120).stdout)
 
 
 def _plain_env() -> dict[str, str]:
@@ -364,10 +336,9 @@ def _plain_env() -> dict[str, str]:
 
 
 def run_one(name: str, setup: Setup, repetition: int, position: int, folder: Path) -> Sample:
-    if name == "driver":
-        return run_driver(setup, "browse", "driver", repetition, position, folder)
-    if name == "bare":
-        return run_driver(setup, "bare", "bare", repetition, position, folder)
+    if name in ("driver", "bare"):
+        mix = "browse" if name == "driver" else "bare"
+        return run_driver(setup, mix, name, repetition, position, folder)
     if name == "wrk":
         return run_wrk(setup, repetition, position, folder)
     if name == "vegeta":
@@ -375,34 +346,16 @@ def run_one(name: str, setup: Setup, repetition: int, position: int, folder: Pat
     raise UserError(f"unknown generator {name!r}: choose from {', '.join(GENERATORS)}")
 
 
-# ---- tools -------------------------------------------------------------------------------------------
-
-
-def _vegeta_version(binary: Path) -> str:
-    try:
-        done = subprocess.run([str(binary), "-version"], capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
-        return ""
-    match = re.search(r"Version:\s*(\S+)", done.stdout + done.stderr)
-    return match.group(1) if match else ""
-
-
 def tool_versions(setup: Setup) -> dict[str, str]:
     def first_line(argv: list[str]) -> str:
-        try:
-            done = subprocess.run(argv, capture_output=True, text=True, timeout=10)
-        except (OSError, subprocess.TimeoutExpired):
-            return ""
-        return ((done.stdout or done.stderr).strip().splitlines() or [""])[0]
+        return (toolchain.output_of(argv, timeout=10).splitlines() or [""])[0]
 
+    vegeta = re.search(r"Version:\s*(\S+)", toolchain.output_of([str(setup.vegeta), "-version"], timeout=10))
     return {
         "driver": first_line([str(setup.driver), "version"]),
         "wrk": first_line([str(setup.wrk), "--version"]),
-        "vegeta": _vegeta_version(setup.vegeta) or toolchain.VEGETA_VERSION,
+        "vegeta": vegeta.group(1) if vegeta else toolchain.VEGETA_VERSION,
     }
-
-
-# ---- the target --------------------------------------------------------------------------------------
 
 
 def check_loopback(url: str) -> str:
@@ -447,7 +400,6 @@ def started_app(impl: str, cpus: float | None) -> Iterator[str]:
 def fake_target(
     port: int, delay_ms: float, stall_at_s: float | None = None, max_s: float = 300
 ) -> Iterator[str]:
-    """harness/tools/fake_target.py in its own process group, killed on the way out."""
     argv = [
         sys.executable,
         "-m",
@@ -479,9 +431,6 @@ def wait_listening(port: int, proc: subprocess.Popen[bytes], timeout_s: float) -
                 return
         time.sleep(0.05)
     raise UserError(f"the fake target did not listen on 127.0.0.1:{port} within {timeout_s:g} s")
-
-
-# ---- the benchmark -----------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -599,12 +548,12 @@ def describe_sample(sample: Sample) -> str:
 
 
 def print_table(summary: dict[str, dict[str, Any]], setup: Setup) -> None:
-    table = Table(title=f"CPU per request at {setup.rate:g} req/s (median of repetitions, min-max)")
-    table.add_column("generator")
-    table.add_column("what it sends")
-    table.add_column("CPU µs/request", justify="right")
-    table.add_column("wake-ups/request", justify="right")
-    table.add_column("late sends", justify="right")
+    table = Table(
+        "generator",
+        "what it sends",
+        *(Column(name, justify="right") for name in ("CPU µs/request", "wake-ups/request", "late sends")),
+        title=f"CPU per request at {setup.rate:g} req/s (median of repetitions, min-max)",
+    )
     what = {
         "driver": "bidbench-load, browse mix, open model",
         "bare": "bidbench-load, GET /health, open model",
@@ -621,9 +570,6 @@ def print_table(summary: dict[str, dict[str, Any]], setup: Setup) -> None:
             Spread(**late).describe(0) if late else "-",
         )
     console.print(table)
-
-
-# ---- accuracy ---------------------------------------------------------------------------------------
 
 
 def accuracy(options: Options) -> int:

@@ -133,15 +133,9 @@ def normalise(text: str | None) -> str | None:
     return alias or text
 
 
-# ---- SPDX expressions: AND binds tighter than OR; "WITH exception" rides on its licence ----------------
-
-
-def _tokens(expression: str) -> list[str]:
-    return re.findall(r"\(|\)|[^\s()]+", expression)
-
-
 def permitted(expression: str, allowed: set[str]) -> bool:
-    tokens = _tokens(expression)
+    """In SPDX expressions AND binds tighter than OR, and "WITH exception" rides on its licence."""
+    tokens = re.findall(r"\(|\)|[^\s()]+", expression)
 
     def either(at: int) -> tuple[bool, int]:
         """An OR of ANDs of atoms from tokens[at]: its value, and the index after it."""
@@ -169,9 +163,6 @@ def permitted(expression: str, allowed: set[str]) -> bool:
     except IndexError:
         return False
     return value and end == len(tokens)
-
-
-# ---- Python -----------------------------------------------------------------------------------------
 
 
 def _canonical(name: str) -> str:
@@ -220,9 +211,6 @@ def python_dependencies(
     return out
 
 
-# ---- npm --------------------------------------------------------------------------------------------
-
-
 def npm_dependencies(lock: Path = NPM_LOCK) -> list[Dependency]:
     """Every package of the lock file (optional ones included: pg-native's chain is installed when it builds)."""
     data = json.loads(lock.read_text())
@@ -238,8 +226,6 @@ def npm_dependencies(lock: Path = NPM_LOCK) -> list[Dependency]:
         out.append(Dependency("npm", name, entry["version"], normalise(licence), _rel(lock), scope))
     return out
 
-
-# ---- Maven ------------------------------------------------------------------------------------------
 
 _POM_NS = {"m": "http://maven.apache.org/POM/4.0.0"}
 _LISTED = re.compile(r"^\s+([\w.\-]+):([\w.\-]+):[\w.\-]+(?::[\w.\-]+)?:([\w.\-]+):(\w+)(?:\s|$)")
@@ -288,15 +274,10 @@ def maven_dependencies(listing: Path = MAVEN_LIST, repository: Path | None = Non
         group, artifact, version, scope = match.groups()
         licence, pom = _pom_licence(repository, group, artifact, version)
         where = (
-            f"~/.m2/repository/{_rel(pom.relative_to(repository))}"
-            if pom.is_relative_to(repository)
-            else str(pom)
+            f"~/.m2/repository/{pom.relative_to(repository)}" if pom.is_relative_to(repository) else str(pom)
         )
         out.append(Dependency("maven", f"{group}:{artifact}", version, normalise(licence), where, scope))
     return sorted(out, key=lambda d: d.name)
-
-
-# ---- Go ---------------------------------------------------------------------------------------------
 
 
 def _go(args: list[str], cwd: Path) -> str:
@@ -308,10 +289,7 @@ def _go(args: list[str], cwd: Path) -> str:
 
 def classify_text(text: str) -> str | None:
     flat = " ".join(text.lower().split())
-    for spdx, marks in TEXT_MARKS:
-        if all(mark in flat for mark in marks):
-            return spdx
-    return None
+    return next((spdx for spdx, marks in TEXT_MARKS if all(mark in flat for mark in marks)), None)
 
 
 def go_dependencies(module_dir: Path = GO_DIR, cache: Path | None = None) -> list[Dependency]:
@@ -333,9 +311,6 @@ def go_dependencies(module_dir: Path = GO_DIR, cache: Path | None = None) -> lis
     return out
 
 
-# ---- PHP --------------------------------------------------------------------------------------------
-
-
 def php_dependencies(lock: Path = COMPOSER_LOCK) -> list[Dependency]:
     if not lock.is_file():
         return []
@@ -349,9 +324,6 @@ def php_dependencies(lock: Path = COMPOSER_LOCK) -> list[Dependency]:
                 Dependency("php", entry["name"], entry["version"], normalise(licence), _rel(lock), scope)
             )
     return out
-
-
-# ---- the check ----------------------------------------------------------------------------------------
 
 
 def load_allowlist() -> dict[str, Any]:
@@ -375,21 +347,19 @@ def check(dependencies: Iterable[Dependency], allowlist: dict[str, Any]) -> Verd
                     f"{label}: its metadata ({dep.source}) now says {dep.licence}, but the exception in {where} "
                     f"was granted for {exception['licence']}: review it and update the exception"
                 )
-                continue
-            verdict.licences[dep] = str(exception["licence"])
-            continue
-        if dep.licence is None:
+            else:
+                verdict.licences[dep] = str(exception["licence"])
+        elif dep.licence is None:
             verdict.refusals.append(
                 f"{label}: its metadata ({dep.source}) names no licence; find it and add {dep.name} to the "
                 f"exceptions of {where} with its licence and a reason"
             )
-            continue
-        if not permitted(dep.licence, allowlist["allowed"]):
+        elif not permitted(dep.licence, allowlist["allowed"]):
             verdict.refusals.append(
                 f"{label}: licence {dep.licence} (from {dep.source}) is not allowed by {where}"
             )
-            continue
-        verdict.licences[dep] = dep.licence
+        else:
+            verdict.licences[dep] = dep.licence
     for key in sorted(set(exceptions) - used):
         verdict.notes.append(f"exception for {key[0]} {key[1]} in {where} matches no dependency")
     return verdict

@@ -47,7 +47,7 @@ class Tool:
     """Not part of `./bidbench setup`: only the command that uses it installs it."""
 
 
-def _run(argv: list[str], timeout: float = 30) -> str:
+def output_of(argv: list[str], timeout: float = 30) -> str:
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
     except (OSError, subprocess.TimeoutExpired):
@@ -71,31 +71,31 @@ def _probe_binary(
     path = find() if find else shutil.which(name)
     if not path:
         return Probe(False)
-    match = re.search(pattern, _run([path, *version_args]))
+    match = re.search(pattern, output_of([path, *version_args]))
     version = match.group(1) if match else "?"
     if minimum is not None and not _version_at_least(version, minimum):
         return Probe(False, version, path)
     return Probe(True, version, path)
 
 
+def _on_path_or_sbin(name: str) -> str | None:
+    return shutil.which(name) or (f"/usr/sbin/{name}" if Path(f"/usr/sbin/{name}").exists() else None)
+
+
 def php_fpm_binary() -> str | None:
-    for name in ("php-fpm8.2", "php-fpm"):
-        found = shutil.which(name) or (f"/usr/sbin/{name}" if Path(f"/usr/sbin/{name}").exists() else None)
-        if found:
-            return found
-    return None
+    return _on_path_or_sbin("php-fpm8.2") or _on_path_or_sbin("php-fpm")
 
 
 def _probe_php_fpm() -> Probe:
     probe = _probe_binary("php-fpm", ["-v"], r"PHP (\S+)", find=php_fpm_binary)
-    modules = _run([probe.path, "-m"]).lower() if probe.found else ""
+    modules = output_of([probe.path, "-m"]).lower() if probe.found else ""
     if probe.found and ("pgsql" not in modules or "opcache" not in modules):
         return Probe(False, probe.version + " (missing pgsql or opcache)", probe.path)
     return probe
 
 
 def nginx_binary() -> str | None:
-    return shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
+    return _on_path_or_sbin("nginx")
 
 
 def find_pg_bindir() -> Path:
@@ -122,9 +122,9 @@ def _probe_postgres() -> Probe:
         bindir = find_pg_bindir()
     except UserError:
         return Probe(False)
-    match = re.search(r"\(PostgreSQL\) (\S+)", _run([str(bindir / "postgres"), "--version"]))
+    match = re.search(r"\(PostgreSQL\) (\S+)", output_of([str(bindir / "postgres"), "--version"]))
     version = match.group(1) if match else "?"
-    sharedir = _run([str(bindir / "pg_config"), "--sharedir"]) if (bindir / "pg_config").exists() else ""
+    sharedir = output_of([str(bindir / "pg_config"), "--sharedir"]) if (bindir / "pg_config").exists() else ""
     candidates = [Path(sharedir)] if sharedir else []
     candidates += list(Path("/usr/share/postgresql").glob(f"{version.split('.')[0]}"))
     if not any((c / "extension" / "pg_stat_statements.control").exists() for c in candidates):
@@ -181,7 +181,7 @@ def _go(missing: str) -> tuple[str, str]:
     go = shutil.which("go")
     if not go:
         raise UserError(missing)
-    return go, _run([go, "env", "GOPROXY"]).split(",")[0] or "https://proxy.golang.org"
+    return go, output_of([go, "env", "GOPROXY"]).split(",")[0] or "https://proxy.golang.org"
 
 
 def _build_driver() -> None:
@@ -203,7 +203,7 @@ def _build_driver() -> None:
         partial.unlink(missing_ok=True)
         raise UserError(f"`go build` of the load driver failed:\n{done.stderr[-2000:]}")
     os.replace(partial, driver_path())
-    version = _run([str(driver_path()), "version"]).split()[-1]
+    version = output_of([str(driver_path()), "version"]).split()[-1]
     _driver_stamp().write_text(f"{version}+{driver_source_digest()}\n")
 
 
@@ -337,14 +337,8 @@ def unregister_app_tools(name: str) -> None:
 
 
 def needs_by_group() -> dict[str, tuple[str, ...]]:
+    """Built when asked for: the implementations' groups are registered by harness/apps."""
     return {"db": SHARED_NEEDS["db"], **_APP_NEEDS, **SHARED_NEEDS}
-
-
-def __getattr__(name: str) -> dict[str, tuple[str, ...]]:
-    # NEEDS is built when asked for: the implementations' groups are registered by harness/apps.
-    if name == "NEEDS":
-        return needs_by_group()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _can_apt() -> bool:
@@ -381,7 +375,7 @@ class SetupRow:
 
 
 def ensure(names: Iterable[str], quiet: bool = True) -> list[SetupRow]:
-    """Make sure the named tools (or NEEDS groups) are present, installing what is missing."""
+    """Make sure the named tools (or groups of needs_by_group) are present, installing what is missing."""
     wanted: list[str] = []
     groups = needs_by_group()
     for name in names:
@@ -395,14 +389,11 @@ def ensure(names: Iterable[str], quiet: bool = True) -> list[SetupRow]:
         for tool in groups.get(name, (name,)):
             if tool not in wanted:
                 wanted.append(tool)
-    rows: dict[str, SetupRow] = {}
-    missing: list[Tool] = []
-    for name in wanted:
-        tool = TOOLS[name]
-        probe = tool.probe()
-        rows[name] = SetupRow(name, probe, "found" if probe.found else "missing")
-        if not probe.found:
-            missing.append(tool)
+    probes = {name: TOOLS[name].probe() for name in wanted}
+    rows = {
+        name: SetupRow(name, probe, "found" if probe.found else "missing") for name, probe in probes.items()
+    }
+    missing = [TOOLS[name] for name, probe in probes.items() if not probe.found]
 
     apt_needed = [pkg for tool in missing for pkg in tool.apt_packages]
     if apt_needed:

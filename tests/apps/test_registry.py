@@ -62,7 +62,7 @@ def test_the_views_built_from_the_registry_keep_their_values() -> None:
         "node": {"NODE_WORKERS": "0", "PG_NATIVE": "0"},
         "php": {"PHP_FPM_CHILDREN": "10", "PHP_JIT": "0"},
     }
-    assert toolchain.NEEDS == {
+    assert toolchain.needs_by_group() == {
         "db": ("postgres",),
         "java": ("java", "maven"),
         "node": ("node", "npm", "build-tools", "libpq-dev"),
@@ -133,7 +133,7 @@ def test_a_registered_adapter_is_picked_up_where_implementations_are_listed(cobo
     with pytest.raises(UserError, match="choose from java, node, php, cobol"):
         run_conformance(["fortran"], parts=None, json_path=None)
     assert test_suites.suite_names() == ("loadgen", "python", *BUILT_IN, "cobol", "conformance")
-    assert toolchain.NEEDS["cobol"] == ("go",)
+    assert toolchain.needs_by_group()["cobol"] == ("go",)
     assert apps.adapter("cobol").knobs == {"COBOL_TASKS": "4"}
     assert knobs.default_knobs("cobol") == {**knobs.APP_KNOBS, "COBOL_TASKS": "4"}
     assert _instance_knobs(RunPlan("cobol", knobs={"DB_POOL_SIZE": "3"}))["DB_POOL_SIZE"] == "3"

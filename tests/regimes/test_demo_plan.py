@@ -10,9 +10,9 @@ from harness.tools import toolchain
 
 
 def test_the_demo_ensures_every_tool_its_runs_use_and_not_the_fault_proxy() -> None:
-    wanted = {tool for group in demo.DEMO_TOOLS for tool in toolchain.NEEDS.get(group, (group,))}
+    wanted = {tool for group in demo.DEMO_TOOLS for tool in toolchain.needs_by_group().get(group, (group,))}
     for group in ("db", "load", *IMPLS):
-        assert set(toolchain.NEEDS[group]) <= wanted, group
+        assert set(toolchain.needs_by_group()[group]) <= wanted, group
     assert "toxiproxy" not in wanted  # only `./bidbench faults` uses it
 
 
