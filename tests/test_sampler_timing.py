@@ -45,7 +45,7 @@ class _SteadyGroup(ResourceGroup):
         return value
 
     def usage(self) -> Usage:
-        return Usage(self.cpu_seconds(), 0, 0, 0)
+        return Usage(self.cpu_seconds(), 0, 0)
 
 
 def test_a_slow_reading_before_a_component_does_not_move_its_cpu_time() -> None:

@@ -147,11 +147,7 @@ class DriverProcess:
     """One `bidbench-load run`: started in its resource group, followed through its progress file."""
 
     def __init__(
-        self,
-        settings: LoadSettings,
-        summary_path: Path,
-        log_path: Path,
-        group: ResourceGroup,
+        self, settings: LoadSettings, summary_path: Path, log_path: Path, group: ResourceGroup
     ) -> None:
         self.settings = settings
         self.summary_path = summary_path
@@ -244,13 +240,13 @@ class DriverProcess:
         )
 
 
-SUMMARY_REQUIRED = ("requests", "ok", "app_errors", "sys_errors", "late_sends", "latency_ms")
+SUMMARY_COUNTS = ("requests", "ok", "app_errors", "sys_errors", "late_sends")
 
 
 def digest_summary(summary: dict[str, Any]) -> dict[str, Any]:
     """The driver's JSON summary, checked (its fields are documented in loadgen/README.md)."""
     summary = upgrade_load_summary(summary)
-    missing = [key for key in SUMMARY_REQUIRED if key not in summary]
+    missing = [key for key in (*SUMMARY_COUNTS, "latency_ms") if key not in summary]
     if missing:
         raise ValueError(
             f"the load summary lacks {', '.join(missing)}; was it written by loadgen/ (bidbench-load)?"
@@ -258,19 +254,12 @@ def digest_summary(summary: dict[str, Any]) -> dict[str, Any]:
     if summary.get("partial"):
         raise ValueError("the load driver was interrupted: its summary is partial")
     return {
-        "requests": int(summary["requests"]),
-        "ok": int(summary["ok"]),
-        "app_errors": int(summary["app_errors"]),
-        "sys_errors": int(summary["sys_errors"]),
-        "late_sends": int(summary["late_sends"]),
-        "offered_rps": summary.get("offered_rps"),
+        **{key: int(summary[key]) for key in SUMMARY_COUNTS},
         "latency_ms": summary["latency_ms"],
-        "latency_sent_ms": summary.get("latency_sent_ms"),
-        "per_type": summary.get("per_type", {}),
-        "server_timing_ms": summary.get("server_timing_ms", {}),
         "over_1s": int(summary.get("over_1s") or 0),
-        "statuses": summary.get("statuses", {}),
-        "measure_start_unix": summary.get("measure_start_unix"),
-        "steps": summary.get("steps"),
-        "ladder": summary.get("ladder"),
+        **{key: summary.get(key, {}) for key in ("per_type", "server_timing_ms", "statuses")},
+        **{
+            key: summary.get(key)
+            for key in ("offered_rps", "latency_sent_ms", "measure_start_unix", "steps", "ladder")
+        },
     }

@@ -80,14 +80,8 @@ def step_records(
             if instance_names
             else math.nan
         )
-        db_cpu = (
-            sampler.cpu_seconds_between("postgres", start, end)
-            if "postgres" in sampler.components
-            else math.nan
-        )
+        db_cpu = sampler.cpu_seconds_between("postgres", start, end)  # NaN with an external database
         driver_cpu = sampler.cpu_seconds_between(LOADGEN_GROUP, start, end)
-        host = sampler.host_busy_pct(start, end)
-        unaccounted = sampler.unaccounted_pct(start, end) if accounted else math.nan
         memory = [sampler.window_memory(name, start, end) for name in instance_names]
         record: dict[str, Any] = {
             "index": int(step["index"]),
@@ -112,8 +106,8 @@ def step_records(
             "db_cpu_s": finite(db_cpu),
             "db_cpu_pct": finite(db_cpu / step_s * 100),
             "loadgen_cpu_pct": finite(driver_cpu / step_s * 100),
-            "host_busy_pct": finite(host),
-            "unaccounted_pct": finite(unaccounted),
+            "host_busy_pct": finite(sampler.host_busy_pct(start, end)),
+            "unaccounted_pct": finite(sampler.unaccounted_pct(start, end)) if accounted else None,
             "pss_mb": finite(sum(m["pss_steady_mb"] for m in memory) / len(memory)) if memory else None,
             "rss_mb": finite(sum(m["rss_steady_mb"] for m in memory) / len(memory)) if memory else None,
             "kept_up": kept_up,

@@ -68,7 +68,7 @@ class DockerStatsSource(ReadOnlyGroup):
         # Like `docker stats`: working set = usage minus inactive file cache.
         inactive = int(memory.get("stats", {}).get("inactive_file", 0))  # type: ignore[union-attr]
         working = max(used - inactive, 0)
-        return Usage(cpu_seconds=int(cpu_ns) / 1e9, rss_bytes=working, pss_bytes=working, processes=0)
+        return Usage(cpu_seconds=int(cpu_ns) / 1e9, rss_bytes=working, pss_bytes=working)
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ class PrometheusSource(ReadOnlyGroup):
 
     def usage(self) -> Usage:
         memory = int(self._scalar(self.queries.memory_bytes))
-        return Usage(cpu_seconds=self.cpu_seconds(), rss_bytes=memory, pss_bytes=memory, processes=0)
+        return Usage(cpu_seconds=self.cpu_seconds(), rss_bytes=memory, pss_bytes=memory)
 
 
 def remote_sections(urls: list[str], source: str, note: str) -> dict[str, Any]:

@@ -70,7 +70,6 @@ class Usage:
     cpu_seconds: float
     rss_bytes: int
     pss_bytes: int
-    processes: int
     by_process: tuple[ProcessMemory, ...] = ()
     """Per-process figures where the backend sees processes (empty for remote sources)."""
     cpu_read_at: float | None = None
@@ -196,12 +195,7 @@ class ResourceGroup(ABC):
         read_at = (before + time.monotonic()) / 2
         procs = process_memory(self.pids())
         return Usage(
-            cpu,
-            sum(p.rss_bytes for p in procs),
-            sum(p.pss_bytes for p in procs),
-            len(procs),
-            tuple(procs),
-            read_at,
+            cpu, sum(p.rss_bytes for p in procs), sum(p.pss_bytes for p in procs), tuple(procs), read_at
         )
 
     def _cpu_stat(self) -> Path | None:
@@ -499,7 +493,7 @@ class ReadOnlyGroup(ResourceGroup):
         return []
 
     def usage(self) -> Usage:
-        return Usage(self.cpu_seconds(), 0, 0, 0, ())
+        return Usage(self.cpu_seconds(), 0, 0)
 
 
 class ThisProcess(ReadOnlyGroup):
@@ -545,7 +539,7 @@ def _rmdir_when_empty(path: Path, timeout_s: float = 5.0) -> None:
 
 def _v1_mount(controller: str) -> Path:
     for candidate in (CGROUP_ROOT / controller, CGROUP_ROOT / "cpu,cpuacct"):
-        if candidate.is_dir() and (controller in candidate.name.split(",") or candidate.name == controller):
+        if candidate.is_dir() and controller in candidate.name.split(","):
             return candidate
     return CGROUP_ROOT / controller
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import itertools
 import math
 import os
 import threading
@@ -148,14 +149,14 @@ class Sampler:
         rows = self.series(component)[-2:]
         if len(rows) < 2 or rows[1].t <= rows[0].t:
             return None
-        return (rows[1].cpu_seconds - rows[0].cpu_seconds) / (rows[1].t - rows[0].t) * 100
+        return _cpu_pct(*rows)
 
     def window_cpu_pct(self, component: str, start: float, end: float) -> float:
         """CPU % over [start, end] from the cumulative readings nearest to the window edges."""
         first, last = _edges(self.series(component), start, end)
         if first is None or last.t <= first.t:
             return float("nan")
-        return (last.cpu_seconds - first.cpu_seconds) / (last.t - first.t) * 100
+        return _cpu_pct(first, last)
 
     def cpu_seconds_at(self, component: str, t: float) -> float:
         """The component's cumulative CPU seconds at time t, interpolated between the two readings around
@@ -178,10 +179,10 @@ class Sampler:
         return self.cpu_seconds_at(component, end) - self.cpu_seconds_at(component, start)
 
     def window_memory(self, component: str, start: float, end: float) -> dict[str, float]:
-        rows = [s for s in self.series(component) if start <= s.t <= end] or self.series(component)
+        all_rows = self.series(component)
+        rows = [s for s in all_rows if start <= s.t <= end] or all_rows
         if not rows:
             return {"rss_peak_mb": float("nan"), "rss_steady_mb": float("nan"), "pss_steady_mb": float("nan")}
-        all_rows = self.series(component)
         return {
             "rss_peak_mb": max(s.rss_bytes for s in all_rows) / MIB,
             "rss_steady_mb": sum(s.rss_bytes for s in rows) / len(rows) / MIB,
@@ -266,11 +267,7 @@ class Sampler:
 
     def per_second_cpu(self, component: str, start: float, end: float) -> list[float]:
         rows = [s for s in self.series(component) if start - 0.6 <= s.t <= end + 0.6]
-        return [
-            (b.cpu_seconds - a.cpu_seconds) / (b.t - a.t) * 100
-            for a, b in zip(rows, rows[1:], strict=False)
-            if b.t > a.t
-        ]
+        return [_cpu_pct(a, b) for a, b in itertools.pairwise(rows) if b.t > a.t]
 
     def write_csv(self, path: Path) -> None:
         with self._lock:
@@ -283,10 +280,12 @@ class Sampler:
             writer.writerow(CSV_COLUMNS)
             for sample in rows:
                 before = previous.get(sample.component)
-                cpu_pct = (
-                    f"{(sample.cpu_seconds - before.cpu_seconds) / (sample.t - before.t) * 100:.2f}"
-                    if before and sample.t > before.t
-                    else ""
+                cpu_pct = f"{_cpu_pct(before, sample):.2f}" if before and sample.t > before.t else ""
+                counters = sample.throttling
+                throttling = (
+                    (str(counters.periods), str(counters.throttled_periods), f"{counters.throttled_s:.6f}")
+                    if counters
+                    else ("", "", "")
                 )
                 writer.writerow(
                     [
@@ -296,18 +295,15 @@ class Sampler:
                         f"{sample.rss_bytes / MIB:.2f}",
                         f"{sample.pss_bytes / MIB:.2f}",
                         f"{sample.cpu_seconds:.4f}",
-                        *(
-                            (
-                                str(sample.throttling.periods),
-                                str(sample.throttling.throttled_periods),
-                                f"{sample.throttling.throttled_s:.6f}",
-                            )
-                            if sample.throttling
-                            else ("", "", "")
-                        ),
+                        *throttling,
                     ]
                 )
                 previous[sample.component] = sample
+
+
+def _cpu_pct(first: Sample, last: Sample) -> float:
+    """CPU % between two readings of one component."""
+    return (last.cpu_seconds - first.cpu_seconds) / (last.t - first.t) * 100
 
 
 def _edges(rows: list[Any], start: float, end: float) -> tuple[Any, Any]:

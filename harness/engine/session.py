@@ -31,7 +31,7 @@ from harness.db.cluster import EmbeddedCluster, free_port
 from harness.db.target import DatabaseServer, current_server, mask_password
 from harness.engine import ladder_digest as ladderdigest
 from harness.engine import prewarm as prewarming
-from harness.engine.driver import DriverProcess, LoadSettings, digest_summary
+from harness.engine.driver import SUMMARY_COUNTS, DriverProcess, LoadSettings, digest_summary
 from harness.engine.instances import RunningInstance, start, stop
 from harness.engine.placement import Placement, pin_tree, plan_here
 from harness.engine.remote import build_sources, remote_sections
@@ -122,11 +122,9 @@ class RunOutcome:
     reason: str = ""
 
 
-def _postgres_group(server: DatabaseServer) -> ProcessTreeGroup | None:
+def _postgres_group(server: DatabaseServer | None) -> ProcessTreeGroup | None:
     """PostgreSQL's processes, sampled as a process tree (its backends are forked by the postmaster)."""
-    if not server.embedded:
-        return None
-    pid = EmbeddedCluster().server_pid()
+    pid = EmbeddedCluster().server_pid() if server is not None and server.embedded else None
     if pid is None:
         return None
     group = ProcessTreeGroup("postgres", Limits())
@@ -291,6 +289,7 @@ class Session:
         if self.placement.system_cpus and postmaster:
             pin_tree(postmaster, self.placement.system_cpus)
         self.run_root = paths.RUNTIME / f"session-{new_session_id()}"
+        limits = Limits(cpus=plan.cpus, cpuset=self.placement.system_cpus, cfs_period_us=plan.cfs_period_us)
         for index in range(plan.instances):
             spec = InstanceSpec(
                 impl=plan.impl,
@@ -299,9 +298,6 @@ class Session:
                 database_url=plan.database_url or server.url(),
                 run_dir=self.run_root / f"instance-{index}",
                 knobs=knob_values,
-            )
-            limits = Limits(
-                cpus=plan.cpus, cpuset=self.placement.system_cpus, cfs_period_us=plan.cfs_period_us
             )
             self.instances.append(start(driver, spec, self.backend, limits))
         self.resources = {i.name: i.group for i in self.instances}
@@ -365,7 +361,7 @@ class Session:
         record.limit_lifted = lifted
         record.idle_wait_s = self.wait_idle()
         readers = {"instances": self.cpu_seconds}
-        postgres = _postgres_group(self.server) if self.server is not None else None
+        postgres = _postgres_group(self.server)
         if postgres is not None:
             readers["postgres"] = postgres.cpu_seconds
         idle = prewarming.idle_cpu_pcts(readers)
@@ -489,9 +485,8 @@ class Session:
             detect_backend() if self.remote else self.backend, LOADGEN_GROUP, Limits(cpuset=driver_cpuset)
         )
         driver = DriverProcess(load, folder.path / LOAD_SUMMARY, folder.logs / LOADGEN_LOG, driver_group)
-        components: dict[str, Any] = dict(self.resources)
-        components[LOADGEN_GROUP] = driver_group
-        pg_group = _postgres_group(server) if server is not None else None
+        components: dict[str, Any] = {**self.resources, LOADGEN_GROUP: driver_group}
+        pg_group = _postgres_group(server)
         if pg_group is not None:
             components["postgres"] = pg_group
         if not self.remote:
@@ -669,14 +664,10 @@ def digest(
     ]
     driver_allot, db_allot = _allotments(plan)
     loadgen_cpu = sampler.window_cpu_pct(LOADGEN_GROUP, t_measure, t_end)
-    db_cpu = (
-        sampler.window_cpu_pct("postgres", t_measure, t_end)
-        if "postgres" in sampler.components
-        else float("nan")
-    )
+    db_cpu = sampler.window_cpu_pct("postgres", t_measure, t_end)  # NaN with an external database
     metrics: dict[str, Any] = {
         "window_s": window,
-        **{k: summary[k] for k in ("requests", "ok", "app_errors", "sys_errors", "late_sends")},
+        **{k: summary[k] for k in SUMMARY_COUNTS},
         "throughput_rps": throughput,
         "offered_rps": plan.load.rate if plan.load.model == "open" else None,
         "latency_ms": summary["latency_ms"],
@@ -709,10 +700,7 @@ def digest(
     figures = RunFigures(
         model=plan.load.model,
         window_s=window,
-        requests=summary["requests"],
-        ok=summary["ok"],
-        sys_errors=summary["sys_errors"],
-        late_sends=summary["late_sends"],
+        **{key: summary[key] for key in ("requests", "ok", "sys_errors", "late_sends")},
         # No completed request means no latency: count it as infinitely slow, never as fast.
         mean_latency_ms=latency.get("mean") if latency.get("mean") is not None else math.inf,
         p99_latency_ms=latency.get("p99") if latency.get("p99") is not None else math.inf,

@@ -88,13 +88,17 @@ class FreshStart:
 class _Member:
     group: Group
     session: Session
-    components: list[str] = field(default_factory=list)
     idle_pct: float | None = None
     prewarm: dict[str, Any] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
         return self.group.label
+
+    @property
+    def components(self) -> dict[str, ResourceGroup]:
+        """The sampler's name and the resource group of each of the group's instances."""
+        return {f"{self.label}/{i.name}": i.group for i in self.session.instances}
 
     def limit_cores(self) -> float:
         return usable_cores(self.group.plan.cpus) * self.group.plan.instances
@@ -241,13 +245,8 @@ def _drive_together(
         settings = replace(
             load, targets=member.session.targets(), **clock, **_scaled_rates(load, scales[member.label])
         )
-        driver = DriverProcess(
-            settings,
-            summary,
-            folder.logs / f"loadgen-{name}-{member.label}.log",
-            group,  # type: ignore[arg-type]
-        )
-        drives.append(_Drive(member, driver, summary))
+        log = folder.logs / f"loadgen-{name}-{member.label}.log"
+        drives.append(_Drive(member, DriverProcess(settings, summary, log, group), summary))
     for drive in drives:
         drive.driver.start()
     try:
@@ -375,18 +374,12 @@ def _cost_load(base: LoadSettings, rates: tuple[float, ...], step_s: float, warm
 def paired_steps(per_group: dict[str, list[dict[str, Any]]], host_max_pct: float) -> list[int]:
     """The indices of the cost steps every group kept up with, unthrottled, on a machine no busier than
     `host_max_pct`: only those are compared, so every group's figure comes from the same seconds."""
-    indices: set[int] | None = None
-    for records in per_group.values():
-        good = {
-            r["index"]
-            for r in records
-            if r["kept_up"]
-            and r["instance_cpu_s"] is not None
-            and not _too_busy(r, host_max_pct)
-            and not _throttled(r)
-        }
-        indices = good if indices is None else indices & good
-    return sorted(indices or set())
+    kept_up = [
+        {r["index"] for r in records if r["kept_up"] and r["instance_cpu_s"] is not None}
+        for records in per_group.values()
+    ]
+    left_out = {*busy_steps(per_group, host_max_pct), *throttled_steps(per_group)}
+    return sorted(set.intersection(*kept_up) - left_out) if kept_up else []
 
 
 def _too_busy(step: dict[str, Any], host_max_pct: float) -> bool:
@@ -584,15 +577,12 @@ def run_fresh_start(
     members: list[_Member] = []
     sampler: Sampler | None = None
     ledger: BackendLedger | None = None
-    awake_group: ResourceGroup | None = None
     keep_awake: KeepAwake | None = None
     driver_groups = []
     try:
         ready.ensure_up()
         say(f"starting {', '.join(started)} ...")
         members = _start_all(groups, order)
-        for member in members:
-            member.components = [f"{member.label}/{i.name}" for i in member.session.instances]
         record["session_roots"] = {m.label: str(m.session.run_root) for m in members}
         record["urls"] = {m.label: m.session.targets() for m in members}
         say("pre-warming together ...")
@@ -602,7 +592,7 @@ def run_fresh_start(
             # Before the idle read: each fit's intercept is read in the same conditions as its steps.
             keep_awake = KeepAwake.in_new_group(members[0].session.backend, folder.logs / "keep-awake.log")
             if keep_awake is not None:
-                awake_group = keep_awake.start().group
+                keep_awake.start()
             else:
                 say(
                     "keep-awake: no resource groups here to give the spinners the lowest priority; measuring without"
@@ -621,16 +611,15 @@ def run_fresh_start(
         ledger.start()
         components: dict[str, Any] = {}
         for member in members:
-            for instance in member.session.instances:
-                components[f"{member.label}/{instance.name}"] = instance.group
+            components.update(member.components)
             driver_group = new_group(member.session.backend, f"loadgen-{member.label}", Limits())
             driver_groups.append(driver_group)
             components[f"{member.label}/loadgen"] = driver_group
             components[f"postgres/{member.label}"] = BackendShare(member.label, ledger)
         if postgres is not None:
             components["postgres"] = postgres
-        if awake_group is not None:
-            components[KEEP_AWAKE] = awake_group
+        if keep_awake is not None:
+            components[KEEP_AWAKE] = keep_awake.group
         components[HARNESS_COMPONENT] = ThisProcess()
         sampler = Sampler(components)
         sampler.start()
@@ -758,8 +747,8 @@ def run_fresh_start(
             member.session.close()
         for group in driver_groups:
             group.close()
-        if awake_group is not None:
-            awake_group.close()
+        if keep_awake is not None:
+            keep_awake.group.close()
         record["status"], record["reason"], record["failed_group"] = status, reason, failed
         record["valid"] = status == "completed" and not reason
         folder.write_json(spec_model.RECORD, record)
