@@ -1,14 +1,14 @@
 """bidbench analysis: from result folders to statistics, the source texts' tables, plots and a report.
 
-The public entry points (what `compare.py` and `./bidbench compare` build on):
+The entry points (what compare.py and `./bidbench compare`, harness/cli/compare.py, build on):
 
-    from harness.analysis import compare, render_terminal, write_csv, write_markdown, write_html
+    from harness.analysis.comparison import compare
+    from harness.analysis.report import write_html
+    from harness.analysis.writers import render_terminal, write_csv, write_json, write_markdown
 
     comparison = compare(["results/"], include_invalid=False, alpha=0.05)
     render_terminal(comparison)
     write_html(comparison, "report.html")
-
-The command line over them (a typer command, also `main(argv)`) is harness/cli/compare.py.
 
 Modules, one job each:
     load        find and read result folders and results/index.jsonl; decide who is excluded and why
@@ -25,41 +25,3 @@ Modules, one job each:
     report      the self-contained HTML report (jinja2)
     writers     terminal, CSV, Markdown and JSON files of a comparison
 """
-
-from __future__ import annotations
-
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from harness.analysis.comparison import Comparison, compare
-    from harness.analysis.report import render_html, write_html
-    from harness.analysis.writers import render_terminal, write_csv, write_markdown
-
-# Imported on first use, so `compare.py --help` and the loaders stay quick (matplotlib, scipy load later).
-_EXPORTS = {
-    "Comparison": "harness.analysis.comparison",
-    "compare": "harness.analysis.comparison",
-    "render_html": "harness.analysis.report",
-    "write_html": "harness.analysis.report",
-    "render_terminal": "harness.analysis.writers",
-    "write_csv": "harness.analysis.writers",
-    "write_markdown": "harness.analysis.writers",
-}
-
-__all__ = [
-    "Comparison",
-    "compare",
-    "render_html",
-    "render_terminal",
-    "write_csv",
-    "write_html",
-    "write_markdown",
-]
-
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        import importlib  # each name loads its module on first use: the reports pull in matplotlib
-
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

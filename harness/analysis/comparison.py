@@ -115,11 +115,10 @@ def group_sets(runs: Sequence[Run]) -> list[ComparisonSet]:
     by_set: dict[tuple[str, str], list[Run]] = defaultdict(list)
     for run in sorted(planned or runs, key=_sort_point):
         by_set[(run.regime, run.point)].append(run)
-    sets = []
-    for (regime, point), members in by_set.items():
-        labels = sorted({r.label for r in members})
-        sets.append(ComparisonSet(regime, point, members[0].point_value, labels, members))
-    return sets
+    return [
+        ComparisonSet(regime, point, members[0].point_value, sorted({r.label for r in members}), members)
+        for (regime, point), members in by_set.items()
+    ]
 
 
 def _through_idle(run: Run) -> bool | None:

@@ -214,7 +214,7 @@ def step_table(comparison: Comparison) -> Table:
                     fmt.num(s.throughput_rps),
                     fmt.num(s.p50_ms),
                     fmt.num(s.p99_ms),
-                    fmt.num(s.floor_p99_ms) if s.floor_p99_ms is not None else "-",
+                    fmt.num(s.floor_p99_ms),
                     fmt.num(s.cpu_pct),
                     fmt.num(s.db_cpu_pct),
                     "-" if s.throttled_share is None else f"{s.throttled_share * 100:.0f} %",
@@ -421,12 +421,7 @@ def first_screen(comparison: Comparison) -> FirstScreen | None:
     )
     sentences = [
         _answer(
-            cset,
-            "cpu_us_per_request",
-            "Most work per CPU:",
-            "costing",
-            "CPU µs per request",
-            higher=False,
+            cset, "cpu_us_per_request", "Most work per CPU:", "costing", "CPU µs per request", higher=False
         ),
         _answer(cset, "capacity", "Most load under the SLO:", "holding", "req/s", higher=True),
         _answer(cset, "memory", "Least memory:", "at", "MB per instance", higher=False, digits=1),

@@ -119,11 +119,10 @@ def manifest_tables(runs: Sequence[Run]) -> list[Table]:
         "manifest.json",
         empty="no field differs between implementations",
     )
-    tables = [common, per_label]
     if varying:
         per_label.notes.append(
             "Different from run to run (ids, times, points): "
             + ", ".join(varying[:40])
             + (" …" if len(varying) > 40 else "")
         )
-    return tables
+    return [common, per_label]

@@ -432,10 +432,11 @@ def breakdown(comparison: Comparison) -> Figure:
     if ref is None:
         figure.missing = "no run has per-type Server-Timing figures (metrics.json per_type.server_timing_ms)"
         return figure
-    rows = []
-    for label in sorted(ref.labels):
-        for name, slices in breakdown_of(ref.runs_of(label)).items():
-            rows.append((f"{label}: {name}", slices.db, slices.app_only, slices.outside or 0.0))
+    rows = [
+        (f"{label}: {name}", slices.db, slices.app_only, slices.outside or 0.0)
+        for label in sorted(ref.labels)
+        for name, slices in breakdown_of(ref.runs_of(label)).items()
+    ]
     fig, ax = plt.subplots(figsize=(8.0, max(3.0, 0.32 * len(rows) + 1)))
     names = [r[0] for r in rows]
     y = np.arange(len(rows))

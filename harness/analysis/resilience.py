@@ -176,13 +176,11 @@ def timeline_figure(scenario: str, runs: Sequence[FaultRun]) -> Figure:
     for run, rows in series:
         t = [r["t_s"] for r in rows]
         p99 = [r["p99_ms"] if r["p99_ms"] is not None else float("nan") for r in rows]
-        share = []
-        for r in rows:
-            total = r["requests"] or 0.0
-            failed = sum(
-                (r.get(k) or 0.0) for k in ("unavailable_503", "server_5xx", "connection", "timeout")
-            )
-            share.append(100 * failed / total if total else 0.0)
+        failed = [
+            sum(r.get(k) or 0.0 for k in ("unavailable_503", "server_5xx", "connection", "timeout"))
+            for r in rows
+        ]
+        share = [100 * f / r["requests"] if r["requests"] else 0.0 for f, r in zip(failed, rows, strict=True)]
         top.plot(t, p99, label=run.impl, color=colors[run.impl], linewidth=1.4)
         bottom.plot(t, share, label=run.impl, color=colors[run.impl], linewidth=1.4)
     shades = {"latency": "#f5c26b", "reset": "#e57373"}

@@ -214,26 +214,23 @@ def markdown(summary: dict[str, Any]) -> str:
 def write_csv(summary: dict[str, Any], path: Path) -> Path:
     """One row per group or ratio and metric: its geometric mean, 95 % interval, CV and count."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    rows: list[tuple[str, str, str, dict[str, Any] | None]] = []
-    for label in summary["groups_compared"]:
-        for m in METRICS:
-            rows.append((label, m.key, m.unit, (summary["groups"][label].get(m.key) or {}).get("interval")))
-    for name, pair in summary["pairs"].items():
-        for m in METRICS:
-            rows.append((name, m.key, "ratio", (pair.get(m.key) or {}).get("interval")))
+    figures = [
+        (label, m.key, m.unit, summary["groups"][label].get(m.key))
+        for label in summary["groups_compared"]
+        for m in METRICS
+    ]
+    figures += [
+        (name, m.key, "ratio", pair.get(m.key)) for name, pair in summary["pairs"].items() for m in METRICS
+    ]
     with path.open("w", newline="", encoding="utf-8") as out:
-        writer = csv.writer(out)
+        writer = csv.writer(out)  # None is written as an empty field
         writer.writerow(
             ["group_or_ratio", "metric", "unit", "n", "geometric_mean", "ci_low", "ci_high", "cv_pct"]
         )
-        for name, key, unit, interval in rows:
-            interval = interval or {}
+        for name, key, unit, figure in figures:
+            interval = (figure or {}).get("interval") or {}
             writer.writerow(
-                [name, key, unit]
-                + [
-                    "" if interval.get(field) is None else interval[field]
-                    for field in ("n", "centre", "low", "high", "cv_pct")
-                ]
+                [name, key, unit, *(interval.get(f) for f in ("n", "centre", "low", "high", "cv_pct"))]
             )
     return path
 

@@ -628,9 +628,8 @@ def _timed_items(metrics: Mapping[str, Any]) -> list[tuple[tuple[str, ...], Mapp
 
 def breakdown_of(runs: Sequence[Run]) -> dict[str, Slices]:
     """Per request type (and 'all'): request-weighted means of latency and Server-Timing db and app."""
-    acc: dict[str, list[float]] = defaultdict(
-        lambda: [0.0, 0.0, 0.0, 0.0, 0.0]
-    )  # req, lat*req, lat_req, app, db
+    # per key: requests, latency x requests, requests with a latency, app x requests, db x requests
+    acc: dict[str, list[float]] = defaultdict(lambda: [0.0] * 5)
     for run in runs:
         for keys, item in _timed_items(run.metrics or {}):
             requests = as_float(item.get("requests")) or 0.0
@@ -647,9 +646,10 @@ def breakdown_of(runs: Sequence[Run]) -> dict[str, Slices]:
                     slot[2] += requests
                 slot[3] += app * requests
                 slot[4] += db * requests
-    out = {}
-    for key, (req, lat, lat_req, app, db) in acc.items():
-        out[key] = Slices(req, lat / lat_req if lat_req else None, app / req, db / req)
+    out = {
+        key: Slices(req, lat / lat_req if lat_req else None, app / req, db / req)
+        for key, (req, lat, lat_req, app, db) in acc.items()
+    }
     return dict(sorted(out.items(), key=lambda kv: (kv[0] == "all", kv[0])))
 
 
@@ -777,12 +777,8 @@ def runs_table(comparison: Comparison) -> Table:
     rows = []
     for run in comparison.runs:
         slo = get_path(run.verdict or {}, "slo")
-        slo_text = "-"
-        if isinstance(slo, Mapping):
-            met = slo.get("met", slo.get("ok", slo.get("passed")))
-            slo_text = "met" if met is True else "missed" if met is False else "-"
-        elif isinstance(slo, bool):
-            slo_text = "met" if slo else "missed"
+        met = slo.get("met", slo.get("ok", slo.get("passed"))) if isinstance(slo, Mapping) else slo
+        slo_text = "met" if met is True else "missed" if met is False else "-"
         rows.append(
             [
                 run.run_id,

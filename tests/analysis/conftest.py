@@ -14,8 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from synthetic import Study, full_study  # noqa: E402
 
-from harness.analysis import compare  # noqa: E402
-from harness.analysis.comparison import Comparison  # noqa: E402
+from harness.analysis.comparison import Comparison, compare  # noqa: E402
 
 # A smaller study than the default (fewer points per regime) keeps the suite quick on a 2-core machine.
 STUDY_SHAPE = {"rates": (100, 500, 900, 1050), "user_counts": (1, 4, 16), "sizes": (1024, 65536)}

@@ -8,7 +8,7 @@ from pathlib import Path
 from rich.console import Console
 from synthetic import Writer, make_metrics
 
-from harness.analysis import compare
+from harness.analysis.comparison import compare
 from harness.analysis.report import SECTIONS, render_html, sections_for
 from harness.analysis.writers import render_terminal
 from harness.claims import runner

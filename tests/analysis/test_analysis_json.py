@@ -9,7 +9,7 @@ import math
 from rich.console import Console
 from synthetic import fixed_rate_groups
 
-from harness.analysis import compare
+from harness.analysis.comparison import compare
 from harness.analysis.metrics import ALL_METRICS
 from harness.analysis.table_render import json_table
 from harness.analysis.tables import details_table, usl_table, verdict_tables

@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 from synthetic import LADDER_RATES, LADDER_TRUTH, Writer, write_floor, write_ladders
 
-from harness.analysis import compare, render_html
 from harness.analysis.aa import DIFFERS, SAME, aa_verdicts
-from harness.analysis.comparison import Comparison
+from harness.analysis.comparison import Comparison, compare
 from harness.analysis.ladder_report import (
     Floor,
     first_screen,
@@ -25,6 +24,7 @@ from harness.analysis.ladder_report import (
 from harness.analysis.load import read_run
 from harness.analysis.metrics import ALL_METRICS, METRICS, resolve_metrics
 from harness.analysis.plots import latency_vs_throughput
+from harness.analysis.report import render_html
 from harness.analysis.tables import anova_table, verdict_tables
 
 RESAMPLES = 999

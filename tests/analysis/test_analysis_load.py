@@ -9,9 +9,9 @@ import shutil
 from rich.console import Console
 from synthetic import Writer, fixed_rate_groups, make_metrics
 
-from harness.analysis import compare, render_terminal
+from harness.analysis.comparison import compare
 from harness.analysis.load import discover, point_label, point_number, read_run, select
-from harness.analysis.writers import render_markdown
+from harness.analysis.writers import render_markdown, render_terminal
 
 
 def test_invalid_and_failed_runs_are_excluded_and_reported(study, study_comparison):
@@ -126,8 +126,9 @@ def test_secrets_never_reach_the_manifest_summary(study_comparison):
 
 def test_sparse_folders_do_not_break_any_output(tmp_path):
     """Only the fields a minimal runner would write: every output still renders, with 'no data' notes."""
-    from harness.analysis import render_html, write_csv
+    from harness.analysis.report import render_html
     from harness.analysis.writers import render_markdown as markdown
+    from harness.analysis.writers import write_csv
 
     for i, (impl, value) in enumerate([("java", 100.0), ("node", 120.0)] * 3):
         folder = tmp_path / "r" / f"20260101T00000{i}Z-{impl}-fixed-rate-{i:06x}"

@@ -20,8 +20,7 @@ from pathlib import Path
 import pytest
 from PIL import Image, ImageStat
 
-from harness.analysis import render_html
-from harness.analysis.report import SECTIONS
+from harness.analysis.report import SECTIONS, render_html
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or "/usr/bin/chromium"
 FLAGS = [
@@ -125,7 +124,7 @@ def test_report_screenshot_is_not_blank(tmp_path, report_html):
 
 
 def test_report_with_invalid_runs_carries_the_banner(study, tmp_path):
-    from harness.analysis import compare
+    from harness.analysis.comparison import compare
 
     comparison = compare([study.root], metrics=["capacity"], include_invalid=True, n_resamples=199)
     html = render_html(comparison)

@@ -10,7 +10,7 @@ import pytest
 from statsmodels.stats.multicomp import pairwise_tukeyhsd
 from synthetic import fixed_rate_groups
 
-from harness.analysis import compare
+from harness.analysis.comparison import compare
 from harness.model.stats import (
     analyse,
     compact_letters,

@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 from synthetic import Writer, make_metrics
 
-from harness.analysis import write_csv
 from harness.analysis.knee import find_knee
 from harness.analysis.load import read_run
 from harness.analysis.tables import (
@@ -24,6 +23,7 @@ from harness.analysis.tables import (
     source_tables,
     verdict_tables,
 )
+from harness.analysis.writers import write_csv
 
 
 def _folders(study, regime: str, impl: str, **point: float) -> list[dict]:
