@@ -9,33 +9,19 @@ import typer
 from harness.cli.options import IMPLS, instance_cpus, parse_impls
 from harness.console import UserError, console
 
-SCENARIO_HELP = (
-    "Fault scenarios, each under a fixed arrival rate of the mixed mix (reads and bids), bounded in "
-    "time, on 127.0.0.1 only, stored like every run (regime `faults`) with faults.json (schedule, "
-    "events, figures) and timeline.csv (per second: requests per error class, p50/p99 of the "
-    "successes):\n\n"
-    "[bold]db-outage[/] stop PostgreSQL for --outage seconds mid-run, then start it again. Measures "
-    "the answers during the outage (the contract's 503; never a 500 or a hang), the time from the "
-    "database's return to the first success, the time until p99 is back to the pre-fault baseline, "
-    "and whether the app survived.\n\n"
-    "[bold]slow-db[/] Toxiproxy between the app and PostgreSQL: --latency ms on every database "
-    "reply, then every connection reset. Shows pool exhaustion (503 after the 5 s checkout timeout),"
-    " errors and recovery.\n\n"
-    "[bold]overload[/] 60 s at twice the measured capacity, then back: no crash, peak RSS, errors by"
-    " class, time back to baseline latency.\n\n"
-    "[bold]kill-instance[/] two instances; kill -9 one mid-run. The run is kept, the survivor keeps "
-    "serving, no orphans.\n\n"
-    "[bold]all[/] the four, one after the other.\n\n"
-    "[bold]slow-clients[/] 200 connections hold half-sent uploads; p99 of ordinary GETs with and "
-    "without them, and every answer the held uploads got (harness/faults/slowclients.py).\n\n"
-    "After every scenario: no lost or duplicated bids (items.max_bid_cents/bid_count agree with "
-    "bids; every 201 has its row). The rate is --share of the newest stored capacity of the "
-    "implementation at --cpus (a `./bidbench ladder` at one instance), or --rate. Exit status 1 when an app answered "
-    "500, crashed, left an orphan or broke an invariant. `python compare.py results/` shows the "
-    "resilience section with a timeline plot per run.\n\n"
-    "The scenarios run on their own embedded PostgreSQL (.bidbench/pg-faults, seeded on first use, "
-    "stopped at the end), so they neither stop nor disturb the database other runs use. With "
-    "BIDBENCH_DATABASE_URL set they use that server instead, except db-outage, which refuses."
+# One line per paragraph: rich keeps a help string's line breaks, and the terminal wraps it again.
+SCENARIO_HELP = "\n\n".join(
+    [
+        "Fault scenarios, each under a fixed arrival rate of the mixed mix (reads and bids), bounded in time, on 127.0.0.1 only, stored like every run (regime `faults`) with faults.json (schedule, events, figures) and timeline.csv (per second: requests per error class, p50/p99 of the successes):",
+        "[bold]db-outage[/] stop PostgreSQL for --outage seconds mid-run, then start it again. Measures the answers during the outage (the contract's 503; never a 500 or a hang), the time from the database's return to the first success, the time until p99 is back to the pre-fault baseline, and whether the app survived.",
+        "[bold]slow-db[/] Toxiproxy between the app and PostgreSQL: --latency ms on every database reply, then every connection reset. Shows pool exhaustion (503 after the 5 s checkout timeout), errors and recovery.",
+        "[bold]overload[/] 60 s at twice the measured capacity, then back: no crash, peak RSS, errors by class, time back to baseline latency.",
+        "[bold]kill-instance[/] two instances; kill -9 one mid-run. The run is kept, the survivor keeps serving, no orphans.",
+        "[bold]all[/] the four, one after the other.",
+        "[bold]slow-clients[/] 200 connections hold half-sent uploads; p99 of ordinary GETs with and without them, and every answer the held uploads got (harness/faults/slowclients.py).",
+        "After every scenario: no lost or duplicated bids (items.max_bid_cents/bid_count agree with bids; every 201 has its row). The rate is --share of the newest stored capacity of the implementation at --cpus (a `./bidbench ladder` at one instance), or --rate. Exit status 1 when an app answered 500, crashed, left an orphan or broke an invariant. `python compare.py results/` shows the resilience section with a timeline plot per run.",
+        "The scenarios run on their own embedded PostgreSQL (.bidbench/pg-faults, seeded on first use, stopped at the end), so they neither stop nor disturb the database other runs use. With BIDBENCH_DATABASE_URL set they use that server instead, except db-outage, which refuses.",
+    ]
 )
 
 

@@ -124,12 +124,10 @@ def summarize(samples: Sequence[Sample]) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for name in dict.fromkeys(s.generator for s in samples):
         mine = [s for s in samples if s.generator == name]
-        cost = spread([s.us_per_request for s in mine])
-        wakes = spread([s.wakeups_per_request for s in mine])
         lates = [s.late_sends for s in mine if s.late_sends is not None]
         out[name] = {
-            "cpu_us_per_request": asdict(cost),
-            "voluntary_switches_per_request": asdict(wakes),
+            "cpu_us_per_request": asdict(spread([s.us_per_request for s in mine])),
+            "voluntary_switches_per_request": asdict(spread([s.wakeups_per_request for s in mine])),
             "late_sends": asdict(spread([float(v) for v in lates])) if lates else None,
             "repetitions": len(mine),
             "failed": sum(1 for s in mine if s.exit_code != 0 or s.requests <= 0),
@@ -239,7 +237,7 @@ def run_driver(setup: Setup, mix: str, name: str, repetition: int, position: int
     stem = folder / f"{name}-{repetition}"
     summary = stem.with_suffix(".summary.json")
     done = run_generator(setup, [str(setup.driver), "run"], driver_env(setup, mix, summary), stem)
-    data = read_driver_summary(summary)
+    data = _json_object(summary.read_text)
     latency = data.get("latency_ms") or {}
     return _sample(
         name,
@@ -264,10 +262,6 @@ def _json_object(read: Callable[[], str]) -> dict[str, Any]:
     except (OSError, ValueError, subprocess.TimeoutExpired):
         return {}
     return data if isinstance(data, dict) else {}
-
-
-def read_driver_summary(path: Path) -> dict[str, Any]:
-    return _json_object(path.read_text)
 
 
 WRK_REQUESTS = re.compile(r"^\s*(\d+) requests in ([\d.]+)(m?s|m)\b", re.MULTILINE)
@@ -584,7 +578,7 @@ def accuracy(options: Options) -> int:
             f"accuracy 1: a target answering after {ACCURACY_DELAY_MS:g} ms, {ACCURACY_RATE:g} req/s, {seconds:g} s"
         )
         sample = run_driver(setup, "bare", "fixed-delay", 1, 0, folder)
-        data = read_driver_summary(folder / "fixed-delay-1.summary.json")
+        data = _json_object((folder / "fixed-delay-1.summary.json").read_text)
         p50 = (data.get("latency_ms") or {}).get("p50")
         checks["fixed_delay"] = {
             "delay_ms": ACCURACY_DELAY_MS,
@@ -605,7 +599,7 @@ def accuracy(options: Options) -> int:
             f"the driver holds at most {STALL_MAX_CONNS} connections (BB_MAX_CONNS)"
         )
         sample = run_driver(setup, "bare", "stall", 1, 0, folder)
-        data = read_driver_summary(folder / "stall-1.summary.json")
+        data = _json_object((folder / "stall-1.summary.json").read_text)
         checks["stall"] = {
             "stall_ms": STALL_MS,
             "stall_at_s": STALL_AT_S,

@@ -182,8 +182,7 @@ def _python_licence(metadata: Any) -> str | None:
         for c in metadata.get_all("Classifier") or []
         if c.startswith("License :: ") and c not in ("License :: OSI Approved", "License :: DFSG approved")
     ]
-    named = [n for n in named if n]
-    return " OR ".join(sorted(set(named))) if named else None
+    return " OR ".join(sorted({n for n in named if n})) or None
 
 
 def python_dependencies(
