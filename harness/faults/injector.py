@@ -67,18 +67,9 @@ def start_again(cluster: EmbeddedCluster) -> None:
     stale = cluster.data_dir / "postmaster.pid"
     if stale.exists():
         stale.unlink()  # a killed server's pid file; a fast shutdown leaves none
+    pg_ctl = [str(cluster.bindir / "pg_ctl"), "-D", str(cluster.data_dir), "-l", str(cluster.log_file)]
     done = cluster._run_as_server_user(  # noqa: SLF001 - the cluster's own way to run pg_ctl as its user
-        [
-            str(cluster.bindir / "pg_ctl"),
-            "-D",
-            str(cluster.data_dir),
-            "-l",
-            str(cluster.log_file),
-            "-w",
-            "-t",
-            "60",
-            "start",
-        ]
+        [*pg_ctl, "-w", "-t", "60", "start"]
     )
     if done.returncode != 0:
         raise RuntimeError(f"pg_ctl start failed ({done.returncode}): {done.stderr.strip()[-500:]}")
@@ -87,15 +78,10 @@ def start_again(cluster: EmbeddedCluster) -> None:
 class FaultHooks:
     """harness.engine.session.WindowHooks for one scenario (duck-typed, so run.py needs no import of this package)."""
 
-    def __init__(
-        self,
-        scenario: Scenario,
-        cluster: EmbeddedCluster | None = None,
-        proxy: Toxiproxy | None = None,
-    ) -> None:
+    def __init__(self, scenario: Scenario, cluster: EmbeddedCluster | None = None) -> None:
         self.scenario = scenario
         self.cluster = cluster
-        self.proxy = proxy
+        self.proxy: Toxiproxy | None = None
         self.events: list[Event] = []
         self.killed: set[str] = set()
         self.measure_start_unix: float | None = None

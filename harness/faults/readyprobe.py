@@ -51,26 +51,23 @@ def probe_once(base_url: str, timeout_s: float = TIMEOUT_S) -> Sample:
 class ReadyProbe:
     """Polls /ready of each base URL on its own thread until stop()."""
 
-    def __init__(self, base_urls: Sequence[str], period_s: float = PERIOD_S) -> None:
-        self.base_urls = list(base_urls)
-        self.period_s = period_s
-        self.samples: dict[str, list[Sample]] = {url: [] for url in self.base_urls}
+    def __init__(self, base_urls: Sequence[str]) -> None:
+        self.samples: dict[str, list[Sample]] = {url: [] for url in base_urls}
         self._stop = threading.Event()
-        self._threads: list[threading.Thread] = []
+        self._threads = [
+            threading.Thread(target=self._poll, args=(url,), name="bidbench-ready-probe", daemon=True)
+            for url in self.samples
+        ]
 
     def start(self) -> None:
-        for url in self.base_urls:
-            thread = threading.Thread(
-                target=self._poll, args=(url,), name="bidbench-ready-probe", daemon=True
-            )
+        for thread in self._threads:
             thread.start()
-            self._threads.append(thread)
 
     def _poll(self, url: str) -> None:
         while not self._stop.is_set():
             sample = probe_once(url)
             self.samples[url].append(sample)
-            self._stop.wait(max(0.0, self.period_s - (sample.end - sample.start)))
+            self._stop.wait(max(0.0, PERIOD_S - (sample.end - sample.start)))
 
     def stop(self) -> None:
         self._stop.set()

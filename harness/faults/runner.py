@@ -216,94 +216,82 @@ def run_scenario(
             cluster.up()
             override = cluster.url()
     with _database(override):
-        return _run(impl, scenario, rate, cpus, cluster, results_dir, knobs)
-
-
-def _run(
-    impl: str,
-    scenario: Scenario,
-    rate: RateChoice,
-    cpus: float | None,
-    cluster: EmbeddedCluster | None,
-    results_dir: Path | None,
-    knobs: dict[str, str] | None,
-) -> FaultResult:
-    db_ready.ensure_up()
-    server = current_server()
-    proxy: Toxiproxy | None = None
-    database_url: str | None = None
-    proxy_log = paths.RUNTIME / f"toxiproxy-{time.time_ns()}.log"
-    hooks = FaultHooks(scenario, cluster if scenario.name == "db-outage" else None, None)
-    outcome = None
-    survivors: dict[str, dict[str, Any]] = {}
-    since = 0
-    oid: int | None = None
-    run_root: Path | None = None
-    try:
-        if scenario.name == "slow-db":
-            proxy = Toxiproxy(proxy_log)
-            proxy.start()
-            port = proxy.create_proxy(PROXY_NAME, server.host_port)
-            database_url = _replace_port(server.url(), port)
-            hooks.proxy = proxy
-        load = LoadSettings(
-            targets=[],
-            mix=MIX,
-            rate=rate.rate,
-            warmup_s=scenario.warmup_s,
-            duration_s=scenario.duration_s,
-            stages=scenario.stages(rate.rate, rate.capacity),
-            trace=True,
-        )
-        plan = RunPlan(
-            impl=impl,
-            load=load,
-            instances=scenario.instances,
-            cpus=cpus,
-            knobs=dict(knobs or {}),
-            regime="faults",
-            group=f"{impl}/default/faults/{scenario.name}",
-            point={"scenario": scenario.name, "rate": rate.rate},
-            expect_below_capacity=False,
-            results_dir=results_dir,
-            database_url=database_url,
-        )
-        with Session(plan, quiet=True) as session:
-            run_root = getattr(session, "run_root", None)
-            if session.started_ok:
-                since = invariants.max_bid_id(server.url())
-                oid = invariants.database_oid(server.url())
-            outcome = session.measure(plan, hooks)  # type: ignore[arg-type]
-            survivors = _survivors(session, hooks)
-    finally:
-        hooks.restore()
-        if proxy is not None:
-            proxy.stop()
-    assert outcome is not None
-    if proxy is not None and proxy_log.exists():
-        shutil.move(str(proxy_log), outcome.folder.logs / "toxiproxy.log")
-    left = orphans(run_root) if run_root else []
-    row, details = analyse(outcome.folder, scenario, hooks, survivors, left, server.url(), since, oid)
-    row.update(impl=impl, scenario=scenario.name, rate=rate.rate, status=outcome.status)
-    if scenario.overload_factor:
-        row["peak_rate"] = round(scenario.overload_factor * rate.capacity)
-    faults = {
-        "schema": 1,
-        "scenario": asdict(scenario),
-        "rate": asdict(rate),
-        "measure_start_unix": hooks.measure_start_unix,
-        "events": [e.to_json() for e in hooks.events],
-        "cleanup_errors": hooks.cleanup_errors,
-        "instances": survivors,
-        "orphans": left,
-        "summary": row,
-        **details,
-    }
-    outcome.folder.write_json("faults.json", faults)
-    manifest = read_manifest(outcome.folder)
-    manifest.sections["faults"] = {"scenario": scenario.name, "rate_source": rate.source, "summary": row}
-    write_manifest(outcome.folder, manifest)
-    return FaultResult(impl, scenario.name, outcome.folder, outcome.status, outcome.reason, row)
+        db_ready.ensure_up()
+        server = current_server()
+        proxy: Toxiproxy | None = None
+        database_url: str | None = None
+        proxy_log = paths.RUNTIME / f"toxiproxy-{time.time_ns()}.log"
+        hooks = FaultHooks(scenario, cluster if scenario.name == "db-outage" else None)
+        outcome = None
+        survivors: dict[str, dict[str, Any]] = {}
+        since = 0
+        oid: int | None = None
+        run_root: Path | None = None
+        try:
+            if scenario.name == "slow-db":
+                proxy = Toxiproxy(proxy_log)
+                proxy.start()
+                port = proxy.create_proxy(PROXY_NAME, server.host_port)
+                database_url = _replace_port(server.url(), port)
+                hooks.proxy = proxy
+            load = LoadSettings(
+                targets=[],
+                mix=MIX,
+                rate=rate.rate,
+                warmup_s=scenario.warmup_s,
+                duration_s=scenario.duration_s,
+                stages=scenario.stages(rate.rate, rate.capacity),
+                trace=True,
+            )
+            plan = RunPlan(
+                impl=impl,
+                load=load,
+                instances=scenario.instances,
+                cpus=cpus,
+                knobs=dict(knobs or {}),
+                regime="faults",
+                group=f"{impl}/default/faults/{scenario.name}",
+                point={"scenario": scenario.name, "rate": rate.rate},
+                expect_below_capacity=False,
+                results_dir=results_dir,
+                database_url=database_url,
+            )
+            with Session(plan, quiet=True) as session:
+                run_root = getattr(session, "run_root", None)
+                if session.started_ok:
+                    since = invariants.max_bid_id(server.url())
+                    oid = invariants.database_oid(server.url())
+                outcome = session.measure(plan, hooks)  # type: ignore[arg-type]
+                survivors = _survivors(session, hooks)
+        finally:
+            hooks.restore()
+            if proxy is not None:
+                proxy.stop()
+        assert outcome is not None
+        if proxy is not None and proxy_log.exists():
+            shutil.move(str(proxy_log), outcome.folder.logs / "toxiproxy.log")
+        left = orphans(run_root) if run_root else []
+        row, details = analyse(outcome.folder, scenario, hooks, survivors, left, server.url(), since, oid)
+        row.update(impl=impl, scenario=scenario.name, rate=rate.rate, status=outcome.status)
+        if scenario.overload_factor:
+            row["peak_rate"] = round(scenario.overload_factor * rate.capacity)
+        faults = {
+            "schema": 1,
+            "scenario": asdict(scenario),
+            "rate": asdict(rate),
+            "measure_start_unix": hooks.measure_start_unix,
+            "events": [e.to_json() for e in hooks.events],
+            "cleanup_errors": hooks.cleanup_errors,
+            "instances": survivors,
+            "orphans": left,
+            "summary": row,
+            **details,
+        }
+        outcome.folder.write_json("faults.json", faults)
+        manifest = read_manifest(outcome.folder)
+        manifest.sections["faults"] = {"scenario": scenario.name, "rate_source": rate.source, "summary": row}
+        write_manifest(outcome.folder, manifest)
+        return FaultResult(impl, scenario.name, outcome.folder, outcome.status, outcome.reason, row)
 
 
 def _window_counts(requests: list[timeline.Request], t0: float, start: float, end: float) -> dict[str, Any]:
@@ -373,12 +361,9 @@ def analyse(
         "after": _window_counts(measured, t0, recover_from, scenario.duration_s + 60),
     }
     if scenario.name == "slow-db":
-        lat = [s for s in scenario.steps if s.action == "latency"]
-        reset = [s for s in scenario.steps if s.action == "reset"]
-        clears = [s.at_s for s in scenario.steps if s.action == "clear"]
-        if lat and reset and len(clears) == 2:
-            windows["latency"] = _window_counts(measured, t0, lat[0].at_s, clears[0])
-            windows["reset"] = _window_counts(measured, t0, reset[0].at_s, clears[1])
+        latency, latency_end, reset, reset_end = (s.at_s for s in scenario.steps)  # scenarios.slow_db
+        windows["latency"] = _window_counts(measured, t0, latency, latency_end)
+        windows["reset"] = _window_counts(measured, t0, reset, reset_end)
     all_counts = timeline.class_counts(measured)
     killed_conn = sum(
         1 for r in measured if r.target in killed_targets and r.klass in ("connection", "timeout")

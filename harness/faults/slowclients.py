@@ -49,6 +49,8 @@ RATIO_TARGET = 2.0
 # uploads writes nothing. Exactly DECLARED_BYTES long.
 SLOW_BODY = (b'{"x":"' + b"a" * (DECLARED_BYTES - 8) + b'"}')[:DECLARED_BYTES]
 assert len(SLOW_BODY) == DECLARED_BYTES
+COLUMNS = ("app", "baseline p99 ms", "p99 under attack ms", "ratio", "ordinary failures", "slow answers",
+           "verdict")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -72,14 +74,8 @@ FULL = Plan()
 
 def _paths_cycle(index: int) -> str:
     """Ordinary reads over the seeded data: an item, a category page, the regions, health."""
-    kind = index % 4
-    if kind == 0:
-        return f"/items/{1 + (index * 7919) % 15000}"
-    if kind == 1:
-        return f"/categories/{1 + index % 19}/items?limit=10"
-    if kind == 2:
-        return "/regions"
-    return "/health"
+    item, category = 1 + (index * 7919) % 15000, 1 + index % 19
+    return (f"/items/{item}", f"/categories/{category}/items?limit=10", "/regions", "/health")[index % 4]
 
 
 @dataclass
@@ -119,15 +115,12 @@ def closed_loop(port: int, name: str, total: int, clients: int, limit_s: float) 
     counter = iter(range(total))
     deadline = time.monotonic() + limit_s
 
-    def next_index() -> int | None:
-        with lock:
-            return next(counter, None)
-
     def client() -> None:
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
         try:
             while time.monotonic() < deadline:
-                index = next_index()
+                with lock:
+                    index = next(counter, None)
                 if index is None:
                     return
                 path = _paths_cycle(index)
@@ -220,7 +213,6 @@ def release_slow(slow: list[SlowConnection], timeout_s: float) -> None:
         if conn.sock is None or conn.closed_by_server or conn.received:
             continue
         try:
-            conn.sock.setblocking(True)
             conn.sock.settimeout(2)
             conn.sock.sendall(SLOW_BODY[PARTIAL_BYTES:] if conn.partial else SLOW_BODY)
             conn.sock.setblocking(False)
@@ -369,17 +361,7 @@ def write_results(results: list[AppResult], plan: Plan, results_dir: Path | None
 
 
 def print_table(results: list[AppResult]) -> None:
-    table = Table(title=f"slow-clients: {SLOW_CONNECTIONS} held slow-body connections")
-    for column in (
-        "app",
-        "baseline p99 ms",
-        "p99 under attack ms",
-        "ratio",
-        "ordinary failures",
-        "slow answers",
-        "verdict",
-    ):
-        table.add_column(column)
+    table = Table(*COLUMNS, title=f"slow-clients: {SLOW_CONNECTIONS} held slow-body connections")
     for r in results:
         failures = {
             **r.baseline["failures"],

@@ -188,24 +188,18 @@ def p99_bound(baseline_ms: float) -> float:
 
 
 def time_to_baseline(
-    requests: Sequence[Request],
-    t0_unix: float,
-    from_s: float,
-    baseline_ms: float | None,
-    until_s: float | None = None,
-    rolling_s: int = ROLLING_S,
+    requests: Sequence[Request], t0_unix: float, from_s: float, baseline_ms: float | None
 ) -> float | None:
-    """Seconds from from_s to the start of the first rolling window (rolling_s long, stepped by 1 s) whose
+    """Seconds from from_s to the start of the first rolling window (ROLLING_S long, stepped by 1 s) whose
     requests are error-free (4xx allowed) and whose success p99 is within p99_bound(baseline); None if no
-    window before until_s (or the end of the trace) qualifies."""
+    window before the end of the trace qualifies."""
     if baseline_ms is None or not requests:
         return None
-    last = max(relative_s(r, t0_unix) for r in requests)
-    end = min(last, until_s) if until_s is not None else last
+    end = max(relative_s(r, t0_unix) for r in requests)
     start = from_s
     bound = p99_bound(baseline_ms)
-    while start + rolling_s <= end + 1e-9:
-        window = between(requests, t0_unix, start, start + rolling_s)
+    while start + ROLLING_S <= end + 1e-9:
+        window = between(requests, t0_unix, start, start + ROLLING_S)
         ok = [r.duration_ms for r in window if r.klass == "ok"]
         errors = sum(1 for r in window if r.klass not in ("ok", "client_4xx"))
         p99 = percentile(ok, 99)

@@ -15,7 +15,6 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from harness.db.cluster import free_port
@@ -29,8 +28,8 @@ class ToxiproxyError(RuntimeError):
 class Toxiproxy:
     """One toxiproxy-server process. Use as a context manager: it is always stopped afterwards."""
 
-    def __init__(self, log_path: Path, binary: Path | None = None) -> None:
-        self.binary = binary or toolchain.toxiproxy_path()
+    def __init__(self, log_path: Path) -> None:
+        self.binary = toolchain.toxiproxy_path()
         self.log_path = log_path
         self.api_port = free_port()
         self.proc: subprocess.Popen[bytes] | None = None
@@ -79,9 +78,7 @@ class Toxiproxy:
         self.start()
         return self
 
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
     def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
@@ -99,26 +96,16 @@ class Toxiproxy:
     def create_proxy(self, name: str, upstream: tuple[str, int]) -> int:
         """A TCP proxy on a free loopback port to upstream; returns the port the apps should connect to."""
         port = free_port()
-        self._call(
-            "POST",
-            "/proxies",
-            {
-                "name": name,
-                "listen": f"127.0.0.1:{port}",
-                "upstream": f"{upstream[0]}:{upstream[1]}",
-                "enabled": True,
-            },
-        )
+        upstream_at = f"{upstream[0]}:{upstream[1]}"
+        proxy = {"name": name, "listen": f"127.0.0.1:{port}", "upstream": upstream_at, "enabled": True}
+        self._call("POST", "/proxies", proxy)
         return port
 
     def add_toxic(
         self, proxy: str, name: str, kind: str, attributes: dict[str, Any], stream: str = "downstream"
     ) -> None:
-        self._call(
-            "POST",
-            f"/proxies/{proxy}/toxics",
-            {"name": name, "type": kind, "stream": stream, "toxicity": 1.0, "attributes": attributes},
-        )
+        toxic = {"name": name, "type": kind, "stream": stream, "toxicity": 1.0, "attributes": attributes}
+        self._call("POST", f"/proxies/{proxy}/toxics", toxic)
 
     def toxics(self, proxy: str) -> list[dict[str, Any]]:
         return list(self._call("GET", f"/proxies/{proxy}/toxics") or [])
