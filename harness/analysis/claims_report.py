@@ -5,6 +5,7 @@ verdict stored by the previous statistics (no `method` in its record) is marked 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -156,7 +157,6 @@ def two_runs_section(claims: Sequence[Claim], records: Sequence[dict[str, Any]])
     chosen = newest(records)
     table: list[list[str]] = []
     single: list[str] = []
-    agree = total = 0
     for claim in claims:
         latest = chosen.get(claim.id)
         if latest is None:
@@ -168,9 +168,7 @@ def two_runs_section(claims: Sequence[Claim], records: Sequence[dict[str, Any]])
         rows_before = {r.get("expected"): r for r in before.get("comparisons") or []}
         for k, row in enumerate(latest.get("comparisons") or []):
             first = rows_before.get(row.get("expected"))
-            total += 1
             same = first is not None and first.get("outcome") == row.get("outcome")
-            agree += same
             table.append(
                 [
                     f"`{claim.id}` row {k + 1}",
@@ -189,16 +187,17 @@ def two_runs_section(claims: Sequence[Claim], records: Sequence[dict[str, Any]])
         "labels differ, both runs' ratios, intervals and answers show why.",
         "",
     ]
-    if total:
+    if table:
+        agree = sum(row[-1] == "yes" for row in table)
         lines += [
-            f"The labels agree on {agree} of {total} rows ({100 * agree / total:.0f} %).",
+            f"The labels agree on {agree} of {len(table)} rows ({100 * agree / len(table):.0f} %).",
             "",
             *markdown_rows(
                 ["row", "first run", "first verdict", "second run", "second verdict", "same label"], table
             ),
         ]
     if single:
-        lines += [*([""] if total else []), f"One run so far ({len(single)}): " + ", ".join(single) + "."]
+        lines += [*([""] if table else []), f"One run so far ({len(single)}): " + ", ".join(single) + "."]
     return lines
 
 
@@ -364,13 +363,10 @@ def render(
     records = of_current_design(claims, records)
     chosen = newest(records)
     used = shown(claims, records)
-    counts: dict[str, int] = {}
-    for claim in claims:
-        if not claim.testable:
-            outcome = "not testable here"
-        else:
-            outcome = chosen[claim.id]["outcome"] if claim.id in chosen else NOT_RUN
-        counts[outcome] = counts.get(outcome, 0) + 1
+    counts = Counter(
+        "not testable here" if not c.testable else chosen[c.id]["outcome"] if c.id in chosen else NOT_RUN
+        for c in claims
+    )
     previous = [c.id for c in claims if c.id in chosen and chosen[c.id].get("method") is None]
     lines = [
         "# Replication report",

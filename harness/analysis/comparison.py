@@ -232,7 +232,7 @@ def compare(
                 bounds = [b for b in (metric.bound(r) for r in members) if b is not None]
                 if bounds:
                     # Averaging "at least" figures with real ones would understate the group; the
-                    # smallest bound is all the runs support (harness/analysis/ladder.py ladder_row).
+                    # smallest bound is all the runs support (harness/analysis/ladder_tables.py ladder_row).
                     cset.bounds.setdefault(metric.key, {})[label] = LowerBound(
                         min(bounds), len(bounds), len(members)
                     )

@@ -9,21 +9,17 @@ from harness.model.stats import Interval, PairTest, Summary
 TILDE = "~"
 
 
-def num(value: float | None, unit: str = "") -> str:
+def num(value: float | None) -> str:
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "-"
     magnitude = abs(value)
     if magnitude >= 10000:
-        text = f"{value:,.0f}"
-    elif magnitude >= 100:
-        text = f"{value:.1f}"
-    elif magnitude >= 1:
-        text = f"{value:.2f}"
-    elif magnitude < 1e-9:
-        text = "0"
-    else:
-        text = f"{value:#.3g}"
-    return f"{text} {unit}".rstrip() if unit else text
+        return f"{value:,.0f}"
+    if magnitude >= 100:
+        return f"{value:.1f}"
+    if magnitude >= 1:
+        return f"{value:.2f}"
+    return "0" if magnitude < 1e-9 else f"{value:#.3g}"
 
 
 def interval(iv: Interval | None) -> str:

@@ -96,7 +96,6 @@ def fit_usl(
     capacities: Sequence[float],
     confidence: float = 0.95,
     seed: int = 0,
-    n_boot: int = BOOTSTRAP_FITS,
 ) -> UslFit:
     n = np.asarray(ns, dtype=float)
     c = np.asarray(capacities, dtype=float)
@@ -128,7 +127,7 @@ def fit_usl(
     replicated = all(idx.size >= 2 for idx in by_level)
     fitted = np.asarray(usl(n, lam, sigma, kappa))
     draws: list[tuple[float, float, float, float]] = []
-    for _ in range(n_boot):
+    for _ in range(BOOTSTRAP_FITS):
         if replicated:
             pick = np.concatenate([rng.choice(idx, idx.size, replace=True) for idx in by_level])
             bn, bc = n[pick], c[pick]
@@ -138,7 +137,7 @@ def fit_usl(
         if got is not None:
             pk = peak_n(got[1], got[2])
             draws.append((got[0], got[1], got[2], pk if pk is not None else math.inf))
-    if len(draws) >= max(50, n_boot // 4):
+    if len(draws) >= max(50, BOOTSTRAP_FITS // 4):
         arr = np.asarray(draws)
         tail = (1.0 - confidence) / 2.0 * 100.0
         method = "bootstrap percentile" + ("" if replicated else " (residuals)")

@@ -16,7 +16,7 @@ from harness.analysis.host_factor import (
     relative_to_median,
     shared_factor_r,
 )
-from harness.analysis.ladder import ladder_row
+from harness.analysis.ladder_tables import ladder_row
 
 RATES = (500.0, 700.0, 1000.0, 1400.0, 2000.0, 2800.0)
 STEP_S = 2.0

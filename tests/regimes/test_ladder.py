@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from harness.analysis.ladder import ladder_row, spread
+from harness.analysis.ladder_tables import ladder_row, spread
 from harness.console import UserError
 from harness.engine.driver import LoadSettings
 from harness.engine.ladder_digest import _first_step_missed
