@@ -18,6 +18,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -136,8 +137,6 @@ class Run:
     metrics_record: Metrics | None = None
     verdict: dict[str, Any] | None = None
     problems: list[str] = field(default_factory=list)
-    _load_summary: Any = field(default=None, repr=False)
-    _load_summary_read: bool = field(default=False, repr=False)
 
     @property
     def point(self) -> str:
@@ -163,15 +162,14 @@ class Run:
     def metric(self, *keys: str) -> float | None:
         return as_float(get_path(self.metrics or {}, *keys))
 
+    @cached_property
     def load_summary(self) -> dict[str, Any] | None:
-        if not self._load_summary_read:
-            self._load_summary_read = True
-            if self.path is not None:
-                data, problem = _read_json(load_summary_path(self.path))
-                if problem:
-                    self.problems.append(problem)
-                self._load_summary = upgrade_load_summary(data) if isinstance(data, dict) else None
-        return self._load_summary
+        if self.path is None:
+            return None
+        data, problem = _read_json(load_summary_path(self.path))
+        if problem:
+            self.problems.append(problem)
+        return upgrade_load_summary(data) if isinstance(data, dict) else None
 
     @property
     def instances(self) -> int | None:

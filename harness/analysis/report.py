@@ -81,9 +81,10 @@ def headline(comparison: Comparison) -> tuple[str, list[str]]:
     for result in chosen.results:
         metric = ALL_METRICS[result.metric]
         for pair in result.pairs:
-            if result.baseline is not None and pair.a != result.baseline:
-                continue
-            sentences.append(fmt.sentence(pair, metric.title, metric.higher_is_better, comparison.confidence))
+            if result.baseline is None or pair.a == result.baseline:
+                sentences.append(
+                    fmt.sentence(pair, metric.title, metric.higher_is_better, comparison.confidence)
+                )
     return chosen.title, sentences
 
 
@@ -108,13 +109,11 @@ def render_html(comparison: Comparison) -> str:
     headline_set, sentences = headline(comparison)
     tables = {t.id: t for t in build.source_tables(comparison)}
     claims = claim_tables(comparison)
-    present = {"claims"} if claims else set()
     resilience = resilience_section(comparison)  # fault runs (./bidbench faults), or None
-    if resilience:
-        present.add("resilience")
     glance = first_screen(comparison)  # ladder runs, or None
-    if glance:
-        present.add("glance")
+    present = {
+        sid for sid, shown in (("claims", claims), ("resilience", resilience), ("glance", glance)) if shown
+    }
     return template.render(
         subtitle=(
             f"{len(comparison.runs)} runs of {', '.join(comparison.labels) or 'nothing'}; "
