@@ -41,11 +41,7 @@ CALIBRATION_STEPS_EXPECTED = 8
 
 def settings_for(shape: LadderShape) -> Any:
     return ladder.LadderSettings(
-        steps=shape.steps,
-        step_s=shape.step_s,
-        warmup_s=shape.warmup_s,
-        prewarm_max_s=shape.prewarm_max_s,
-        calibration_step_s=shape.calibration_step_s,
+        **asdict(shape),
         # Six steps in a 120-minute budget: one geometric grid, two overloaded steps to stop, one pass, and
         # calibrations from 400 req/s per CPU, since some variants are far slower than the defaults. The
         # pre-warm without the quota, the warm-up, the kernel's CFS period and the idle CPU as the intercept

@@ -26,6 +26,10 @@ def verdicts_dir(results_dir: Path | None = None) -> Path:
     return (results_dir or paths.RESULTS) / CLAIMS_SUBDIR
 
 
+# A row's results stored under their own names, after the ones the record spells its own way.
+RESULT_FIELDS = "tost_p_holm p_holm rows_in_family paired direction magnitude n_needed outcome reason".split()
+
+
 def verdict_record(claim: Claim, size: Size, quick: bool, verdict: ClaimVerdict) -> dict[str, Any]:
     """The JSON form of a verdict: enough to redraw the claims table and to find every run behind it."""
     observations = verdict.observations
@@ -67,15 +71,7 @@ def verdict_record(claim: Claim, size: Size, quick: bool, verdict: ClaimVerdict)
                 "tost_p": r.tost.p_value if r.tost else None,
                 "tost_ci90": list(r.tost.ci90) if r.tost else None,
                 "tost_band": list(r.tost.band) if r.tost else None,
-                "tost_p_holm": r.tost_p_holm,
-                "p_holm": r.p_holm,
-                "rows_in_family": r.rows_in_family,
-                "paired": r.paired,
-                "direction": r.direction,
-                "magnitude": r.magnitude,
-                "n_needed": r.n_needed,
-                "outcome": r.outcome,
-                "reason": r.reason,
+                **{key: getattr(r, key) for key in RESULT_FIELDS},
             }
             for r in verdict.results
         ],

@@ -112,11 +112,9 @@ def floor_stats(lo: np.ndarray, log_floor: float) -> tuple[np.ndarray, np.ndarra
 
 
 def _t(est: np.ndarray, se: np.ndarray, shift: float = 0.0) -> np.ndarray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = (est - shift) / se
     # identical values: no spread, so the sign of the difference is certain (0 only when there is none)
-    with np.errstate(invalid="ignore"):
-        return np.where(se > 0, t, np.sign(est - shift) * np.inf)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(se > 0, (est - shift) / se, np.sign(est - shift) * np.inf)
 
 
 def two_sided_p(est: np.ndarray, se: np.ndarray, df: np.ndarray) -> np.ndarray:
@@ -399,22 +397,22 @@ def decide(result: ComparisonResult, p_holm: float | None, tost_p_holm: float | 
     if test is not None:
         assert tost_p_holm is not None
         band = f"[{test.band[0]:.3g}, {test.band[1]:.3g}]"
+        ci90 = f"the 90 % interval [{test.ci90[0]:.3g}, {test.ci90[1]:.3g}]"
         result.magnitude = WITHIN if tost_p_holm < ALPHA else EXCLUDED if test.outside else UNDECIDED
     if comparison.relation == "equivalent":
         assert test is not None and tost_p_holm is not None
-        low, high = test.ci90
         if result.magnitude == WITHIN:
             result.outcome = REPLICATED
-            result.reason = f"TOST p={tost_p_holm:.3g}{holm_note}: the 90 % interval [{low:.3g}, {high:.3g}] lies within {band}"
+            result.reason = f"TOST p={tost_p_holm:.3g}{holm_note}: {ci90} lies within {band}"
         elif result.magnitude == EXCLUDED:
             result.outcome = CONTRADICTED
-            result.reason = f"the 90 % interval [{low:.3g}, {high:.3g}] lies wholly outside {band}"
+            result.reason = f"{ci90} lies wholly outside {band}"
         else:
             result.outcome = INCONCLUSIVE
             result.n_needed = test.n_needed
             result.reason = (
-                f"TOST p={tost_p_holm:.3g}{holm_note} >= {ALPHA:g}: the 90 % interval [{low:.3g}, {high:.3g}] is "
-                f"not within {band}; {_tost_runs(test, result.ratio)} (n now {n})"
+                f"TOST p={tost_p_holm:.3g}{holm_note} >= {ALPHA:g}: {ci90} is not within {band}; "
+                f"{_tost_runs(test, result.ratio)} (n now {n})"
             )
         return
     assert result.ratio_ci is not None and p_holm is not None
@@ -429,8 +427,8 @@ def decide(result: ComparisonResult, p_holm: float | None, tost_p_holm: float | 
             magnitude_text = f"magnitude: TOST p={tost_p_holm:.3g} puts {comparison.published_ratio:.3g} ± its tolerance {band} around the ratio"
         elif result.magnitude == EXCLUDED:
             magnitude_text = (
-                f"magnitude excluded: the 90 % interval [{test.ci90[0]:.3g}, {test.ci90[1]:.3g}] lies wholly "
-                f"outside the published {comparison.published_ratio:.3g}'s band {band}"
+                f"magnitude excluded: {ci90} lies wholly outside the published {comparison.published_ratio:.3g}'s "
+                f"band {band}"
             )
         else:
             magnitude_text = (

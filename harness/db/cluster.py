@@ -159,20 +159,9 @@ class EmbeddedCluster:
         pwfile = self.base_dir / "pwfile"
         pwfile.write_text(PASSWORD + "\n")
         self._chown_to_server_user(self.base_dir)
-        result = self._run_as_server_user(
-            [
-                str(self.bindir / "initdb"),
-                "-D",
-                str(self.data_dir),
-                "-U",
-                SUPERUSER,
-                f"--pwfile={pwfile}",
-                "--auth-host=scram-sha-256",
-                "--auth-local=scram-sha-256",
-                "--encoding=UTF8",
-                "--locale=C",
-            ]
-        )
+        auth = [f"--pwfile={pwfile}", "--auth-host=scram-sha-256", "--auth-local=scram-sha-256"]
+        initdb = [str(self.bindir / "initdb"), "-D", str(self.data_dir), "-U", SUPERUSER, *auth]
+        result = self._run_as_server_user([*initdb, "--encoding=UTF8", "--locale=C"])
         pwfile.unlink(missing_ok=True)
         if result.returncode != 0:
             raise UserError(f"initdb failed:\n{result.stdout}\n{result.stderr}")

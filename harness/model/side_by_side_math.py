@@ -37,13 +37,8 @@ def figures(record: dict[str, Any]) -> dict[str, dict[str, float | None]]:
     capacity = record.get("capacity") or {}
     for label, cost in ((record.get("cost") or {}).get("groups") or {}).items():
         found = (capacity.get(label) or {}).get("capacity") or {}
-        out[label] = {
-            "app_us": cost.get("app_us"),
-            "stack_us": cost.get("stack_us"),
-            "db_us": cost.get("db_us"),
-            "pss_mb": cost.get("pss_mb"),
-            "capacity_rps": found.get("rps") if found.get("bracketed") else None,
-        }
+        out[label] = {key: cost.get(key) for key in ("app_us", "stack_us", "db_us", "pss_mb")}
+        out[label]["capacity_rps"] = found.get("rps") if found.get("bracketed") else None
     return out
 
 
@@ -87,7 +82,6 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
     # The host's figures of every fresh start that measured cost steps, valid or not: a host too busy for
     # any step to count is exactly what a reader must see.
     cost = [r.get("cost") or {} for r in records if r.get("cost")]
-    steal = [_mean(c.get("steal_pct") or []) for c in cost]
     return {
         "groups_compared": labels,
         "baseline": baseline,
@@ -108,7 +102,7 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
             "flagged_steps": sum(len(c.get("flagged_host_busy") or []) for c in cost),
             "throttled_steps": sum(len(c.get("flagged_throttled") or []) for c in cost),
             "cost_steps": sum(len(c.get("rates") or []) for c in cost),
-            "steal_pct_per_fresh_start": steal,
+            "steal_pct_per_fresh_start": [_mean(c.get("steal_pct") or []) for c in cost],
             "unaccounted_pct_per_fresh_start": [_mean(c.get("unaccounted_pct") or []) for c in cost],
         },
         "folders": [r.get("folder") for r in records],

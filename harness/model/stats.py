@@ -323,14 +323,8 @@ def compact_letters(order: Sequence[str], differs: set[frozenset[str]]) -> dict[
     sets: list[set[str]] = [set(order)]
     for pair in differs:
         x, y = tuple(pair)
-        changed = True
-        while changed:
-            changed = False
-            for s in list(sets):
-                if x in s and y in s:
-                    sets.remove(s)
-                    sets.extend([s - {x}, s - {y}])
-                    changed = True
+        split = [s for s in sets if x in s and y in s]
+        sets = [s for s in sets if s not in split] + [part for s in split for part in (s - {x}, s - {y})]
         sets = [s for s in sets if s]
         unique: list[set[str]] = []
         for s in sorted(sets, key=len, reverse=True):

@@ -18,8 +18,6 @@ from harness.record.upgrade import manifest_to_current
 SCHEMA_VERSION = MANIFEST_VERSION
 FILE = "manifest.json"
 
-# A run's status: running (or collecting, for a distributed run) until it ends completed, failed or interrupted.
-COMPLETED = "completed"
 # The manifest's fields read as text (None stays None).
 _TEXT_FIELDS = "run_id impl variant status bidbench_version created_utc failure_reason finished_utc".split()
 

@@ -162,12 +162,8 @@ class Metrics:
         rest = dict(figures)
         rest.pop("schema_version", None)
         window = MeasuredWindow(**_take(MeasuredWindow, rest)) if "window_s" in rest else None
-        ladder = rest.pop("ladder") if isinstance(rest.get("ladder"), dict) else None
-        return cls(
-            window=window,
-            ladder=LadderSection.from_json(ladder) if ladder is not None else None,
-            sections=rest,
-        )
+        ladder = LadderSection.from_json(rest.pop("ladder")) if isinstance(rest.get("ladder"), dict) else None
+        return cls(window=window, ladder=ladder, sections=rest)
 
     @classmethod
     def from_json(cls, data: Any) -> Metrics:
