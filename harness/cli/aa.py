@@ -10,24 +10,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from harness.cli.options import (
-    COST_PASSES,
-    CPUS,
-    LADDER,
-    LADDER_MIX,
-    LADDER_STEP,
-    RATES,
-    SLO_MEAN,
-    SLO_P99,
-    STEP,
-    STEPS,
-    base_run_plan,
-    instance_cpus,
-    ladder_settings,
-    parse_impls,
-    parse_rates,
-    repetitions_option,
-)
+from harness.cli import options
 from harness.console import UserError, console
 
 # One line per paragraph: rich keeps a help string's line breaks, and the terminal wraps it again.
@@ -46,16 +29,16 @@ def register(app: typer.Typer) -> None:
     def aa(
         impl: Annotated[str, typer.Option(help="One implementation: java, node or php.")],
         repetitions: Annotated[
-            int, repetitions_option("Fresh starts (side by side), or ladders per group with --apart.")
+            int, options.repetitions_option("Fresh starts (side by side), or ladders per group with --apart.")
         ] = 5,
-        cpus: CPUS = None,
-        mix: LADDER_MIX = "browse",
-        steps: STEPS = LADDER.steps,
-        step: STEP = LADDER_STEP,
-        cost_passes: COST_PASSES = LADDER.cost_passes,
-        rates: RATES = None,
-        slo_p99: SLO_P99 = 50.0,
-        slo_mean: SLO_MEAN = 8.0,
+        cpus: options.CPUS = None,
+        mix: options.LADDER_MIX = "browse",
+        steps: options.STEPS = options.LADDER.steps,
+        step: options.STEP = options.LADDER_STEP,
+        cost_passes: options.COST_PASSES = options.LADDER.cost_passes,
+        rates: options.RATES = None,
+        slo_p99: options.SLO_P99 = 50.0,
+        slo_mean: options.SLO_MEAN = 8.0,
         alpha: Annotated[float, typer.Option(help="Significance level of each test.")] = 0.05,
         include_invalid: Annotated[
             bool,
@@ -76,7 +59,7 @@ def register(app: typer.Typer) -> None:
         from harness.analysis.load import read_run
         from harness.regimes.aa import AaPlan, run_aa
 
-        chosen = parse_impls(impl)
+        chosen = options.parse_impls(impl)
         if len(chosen) != 1:
             raise UserError(f"--impl takes one implementation for an A/A run; got {impl!r}")
         if not apart:
@@ -86,9 +69,11 @@ def register(app: typer.Typer) -> None:
             return
         if not 0 < alpha < 0.5:
             raise UserError(f"--alpha must be between 0 and 0.5; got {alpha:g}")
-        given = tuple(parse_rates(rates, "--rates")) if rates else ()
-        settings = ladder_settings(given, steps, step, cost_passes)
-        base = base_run_plan(mix, 0.0, settings.warmup_s, instance_cpus(cpus), "crud", slo_p99, slo_mean)
+        given = tuple(options.parse_rates(rates, "--rates")) if rates else ()
+        settings = options.ladder_settings(given, steps, step, cost_passes)
+        base = options.base_run_plan(
+            mix, 0.0, settings.warmup_s, options.instance_cpus(cpus), "crud", slo_p99, slo_mean
+        )
         plan = AaPlan(chosen[0], base, repetitions, settings, given)
         console.print(
             f"A/A: {plan.impl} against itself, {repetitions} + {repetitions} fresh starts interleaved, "

@@ -6,27 +6,7 @@ from typing import Annotated
 
 import typer
 
-from harness.cli.options import (
-    COST_PASSES,
-    CPUS,
-    IMPLS,
-    LADDER,
-    LADDER_MIX,
-    LADDER_STEP,
-    RATES,
-    SLO_MEAN,
-    SLO_P99,
-    STEP,
-    STEPS,
-    base_run_plan,
-    cpus_label,
-    instance_cpus,
-    ladder_settings,
-    parse_impls,
-    parse_positive_ints,
-    parse_rates,
-    repetitions_option,
-)
+from harness.cli import options
 from harness.console import UserError, console
 
 LADDER_HELP = """Run load ladders: each fresh start of an app runs K fixed-rate steps of equal length in one driver
@@ -46,20 +26,20 @@ Runtime floor (no database work): ./bidbench ladder --endpoint health"""
 def register(app: typer.Typer) -> None:
     @app.command(help=LADDER_HELP)
     def ladder(
-        impl: IMPLS = "java,node,php",
-        repetitions: Annotated[int, repetitions_option("Ladders per app.")] = 3,
-        cpus: CPUS = None,
+        impl: options.IMPLS = "java,node,php",
+        repetitions: Annotated[int, options.repetitions_option("Ladders per app.")] = 3,
+        cpus: options.CPUS = None,
         instances: Annotated[str, typer.Option(help="Instance counts, e.g. 1,2 (a ladder set each).")] = "1",
-        mix: LADDER_MIX = "browse",
+        mix: options.LADDER_MIX = "browse",
         endpoint: Annotated[
             str, typer.Option(help="crud: the mix; health: GET /health only, each runtime's HTTP floor.")
         ] = "crud",
-        steps: STEPS = LADDER.steps,
-        step: STEP = LADDER_STEP,
-        cost_passes: COST_PASSES = LADDER.cost_passes,
-        rates: RATES = None,
-        slo_p99: SLO_P99 = 50.0,
-        slo_mean: SLO_MEAN = 8.0,
+        steps: options.STEPS = options.LADDER.steps,
+        step: options.STEP = options.LADDER_STEP,
+        cost_passes: options.COST_PASSES = options.LADDER.cost_passes,
+        rates: options.RATES = None,
+        slo_p99: options.SLO_P99 = 50.0,
+        slo_mean: options.SLO_MEAN = 8.0,
         floor: Annotated[
             bool, typer.Option(help="Then the noise floor: the driver against static nginx at the top rates.")
         ] = False,
@@ -69,15 +49,15 @@ def register(app: typer.Typer) -> None:
 
         if endpoint not in ("crud", "health"):
             raise UserError(f"--endpoint takes crud or health; got {endpoint!r}")
-        impls = parse_impls(impl)
-        counts = tuple(parse_positive_ints(instances, "--instances"))
-        given = tuple(parse_rates(rates, "--rates")) if rates else ()
-        settings = ladder_settings(given, steps, step, cost_passes)
+        impls = options.parse_impls(impl)
+        counts = tuple(options.parse_positive_ints(instances, "--instances"))
+        given = tuple(options.parse_rates(rates, "--rates")) if rates else ()
+        settings = options.ladder_settings(given, steps, step, cost_passes)
         chosen_mix = "bare" if endpoint == "health" else mix
         # The runtime floor is a variant of its own, so comparisons keep it apart from the CRUD ladders.
         variant = "health" if endpoint == "health" else "default"
-        base = base_run_plan(
-            chosen_mix, 0.0, settings.warmup_s, instance_cpus(cpus), variant, slo_p99, slo_mean
+        base = options.base_run_plan(
+            chosen_mix, 0.0, settings.warmup_s, options.instance_cpus(cpus), variant, slo_p99, slo_mean
         )
         plan = LadderPlan(
             impls, base, repetitions, counts, settings, {i: given for i in impls} if given else {}
@@ -93,6 +73,6 @@ def register(app: typer.Typer) -> None:
 
             floor_after_ladders(plan, outcomes)
         print_ladder_table(
-            f"ladders ({chosen_mix} mix, {cpus_label(base.cpus)} per instance)",
+            f"ladders ({chosen_mix} mix, {options.cpus_label(base.cpus)} per instance)",
             {f"{i} x{n}": runs for (i, n), runs in outcomes.items()},
         )

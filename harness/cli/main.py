@@ -12,18 +12,8 @@ from typing import Annotated
 import typer
 
 from harness import __version__
-from harness.cli import aa, claims, collect, compare, faults, ladder, overhead, regimes, side_by_side
+from harness.cli import aa, claims, collect, compare, faults, ladder, options, overhead, regimes, side_by_side
 from harness.cli.interrupts import stop_on_signals
-from harness.cli.options import (
-    CPUS,
-    IMPLS,
-    SLO_MEAN_LATENCY,
-    SLO_P99_LATENCY,
-    instance_cpus,
-    parse_duration,
-    parse_impls,
-    parse_knobs,
-)
 from harness.console import UserError, console, err_console, widen_for_logs
 from harness.db import ready
 from harness.db import seed as seeding
@@ -259,7 +249,7 @@ def run(
         ),
     ] = True,
     instances: Annotated[int, typer.Option(min=1, help="App instances, each in its own resource group.")] = 1,
-    cpus: CPUS = None,
+    cpus: options.CPUS = None,
     invalid_share: Annotated[
         float, typer.Option(help="Share of deliberately invalid requests (STEP used 0.125).")
     ] = 0.0,
@@ -272,8 +262,8 @@ def run(
     ] = "default",
     scale: Annotated[int, typer.Option(min=1, help="Data scale.")] = 1,
     seed: Annotated[int, typer.Option(help="Data seed.")] = 42,
-    slo_p99: SLO_P99_LATENCY = 50.0,
-    slo_mean: SLO_MEAN_LATENCY = 8.0,
+    slo_p99: options.SLO_P99_LATENCY = 50.0,
+    slo_mean: options.SLO_MEAN_LATENCY = 8.0,
     target_url: Annotated[
         str | None,
         typer.Option(
@@ -313,14 +303,14 @@ def run(
             model=model,
             rate=rate,
             users=users,
-            think_ms=parse_duration(think) * 1000,
-            duration_s=parse_duration(duration),
-            warmup_s=parse_duration(warmup),
+            think_ms=options.parse_duration(think) * 1000,
+            duration_s=options.parse_duration(duration),
+            warmup_s=options.parse_duration(warmup),
             invalid_share=invalid_share,
         ),
         instances=instances,
-        cpus=instance_cpus(cpus),
-        knobs=parse_knobs(knob),
+        cpus=options.instance_cpus(cpus),
+        knobs=options.parse_knobs(knob),
         variant=variant,
         point={"rate": rate} if model == "open" else {"users": users},
         scale=scale,
@@ -335,7 +325,7 @@ def run(
         urls = tuple(u.strip().rstrip("/") for u in target_url.split(",") if u.strip())
         names = ("containers", "prometheus_url", "cpu_query", "memory_query")
         values = (containers, prometheus_url, cpu_query, memory_query)
-        options = {k: v for k, v in zip(names, values, strict=True) if v}
+        resource_options = {k: v for k, v in zip(names, values, strict=True) if v}
         plan = replace(
             plan,
             target_urls=urls,
@@ -343,7 +333,7 @@ def run(
             cpus=None,
             regime="remote",
             resource_source=resource_source,
-            resource_options=options,
+            resource_options=resource_options,
         )
         console.print(f"run: remote target {', '.join(urls)} ({impl}), resources from: {resource_source}")
     else:
@@ -357,8 +347,8 @@ def run(
 
 @app.command()
 def serve(
-    impl: IMPLS = "java,node,php",
-    cpus: CPUS = None,
+    impl: options.IMPLS = "java,node,php",
+    cpus: options.CPUS = None,
     reset: Annotated[
         bool, typer.Option("--reset", help="Restore the working database from the seeded template first.")
     ] = False,
@@ -395,10 +385,10 @@ def serve(
     from harness.engine.serve import ServeOptions
     from harness.engine.serve import serve as run_serve
 
-    options = ServeOptions(
-        impls=parse_impls(impl),
-        cpus=instance_cpus(cpus),
-        knobs=parse_knobs(knob),
+    serve_options = ServeOptions(
+        impls=options.parse_impls(impl),
+        cpus=options.instance_cpus(cpus),
+        knobs=options.parse_knobs(knob),
         reset=reset,
         json=json_out,
         scale=scale,
@@ -406,7 +396,7 @@ def serve(
         port=port,
         ready_timeout_s=ready_timeout,
     )
-    raise typer.Exit(run_serve(options))
+    raise typer.Exit(run_serve(serve_options))
 
 
 def main() -> None:
@@ -424,7 +414,7 @@ def main() -> None:
 
 @app.command()
 def conformance(
-    impl: IMPLS = "java,node,php",
+    impl: options.IMPLS = "java,node,php",
     part: Annotated[
         str | None,
         typer.Option(
@@ -446,11 +436,11 @@ def conformance(
     from harness.conformance.runner import run_conformance
 
     ready.ensure_up()  # the suite clones the seeded template into its own database; nobody else's data is touched
-    impls = parse_impls(impl)
+    impls = options.parse_impls(impl)
     for name in impls:
         toolchain.ensure([name])
     parts = [p.strip() for p in part.split(",")] if part else None
-    raise typer.Exit(run_conformance(impls, parts, json_out, parse_knobs(knob)))
+    raise typer.Exit(run_conformance(impls, parts, json_out, options.parse_knobs(knob)))
 
 
 compare.register(app)

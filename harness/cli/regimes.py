@@ -8,20 +8,7 @@ import typer
 from rich.table import Table
 
 from harness.analysis.regime_tables import mean_ci_text, users_cells
-from harness.cli.options import (
-    CAMPAIGN,
-    CPUS,
-    IMPLS,
-    REPETITIONS_PER_POINT,
-    WARMUP,
-    WINDOW,
-    base_run_plan,
-    instance_cpus,
-    parse_duration,
-    parse_impls,
-    parse_windows,
-    repetitions_option,
-)
+from harness.cli import options
 from harness.console import console
 
 
@@ -37,32 +24,32 @@ def _payload_timing(metrics: dict[str, Any], layer: str) -> float | None:
 def register(app: typer.Typer) -> None:
     @app.command()
     def users(
-        impl: IMPLS = "java,node,php",
+        impl: options.IMPLS = "java,node,php",
         users_list: Annotated[
             str, typer.Option("--users", help="Comma-separated user counts.")
         ] = "1,2,4,8,16,32",
         think: Annotated[str, typer.Option(help="Think time per user between requests.")] = "0",
-        repetitions: REPETITIONS_PER_POINT = None,
+        repetitions: options.REPETITIONS_PER_POINT = None,
         quick: Annotated[bool, typer.Option(help="3 repetitions, 8 s windows.")] = False,
         mix: Annotated[str, typer.Option()] = "browse",
-        cpus: CPUS = None,
+        cpus: options.CPUS = None,
         invalid_share: Annotated[float, typer.Option(help="Share of invalid requests (STEP: 0.125).")] = 0.0,
-        duration: WINDOW = None,
-        warmup: WARMUP = None,
-        campaign: CAMPAIGN = None,
+        duration: options.WINDOW = None,
+        warmup: options.WARMUP = None,
+        campaign: options.CAMPAIGN = None,
     ) -> None:
         """The closed model at 1, 2, 4, ... users: throughput, the RUBiS QoS table (max, mean, median, % over 1 s)
         and application exceptions vs system errors (STEP Table 6)."""
         from harness.regimes.campaign import Campaign, campaign_name
         from harness.regimes.sweeps import run_users
 
-        impls = parse_impls(impl)
-        cpus = instance_cpus(cpus)
+        impls = options.parse_impls(impl)
+        cpus = options.instance_cpus(cpus)
         counts = [int(u) for u in users_list.split(",") if u.strip()]
         reps = repetitions or (3 if quick else 5)
-        dur, warm = parse_windows(duration, warmup, (8.0, 4.0) if quick else (15.0, 5.0))
-        base = base_run_plan(
-            mix, dur, warm, cpus, think_ms=parse_duration(think) * 1000, invalid_share=invalid_share
+        dur, warm = options.parse_windows(duration, warmup, (8.0, 4.0) if quick else (15.0, 5.0))
+        base = options.base_run_plan(
+            mix, dur, warm, cpus, think_ms=options.parse_duration(think) * 1000, invalid_share=invalid_share
         )
         name = campaign or campaign_name(
             "users", {"impls": impls, "users": counts, "reps": reps, "base": repr(base)}
@@ -100,19 +87,19 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def payload(
-        impl: IMPLS = "java,node,php",
+        impl: options.IMPLS = "java,node,php",
         sizes: Annotated[
             str, typer.Option(help="Comma-separated body sizes in bytes.")
         ] = "256,1024,4096,16384,32768,65535,65536,65537,131072",
         rate: Annotated[float, typer.Option(help="Requests per second at each size.")] = 20.0,
         repetitions: Annotated[
-            int | None, repetitions_option("Repetitions per size (default 5; --quick: 3).")
+            int | None, options.repetitions_option("Repetitions per size (default 5; --quick: 3).")
         ] = None,
         quick: Annotated[bool, typer.Option(help="3 repetitions, 4 s windows.")] = False,
-        cpus: CPUS = None,
-        duration: WINDOW = None,
-        warmup: WARMUP = None,
-        campaign: CAMPAIGN = None,
+        cpus: options.CPUS = None,
+        duration: options.WINDOW = None,
+        warmup: options.WARMUP = None,
+        campaign: options.CAMPAIGN = None,
     ) -> None:
         """Growing request bodies up to and past the contract's 65536-byte limit: the outcome of each size
         (ok, 413, error) and the latency breakdown into db and app time (STEP Table 4). Each size is run R
@@ -120,12 +107,12 @@ def register(app: typer.Typer) -> None:
         from harness.regimes.campaign import Campaign, campaign_name
         from harness.regimes.sweeps import payload_outcome, run_payload
 
-        impls = parse_impls(impl)
-        cpus = instance_cpus(cpus)
+        impls = options.parse_impls(impl)
+        cpus = options.instance_cpus(cpus)
         size_list = [int(s) for s in sizes.split(",") if s.strip()]
         reps = repetitions or (3 if quick else 5)
-        dur, warm = parse_windows(duration, warmup, (4.0, 2.0) if quick else (6.0, 3.0))
-        base = base_run_plan("payload", dur, warm, cpus, rate=rate)
+        dur, warm = options.parse_windows(duration, warmup, (4.0, 2.0) if quick else (6.0, 3.0))
+        base = options.base_run_plan("payload", dur, warm, cpus, rate=rate)
         name = campaign or campaign_name(
             "payload", {"impls": impls, "sizes": size_list, "rate": rate, "reps": reps, "base": repr(base)}
         )

@@ -8,17 +8,7 @@ from typing import Annotated
 
 import typer
 
-from harness.cli.options import (
-    CPUS,
-    LADDER_MIX,
-    SLO_MEAN,
-    SLO_P99,
-    base_run_plan,
-    cpus_label,
-    instance_cpus,
-    parse_impls,
-    repetitions_option,
-)
+from harness.cli import options
 from harness.console import UserError, console
 
 HELP = """Compare apps (or one app against itself with --aa) side by side: every fresh start starts all
@@ -42,7 +32,7 @@ def register(app: typer.Typer) -> None:
         impl: Annotated[
             str, typer.Option(help="Comma-separated apps; the first is the baseline.")
         ] = "java,node,php",
-        repetitions: Annotated[int, repetitions_option("Fresh starts.")] = 5,
+        repetitions: Annotated[int, options.repetitions_option("Fresh starts.")] = 5,
         aa: Annotated[
             bool, typer.Option("--aa", help="Two groups of the one app given: an A/A check.")
         ] = False,
@@ -57,10 +47,10 @@ def register(app: typer.Typer) -> None:
                 '(docs/method.md, "Side by side"). Default: the preset\'s.',
             ),
         ] = None,
-        cpus: CPUS = None,
-        mix: LADDER_MIX = "browse",
-        slo_p99: SLO_P99 = 50.0,
-        slo_mean: SLO_MEAN = 8.0,
+        cpus: options.CPUS = None,
+        mix: options.LADDER_MIX = "browse",
+        slo_p99: options.SLO_P99 = 50.0,
+        slo_mean: options.SLO_MEAN = 8.0,
         from_: Annotated[
             list[Path] | None,
             typer.Option(
@@ -95,7 +85,7 @@ def register(app: typer.Typer) -> None:
                 console.rule(f"side by side: {name}")
                 print_summary(summarize(found), json_out, html)
             return
-        impls = parse_impls(impl)
+        impls = options.parse_impls(impl)
         run_and_print(
             impls, aa, preset, repetitions, cpus, mix, slo_p99, slo_mean, json_out, html, keep_awake
         )
@@ -125,10 +115,10 @@ def run_and_print(
         raise UserError(str(exc)) from None
     if keep_awake is not None:
         spec = replace(spec, keep_cores_awake=keep_awake)
-    base = base_run_plan(mix, 0.0, 0.0, instance_cpus(cpus), "default", slo_p99, slo_mean)
+    base = options.base_run_plan(mix, 0.0, 0.0, options.instance_cpus(cpus), "default", slo_p99, slo_mean)
     groups = groups_for(impls, aa, base)
     console.print(
-        f"side by side: {', '.join(g.label for g in groups)} at {cpus_label(base.cpus)} each, "
+        f"side by side: {', '.join(g.label for g in groups)} at {options.cpus_label(base.cpus)} each, "
         f"{repetitions} fresh starts, preset {preset}"
     )
     records = run(groups, spec, repetitions, name=preset, say=console.print, rule=console.rule)
