@@ -72,14 +72,6 @@ class RunningInstance:
         return "\n".join(out)
 
 
-def _start(launch: ProcessLaunch, group: ResourceGroup) -> subprocess.Popen[bytes]:
-    env = {k: os.environ[k] for k in BASE_ENV_KEYS if k in os.environ}
-    env.update(launch.env)
-    # A marker every process of the instance inherits, so leftovers can be found by what they are.
-    env[INSTANCE_MARKER] = str(launch.log_path.parent)
-    return group.spawn(launch.argv, launch.cwd, env, launch.log_path)
-
-
 def wait_ready(instance: RunningInstance, timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
     url = instance.base_url + "/ready"
@@ -150,7 +142,10 @@ def start(
     instance = RunningInstance(spec=spec, group=group, launches=driver.launches(spec))
     try:
         for launch in instance.launches:
-            instance.processes.append(_start(launch, group))
+            inherited = {k: os.environ[k] for k in BASE_ENV_KEYS if k in os.environ}
+            # A marker every process of the instance inherits, so leftovers can be found by what they are.
+            env = {**inherited, **launch.env, INSTANCE_MARKER: str(launch.log_path.parent)}
+            instance.processes.append(group.spawn(launch.argv, launch.cwd, env, launch.log_path))
         wait_ready(instance, ready_timeout_s)
     except BaseException:
         stop(instance)

@@ -20,15 +20,11 @@ from harness.engine.validity import (
     Verdict,
 )
 from harness.model import ladder_math as yields
+from harness.record.folders import finite
 from harness.record.upgrade import GROUP as LOADGEN_GROUP
 
 # A step kept up when it completed at least this share of its offered rate.
 KEPT_UP_SHARE = 1.0 - OPEN_RATE_TOLERANCE
-
-
-def finite(value: float) -> float | None:
-    """The value, or None where it is missing, NaN or infinite (a record's JSON has no NaN)."""
-    return None if value is None or not math.isfinite(value) else value
 
 
 def step_judgement(step: dict[str, Any], step_s: float, slo: Slo) -> tuple[bool, bool]:

@@ -135,16 +135,6 @@ def process_memory(pids: list[int]) -> list[ProcessMemory]:
     return out
 
 
-def tree_pids(root_pids: list[int]) -> list[int]:
-    pids: list[int] = []
-    for pid in root_pids:
-        with contextlib.suppress(psutil.NoSuchProcess):
-            proc = psutil.Process(pid)
-            pids.append(pid)
-            pids.extend(child.pid for child in proc.children(recursive=True))
-    return sorted(set(pids))
-
-
 class ResourceGroup(ABC):
     backend: str
     exact_cpu = True
@@ -273,9 +263,7 @@ class CgroupV2Group(ResourceGroup):
             _write(parent / "cgroup.subtree_control", "+cpu +cpuset +memory", tolerate=True)
         self.path = parent / name
         self.path.mkdir()
-        if limits.cpus:
-            quota, period = cfs_quota(limits.cpus, limits.cfs_period_us)
-            _write(self.path / "cpu.max", f"{quota} {period}")
+        self.lift_cpu_limit(False)  # sets the quota, where there is one
         if limits.cpuset:
             try:
                 enabled = (parent / "cgroup.subtree_control").read_text().split()
@@ -460,7 +448,13 @@ class ProcessTreeGroup(ResourceGroup):
         self.root_pids.append(pid)
 
     def pids(self) -> list[int]:
-        return tree_pids(self.root_pids)
+        pids: list[int] = []
+        for pid in self.root_pids:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                proc = psutil.Process(pid)
+                pids.append(pid)
+                pids.extend(child.pid for child in proc.children(recursive=True))
+        return sorted(set(pids))
 
     def cpu_seconds(self) -> float:
         live: dict[int, tuple[float, float]] = {}

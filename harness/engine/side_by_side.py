@@ -27,7 +27,7 @@ from harness.engine import prewarm as prewarming
 from harness.engine.driver import DriverProcess, LoadSettings, digest_summary
 from harness.engine.keep_awake import COMPONENT as KEEP_AWAKE
 from harness.engine.keep_awake import KeepAwake
-from harness.engine.ladder_digest import finite, step_judgement
+from harness.engine.ladder_digest import step_judgement
 from harness.engine.pg_backends import BackendLedger, BackendShare, server_processes
 from harness.engine.resources import HARNESS_COMPONENT, Limits, ResourceGroup, ThisProcess, new_group
 from harness.engine.sampler import Sampler
@@ -44,7 +44,7 @@ from harness.model.side_by_side import (
     rate_scales,
     start_order,
 )
-from harness.record.folders import RunFolder, new_run_folder
+from harness.record.folders import RunFolder, finite, new_run_folder
 from harness.record.index_line import IndexLine, append_line
 from harness.record.manifest import Manifest, RegimeRef, write_manifest
 
@@ -213,7 +213,6 @@ def _read_idle(members: list[_Member]) -> dict[str, list[float | None]]:
 class _Drive:
     member: _Member
     driver: DriverProcess
-    summary: Path
     t_measure: float = math.nan
 
 
@@ -246,7 +245,7 @@ def _drive_together(
             load, targets=member.session.targets(), **clock, **_scaled_rates(load, scales[member.label])
         )
         log = folder.logs / f"loadgen-{name}-{member.label}.log"
-        drives.append(_Drive(member, DriverProcess(settings, summary, log, group), summary))
+        drives.append(_Drive(member, DriverProcess(settings, summary, log, group)))
     for drive in drives:
         drive.driver.start()
     try:
@@ -287,7 +286,7 @@ def _scaled_rates(load: LoadSettings, scale: float) -> dict[str, Any]:
 
 def _steps(drive: _Drive, sampler: Sampler, slo: Slo) -> list[dict[str, Any]]:
     """One record per finished step of one group's driver, with that group's CPU in exactly its seconds."""
-    summary = digest_summary(json.loads(drive.summary.read_text()))
+    summary = digest_summary(json.loads(drive.driver.summary_path.read_text()))
     label = drive.member.label
     step_s = float(summary["ladder"]["step_s"])
     records = []
@@ -295,8 +294,6 @@ def _steps(drive: _Drive, sampler: Sampler, slo: Slo) -> list[dict[str, Any]]:
         start = drive.t_measure + (float(step["start_unix"]) - float(summary["measure_start_unix"]))
         end = start + step_s
         latency = step.get("latency_ms") or {}
-        requests = int(step["requests"])
-        finished = int(step.get("finished_in_window", requests))
         kept_up, slo_met = step_judgement(step, step_s, slo)
         memory = [sampler.window_memory(c, start, end) for c in drive.member.components]
         throttling = [sampler.window_throttling(c, start, end) for c in drive.member.components]
@@ -306,8 +303,8 @@ def _steps(drive: _Drive, sampler: Sampler, slo: Slo) -> list[dict[str, Any]]:
                 "rate": float(step["rate"]),
                 "step_s": step_s,
                 "start_s": start,
-                "requests": requests,
-                "completed": finished,
+                "requests": int(step["requests"]),
+                "completed": int(step.get("finished_in_window", step["requests"])),
                 "ok": int(step["ok"]),
                 "sys_errors": int(step["sys_errors"]),
                 "late_sends": int(step["late_sends"]),
@@ -341,10 +338,9 @@ def _component_pct(sampler: Sampler, name: str, start: float, end: float) -> flo
 def _host_busy(sampler: Sampler, start: float, end: float) -> float | None:
     """The machine's busy share, steal included, without the keep-awake spinners: they take only time
     nobody else wants, so the groups can still have it."""
-    host = finite(sampler.host_busy_pct(start, end))
-    if host is None:
-        return None
-    return _share(host - (_component_pct(sampler, KEEP_AWAKE, start, end) or 0.0))
+    return _share(
+        sampler.host_busy_pct(start, end) - (_component_pct(sampler, KEEP_AWAKE, start, end) or 0.0)
+    )
 
 
 def sizing_shares(sizing_steps: dict[str, list[dict[str, Any]]]) -> tuple[float, float]:
@@ -382,29 +378,20 @@ def paired_steps(per_group: dict[str, list[dict[str, Any]]], host_max_pct: float
     return sorted(set.intersection(*kept_up) - left_out) if kept_up else []
 
 
-def _too_busy(step: dict[str, Any], host_max_pct: float) -> bool:
-    return step["host_busy_pct"] is not None and step["host_busy_pct"] > host_max_pct
-
-
 def busy_steps(per_group: dict[str, list[dict[str, Any]]], host_max_pct: float) -> list[int]:
     """The indices of the cost steps that found the machine busier than `host_max_pct` (left out for every
     group)."""
-    return _indices_where(per_group, lambda step: _too_busy(step, host_max_pct))
-
-
-def _throttled(step: dict[str, Any]) -> bool:
-    return (step.get("throttled_share") or 0.0) > THROTTLED_MAX_SHARE
+    return _indices_above(per_group, "host_busy_pct", host_max_pct)
 
 
 def throttled_steps(per_group: dict[str, list[dict[str, Any]]]) -> list[int]:
     """The indices of the cost steps in which some group's quota throttled it (left out for every group)."""
-    return _indices_where(per_group, _throttled)
+    return _indices_above(per_group, "throttled_share", THROTTLED_MAX_SHARE)
 
 
-def _indices_where(
-    per_group: dict[str, list[dict[str, Any]]], test: Callable[[dict[str, Any]], bool]
-) -> list[int]:
-    return sorted({r["index"] for records in per_group.values() for r in records if test(r)})
+def _indices_above(per_group: dict[str, list[dict[str, Any]]], key: str, bound: float) -> list[int]:
+    """The indices of the steps in which some group's `key` is above `bound`; None is never above it."""
+    return sorted({r["index"] for records in per_group.values() for r in records if (r[key] or 0.0) > bound})
 
 
 def group_costs(records: list[dict[str, Any]], idle_pct: float | None, use: list[int]) -> dict[str, Any]:
@@ -474,10 +461,8 @@ def _capacity_round(
     records: dict[str, list[dict[str, Any]]] = {label: [] for label in searches}
     order = [m for m in members if m.label in searches]
     rng.shuffle(order)
-    round_ = 0
     while any(not searches[m.label].done for m in order):
-        turn = order[round_ % len(order) :] + order[: round_ % len(order)]
-        for member in turn:
+        for member in order:
             search = searches[member.label]
             rate = search.next_rate()
             if rate is None:
@@ -496,7 +481,7 @@ def _capacity_round(
             )
             member.session.wait_idle(IDLE_WAIT_S)
             _check_alive(members, "the capacity search")
-        round_ += 1
+        order = order[1:] + order[:1]  # the next turn starts one group later
     out: dict[str, dict[str, Any]] = {}
     for label, steps in records.items():
         # A failing rung whose retry passed was a stall: the bracket is made of the believed rungs.
@@ -694,9 +679,7 @@ def run_fresh_start(
             "flagged_host_busy": flagged,
             "flagged_throttled": throttled_steps(per_group),
             "host_max_pct": host_max_pct,
-            "host_busy_pct": [r["host_busy_pct"] for r in first],
-            "steal_pct": [r["steal_pct"] for r in first],
-            "unaccounted_pct": [r["unaccounted_pct"] for r in first],
+            **{key: [r[key] for r in first] for key in ("host_busy_pct", "steal_pct", "unaccounted_pct")},
             "groups": costs,
             "backends": ledger.backends(),
         }
