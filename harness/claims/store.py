@@ -119,7 +119,5 @@ def load_verdicts(directory: Path) -> list[dict[str, Any]]:
 
 def latest_per_claim(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The newest verdict of each (claim, size), ordered by claim id."""
-    newest: dict[tuple[str, str], dict[str, Any]] = {}
-    for record in records:
-        newest[(record["claim_id"], record.get("size", ""))] = record
+    newest = {(record["claim_id"], record.get("size", "")): record for record in records}
     return [newest[key] for key in sorted(newest)]

@@ -182,10 +182,7 @@ def tost_power_at(
 
 def runs_needed(power_at: Any, start: int = MIN_N_INFERENCE) -> int | None:
     """The smallest n (fresh starts per side) whose power reaches POWER; None beyond MAX_N."""
-    for n in range(max(start, 2), MAX_N + 1):
-        if power_at(n) >= POWER:
-            return n
-    return None
+    return next((n for n in range(max(start, 2), MAX_N + 1) if power_at(n) >= POWER), None)
 
 
 # --- one row ----------------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
+from itertools import takewhile
 from typing import Any
 
 import statsmodels.api as sm
@@ -75,12 +76,7 @@ def mean_capacity(rounds: Sequence[Capacity | None]) -> Capacity | None:
 
 def below_saturation(steps: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """The steps up to the last one whose completed rate kept up with the offered rate."""
-    kept = []
-    for step in sorted(steps, key=lambda s: s["rate"]):
-        if not step.get("kept_up"):
-            break
-        kept.append(step)
-    return kept
+    return list(takewhile(lambda step: step.get("kept_up"), sorted(steps, key=lambda s: s["rate"])))
 
 
 def cost_fit(

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import combinations
 from typing import Any
 
 from harness.model.paired import log_interval, paired_ratio
@@ -72,12 +73,10 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
         lower_bounds = [((r.get("capacity") or {}).get(label) or {}).get("capacity") or {} for r in valid]
         groups[label]["capacity_at_least"] = [c["rps"] for c in lower_bounds if c and not c.get("bracketed")]
     baseline = labels[0]
-    pairs: dict[str, dict[str, Any]] = {}
-    for i, first in enumerate(labels):
-        for second in labels[i + 1 :]:
-            pairs[f"{second}/{first}"] = {
-                metric.key: _paired(per_start, second, first, metric.key) for metric in METRICS
-            }
+    pairs = {
+        f"{second}/{first}": {metric.key: _paired(per_start, second, first, metric.key) for metric in METRICS}
+        for first, second in combinations(labels, 2)
+    }
     ratios = {label: pairs[f"{label}/{baseline}"] for label in labels[1:]}
     # The host's figures of every fresh start that measured cost steps, valid or not: a host too busy for
     # any step to count is exactly what a reader must see.
