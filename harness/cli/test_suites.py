@@ -139,9 +139,7 @@ def _run_streaming(suite: TestSuite, env: dict[str, str]) -> Outcome:
 def _go_tests() -> TestSuite:
     """`go test` of the load driver (pacing, mixes, seeding, histogram merge, coordinated omission)."""
     go = shutil.which("go") or "go"
-    proxy = (
-        subprocess.run([go, "env", "GOPROXY"], capture_output=True, text=True).stdout.split(",")[0].strip()
-    )
+    proxy = toolchain.output_of([go, "env", "GOPROXY"]).split(",")[0]
     go_env = {"GOPROXY": proxy or "https://proxy.golang.org", "GOFLAGS": "-mod=readonly"}
     return TestSuite(
         "loadgen (go test)", [go, "test", "-count=1", "./..."], paths.LOADGEN, go_env, r"^(ok|FAIL|---)"

@@ -13,14 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from harness.engine.session import RunOutcome, RunPlan
-from harness.regimes.ladder import (
-    LadderSettings,
-    calibrate,
-    ladder_plan,
-    ladder_rates,
-    prewarm_rate_for,
-    run_one,
-)
+from harness.model.ladder import LadderSettings
+from harness.regimes import ladder
 
 REGIME = "ladder-aa"
 GROUPS = ("A", "B")
@@ -44,19 +38,19 @@ def run_aa(
     base = replace(plan.base, impl=plan.impl)
     rates = plan.rates
     if not rates:
-        failing, outcome = calibrate(base, plan.settings, 1)
+        failing, outcome = ladder.calibrate(base, plan.settings, 1)
         on_outcome("calibration", -1, outcome)
-        rates = ladder_rates(failing, plan.settings)
+        rates = ladder.ladder_rates(failing, plan.settings)
     outcomes: dict[str, list[RunOutcome]] = {g: [] for g in GROUPS}
     for repetition in range(plan.repetitions):
         for group in GROUPS:
             run_plan = replace(
-                ladder_plan(base, plan.impl, 1, repetition, rates, plan.settings),
+                ladder.ladder_plan(base, plan.impl, 1, repetition, rates, plan.settings),
                 regime=REGIME,
                 variant=group,
                 group="",
             )
-            outcome = run_one(run_plan, prewarm_rate=prewarm_rate_for(rates, plan.settings))
+            outcome = ladder.run_one(run_plan, prewarm_rate=ladder.prewarm_rate_for(rates, plan.settings))
             outcomes[group].append(outcome)
             on_outcome(group, repetition, outcome)
     return rates, outcomes

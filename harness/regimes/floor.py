@@ -15,7 +15,6 @@ import shutil
 import signal
 import subprocess
 import time
-import urllib.error
 import urllib.request
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -112,7 +111,7 @@ def _answers(url: str) -> bool:
     try:
         with urllib.request.urlopen(url + "/health", timeout=1.0) as response:  # noqa: S310 - loopback
             return response.status == 200
-    except (urllib.error.URLError, OSError):
+    except OSError:  # urllib's URLError included
         return False
 
 
@@ -150,8 +149,8 @@ def static_responder(run_dir: Path | None = None) -> Iterator[Responder]:
     argv = [binary, "-p", f"{run_dir}/", "-c", str(run_dir / "nginx.conf")]
     if php_app._version_tuple(version) >= (1, 19, 5):
         argv += ["-e", "stderr"]
-    log = (run_dir / "nginx.log").open("wb")
-    process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    with (run_dir / "nginx.log").open("wb") as log:
+        process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + READY_TIMEOUT_S
@@ -163,7 +162,6 @@ def static_responder(run_dir: Path | None = None) -> Iterator[Responder]:
         yield Responder(url, version, conf, process.pid)
     finally:
         _stop(process)
-        log.close()
         if scratch:
             shutil.rmtree(run_dir, ignore_errors=True)
 

@@ -511,10 +511,9 @@ def measure(options: Options, setup: Setup, folder: Path) -> int:
 
 def describe_sample(sample: Sample) -> str:
     late = f", late {sample.late_sends}" if sample.late_sends is not None else ""
-    cost = sample.us_per_request
     return (
         f"{sample.requests} requests, cpu {sample.user_s + sample.system_s:.2f} s, "
-        f"{cost:.1f} µs/request, {sample.wakeups_per_request:.2f} wake-ups/request{late}"
+        f"{sample.us_per_request:.1f} µs/request, {sample.wakeups_per_request:.2f} wake-ups/request{late}"
         f"{'' if sample.exit_code == 0 else f', exit {sample.exit_code}'}"
     )
 
