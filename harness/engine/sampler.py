@@ -110,10 +110,9 @@ class Sampler:
         with self._reading:
             now = time.monotonic() - self.t0
             cpu = psutil.cpu_times()
-            busy = cpu.user + cpu.nice + cpu.system + cpu.irq + cpu.softirq + getattr(cpu, "steal", 0.0)
-            host = HostSample(
-                now, busy, busy + cpu.idle + getattr(cpu, "iowait", 0.0), getattr(cpu, "steal", 0.0)
-            )
+            steal = getattr(cpu, "steal", 0.0)
+            busy = cpu.user + cpu.nice + cpu.system + cpu.irq + cpu.softirq + steal
+            host = HostSample(now, busy, busy + cpu.idle + getattr(cpu, "iowait", 0.0), steal)
             rows = [row for name, group in self.components.items() if (row := self._read(name, group))]
         with self._lock:
             self.samples.extend(rows)

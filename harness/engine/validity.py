@@ -162,14 +162,13 @@ def verdict(fig: RunFigures, slo: Slo) -> Verdict:
         "mean": fig.mean_latency_ms <= slo.mean_ms,
         "system_errors": share < slo.max_sys_error_share,
     }
-    met = valid and all(slo_parts.values())
     return Verdict(
         valid=valid,
         reasons=reasons,
         checks=checks,
         slo={
             "definition": slo.describe(),
-            "met": met,
+            "met": valid and all(slo_parts.values()),
             "parts": slo_parts,
             "p99_ms": fig.p99_latency_ms,
             "mean_ms": fig.mean_latency_ms,
