@@ -40,9 +40,7 @@ class InstanceSpec:
 
     def app_env(self) -> dict[str, str]:
         """The environment every app reads (contract/README.md, Configuration)."""
-        env = {"HOST": self.host, "PORT": str(self.port), "DATABASE_URL": self.database_url}
-        env.update(self.knobs)
-        return env
+        return {"HOST": self.host, "PORT": str(self.port), "DATABASE_URL": self.database_url, **self.knobs}
 
     def app_process(self, name: str, argv: list[str], cwd: Path) -> ProcessLaunch:
         """An instance that is one process (java, node): the app's environment, its log in app.log."""

@@ -84,14 +84,12 @@ def install_digest() -> str:
 
 @contextmanager
 def _install_lock() -> Iterator[None]:
-    """One `npm ci` at a time: two harness commands building at once would delete each other's files."""
+    """One `npm ci` at a time: two harness commands building at once would delete each other's files. Closing
+    the file releases the lock."""
     INSTALL_LOCK.parent.mkdir(parents=True, exist_ok=True)
     with INSTALL_LOCK.open("w") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+        yield
 
 
 def install_env(node: str) -> dict[str, str]:

@@ -60,21 +60,20 @@ WORKER_USER = "nobody"
 TEMPLATES = ("nginx.conf.tmpl", "fastcgi.conf.tmpl", "php-fpm.conf.tmpl", "php.ini.tmpl")
 
 
+def _installed(found: str | None, what: str) -> str:
+    return base.on_path(found, f"{what} is not installed; run ./bidbench setup (or: {APT_HINT})")
+
+
 def php_binary() -> str:
-    found = shutil.which("php8.2") or shutil.which("php")
-    return base.on_path(found, f"PHP 8.2 CLI is not installed; run ./bidbench setup (or: {APT_HINT})")
+    return _installed(shutil.which("php8.2") or shutil.which("php"), "PHP 8.2 CLI")
 
 
 def fpm_binary() -> str:
-    return base.on_path(
-        toolchain.php_fpm_binary(), f"PHP-FPM is not installed; run ./bidbench setup (or: {APT_HINT})"
-    )
+    return _installed(toolchain.php_fpm_binary(), "PHP-FPM")
 
 
 def nginx_binary() -> str:
-    return base.on_path(
-        toolchain.nginx_binary(), f"nginx is not installed; run ./bidbench setup (or: {APT_HINT})"
-    )
+    return _installed(toolchain.nginx_binary(), "nginx")
 
 
 def _output(argv: list[str], env: dict[str, str] | None = None) -> str:
@@ -164,11 +163,10 @@ class PhpDriver(AppDriver):
         if base.stamped(LINT_STAMP, digest):
             return
         self._check_extensions(fpm)
-        failures = []
-        for path in lint_inputs():
-            done = subprocess.run([php, "-l", str(path)], capture_output=True, text=True)
-            if done.returncode != 0:
-                failures.append((done.stdout + done.stderr).strip())
+        linted = [
+            subprocess.run([php, "-l", str(path)], capture_output=True, text=True) for path in lint_inputs()
+        ]
+        failures = [(done.stdout + done.stderr).strip() for done in linted if done.returncode != 0]
         if failures:
             raise UserError("php-app does not lint (php -l):\n" + "\n".join(failures))
         base.write_stamp(LINT_STAMP, digest)
@@ -195,18 +193,18 @@ class PhpDriver(AppDriver):
     def settings(self, spec: InstanceSpec) -> dict[str, str]:
         """The effective values this instance runs with (the knobs with defaults filled in)."""
         knobs = spec.knobs
-        digits = re.compile(r"[1-9][0-9]{0,3}")
+        digits, switch = re.compile(r"[1-9][0-9]{0,3}"), re.compile(r"[01]")
         pool = _knob(knobs, "DB_POOL_SIZE", knob_defaults.APP_KNOBS["DB_POOL_SIZE"], digits)
         # One connection per child: without an explicit child count, the pool size is the child count.
         children = _knob(knobs, "PHP_FPM_CHILDREN", pool, digits)
         return {
             "DB_POOL_SIZE": pool,
             "PHP_FPM_CHILDREN": children,
-            "PHP_JIT": _knob(knobs, "PHP_JIT", "0", re.compile(r"[01]")),
+            "PHP_JIT": _knob(knobs, "PHP_JIT", "0", switch),
             "LOG_LEVEL": _knob(knobs, "LOG_LEVEL", "info", re.compile(r"error|warn|info|debug")),
-            "SERVER_TIMING": _knob(knobs, "SERVER_TIMING", "1", re.compile(r"[01]")),
-            "BIDBENCH_UNFAIR_UNSORTED": _knob(knobs, "BIDBENCH_UNFAIR_UNSORTED", "0", re.compile(r"[01]")),
-            "BIDBENCH_UNFAIR_PER_FIELD": _knob(knobs, "BIDBENCH_UNFAIR_PER_FIELD", "0", re.compile(r"[01]")),
+            "SERVER_TIMING": _knob(knobs, "SERVER_TIMING", "1", switch),
+            "BIDBENCH_UNFAIR_UNSORTED": _knob(knobs, "BIDBENCH_UNFAIR_UNSORTED", "0", switch),
+            "BIDBENCH_UNFAIR_PER_FIELD": _knob(knobs, "BIDBENCH_UNFAIR_PER_FIELD", "0", switch),
             "NGINX_WORKER_PROCESSES": _knob(knobs, "NGINX_WORKER_PROCESSES", "1", digits),
         }
 
@@ -214,8 +212,7 @@ class PhpDriver(AppDriver):
         php, fpm, nginx = php_binary(), fpm_binary(), nginx_binary()
         run_dir = spec.run_dir.resolve()
         values = self.settings(spec)
-        as_root = os.geteuid() == 0
-        worker = self._worker_account() if as_root else None
+        worker = self._worker_account() if os.geteuid() == 0 else None
         app_dir = APP_DIR
         if worker is not None:
             if _unsearchable(worker[0], [APP_DIR / "public" / "index.php"]) is not None:
@@ -228,9 +225,8 @@ class PhpDriver(AppDriver):
                     f"children when bidbench runs as root; chmod o+x {blocked}, or run unprivileged"
                 )
 
-        run_dir.mkdir(parents=True, exist_ok=True)
         temp = run_dir / "nginx-tmp"
-        temp.mkdir(exist_ok=True)
+        temp.mkdir(parents=True, exist_ok=True)
         app_log = run_dir / "app.log"
         app_log.touch()
         nginx_version, nginx_configure = nginx_build()
@@ -316,22 +312,8 @@ class PhpDriver(AppDriver):
             # -e: nginx opens its compiled-in error log before reading the configuration.
             nginx_argv += ["-e", "stderr"]
         return [
-            ProcessLaunch(
-                name="php-fpm",
-                argv=fpm_argv,
-                env=env,
-                cwd=app_dir,
-                log_path=run_dir / "php-fpm.log",
-                stop_signal=signal.SIGQUIT,
-            ),
-            ProcessLaunch(
-                name="nginx",
-                argv=nginx_argv,
-                env=env,
-                cwd=run_dir,
-                log_path=run_dir / "nginx.log",
-                stop_signal=signal.SIGQUIT,
-            ),
+            ProcessLaunch(name, argv, env, cwd, run_dir / f"{name}.log", stop_signal=signal.SIGQUIT)
+            for name, argv, cwd in (("php-fpm", fpm_argv, app_dir), ("nginx", nginx_argv, run_dir))
         ]
 
     @staticmethod
