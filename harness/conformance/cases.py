@@ -119,6 +119,13 @@ class Session:
     cases: list[Case] = field(default_factory=list)
 
 
+def _no_unknown_keys(raw: dict[str, Any], known: str, message: str) -> None:
+    """Raise `<message> keys [...]` when raw has keys other than the space-separated `known`."""
+    unknown = set(raw) - set(known.split())
+    if unknown:
+        raise CaseError(f"{message} keys {sorted(unknown)}")
+
+
 def _decode_part(part: Any, where: str) -> bytes:
     if isinstance(part, str):
         return part.encode("utf-8")
@@ -154,11 +161,8 @@ def decode_body(spec: Any, where: str) -> bytes:
 def parse_request(raw: Any, where: str) -> RawRequest:
     if not isinstance(raw, dict):
         raise CaseError(f"{where}: request must be a mapping")
-    unknown = set(raw) - {
-        "method", "path", "headers", "body", "chunked", "declared_length", "raw", "half_close", "pieces",
-    }  # fmt: skip
-    if unknown:
-        raise CaseError(f"{where}: unknown request keys {sorted(unknown)}")
+    known = "method path headers body chunked declared_length raw half_close pieces"
+    _no_unknown_keys(raw, known, f"{where}: unknown request")
     if "raw" in raw:
         return _parse_raw_request(raw, where)
     if "pieces" in raw:
@@ -220,12 +224,8 @@ def expand_generators(value: Any) -> Any:
 def _parse_expect(raw: Any, where: str, expected_dir: Path) -> Expectation:
     if not isinstance(raw, dict):
         raise CaseError(f"{where}: expect must be a mapping")
-    unknown = set(raw) - {
-        "status", "body", "json", "error", "no_body", "headers", "any_body", "connection", "exempt",
-        "or_closed",
-    }  # fmt: skip
-    if unknown:
-        raise CaseError(f"{where}: unknown expect keys {sorted(unknown)}")
+    known = "status body json error no_body headers any_body connection exempt or_closed"
+    _no_unknown_keys(raw, known, f"{where}: unknown expect")
     connection = raw.get("connection")
     if connection not in (None, "open", "close"):
         raise CaseError(f"{where}: expect.connection is open or close")
@@ -287,9 +287,7 @@ def _parse_case(raw: Any, file: str, session: str, index: int, expected_dir: Pat
     if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
         raise CaseError(f"{where}: a case is a mapping with a name")
     where = f"{file} case {raw['name']!r}"
-    unknown = set(raw) - {"name", "tags", "note", "request", "expect", "steps", "same_connection"}
-    if unknown:
-        raise CaseError(f"{where}: unknown keys {sorted(unknown)}")
+    _no_unknown_keys(raw, "name tags note request expect steps same_connection", f"{where}: unknown")
     if "steps" in raw:
         if "request" in raw or "expect" in raw:
             raise CaseError(f"{where}: use either steps or request/expect")
@@ -303,12 +301,8 @@ def _parse_case(raw: Any, file: str, session: str, index: int, expected_dir: Pat
         step_where = f"{where} step {i + 1}"
         if not isinstance(step, dict):
             raise CaseError(f"{step_where}: a step is a mapping with request and expect")
-        steps.append(
-            Step(
-                parse_request(step.get("request"), step_where),
-                _parse_expect(step.get("expect"), step_where, expected_dir),
-            )
-        )
+        request = parse_request(step.get("request"), step_where)
+        steps.append(Step(request, _parse_expect(step.get("expect"), step_where, expected_dir)))
     tags = raw.get("tags") or []
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
         raise CaseError(f"{where}: tags must be a list of strings")
@@ -325,9 +319,7 @@ def load_file(path: Path) -> tuple[str, bool, dict[str, str], list[Case]]:
         raise CaseError(f"{path.name}: not valid YAML: {exc}") from exc
     if not isinstance(doc, dict) or not isinstance(doc.get("cases"), list):
         raise CaseError(f"{path.name}: a case file is a mapping with a `cases` list")
-    unknown = set(doc) - {"session", "readonly", "knobs", "cases", "description"}
-    if unknown:
-        raise CaseError(f"{path.name}: unknown top-level keys {sorted(unknown)}")
+    _no_unknown_keys(doc, "session readonly knobs cases description", f"{path.name}: unknown top-level")
     session = str(doc.get("session") or path.stem)
     readonly = bool(doc.get("readonly", False))
     knobs = {str(k): str(v) for k, v in (doc.get("knobs") or {}).items()}

@@ -94,8 +94,7 @@ def encode_request(req: RawRequest, host_header: str, keep_alive: bool) -> tuple
     if req.raw is not None:
         return req.raw, b""
     lines = [f"{req.method} {req.target} HTTP/1.1", f"Host: {host_header}"]
-    for key, value in req.headers:
-        lines.append(f"{key}: {value}")
+    lines += [f"{key}: {value}" for key, value in req.headers]
     if not req.has_header("Connection"):
         lines.append("Connection: keep-alive" if keep_alive else "Connection: close")
     body = req.body
@@ -110,9 +109,8 @@ def encode_request(req: RawRequest, host_header: str, keep_alive: bool) -> tuple
             out += f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n"
         out += b"0\r\n\r\n"
         body = bytes(out)
-    elif body or req.method in ("POST", "PUT"):
-        if not req.has_header("Content-Length"):
-            lines.append(f"Content-Length: {len(body)}")
+    elif (body or req.method in ("POST", "PUT")) and not req.has_header("Content-Length"):
+        lines.append(f"Content-Length: {len(body)}")
     head = ("\r\n".join(lines) + "\r\n\r\n").encode("utf-8")
     return head, body
 
@@ -261,18 +259,15 @@ class Connection:
         reused = self.sock is not None
         try:
             return self._request_once(req, keep_alive)
-        except (TransportError, ConnectionError) as exc:
+        except (TransportError, ConnectionResetError, BrokenPipeError) as exc:
             # A reused keep-alive connection the server had already closed: retry once on a new one,
             # but only if nothing of a response arrived (the request was then never processed).
-            if (
-                reused
-                and self.retry
-                and isinstance(exc, (ConnectionResetError, BrokenPipeError, TransportError))
-                and ("before a complete response line" in str(exc) or isinstance(exc, ConnectionError))
+            if not (reused and self.retry) or (
+                isinstance(exc, TransportError) and "before a complete response line" not in str(exc)
             ):
-                self.close()
-                return self._request_once(req, keep_alive)
-            raise
+                raise
+            self.close()
+            return self._request_once(req, keep_alive)
 
     def _request_once(self, req: RawRequest, keep_alive: bool) -> RawResponse:
         if self.sock is None:

@@ -146,7 +146,7 @@ class ConformanceDb:
             ).fetchone()
         return int(row[0]) if row else 0
 
-    def wait_connections_stable(self, quiet_s: float = 1.0, timeout_s: float = 15.0) -> int:
+    def wait_connections_stable(self, quiet_s: float = 1.0, timeout_s: float = 15.0) -> None:
         """Wait until the app's connection count has not changed for quiet_s (a pool still filling up
         would otherwise run its connect-time statements inside a measurement)."""
         deadline = time.monotonic() + timeout_s
@@ -159,7 +159,6 @@ class ConformanceDb:
                 last, since = now, time.monotonic()
             elif time.monotonic() - since >= quiet_s:
                 break
-        return last
 
     def _stats_conn(self) -> psycopg.Connection:
         # The extension lives in the seeded database (the template creates it), so the suite reads it from

@@ -101,15 +101,13 @@ def load_work(path: Path = DBWORK_FILE) -> tuple[int, list[WorkType]]:
         unknown = set(statements) - known
         if unknown:
             raise CaseError(f"{where}: statements not in contract/queries.sql: {sorted(unknown)}")
-        requests: list[RawRequest] = []
-        for n in range(count):
-            if "requests" in raw:
-                template = raw["requests"][n % len(raw["requests"])]
-                requests.append(parse_request(_fill(template, "", n), where))
-            else:
-                ids = raw.get("ids") or [""]
-                requests.append(parse_request(_fill(raw["request"], ids[n % len(ids)], n), where))
-        types.append(WorkType(name, tuple(requests), statements, int(raw["rows"])))
+        templates = raw["requests"] if "requests" in raw else [raw["request"]]
+        ids = raw.get("ids") or [""]
+        requests = tuple(
+            parse_request(_fill(templates[n % len(templates)], ids[n % len(ids)], n), where)
+            for n in range(count)
+        )
+        types.append(WorkType(name, requests, statements, int(raw["rows"])))
     return count, types
 
 
@@ -141,11 +139,9 @@ def measure(target: Target, db: ConformanceDb, types: list[WorkType]) -> dict[st
                 offset = db.log_offset()
                 m = Measured()
                 for req in work.requests:
+                    fresh = req.declared_length is not None or req.chunk_size
                     try:
-                        if req.declared_length is not None or req.chunk_size:
-                            response = send(base_url, req)
-                        else:
-                            response = conn.request(req)
+                        response = send(base_url, req) if fresh else conn.request(req)
                     except (TransportError, OSError) as exc:
                         m.errors.append(f"{req.describe()}: {exc.__class__.__name__}: {exc}")
                         conn.close()

@@ -35,18 +35,8 @@ COUNT = 300
 TIME_BUDGET_S = 120.0
 SEEDED_MAX = {"users": 10_000, "items": 15_000, "bids": 75_064}
 VOLATILE = {"created_at", "start_time", "end_time"}
-WORDS = [
-    "lamp",
-    "vintage",
-    "rare",
-    "Ünïcödé",
-    "日本語",
-    "emoji \U0001f600",
-    'a"quote',
-    "back\\slash",
-    "tab\tx",
-    "x",
-]
+WORDS = ["lamp", "vintage", "rare", "Ünïcödé", "日本語",
+         "emoji \U0001f600", 'a"quote', "back\\slash", "tab\tx", "x"]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -160,18 +150,8 @@ class SequenceGenerator:
             body = json.dumps({"nickname": "ct_user", "region_id": 1}).encode()
             return Op("wrong content type", RawRequest("POST", "/users", (("Content-Type", ct),), body))
         if r < 0.62:
-            raw = self.rng.choice(
-                [
-                    b"{",
-                    b"",
-                    b"[]",
-                    b"\xef\xbb\xbf{}",
-                    b"\xff",
-                    b'{"a":1}{}',
-                    b'{"nickname":"\\ud800"}',
-                    b"null",
-                ]
-            )
+            raw = self.rng.choice([b"{", b"", b"[]", b"\xef\xbb\xbf{}", b"\xff", b'{"a":1}{}',
+                                   b'{"nickname":"\\ud800"}', b"null"])  # fmt: skip
             path = self.rng.choice(["/users", "/items", "/items/5/bids", "/items/5"])
             method = "PUT" if path == "/items/5" else "POST"
             return Op("malformed body", RawRequest(method, path, JSON_HEADERS, raw))

@@ -77,10 +77,8 @@ class Oracle:
         if raw_path == "/ready":
             self._all("ready")
             return 200, {"status": "ready"}
-        if raw_path == "/regions":
-            return 200, {"regions": [_row(["id", "name"], r) for r in self._all("list_regions")]}
-        if raw_path == "/categories":
-            return 200, {"categories": [_row(["id", "name"], r) for r in self._all("list_categories")]}
+        if raw_path in ("/regions", "/categories"):
+            return 200, {parts[0]: [_row(["id", "name"], r) for r in self._all(f"list_{parts[0]}")]}
         if len(parts) == 3 and parts[0] == "categories" and parts[2] == "items":
             cid = int(parts[1])
             rows = self._all("list_category_items", (cid, limit, offset))

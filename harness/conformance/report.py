@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -61,17 +62,12 @@ def print_tables(results: list[CheckResult], targets: list[str], verbose: bool =
             if part == "golden" and not verbose:
                 failing = sorted({r.check for rs in cells.values() for r in failed(rs)} - {key})
                 for check in failing:
-                    table.add_row(
-                        f"  [red]{check}[/]",
-                        *[
-                            _cell(next((r for r in cells.get(t, []) if r.check == check), None))
-                            for t in shown_targets
-                        ],
-                    )
-        totals = []
-        for target in shown_targets:
-            rs = [r for r in mine if r.target == target]
-            totals.append(f"[bold]{len(rs) - len(failed(rs))}/{len(rs)}[/]")
+                    found = [
+                        next((r for r in cells.get(t, []) if r.check == check), None) for t in shown_targets
+                    ]
+                    table.add_row(f"  [red]{check}[/]", *map(_cell, found))
+        per_target = [[r for r in mine if r.target == t] for t in shown_targets]
+        totals = [f"[bold]{len(rs) - len(failed(rs))}/{len(rs)}[/]" for rs in per_target]
         table.add_row("[bold]checks passed[/]", *totals)
         console.print(table)
     bad = failed(results)
@@ -139,7 +135,7 @@ def write_json(path: Path, results: list[CheckResult], targets: list[str], extra
             for target in targets
         },
         **extra,
-        "results": [r.to_json() for r in results],
+        "results": [asdict(r) for r in results],
     }
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc, indent=1, ensure_ascii=False, default=str) + "\n", encoding="utf-8")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -18,9 +18,6 @@ class CheckResult:
     detail: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
     skipped: bool = False
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def checked(part: str, target: str, check: str, problems: list[str], **more: Any) -> CheckResult:

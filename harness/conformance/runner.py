@@ -116,12 +116,10 @@ def _run(
                 f"{len(sessions)} sessions)"
             )
             guarded("golden", target.name, lambda t=target: run_golden(t, db, sessions, fresh))
-    if "differential" in wanted:
-        say(f"differential: {', '.join(names)}")
-        guarded("differential", "all", lambda: run_differential(targets, db, extra))
-    if "dbwork" in wanted:
-        say(f"dbwork: {', '.join(names)}")
-        guarded("dbwork", "all", lambda: run_dbwork(targets, db, extra))
+    for part, run_all in (("differential", run_differential), ("dbwork", run_dbwork)):
+        if part in wanted:
+            say(f"{part}: {', '.join(names)}")
+            guarded(part, "all", lambda run_all=run_all: run_all(targets, db, extra))
     if "concurrency" in wanted:
         for target in targets:
             say(f"concurrency: {target.name}")

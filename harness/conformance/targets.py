@@ -54,12 +54,7 @@ class AppTarget(Target):
         run_dir = paths.RUNTIME / "conformance" / f"{os.getpid()}-{self.name}".replace("+", "_")
         shutil.rmtree(run_dir, ignore_errors=True)
         spec = InstanceSpec(
-            impl=self.impl,
-            index=90,
-            port=port,
-            database_url=db.url,
-            run_dir=run_dir,
-            knobs=all_knobs,
+            impl=self.impl, index=90, port=port, database_url=db.url, run_dir=run_dir, knobs=all_knobs
         )
         with running_instance(driver(self.impl), spec, backend="none") as instance:
             try:
