@@ -12,28 +12,20 @@ from rich.table import Column, Table
 
 from harness import paths
 from harness.analysis.claim_rows import TERMINAL_STYLE, ratio_of, side_of
+from harness.claims import verdict as claim_verdict
 from harness.claims.ladders import again
 from harness.claims.model import Claim, ClaimError, find, load_all
 from harness.claims.runner import estimate, from_folders, judge_claim, replicate, size_for
 from harness.claims.store import save_verdict, verdict_record
-from harness.claims.verdict import (
-    CONTRADICTED,
-    DIRECTION_ONLY,
-    INCONCLUSIVE,
-    NOT_RUNNABLE,
-    NOT_TESTABLE,
-    REPLICATED,
-    ClaimVerdict,
-)
 from harness.console import UserError, console
 
 COLOURS = {
-    REPLICATED: "green",
-    DIRECTION_ONLY: "cyan",
-    CONTRADICTED: "red",
-    INCONCLUSIVE: "yellow",
-    NOT_RUNNABLE: "magenta",
-    NOT_TESTABLE: "magenta",
+    claim_verdict.REPLICATED: "green",
+    claim_verdict.DIRECTION_ONLY: "cyan",
+    claim_verdict.CONTRADICTED: "red",
+    claim_verdict.INCONCLUSIVE: "yellow",
+    claim_verdict.NOT_RUNNABLE: "magenta",
+    claim_verdict.NOT_TESTABLE: "magenta",
 }
 
 
@@ -52,7 +44,7 @@ def list_table(claims: list[Claim]) -> Table:
     return table
 
 
-def verdict_table(claim: Claim, verdict: ClaimVerdict) -> Table:
+def verdict_table(claim: Claim, verdict: claim_verdict.ClaimVerdict) -> Table:
     columns = ["impl", "expected", "A mean [95 % CI] n", "B mean [95 % CI] n", "B/A [95 % CI]"]
     table = Table(
         *(Column(c, overflow="fold") for c in (*columns, "published", "verdict")),
@@ -81,9 +73,9 @@ def verdict_table(claim: Claim, verdict: ClaimVerdict) -> Table:
     return table
 
 
-def print_verdict(claim: Claim, verdict: ClaimVerdict, pilot: bool) -> None:
+def print_verdict(claim: Claim, verdict: claim_verdict.ClaimVerdict, pilot: bool) -> None:
     """The verdict's table and notes, and with `pilot` the repetitions a TOST verdict needs."""
-    if verdict.outcome in (NOT_RUNNABLE, NOT_TESTABLE):
+    if verdict.outcome in (claim_verdict.NOT_RUNNABLE, claim_verdict.NOT_TESTABLE):
         console.print(f"[magenta]{claim.id}: {verdict.outcome}[/] — {verdict.reason}")
         console.print(f"  published: {claim.source.get('published', '')}")
     else:
@@ -96,7 +88,7 @@ def print_verdict(claim: Claim, verdict: ClaimVerdict, pilot: bool) -> None:
         print_pilot(claim, verdict)
 
 
-def write_report(verdicts: list[tuple[Claim, ClaimVerdict]], html: Path | None) -> None:
+def write_report(verdicts: list[tuple[Claim, claim_verdict.ClaimVerdict]], html: Path | None) -> None:
     """The comparison report over every run behind these verdicts; its Claims section shows the verdicts."""
     from harness.cli.compare import main as compare_main
 
@@ -116,27 +108,27 @@ def write_report(verdicts: list[tuple[Claim, ClaimVerdict]], html: Path | None) 
         console.print("[yellow]the HTML report could not be written (see above); the verdicts are stored[/]")
 
 
-def print_pilot(claim: Claim, verdict: ClaimVerdict) -> None:
+def print_pilot(claim: Claim, verdict: claim_verdict.ClaimVerdict) -> None:
     """Fresh starts per side for TOST power 0.8 at each equivalence or magnitude band, from these runs'
     spread on the log scale (a pilot)."""
-    from harness.claims.verdict import MAX_N, POWER, runs_needed, tost_power_at
-
     table = Table(
         *("impl", "expected", "n now (A, B)", "sd of log values", "n per side needed"),
-        title=f"{claim.id}: repetitions for an equivalence or magnitude verdict (TOST, power {POWER:g})",
+        title=f"{claim.id}: repetitions for an equivalence or magnitude verdict (TOST, power {claim_verdict.POWER:g})",
     )
     for r in verdict.results:
         if r.tost is None:
             continue
         sd, band, paired = r.sd_log or 0.0, r.tost.band, r.paired
         centre = (band[0] * band[1]) ** 0.5
-        need = runs_needed(lambda n, s=sd, b=band, c=centre, p=paired: tost_power_at(n, s, b, c, p))
+        need = claim_verdict.runs_needed(
+            lambda n, s=sd, b=band, c=centre, p=paired: claim_verdict.tost_power_at(n, s, b, c, p)
+        )
         table.add_row(
             r.impl,
             r.comparison.expected_text(),
             f"{r.a.n}, {r.b.n}",
             f"{sd:.4f} (CV about {sd * 100:.1f} %)",
-            str(need) if need else f"more than {MAX_N}",
+            str(need) if need else f"more than {claim_verdict.MAX_N}",
         )
     if table.row_count:
         console.print(table)
@@ -227,7 +219,7 @@ def _run_claims(
         verdict = replicate(claim, quick, repetitions)
         print_verdict(claim, verdict, pilot)
         verdicts.append((claim, verdict))
-        if verdict.outcome not in (NOT_RUNNABLE, NOT_TESTABLE):
+        if verdict.outcome not in (claim_verdict.NOT_RUNNABLE, claim_verdict.NOT_TESTABLE):
             record = verdict_record(claim, size_for(claim, quick, repetitions), quick, verdict)
             console.print(f"  verdict stored in {save_verdict(record)}")
             # after every claim, so an interrupted --all leaves a report with each finished claim
