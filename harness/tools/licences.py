@@ -129,8 +129,7 @@ def normalise(text: str | None) -> str | None:
     if text is None or not text.strip():
         return None
     text = " ".join(text.split())
-    alias = ALIASES.get(text.lower().removeprefix("license :: osi approved :: "))
-    return alias or text
+    return ALIASES.get(text.lower().removeprefix("license :: osi approved :: ")) or text
 
 
 def permitted(expression: str, allowed: set[str]) -> bool:
@@ -252,12 +251,10 @@ def _pom_licence(repository: Path, group: str, artifact: str, version: str) -> t
         parent = root.find("m:parent", _POM_NS)
         if parent is None:
             return None, pom
-        pom = _pom_path(
-            repository,
-            parent.findtext("m:groupId", "", _POM_NS),
-            parent.findtext("m:artifactId", "", _POM_NS),
-            parent.findtext("m:version", "", _POM_NS),
+        coordinates = (
+            parent.findtext(f"m:{tag}", "", _POM_NS) for tag in ("groupId", "artifactId", "version")
         )
+        pom = _pom_path(repository, *coordinates)
     return None, pom
 
 
