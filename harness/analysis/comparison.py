@@ -18,12 +18,8 @@ from harness.analysis.metrics import Metric, resolve_metrics
 from harness.analysis.usl import UslFit, fit_usl
 from harness.model.stats import DEFAULT_RESAMPLES, MetricResult, analyse
 
-REGIME_ORDER = {
-    name: rank
-    for rank, name in enumerate(
-        ("ladder", "ladder-aa", "capacity", "fixed-rate", "scaling", "users", "payload")
-    )
-}
+REGIMES = ("ladder", "ladder-aa", "capacity", "fixed-rate", "scaling", "users", "payload")
+REGIME_ORDER = {name: rank for rank, name in enumerate(REGIMES)}
 CALIBRATION_REGIME = "ladder-calibration"
 FLOOR_REGIME = "ladder-floor"
 # Never compared as treatments: a calibration only sizes the ladders; the floor is the driver against a

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,29 +23,23 @@ def escape_markup(text: str) -> str:
 
 @dataclass(frozen=True)
 class RichLook:
-    """How a table sits in the terminal."""
+    """How a table sits in the terminal: a comparison's tables have a bold title on the left and wrap long
+    cells inside their column; a command's own summary keeps rich's centred title and its ellipsis."""
 
-    bold_left_title: bool  # the comparison's tables; else rich's centred title
-    fold: bool  # long cells wrap inside their column; else rich's default (an ellipsis)
-    colours: Mapping[str, str]  # style class (Table.styles) -> rich colour
+    colours: Mapping[str, str] = field(default_factory=dict)  # style class (Table.styles) -> rich colour
+    comparison: bool = True
 
 
-COMPARISON_LOOK = RichLook(bold_left_title=True, fold=True, colours={})
+COMPARISON_LOOK = RichLook()
 # The verdict columns (tables.verdict_style): a significant change by the metric's direction, `~` dimmed.
-VERDICT_LOOK = RichLook(
-    bold_left_title=True,
-    fold=True,
-    colours={"better": "bold green", "worse": "bold red", "changed": "bold", "same": "dim"},
-)
+VERDICT_LOOK = RichLook({"better": "bold green", "worse": "bold red", "changed": "bold", "same": "dim"})
 # A command's own summary (a run, a ladder): what held is green, what broke red, a doubt yellow.
-COMMAND_LOOK = RichLook(
-    bold_left_title=False, fold=False, colours={"better": "green", "worse": "red", "warn": "yellow"}
-)
+COMMAND_LOOK = RichLook({"better": "green", "worse": "red", "warn": "yellow"}, comparison=False)
 
 
 def rich_table(table: Table, look: RichLook = COMPARISON_LOOK) -> RichTable:
     """The table's rows, coloured by `look` where the table has styles."""
-    if look.bold_left_title:
+    if look.comparison:
         out = RichTable(
             title=f"[bold]{escape_markup(table.title)}[/]",
             title_justify="left",
@@ -55,7 +49,7 @@ def rich_table(table: Table, look: RichLook = COMPARISON_LOOK) -> RichTable:
     else:
         out = RichTable(title=escape_markup(table.title), caption=escape_markup(table.caption) or None)
     align = table.align or ["left"] * len(table.columns)
-    fold: dict[str, Any] = {"overflow": "fold"} if look.fold else {}
+    fold: dict[str, Any] = {"overflow": "fold"} if look.comparison else {}
     for column, justify in zip(table.columns, align, strict=True):
         out.add_column(escape_markup(column), justify=justify, **fold)  # type: ignore[arg-type]
     for r, row in enumerate(table.rows):
