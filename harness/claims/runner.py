@@ -158,14 +158,14 @@ def run_experiment(claim: Claim, size: Size, results_dir: Path | None = None) ->
 
 def side(observations: Observations, impl: str, variant: str) -> Side:
     records = observations.get((impl, variant), [])
-    values = [float(r["value"]) for r in records if r["valid"] and r["value"] is not None]
+    kept = [r for r in records if r["valid"] and r["value"] is not None]
+    values = [float(r["value"]) for r in kept]
     bounds = [
         float(r["at_least"])
         for r in records
         if r["valid"] and r["value"] is None and r.get("at_least") is not None
     ]
     below = [float(r["below"]) for r in records if r["value"] is None and r.get("below") is not None]
-    kept = [r for r in records if r["valid"] and r["value"] is not None]
     blocks = [r["block"] for r in kept if r.get("block") is not None]
     return Side(
         f"{impl}/{variant}",
@@ -220,8 +220,7 @@ def replicate(
     runner: Callable[[Claim, Size], Observations] = run_experiment,
 ) -> ClaimVerdict:
     """Run (or reuse) a claim's experiment and judge it; a needs-variant or not-testable claim is reported,
-    never run.
-    The layout and what the variants name are checked first (harness/claims/layout.py)."""
+    never run. The layout and what the variants name are checked first (harness/claims/layout.py)."""
     if not claim.runnable:
         return not_runnable(claim)
     size = size_for(claim, quick, repetitions)
