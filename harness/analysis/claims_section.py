@@ -30,14 +30,9 @@ OUTCOME_STYLE = {
 
 def verdict_dirs(sources: list[str]) -> list[Path]:
     """Where verdicts may be stored for these sources: `<results>/claims/` beside run folders or an index."""
-    found: dict[Path, None] = {}
-    for source in sources:
-        path = Path(source)
-        for base in (path, path.parent, path.parent.parent):
-            candidate = (base / CLAIMS_SUBDIR).resolve()
-            if candidate.is_dir():
-                found[candidate] = None
-    return list(found)
+    paths = [Path(source) for source in sources]
+    candidates = [(base / CLAIMS_SUBDIR).resolve() for p in paths for base in (p, p.parent, p.parent.parent)]
+    return list(dict.fromkeys(c for c in candidates if c.is_dir()))
 
 
 def claim_table(record: dict[str, Any]) -> Table:

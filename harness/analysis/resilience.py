@@ -76,13 +76,11 @@ def _read(path: Path) -> FaultRun | None:
 
 def fault_runs(comparison: Comparison) -> list[FaultRun]:
     """Every fault run among the compared folders, used or excluded, oldest first."""
-    paths: dict[Path, None] = {}
-    for run in comparison.runset.runs:
-        if run.regime == FAULT_REGIME and run.path is not None:
-            paths[Path(run.path)] = None
-    for item in comparison.runset.excluded:
-        if item.regime == FAULT_REGIME and item.path not in ("", "-"):
-            paths[Path(item.path)] = None
+    used = [r.path for r in comparison.runset.runs if r.regime == FAULT_REGIME and r.path is not None]
+    excluded = [
+        e.path for e in comparison.runset.excluded if e.regime == FAULT_REGIME and e.path not in ("", "-")
+    ]
+    paths = dict.fromkeys(Path(p) for p in [*used, *excluded])
     found = [r for r in (_read(p) for p in paths if (p / "faults.json").exists()) if r is not None]
     return sorted(found, key=lambda r: (r.created, r.run_id))
 

@@ -42,10 +42,7 @@ def run_table(run_id: str, status: str, metrics: dict[str, Any] | None, run_verd
             ],
             ["instance CPU % (total)", _figure(metrics["cpu_pct_total"], 1, "%")],
             ["utilized CPU", _figure(utilized * 100 if utilized else None, 1, "%")],
-            [
-                "normalized throughput (req/s per CPU %)",
-                Cell(_fmt(metrics["normalized_throughput"], 2), metrics["normalized_throughput"]),
-            ],
+            ["normalized throughput (req/s per CPU %)", _figure(metrics["normalized_throughput"], 2)],
             ["memory per instance (steady PSS)", _figure(metrics["memory_per_instance_mb"], 1, "MiB")],
             [
                 "peak RSS (max over instances)",

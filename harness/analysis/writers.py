@@ -59,12 +59,9 @@ def _compact(table: Table) -> Table | None:
 
 def condense_warnings(warnings: list[str]) -> list[str]:
     """Sample-size warnings repeat per set and metric; print each message once, with how often it occurs."""
-    counts: Counter[str] = Counter()
-    for warning in warnings:
-        counts[warning.split(": ", 2)[-1] if warning.count(": ") >= 2 else warning] += 1
+    counts = Counter(w.split(": ", 2)[-1] if w.count(": ") >= 2 else w for w in warnings)
     return [
-        f"{text}" + (f" (in {count} comparisons)" if count > 1 else "")
-        for text, count in counts.most_common()
+        text + (f" (in {count} comparisons)" if count > 1 else "") for text, count in counts.most_common()
     ]
 
 
