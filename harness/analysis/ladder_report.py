@@ -21,13 +21,7 @@ from harness.analysis.comparison import Comparison, ComparisonSet
 from harness.analysis.host_factor import shared_factor_r
 from harness.analysis.load import Run, as_float, get_path
 from harness.analysis.metrics import ALL_METRICS, LADDER_REGIMES
-from harness.analysis.plots import (
-    Figure,
-    _colors,
-    _encode,
-    latency_lines,
-    plt,
-)
+from harness.analysis.plots import Figure, _colors, _encode, latency_lines, plt
 from harness.analysis.tables import Table
 from harness.model.ladder_math import THROTTLED_SHARE, at_quota
 from harness.model.stats import MetricResult

@@ -81,10 +81,9 @@ def headline(comparison: Comparison) -> tuple[str, list[str]]:
     for result in chosen.results:
         metric = ALL_METRICS[result.metric]
         for pair in result.pairs:
-            if result.baseline is None or pair.a == result.baseline:
-                sentences.append(
-                    fmt.sentence(pair, metric.title, metric.higher_is_better, comparison.confidence)
-                )
+            if result.baseline is not None and pair.a != result.baseline:
+                continue
+            sentences.append(fmt.sentence(pair, metric.title, metric.higher_is_better, comparison.confidence))
     return chosen.title, sentences
 
 
