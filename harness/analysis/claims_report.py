@@ -399,7 +399,6 @@ def render(
     details: list[str] = []
     untestable: list[str] = []
     for claim in claims:
-        source = claim.source_text()
         if not claim.testable:
             table.append(_unjudged_row(claim, "**not testable here**", claim.not_testable))
             untestable += [*_detail_head(claim, "NOT TESTABLE HERE"), f"- why not: {claim.not_testable}", ""]
@@ -416,22 +415,17 @@ def render(
             continue
         rows = record.get("comparisons") or [{}]
         for k, row in enumerate(rows):
-            published = published_text(row, record)
-            ours = "; ".join(side_cell(row[s], SUMMARY_STYLE) for s in ("a", "b") if s in row) or "-"
-            verdict = row.get("outcome", record.get("outcome", ""))
-            reason = row.get("reason") or record.get("reason") or ""
-            head = f"`{claim.id}` ({record.get('size')}, {record.get('metric')})" if k == 0 else "″"
             table.append(
                 [
-                    head,
-                    source if k == 0 else "″",
-                    published,
-                    ours,
+                    f"`{claim.id}` ({record.get('size')}, {record.get('metric')})" if k == 0 else "″",
+                    claim.source_text() if k == 0 else "″",
+                    published_text(row, record),
+                    "; ".join(side_cell(row[s], SUMMARY_STYLE) for s in ("a", "b") if s in row) or "-",
                     ratio_cell(row, SUMMARY_STYLE),
                     row.get("direction") or "-",
                     row.get("magnitude") or "-",
-                    _verdict_label(record, verdict),
-                    reason,
+                    _verdict_label(record, row.get("outcome", record.get("outcome", ""))),
+                    row.get("reason") or record.get("reason") or "",
                 ]
             )
         runs = record.get("runs", [])
