@@ -33,13 +33,6 @@ def delta(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> list[dic
         calls = row["calls"] - prior["calls"]
         if calls <= 0:
             continue
-        out.append(
-            {
-                "queryid": row["queryid"],
-                "query": row["query"],
-                "calls": calls,
-                "rows": row["rows"] - prior["rows"],
-                "total_exec_time_ms": round(row["total_exec_time_ms"] - prior["total_exec_time_ms"], 3),
-            }
-        )
+        spent = round(row["total_exec_time_ms"] - prior["total_exec_time_ms"], 3)
+        out.append({**row, "calls": calls, "rows": row["rows"] - prior["rows"], "total_exec_time_ms": spent})
     return sorted(out, key=lambda r: -r["calls"])

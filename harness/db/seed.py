@@ -158,9 +158,7 @@ def seed(server: DatabaseServer, scale: int, seed_value: int, with_indexes: bool
 
     comment = f"bidbench scale={scale} seed={seed_value} checksum={checksum_value} indexes={with_indexes}"
     with _connect(server.admin_url()) as admin:
-        admin.execute(
-            sql.SQL("COMMENT ON DATABASE {} IS {}").format(sql.Identifier(TEMPLATE_DB), sql.Literal(comment))
-        )
+        _comment(admin, TEMPLATE_DB, comment)
         admin.execute(sql.SQL("ALTER DATABASE {} IS_TEMPLATE true").format(sql.Identifier(TEMPLATE_DB)))
     reset(server)
     return SeedInfo(scale, seed_value, checksum_value, counts, time.monotonic() - started)
@@ -191,12 +189,12 @@ def reset(server: DatabaseServer) -> float:
             )
         clone_template(admin, WORKING_DB)
         # Who re-cloned it: a run whose working database was re-created under it can then name the culprit.
-        admin.execute(
-            sql.SQL("COMMENT ON DATABASE {} IS {}").format(
-                sql.Identifier(WORKING_DB), sql.Literal(_cloned_by())
-            )
-        )
+        _comment(admin, WORKING_DB, _cloned_by())
     return time.monotonic() - started
+
+
+def _comment(admin: psycopg.Connection, dbname: str, text: str) -> None:
+    admin.execute(sql.SQL("COMMENT ON DATABASE {} IS {}").format(sql.Identifier(dbname), sql.Literal(text)))
 
 
 def _cloned_by() -> str:
