@@ -499,8 +499,7 @@ def measure(options: Options, setup: Setup, folder: Path) -> int:
         "summary": summary,
         "samples": [s.record() for s in samples],
     }
-    out = folder / "overhead.json"
-    out.write_text(json.dumps(record, indent=2) + "\n")
+    (folder / "overhead.json").write_text(json.dumps(record, indent=2) + "\n")
     print_table(summary, setup)
     console.print(f"result folder: {folder}")
     failed = sum(v["failed"] for v in summary.values())
