@@ -10,8 +10,7 @@ New rows without a 201 are reported, not failed: a request can commit and still 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
 
 import psycopg
 
@@ -37,22 +36,17 @@ class InvariantReport:
     examples: list[str] = field(default_factory=list)
     error: str = ""
 
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
     def describe(self) -> str:
         if self.error:
             return f"not checked: {self.error}"
         if self.ok:
             return f"ok ({self.acknowledged_bids} acknowledged bids, all stored once)"
-        parts = []
-        if self.items_mismatched:
-            parts.append(f"{self.items_mismatched} items whose max_bid/bid_count disagree with bids")
-        if self.acknowledged_missing:
-            parts.append(f"{self.acknowledged_missing} bids answered 201 without a row")
-        if self.duplicates:
-            parts.append(f"{self.duplicates} duplicated bids")
-        return "FAILED: " + "; ".join(parts)
+        counts = (
+            (self.items_mismatched, "items whose max_bid/bid_count disagree with bids"),
+            (self.acknowledged_missing, "bids answered 201 without a row"),
+            (self.duplicates, "duplicated bids"),
+        )
+        return "FAILED: " + "; ".join(f"{n} {what}" for n, what in counts if n)
 
 
 def max_bid_id(url: str) -> int:

@@ -338,7 +338,7 @@ def analyse(
     measured = [r for r in requests if r.phase == "m"]
     timeline.write_csv(timeline.per_second(requests, t0), folder.path / "timeline.csv")
     report = invariants.check(db_url, requests, since_bid_id, database_oid)
-    folder.write_json("invariants.json", report.to_json())
+    folder.write_json("invariants.json", asdict(report))
 
     metrics = read_metrics(folder).to_json() if folder.has("metrics.json") else {}
     verdict = read_verdict_json(folder)
@@ -410,7 +410,7 @@ def analyse(
         row["fault_due_rps"] = round(len(due) / span, 1) if span > 0 else None
     details: dict[str, Any] = {
         "windows": windows,
-        "invariants": report.to_json(),
+        "invariants": asdict(report),
         "p99_bound_ms": timeline.p99_bound(baseline) if baseline else None,
     }
     if scenario.name == "db-outage":
