@@ -94,7 +94,8 @@ def unpaired_ratio(
     vb = sum((x - mb) ** 2 for x in b) / (len(b) - 1)
     se2 = va / len(a) + vb / len(b)
     if se2 == 0:
-        return LogInterval(min(len(a), len(b)), math.exp(ma - mb), math.exp(ma - mb), math.exp(ma - mb), 0.0)
+        centre = math.exp(ma - mb)
+        return LogInterval(min(len(a), len(b)), centre, centre, centre, 0.0, confidence)
     df = se2**2 / ((va / len(a)) ** 2 / (len(a) - 1) + (vb / len(b)) ** 2 / (len(b) - 1))
     half = float(stats.t.ppf((1 + confidence) / 2, df)) * math.sqrt(se2)
     centre = math.exp(ma - mb)

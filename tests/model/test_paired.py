@@ -52,6 +52,12 @@ def test_pairing_cancels_what_moves_both_groups() -> None:
     assert apart.cv_pct is not None and apart.cv_pct > 5
 
 
+def test_groups_without_spread_keep_the_confidence_asked_for() -> None:
+    apart = unpaired_ratio([300.0, 300.0, 300.0], [200.0, 200.0], confidence=0.9)
+    assert (apart.centre, apart.low, apart.high) == pytest.approx((1.5, 1.5, 1.5))
+    assert apart.confidence == 0.9
+
+
 def test_paired_values_must_come_in_pairs() -> None:
     with pytest.raises(ValueError, match="equal counts"):
         paired_ratio([1.0, 2.0], [1.0])
