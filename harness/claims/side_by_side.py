@@ -26,7 +26,7 @@ from typing import Any
 from harness.claims import ladders
 from harness.claims.model import Claim, Size, cells, match_size
 from harness.engine.side_by_side import RECORD_VERSION, Group
-from harness.model.side_by_side import RECORD, UNKEYED_AT, fits, preset
+from harness.model.side_by_side import RECORD, UNKEYED_AT, fits, preset, typical_rungs
 from harness.model.side_by_side_math import figures
 from harness.record.folders import RunFolder
 from harness.regimes import side_by_side as regime
@@ -48,6 +48,8 @@ keeps the two lists equal)."""
 
 START_S = 8.0
 """Per group and fresh start, besides the pre-warm and the steps: its start, the database reset, its stop."""
+RUNG_START_S = 1.5
+"""Per capacity rung, besides its warm-up and step: the load driver's start and the backlog's wait."""
 
 
 @dataclass(frozen=True)
@@ -198,21 +200,20 @@ def run(
 
 
 def fresh_start_s(size: Size, groups: int) -> float:
-    """One fresh start of `groups` groups at this size's preset, at its longest (the pre-warm at its cap,
-    every capacity rung run and retried once)."""
+    """One fresh start of `groups` groups at this size's preset: the pre-warm at its cap, each sizing step,
+    and each capacity search as long as a typical one (harness/model/side_by_side.py `typical_rungs`)."""
     spec = preset(size.preset)
     seconds = (
         START_S * groups
         + spec.prewarm_max_s
         + 3.0  # the idle CPU, read three times for a second
-        + spec.sizing_warmup_s
-        + spec.step_s
+        + spec.sizing_steps * (spec.sizing_warmup_s + spec.step_s)
         + spec.warmup_s
         + spec.cost_step_count * spec.step_s
     )
     if spec.capacity:
-        rung_s = spec.capacity_warmup_s + spec.capacity_step_s
-        seconds += spec.capacity_rounds * groups * spec.capacity_max_runs * 2 * rung_s
+        rung_s = RUNG_START_S + spec.capacity_warmup_s + spec.capacity_step_s
+        seconds += spec.capacity_rounds * groups * typical_rungs(spec) * rung_s
     return seconds
 
 

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from harness.cli import options
 from harness.console import UserError, console
+from harness.model.side_by_side import PRESETS
 
 # One line per paragraph: rich keeps a help string's line breaks, and the terminal wraps it again.
 AA_HELP = "\n\n".join(
@@ -50,7 +51,7 @@ def register(app: typer.Typer) -> None:
         ] = False,
         preset: Annotated[
             str,
-            typer.Option(help="Side by side: the experiment's settings (standard, demo, cost-only, quick)."),
+            typer.Option(help=f"Side by side: the experiment's settings ({', '.join(PRESETS)})."),
         ] = "standard",
     ) -> None:
         from harness import paths

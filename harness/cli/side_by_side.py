@@ -10,6 +10,7 @@ import typer
 
 from harness.cli import options
 from harness.console import UserError, console
+from harness.model.side_by_side import PRESETS
 
 HELP = """Compare apps (or one app against itself with --aa) side by side: every fresh start starts all
 groups together, pre-warms them together, then sends the same rates and the same requests to every
@@ -37,7 +38,7 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option("--aa", help="Two groups of the one app given: an A/A check.")
         ] = False,
         preset: Annotated[
-            str, typer.Option(help="The experiment's settings: standard, demo, cost-only or quick.")
+            str, typer.Option(help=f"The experiment's settings: {', '.join(PRESETS)}.")
         ] = "standard",
         keep_awake: Annotated[
             bool | None,

@@ -95,6 +95,8 @@ PRESETS: dict[str, SideBySideSpec] = {
     "cost-only": SideBySideSpec(
         capacity=False, cost_passes=3, warmup_s=6.0, capacity_step_s=2.0, capacity_rounds=1
     ),
+    # The capacity claims' preset: their cost steps only foresee where each group's search starts.
+    "capacity": SideBySideSpec(cost_passes=2),
     "quick": SideBySideSpec(
         cost_rates=2,
         cost_passes=1,
@@ -227,6 +229,19 @@ def capacity_search(quota_rate: float, spec: SideBySideSpec) -> BracketSearch:
         spec.capacity_precision,
         spec.capacity_max_runs,
     )
+
+
+def typical_rungs(spec: SideBySideSpec) -> int:
+    """The rungs a capacity search runs, retries included, when its capacity lies between its second and
+    third climbing rung and every failing rung fails again: what an estimate of a fresh start's length
+    counts (the most a search may run, `capacity_max_runs` rungs each retried, is far from what one takes)."""
+    search = capacity_search(1000.0, spec)
+    capacity = search.start * spec.capacity_coarse**1.5
+    rungs = 0
+    while (rate := search.next_rate()) is not None and rungs < 2 * spec.capacity_max_runs:
+        search.record(rate, rate <= capacity)
+        rungs += 1
+    return rungs
 
 
 def top_cost_rate(

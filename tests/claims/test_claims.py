@@ -58,8 +58,8 @@ def test_metrics_are_known_keys() -> None:
 
 
 def _needs_variant(tmp_path: Path) -> Claim:
-    """The pool-library claim as it was before JAVA_POOL existed: no claim file needs a variant any more."""
-    data = yaml.safe_load((CLAIMS / "thesis-6.2-pool-library.yaml").read_text())
+    """The unpooled claim as it was before JAVA_POOL existed: no claim file needs a variant any more."""
+    data = yaml.safe_load((CLAIMS / "thesis-6.2-pool-unpooled.yaml").read_text())
     data.update(
         status="needs-variant", missing="a Java pool-library knob (HikariCP vs the driver's own pool)"
     )

@@ -183,8 +183,12 @@ def test_the_claims_of_the_issue_are_fixed() -> None:
     log = find("step-table-7-log-level")
     assert log.expect[0].relation == "greater" and "21,000x" in log.expect[0].magnitude_untested
     library = find("thesis-6.2-pool-library")
-    assert {v.knobs["JAVA_POOL"] for v in library.variants} == {"hikari", "dbcp2", "driver"}
-    assert "PGPoolingDataSource" in library.adaptation
+    assert {v.knobs["JAVA_POOL"] for v in library.variants} == {"hikari", "dbcp2"}
+    assert library.metric == "capacity_rps" and library.quick.preset == "capacity"
+    unpooled = find("thesis-6.2-pool-unpooled")
+    assert {v.knobs["JAVA_POOL"] for v in unpooled.variants} == {"hikari", "driver"}
+    assert "PGPoolingDataSource" in unpooled.adaptation
+    assert library.changed_after_data and unpooled.changed_after_data
     pereira = find("pereira-energy-ranking")
     assert pereira.adaptation and all(c.magnitude_untested and not c.asks_magnitude for c in pereira.expect)
     assert find("thesis-table-7.2").expect[0].asks_magnitude
@@ -210,7 +214,7 @@ def test_a_layout_over_the_budget_is_refused_naming_the_field(tmp_path: Path) ->
 
 def test_two_instances_at_one_cpu_name_the_instances_too(tmp_path: Path) -> None:
     claim = load_file(
-        _variant(tmp_path, "thesis-6.2-pool-library", cpus=1.0, instances=2), load_schema(tmp_path)
+        _variant(tmp_path, "thesis-6.2-pool-unpooled", cpus=1.0, instances=2), load_schema(tmp_path)
     )
     problems = layout_problems(claim, claim.quick, cores=2)
     assert problems and "experiment/variants/0/cpus (with experiment/variants/0/instances = 2)" in problems[0]

@@ -83,7 +83,7 @@ def test_a_claims_ladder_calibration_is_stored_where_the_claim_looks_for_it(
 ) -> None:
     """The claims look a stored calibration up by `calibration_group`; the calibration itself once
     appended its own suffix to that group as well, so no stored calibration was ever reused."""
-    claim = find("thesis-6.2-pool-library")
+    claim = find("thesis-6.2-pool-unpooled")
     size = claim.quick
     stored_as: list[str] = []
 
