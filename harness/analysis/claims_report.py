@@ -18,6 +18,7 @@ from harness.claims.calibration import APART_CVS, OWN_CV_SIDE_BY_SIDE, SHARED_DR
 from harness.claims.model import Claim
 from harness.claims.runner import cell_group, cells
 from harness.claims.store import latest_per_claim, load_verdicts, verdicts_dir
+from harness.claims.verdict import NOT_TESTABLE
 from harness.console import console
 from harness.record.folders import RunFolder, git_state
 from harness.record.manifest import FILE as MANIFEST
@@ -321,6 +322,8 @@ def shared_runs(claims: Sequence[Claim]) -> list[str]:
             continue
         size = claim.quick
         for k, comparison in enumerate(claim.expect):
+            if comparison.not_testable:
+                continue
             names = {comparison.baseline, comparison.variant}
             keys[(claim.id, k)] = {
                 cell_group(claim, size, c) for c in cells(claim, size) if c.variant.name in names
@@ -420,7 +423,10 @@ def render(
                     f"`{claim.id}` ({record.get('size')}, {record.get('metric')})" if k == 0 else "″",
                     claim.source_text() if k == 0 else "″",
                     published_text(row, record),
-                    "; ".join(side_cell(row[s], SUMMARY_STYLE) for s in ("a", "b") if s in row) or "-",
+                    # a row not testable here runs nothing of its own (harness/claims/model.py `cells`)
+                    "; ".join(side_cell(row[s], SUMMARY_STYLE) for s in ("a", "b") if s in row)
+                    if row.get("outcome") != NOT_TESTABLE
+                    else "-",
                     ratio_cell(row, SUMMARY_STYLE),
                     row.get("direction") or "-",
                     row.get("magnitude") or "-",

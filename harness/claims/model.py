@@ -303,11 +303,13 @@ def metric_value(metrics: dict[str, Any] | None, path: str) -> float | None:
 
 
 def cells(claim: Claim, size: Size) -> list[Cell]:
-    out = [
-        Cell(impl, v) for impl in size.impls or claim.impls for v in claim.variants if v.impl in (None, impl)
-    ]
+    """What the claim runs: each variant that a testable row compares, on each app of the size. A variant
+    that only rows declared not testable name is not run: no verdict would read its runs."""
+    compared = {name for c in claim.expect if not c.not_testable for name in (c.baseline, c.variant)}
+    variants = [v for v in claim.variants if v.name in compared]
+    out = [Cell(impl, v) for impl in size.impls or claim.impls for v in variants if v.impl in (None, impl)]
     # impl-pinned variants whose impl is not in the list still run (impl-vs-impl claims)
-    for variant in claim.variants:
+    for variant in variants:
         if variant.impl is not None and all(c.variant.name != variant.name for c in out):
             out.append(Cell(variant.impl, variant))
     return out

@@ -25,6 +25,7 @@ from typing import Any
 
 from harness.claims import ladders
 from harness.claims.model import Claim, Size, cells, match_size
+from harness.engine.prewarm import SETTLE_BLOCK_S, shortest_s
 from harness.engine.side_by_side import RECORD_VERSION, Group
 from harness.model.side_by_side import RECORD, UNKEYED_AT, fits, preset, typical_rungs
 from harness.model.side_by_side_math import figures
@@ -199,13 +200,17 @@ def run(
     return observations
 
 
-def fresh_start_s(size: Size, groups: int) -> float:
-    """One fresh start of `groups` groups at this size's preset: the pre-warm at its cap, each sizing step,
-    and each capacity search as long as a typical one (harness/model/side_by_side.py `typical_rungs`)."""
+def fresh_start_s(size: Size, lineup: Lineup) -> float:
+    """One fresh start of the line-up at this size's preset: each sizing step, each capacity search as long
+    as a typical one (harness/model/side_by_side.py `typical_rungs`), and the pre-warm at its cap when a JVM
+    is among the groups (its JIT compiler stays busy that long), else a block past its shortest."""
     spec = preset(size.preset)
+    groups = len(lineup.cells)
+    jvm = any(cell.impl == "java" for cell in lineup.cells)
+    prewarm_s = spec.prewarm_max_s if jvm else min(spec.prewarm_max_s, shortest_s() + SETTLE_BLOCK_S)
     seconds = (
         START_S * groups
-        + spec.prewarm_max_s
+        + prewarm_s
         + 3.0  # the idle CPU, read three times for a second
         + spec.sizing_steps * (spec.sizing_warmup_s + spec.step_s)
         + spec.warmup_s
@@ -221,9 +226,7 @@ def starts_left(
     claim: Claim, size: Size, results_dir: Path | None, counted: set[tuple[str, int]]
 ) -> tuple[float, int, int]:
     """(seconds, fresh starts to run, fresh starts stored) of the claim's line-ups (`ladders.count_starts`)."""
-    starts = [
-        (key_of(size, lineup), fresh_start_s(size, len(lineup.cells))) for lineup in lineups(claim, size)
-    ]
+    starts = [(key_of(size, lineup), fresh_start_s(size, lineup)) for lineup in lineups(claim, size)]
     return ladders.count_starts(starts, size.repetitions, results_dir, counted)
 
 

@@ -75,6 +75,11 @@ class PrewarmRecord:
         return record
 
 
+def shortest_s() -> float:
+    """The shortest pre-warm: the ramp, then the blocks that must agree (`settled`)."""
+    return float(RAMP_S + SETTLE_BLOCKS * SETTLE_BLOCK_S)
+
+
 def settled(cpu_pct_after_ramp: Sequence[float], limit_pct: float | None = None) -> bool:
     """The last SETTLE_BLOCKS blocks of per-second CPU % agree within MAX_DRIFT (or ABS_SLACK_PCT points),
     and the last is under WARM_MAX_SHARE of the CPU limit (`limit_pct`, None for none): the load is half

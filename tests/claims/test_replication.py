@@ -306,6 +306,32 @@ def test_all_quick_fits_120_minutes(tmp_path: Path) -> None:
     assert ladders.fresh_start_s(find("pereira-energy-ranking").quick.ladder) == pytest.approx(75, abs=5)
 
 
+def test_a_variant_only_rows_not_testable_here_name_is_not_run() -> None:
+    claim = find("thesis-fig-6.2-pool-size")
+    assert "pool-90" in {v.name for v in claim.variants} and claim.expect[1].not_testable
+    assert [c.variant.name for c in runner.cells(claim, claim.quick)] == ["pool-30", "pool-60"]
+
+
+def test_a_side_by_side_fresh_start_is_estimated_with_its_runtimes_pre_warm() -> None:
+    """A JVM's pre-warm runs to the preset's cap (its JIT compiler stays busy); node's and php's end soon
+    after the shortest the settling rule allows."""
+    from harness.claims import side_by_side as sbs
+    from harness.engine.prewarm import shortest_s
+    from harness.model.side_by_side import preset
+
+    jvm = find("thesis-6.2-pool-library")
+    node = find("thesis-6.4-pg-native")
+    (jvm_lineup,) = sbs.lineups(jvm, jvm.quick)
+    (node_lineup,) = sbs.lineups(node, node.quick)
+    cap = preset(node.quick.preset).prewarm_max_s
+    longer = sbs.fresh_start_s(
+        node.quick,
+        replace(node_lineup, cells=(replace(node_lineup.cells[0], impl="java"),) + node_lineup.cells[1:]),
+    )
+    assert longer - sbs.fresh_start_s(node.quick, node_lineup) == pytest.approx(cap - shortest_s() - 3.0)
+    assert sbs.fresh_start_s(jvm.quick, jvm_lineup) > sbs.fresh_start_s(node.quick, node_lineup)
+
+
 def test_a_claims_ladder_keeps_the_shape_of_its_stored_verdicts_and_is_keyed_on_the_ladder_method() -> None:
     """docs/replication/REPORT.md was run with this shape and its `--from` recomputes match folders by the
     group key, which carries the shape: changing it means re-running the claims. The key also carries

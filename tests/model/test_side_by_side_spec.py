@@ -17,6 +17,7 @@ from harness.model.side_by_side import (
     rate_scales,
     start_order,
     top_cost_rate,
+    typical_rungs,
 )
 
 
@@ -176,3 +177,20 @@ def test_the_standard_preset_searches_each_capacity_more_than_once_and_the_demo_
     # The demo's eight minutes hold one round; the standard comparison averages its rounds.
     assert preset("standard").capacity_rounds >= 2
     assert preset("demo").capacity_rounds == 1
+
+
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_a_typical_capacity_search_is_far_shorter_than_its_most_and_still_brackets(name: str) -> None:
+    """What a fresh start's estimate counts: a search whose capacity lies between its second and third
+    climbing rung ends bracketed within the precision, in fewer rungs than the most it may run."""
+    spec = PRESETS[name]
+    rungs = typical_rungs(spec)
+    search = capacity_search(1000.0, spec)
+    capacity = search.start * spec.capacity_coarse**1.5
+    for _ in range(rungs):
+        rate = search.next_rate()
+        assert rate is not None
+        search.record(rate, rate <= capacity)
+    assert search.done and search.passed is not None and search.failed is not None
+    assert search.passed <= capacity < search.failed
+    assert 3 <= rungs < 2 * spec.capacity_max_runs
