@@ -14,7 +14,13 @@ from harness import paths
 from harness.analysis import claims_evidence as evidence
 from harness.analysis.claim_rows import SUMMARY_STYLE, published_text, ratio_cell, side_cell
 from harness.analysis.table_render import markdown_rows
-from harness.claims.calibration import APART_CVS, OWN_CV_SIDE_BY_SIDE, SHARED_DRIFT_CV, claim_power
+from harness.claims.calibration import (
+    APART_CVS,
+    OWN_CV_SIDE_BY_SIDE,
+    OWN_CV_SIDE_BY_SIDE_CAPACITY,
+    SHARED_DRIFT_CV,
+    claim_power,
+)
 from harness.claims.model import Claim
 from harness.claims.runner import cell_group, cells
 from harness.claims.store import latest_per_claim, load_verdicts, verdicts_dir
@@ -290,7 +296,7 @@ def power_section(claims: Sequence[Claim]) -> list[str]:
                     f"`{p.claim_id}`",
                     p.row,
                     "-" if p.effect is None else f"{p.effect:.3g}",
-                    f"{p.design}, CV {_pct(p.cv)}",
+                    f"{p.design}, CV {_pct(p.cv)}" + (f" + own {_pct(p.own_cv)}" if p.own_cv else ""),
                     str(p.n),
                     "-" if p.direction is None else _pct(p.direction),
                     "-" if p.replicated is None else _pct(p.replicated),
@@ -302,7 +308,8 @@ def power_section(claims: Sequence[Claim]) -> list[str]:
         "Simulated (2,000 data sets per cell) at the effect each row expects: the published ratio, or for a "
         "qualitative row the effect its YAML states; equivalence rows at their stated ratio. Apart: every "
         f"fresh start scatters by a CV of {', '.join(_pct(cv) for cv in APART_CVS)}; side by side: a "
-        f"shared drift of {_pct(SHARED_DRIFT_CV)} and {_pct(OWN_CV_SIDE_BY_SIDE)} of each group's own. Each "
+        f"shared drift of {_pct(SHARED_DRIFT_CV)} and each group's own {_pct(OWN_CV_SIDE_BY_SIDE)} "
+        f"({_pct(OWN_CV_SIDE_BY_SIDE_CAPACITY)} for a capacity, searched rung by rung). Each "
         "question gets 5 % / (rows asking it), a lower bound of Holm's power. 'replicated' is 0 where the "
         "magnitude is declared not tested (the best such a row can get is 'direction only').",
         "",

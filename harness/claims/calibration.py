@@ -22,6 +22,15 @@ APART_CVS: tuple[float, ...] = (0.10, 0.15)
 SHARED_DRIFT_CV = 0.10
 OWN_CV_SIDE_BY_SIDE = 0.03
 """Each group's own scatter within a side-by-side fresh start: what the A/A band of [0.97, 1.03] allows."""
+OWN_CV_SIDE_BY_SIDE_CAPACITY = 0.10
+"""A capacity's own scatter within a side-by-side fresh start: each group's search decides on the p99 of
+short rungs, one at a time, so its capacity moves far more than its cost, which every step shares
+(docs/lab/2026-11-29-pool-library-side-by-side.md)."""
+
+
+def own_cv(metric: str) -> float:
+    """Each group's own scatter within a side-by-side fresh start, for this claim metric."""
+    return OWN_CV_SIDE_BY_SIDE_CAPACITY if metric == "capacity_rps" else OWN_CV_SIDE_BY_SIDE
 
 
 def sd_log(cv: float) -> float:
@@ -30,15 +39,21 @@ def sd_log(cv: float) -> float:
 
 
 def simulate(
-    n: int, sims: int, true_ratio: float, paired: bool, cv: float, rng: np.random.Generator
+    n: int,
+    sims: int,
+    true_ratio: float,
+    paired: bool,
+    cv: float,
+    rng: np.random.Generator,
+    own_cv: float = OWN_CV_SIDE_BY_SIDE,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Logs of `sims` data sets of n fresh starts per side (A, then B = A's level x true_ratio).
     Apart: every value draws its own drift at `cv`. Side by side: both groups of a fresh start share a drift
-    at `cv` and add their own OWN_CV_SIDE_BY_SIDE."""
+    at `cv` and add their own at `own_cv`."""
     shift = math.log(true_ratio)
     if paired:
         drift = rng.normal(0.0, sd_log(cv), (sims, n))
-        own = sd_log(OWN_CV_SIDE_BY_SIDE)
+        own = sd_log(own_cv)
         return drift + rng.normal(0.0, own, (sims, n)), drift + shift + rng.normal(0.0, own, (sims, n))
     s = sd_log(cv)
     return rng.normal(0.0, s, (sims, n)), shift + rng.normal(0.0, s, (sims, n))
@@ -51,6 +66,8 @@ class RowPower:
     effect: float | None
     design: str
     cv: float
+    own_cv: float | None
+    """Side by side: each group's own scatter beside the shared drift `cv`; None apart."""
     n: int
     direction: float | None
     """P(the direction holds) at the row's expected effect; for equivalence rows, P(TOST within)."""
@@ -59,7 +76,14 @@ class RowPower:
 
 
 def row_power(
-    comparison: Comparison, n: int, paired: bool, cv: float, rows: int, seed: int, sims: int = 2000
+    comparison: Comparison,
+    n: int,
+    paired: bool,
+    cv: float,
+    rows: int,
+    seed: int,
+    sims: int = 2000,
+    own: float = OWN_CV_SIDE_BY_SIDE,
 ) -> tuple[float | None, float | None]:
     """(direction, replicated) power of one row by simulation at its expected effect, with a Bonferroni
     share ALPHA / rows of the error for each question: a lower bound of what Holm's step-down gives."""
@@ -67,7 +91,7 @@ def row_power(
     if effect is None:
         return None, None
     rng = np.random.default_rng([seed, n, int(cv * 1000)])
-    la, lb = simulate(n, sims, effect, paired, cv, rng)
+    la, lb = simulate(n, sims, effect, paired, cv, rng, own)
     est, se, df = log_ratio_stats(la, lb, paired)
     alpha = ALPHA / max(rows, 1)
     if comparison.relation == "equivalent":
@@ -91,12 +115,17 @@ def claim_power(claim: Claim, sims: int = 2000) -> list[RowPower]:
     design = "side by side" if paired else "apart"
     rows = [c for c in claim.expect if not c.not_testable]
     cvs = (SHARED_DRIFT_CV,) if paired else APART_CVS
+    own = own_cv(claim.metric)
     for k, comparison in enumerate(rows):
         family = sum(1 for c in rows if (c.relation == "equivalent") == (comparison.relation == "equivalent"))
         label = f"{comparison.variant}/{comparison.baseline} {comparison.relation}"
         for n in sorted({claim.quick.repetitions, claim.full.repetitions}):
             for cv in cvs:
                 seed = zlib.crc32(f"{claim.id}/{k}".encode())
-                powers = row_power(comparison, n, paired, cv, family, seed, sims)
-                out.append(RowPower(claim.id, label, comparison.effect(), design, cv, n, *powers))
+                powers = row_power(comparison, n, paired, cv, family, seed, sims, own)
+                out.append(
+                    RowPower(
+                        claim.id, label, comparison.effect(), design, cv, own if paired else None, n, *powers
+                    )
+                )
     return out

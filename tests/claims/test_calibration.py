@@ -10,7 +10,14 @@ import numpy as np
 import pytest
 
 from harness.claims import runner
-from harness.claims.calibration import APART_CVS, OWN_CV_SIDE_BY_SIDE, claim_power, sd_log, simulate
+from harness.claims.calibration import (
+    APART_CVS,
+    OWN_CV_SIDE_BY_SIDE,
+    OWN_CV_SIDE_BY_SIDE_CAPACITY,
+    claim_power,
+    sd_log,
+    simulate,
+)
 from harness.claims.model import Claim, Comparison, find, load_all
 from harness.claims.verdict import (
     ALPHA,
@@ -56,16 +63,18 @@ class Calibration:
         return math.sqrt(ALPHA * (1 - ALPHA) / self.sims)
 
 
-def calibrate(n: int, paired: bool, cv: float, sims: int = SIMULATIONS, seed: int = 45) -> Calibration:
-    rng = np.random.default_rng([seed, n, int(paired), int(cv * 1000)])
-    la, lb = simulate(n, sims, 1.0, paired, cv, rng)
+def calibrate(
+    n: int, paired: bool, cv: float, own: float = OWN_CV_SIDE_BY_SIDE, sims: int = SIMULATIONS, seed: int = 45
+) -> Calibration:
+    rng = np.random.default_rng([seed, n, int(paired), int(cv * 1000), int(own * 1000)])
+    la, lb = simulate(n, sims, 1.0, paired, cv, rng, own)
     false_positive = float(np.mean(two_sided_p(*log_ratio_stats(la, lb, paired)) < ALPHA))
     true = 1.25
-    la, lb = simulate(n, sims, true, paired, cv, rng)
+    la, lb = simulate(n, sims, true, paired, cv, rng, own)
     low, high = interval(*log_ratio_stats(la, lb, paired), 0.95)
     coverage = float(np.mean((low <= true) & (true <= high)))
     band = (1 / 1.1, 1.1)
-    la, lb = simulate(n, sims, band[1], paired, cv, rng)
+    la, lb = simulate(n, sims, band[1], paired, cv, rng, own)
     tost_fp = float(np.mean(tost_p(*log_ratio_stats(la, lb, paired), band) < ALPHA))
     return Calibration(n, "side by side" if paired else "apart", cv, false_positive, coverage, tost_fp, sims)
 
@@ -118,31 +127,46 @@ def sample_sizes(claims: list[Claim]) -> list[int]:
 
 
 SIZES = sorted({3, *sample_sizes(load_all())})
-NOISE = [(True, 0.10), (False, 0.10), (False, 0.15)]
+# (side by side, drift CV, each group's own CV side by side): costs and capacities side by side, and apart.
+NOISE = [
+    (True, 0.10, OWN_CV_SIDE_BY_SIDE),
+    (True, 0.10, OWN_CV_SIDE_BY_SIDE_CAPACITY),
+    (False, 0.10, OWN_CV_SIDE_BY_SIDE),
+    (False, 0.15, OWN_CV_SIDE_BY_SIDE),
+]
 
 
 @pytest.mark.parametrize("n", SIZES)
-@pytest.mark.parametrize(("paired", "cv"), NOISE)
-def test_identical_groups_rarely_differ_and_intervals_cover(n: int, paired: bool, cv: float) -> None:
+@pytest.mark.parametrize(("paired", "cv", "own"), NOISE)
+def test_identical_groups_rarely_differ_and_intervals_cover(
+    n: int, paired: bool, cv: float, own: float
+) -> None:
     """False positives at most 5 % (plus three simulation errors) and coverage at least 93 %, for every
     number of fresh starts a claim declares, side by side and apart."""
-    c = calibrate(n, paired, cv)
+    c = calibrate(n, paired, cv, own)
     assert c.false_positive <= 0.05 + 3 * c.error, c
     assert c.coverage >= 0.93, c
     assert c.tost_false_positive <= 0.05 + 3 * c.error, c
 
 
 def family_false_positive(
-    rows: int, n: int, paired: bool, cv: float, holm_corrected: bool = True, sims: int = 2000, seed: int = 45
+    rows: int,
+    n: int,
+    paired: bool,
+    cv: float,
+    own: float = OWN_CV_SIDE_BY_SIDE,
+    holm_corrected: bool = True,
+    sims: int = 2000,
+    seed: int = 45,
 ) -> float:
     """Identical groups in one claim of `rows` rows that share the baseline's fresh starts (as a claim's
     rows do): the share of data sets in which any row declares a direction, through the verdicts' own
     `holm` per data set (or, for contrast, each row at ALPHA alone). Side by side every group of a fresh
     start shares its drift; apart every value draws its own."""
-    rng = np.random.default_rng([seed, rows, n, int(paired), int(cv * 1000)])
+    rng = np.random.default_rng([seed, rows, n, int(paired), int(cv * 1000), int(own * 1000)])
     if paired:
         drift = rng.normal(0.0, sd_log(cv), (sims, n))
-        groups = [drift + rng.normal(0.0, sd_log(OWN_CV_SIDE_BY_SIDE), (sims, n)) for _ in range(rows + 1)]
+        groups = [drift + rng.normal(0.0, sd_log(own), (sims, n)) for _ in range(rows + 1)]
     else:
         groups = [rng.normal(0.0, sd_log(cv), (sims, n)) for _ in range(rows + 1)]
     baseline, variants = groups[0], groups[1:]
@@ -155,14 +179,14 @@ def family_false_positive(
 
 
 @pytest.mark.parametrize("n", SIZES)
-@pytest.mark.parametrize(("paired", "cv"), NOISE)
+@pytest.mark.parametrize(("paired", "cv", "own"), NOISE)
 @pytest.mark.parametrize("rows", [2, 3])
 def test_holm_keeps_a_claims_family_wise_false_positives_at_five_per_cent(
-    rows: int, n: int, paired: bool, cv: float
+    rows: int, n: int, paired: bool, cv: float, own: float
 ) -> None:
     """Across a claim's rows, which share the baseline's runs, identical groups make any row declare a
     direction at most 5 % of the time (plus three simulation errors), at every size the claims declare."""
-    assert family_false_positive(rows, n, paired, cv) <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / 2000)
+    assert family_false_positive(rows, n, paired, cv, own) <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / 2000)
 
 
 @pytest.mark.parametrize("rows", [2, 3])
