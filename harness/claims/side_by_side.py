@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from harness.apps import adapter as app_adapter
 from harness.claims import ladders
 from harness.claims.model import Claim, Size, cells, match_size
 from harness.engine.prewarm import SETTLE_BLOCK_S, shortest_s
@@ -206,7 +207,7 @@ def fresh_start_s(size: Size, lineup: Lineup) -> float:
     is among the groups (its JIT compiler stays busy that long), else a block past its shortest."""
     spec = preset(size.preset)
     groups = len(lineup.cells)
-    jvm = any(cell.impl == "java" for cell in lineup.cells)
+    jvm = any(app_adapter(cell.impl).runs_on_jvm for cell in lineup.cells)
     prewarm_s = spec.prewarm_max_s if jvm else min(spec.prewarm_max_s, shortest_s() + SETTLE_BLOCK_S)
     seconds = (
         START_S * groups
