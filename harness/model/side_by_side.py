@@ -237,8 +237,8 @@ def typical_rungs(spec: SideBySideSpec) -> int:
     counts (the most a search may run, `capacity_max_runs` rungs each retried, is far from what one takes)."""
     search = capacity_search(1000.0, spec)
     capacity = search.start * spec.capacity_coarse**1.5
-    rungs = 0
-    while (rate := search.next_rate()) is not None and rungs < 2 * spec.capacity_max_runs:
+    rungs = 0  # bounded by the search: `capacity_max_runs` believed rungs, each failing one retried once
+    while (rate := search.next_rate()) is not None:
         search.record(rate, rate <= capacity)
         rungs += 1
     return rungs
