@@ -12,6 +12,7 @@ from typing import Any
 
 from harness.analysis import format as fmt
 from harness.analysis.table_model import Cell
+from harness.claims.verdict import NOT_TESTABLE
 from harness.model.stats import mean_ci
 
 
@@ -98,6 +99,15 @@ def side_cell(side: dict[str, Any], style: ClaimStyle) -> Cell:
         style,
         side.get("below") or [],
     )
+
+
+def side_cells(row: dict[str, Any], style: ClaimStyle) -> tuple[Cell, Cell]:
+    """A stored row's two sides; "-" for a row declared not testable here, which ran nothing of its own
+    (harness/claims/model.py `cells`), whatever other rows' runs its variants share."""
+    if row.get("outcome") == NOT_TESTABLE:
+        return Cell("-"), Cell("-")
+    a, b = (side_cell(row[s], style) if s in row else Cell("-") for s in ("a", "b"))
+    return a, b
 
 
 def ratio_of(

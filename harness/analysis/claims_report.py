@@ -12,7 +12,7 @@ from typing import Any
 
 from harness import paths
 from harness.analysis import claims_evidence as evidence
-from harness.analysis.claim_rows import SUMMARY_STYLE, published_text, ratio_cell, side_cell
+from harness.analysis.claim_rows import SUMMARY_STYLE, published_text, ratio_cell, side_cells
 from harness.analysis.table_render import markdown_rows
 from harness.claims.calibration import (
     APART_CVS,
@@ -24,7 +24,6 @@ from harness.claims.calibration import (
 from harness.claims.model import Claim
 from harness.claims.runner import cell_group, cells
 from harness.claims.store import latest_per_claim, load_verdicts, verdicts_dir
-from harness.claims.verdict import NOT_TESTABLE
 from harness.console import console
 from harness.record.folders import RunFolder, git_state
 from harness.record.manifest import FILE as MANIFEST
@@ -133,6 +132,12 @@ def _smaller_size_text(records: Sequence[dict[str, Any]], latest: dict[str, Any]
         else "it ran on fresh starts of its own (`--again`), the size the claim's YAML declared before any run"
     )
     return [f"- before the full size, the quick size ({n} fresh starts per side): {said}; {how}"]
+
+
+def _sides_text(row: dict[str, Any]) -> str:
+    """Both sides in one cell; a single "-" where the row ran nothing of its own."""
+    sides = [str(side) for side in side_cells(row, SUMMARY_STYLE) if side != "-"]
+    return "; ".join(sides) or "-"
 
 
 def _row_text(row: dict[str, Any]) -> str:
@@ -430,10 +435,7 @@ def render(
                     f"`{claim.id}` ({record.get('size')}, {record.get('metric')})" if k == 0 else "″",
                     claim.source_text() if k == 0 else "″",
                     published_text(row, record),
-                    # a row not testable here runs nothing of its own (harness/claims/model.py `cells`)
-                    "; ".join(side_cell(row[s], SUMMARY_STYLE) for s in ("a", "b") if s in row)
-                    if row.get("outcome") != NOT_TESTABLE
-                    else "-",
+                    _sides_text(row),
                     ratio_cell(row, SUMMARY_STYLE),
                     row.get("direction") or "-",
                     row.get("magnitude") or "-",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness.analysis.claim_rows import REPORT_STYLE, published_text, ratio_cell, side_cell
+from harness.analysis.claim_rows import REPORT_STYLE, published_text, ratio_cell, side_cells
 from harness.analysis.comparison import Comparison
 from harness.analysis.table_model import Table
 from harness.claims.store import CLAIMS_SUBDIR, latest_per_claim, load_verdicts
@@ -43,8 +43,7 @@ def claim_table(record: dict[str, Any]) -> Table:
             [
                 row.get("impl", ""),
                 row.get("expected", ""),
-                side_cell(row.get("a", {}), REPORT_STYLE),
-                side_cell(row.get("b", {}), REPORT_STYLE),
+                *side_cells(row, REPORT_STYLE),
                 ratio_cell(row, REPORT_STYLE),
                 published_text(row, record),
                 outcome + (f": {row['reason']}" if row.get("reason") else ""),

@@ -52,8 +52,12 @@ def verdict_table(claim: Claim, verdict: claim_verdict.ClaimVerdict) -> Table:
         show_lines=True,
     )
     for r in verdict.results:
+        # a row not testable here ran nothing of its own (harness/claims/model.py `cells`)
         a, b = (
-            side_of(s.label, s.values, s.invalid, s.unbracketed, TERMINAL_STYLE, s.below) for s in (r.a, r.b)
+            "-"
+            if r.outcome == claim_verdict.NOT_TESTABLE
+            else side_of(s.label, s.values, s.invalid, s.unbracketed, TERMINAL_STYLE, s.below)
+            for s in (r.a, r.b)
         )
         ratio = ratio_of(
             r.ratio,

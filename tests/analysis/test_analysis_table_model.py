@@ -15,9 +15,12 @@ from harness.analysis.claim_rows import (
     TERMINAL_STYLE,
     ratio_cell,
     side_cell,
+    side_cells,
 )
+from harness.analysis.claims_section import claim_table
 from harness.analysis.table_model import Cell, Table, mean_with_ci, number
 from harness.analysis.table_render import COMMAND_LOOK, json_table, markdown_table, rich_table
+from harness.claims.verdict import NOT_TESTABLE, REPLICATED
 from harness.model.stats import summarize
 
 
@@ -89,3 +92,17 @@ def test_a_claim_ratio_shows_its_test_by_style() -> None:
         and ratio_cell(welch, SUMMARY_STYLE) == "0.500"
     )
     assert ratio_cell({}, REPORT_STYLE) == "-"
+
+
+def test_a_row_not_testable_here_shows_no_sides_though_its_variants_ran_for_other_rows() -> None:
+    """pool-90's row shares java with rows that ran; it ran nothing of its own, so it must not read as
+    "no valid run" (a failure) or show another row's values."""
+    ran = {"label": "java/pool-60", "values": [100.0, 110.0, 120.0], "invalid": 0}
+    idle = {"label": "java/pool-90", "values": [], "invalid": 0}
+    testable = {"a": ran, "b": ran, "outcome": REPLICATED}
+    untestable = {"a": ran, "b": idle, "outcome": NOT_TESTABLE, "reason": "declared in the YAML"}
+    for style in (REPORT_STYLE, SUMMARY_STYLE, TERMINAL_STYLE):
+        assert side_cells(untestable, style) == ("-", "-")
+        assert side_cells(testable, style)[0].startswith("java/pool-60")
+    table = claim_table({"claim_id": "thesis-fig-6.2-pool-size", "comparisons": [testable, untestable]})
+    assert "no valid run" not in " ".join(table.rows[1]) and table.rows[1][2:4] == ["-", "-"]
