@@ -24,6 +24,7 @@ from harness.claims.calibration import (
 from harness.claims.model import Claim
 from harness.claims.runner import cell_group, cells
 from harness.claims.store import latest_per_claim, load_verdicts, verdicts_dir
+from harness.claims.verdict import NOT_TESTABLE
 from harness.console import console
 from harness.record.folders import RunFolder, git_state
 from harness.record.manifest import FILE as MANIFEST
@@ -181,6 +182,8 @@ def two_runs_section(claims: Sequence[Claim], records: Sequence[dict[str, Any]])
         for k, row in enumerate(latest.get("comparisons") or []):
             first = rows_before.get(row.get("expected"))
             same = first is not None and first.get("outcome") == row.get("outcome")
+            # both runs of a row not testable here hold nothing of its own: they agree by declaration
+            counted = not (same and row.get("outcome") == NOT_TESTABLE)
             table.append(
                 [
                     f"`{claim.id}` row {k + 1}",
@@ -188,22 +191,27 @@ def two_runs_section(claims: Sequence[Claim], records: Sequence[dict[str, Any]])
                     "-" if first is None else _row_text(first),
                     f"{str(latest.get('created_utc', ''))[:16].replace('T', ' ')} UTC",
                     _row_text(row),
-                    "yes" if same else "**no**",
+                    ("yes" if same else "**no**") if counted else "not counted",
                 ]
             )
     lines = [
         "## Two runs",
         "",
-        "Every claim is replicated twice, hours apart, the second time on fresh starts of its own "
-        "(`./bidbench replicate --all --quick --again`). Rows are matched by what they expect; where the "
-        "labels differ, both runs' ratios, intervals and answers show why.",
+        "Every claim is replicated twice, the second time on fresh starts of its own "
+        "(`./bidbench replicate --all --quick --again`); the table gives each run's time. Rows are matched "
+        "by what they expect; where the labels differ, both runs' ratios, intervals and answers show why. "
+        "A row not testable here is not counted: its two labels agree by declaration.",
         "",
     ]
-    if table:
-        agree = sum(row[-1] == "yes" for row in table)
+    counted = [row for row in table if row[-1] != "not counted"]
+    if counted:
+        agree = sum(row[-1] == "yes" for row in counted)
         lines += [
-            f"The labels agree on {agree} of {len(table)} rows ({100 * agree / len(table):.0f} %).",
+            f"The labels agree on {agree} of {len(counted)} rows ({100 * agree / len(counted):.0f} %).",
             "",
+        ]
+    if table:
+        lines += [
             *markdown_rows(
                 ["row", "first run", "first verdict", "second run", "second verdict", "same label"], table
             ),

@@ -25,6 +25,7 @@ from harness.analysis import claims_report
 from harness.claims import runner
 from harness.claims.model import Claim, find, load_all
 from harness.claims.store import save_verdict, verdict_record
+from harness.claims.verdict import NOT_TESTABLE
 from harness.cli import claims as claims_cli
 
 INSTANCES = "thesis-table-7.2-instances"
@@ -310,3 +311,35 @@ def test_a_verdict_of_a_design_the_claim_no_longer_runs_is_not_shown(tmp_path: P
         encoding="utf-8"
     )
     assert f"### `{INSTANCES}`: " in apart
+
+
+def test_rows_not_testable_here_are_listed_but_not_counted_in_the_agreement() -> None:
+    """Both runs of a declared not-testable row say so by declaration: counting them would inflate the
+    agreement of the runs."""
+    claim = find("thesis-fig-6.2-pool-size")
+    expected = [c.expected_text() for c in claim.expect]
+    assert any(c.not_testable for c in claim.expect)
+
+    def record(created: str, runs: list[str], outcome: str) -> dict[str, Any]:
+        rows = [
+            {"expected": text, "outcome": NOT_TESTABLE if c.not_testable else outcome}
+            for text, c in zip(expected, claim.expect, strict=True)
+        ]
+        settings = {"repetitions": 3}
+        return {
+            "claim_id": claim.id,
+            "size": "quick",
+            "settings": settings,
+            "method": 3,
+            "created_utc": created,
+            "runs": runs,
+            "comparisons": rows,
+        }
+
+    lines = claims_report.two_runs_section(
+        [claim],
+        [record("2026-01-01T00:00", ["a"], "inconclusive"), record("2026-01-02T00:00", ["b"], "replicated")],
+    )
+    text = "\n".join(lines)
+    assert "The labels agree on 0 of 1 rows (0 %)." in text
+    assert text.count("| not counted |") == 1
