@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -164,12 +165,22 @@ def _unjudged_row(claim: Claim, label: str, why: str) -> list[str]:
     ]
 
 
+def _hours_between(before: dict[str, Any], latest: dict[str, Any]) -> float:
+    stored = [datetime.fromisoformat(str(r.get("created_utc"))) for r in (before, latest)]
+    return (stored[1] - stored[0]).total_seconds() / 3600
+
+
+def _duration(hours: float) -> str:
+    return f"{60 * hours:.0f} minutes" if hours < 1 else f"{hours:.1f} hours"
+
+
 def two_runs_section(claims: Sequence[Claim], records: Sequence[dict[str, Any]]) -> list[str]:
     """Each claim's newest verdict beside the earlier replication of it, row by row: whether the labels agree,
     and where they differ, what each run found (its ratio, interval and the two questions' answers)."""
     chosen = newest(records)
     table: list[list[str]] = []
     single: list[str] = []
+    gaps_h: list[float] = []
     for claim in claims:
         latest = chosen.get(claim.id)
         if latest is None:
@@ -178,6 +189,7 @@ def two_runs_section(claims: Sequence[Claim], records: Sequence[dict[str, Any]])
         if before is None:
             single.append(f"`{claim.id}`")
             continue
+        gaps_h.append(_hours_between(before, latest))
         rows_before = {r.get("expected"): r for r in before.get("comparisons") or []}
         for k, row in enumerate(latest.get("comparisons") or []):
             first = rows_before.get(row.get("expected"))
@@ -208,6 +220,14 @@ def two_runs_section(claims: Sequence[Claim], records: Sequence[dict[str, Any]])
         agree = sum(row[-1] == "yes" for row in counted)
         lines += [
             f"The labels agree on {agree} of {len(counted)} rows ({100 * agree / len(counted):.0f} %).",
+            "",
+        ]
+    if gaps_h:
+        # the issue's "two different hours": a pair stored minutes apart met the host in much the same state
+        apart = sum(gap >= 1 for gap in gaps_h)
+        lines += [
+            f"The two verdicts of {apart} of {len(gaps_h)} claims were stored at least an hour apart; the "
+            f"closest pair, {_duration(min(gaps_h))}.",
             "",
         ]
     if table:
