@@ -223,7 +223,7 @@ def two_runs_section(claims: Sequence[Claim], records: Sequence[dict[str, Any]])
             "",
         ]
     if gaps_h:
-        # the "two different hours": a pair stored minutes apart met the host in much the same state
+        # a pair stored minutes apart met the host in much the same state: say how many are not
         apart = sum(gap >= 1 for gap in gaps_h)
         lines += [
             f"The two verdicts of {apart} of {len(gaps_h)} claims were stored at least an hour apart; the "
