@@ -7,14 +7,15 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from harness import paths
-from harness.analysis import claims_evidence as evidence
 from harness.analysis.claim_rows import SUMMARY_STYLE, published_text, ratio_cell, side_cells
 from harness.analysis.table_render import markdown_rows
+from harness.claims import evidence
 from harness.claims.calibration import (
     APART_CVS,
     OWN_CV_SIDE_BY_SIDE,
@@ -22,8 +23,8 @@ from harness.claims.calibration import (
     SHARED_DRIFT_CV,
     claim_power,
 )
-from harness.claims.model import Claim
-from harness.claims.runner import cell_group, cells
+from harness.claims.groups import cell_group
+from harness.claims.model import Claim, cells
 from harness.claims.store import latest_per_claim, load_verdicts, verdicts_dir
 from harness.claims.verdict import NOT_TESTABLE
 from harness.console import console
@@ -106,7 +107,7 @@ def smaller_size(records: Sequence[dict[str, Any]], latest: dict[str, Any]) -> l
 
 def shown(claims: Sequence[Claim], records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """The verdicts the report shows: each claim's newest, the earlier replication it is compared with, and
-    the quick-size verdicts a full-size one superseded (harness/analysis/claims_evidence.py keeps exactly
+    the quick-size verdicts a full-size one superseded (harness/claims/evidence.py keeps exactly
     these), oldest first per claim."""
     chosen = newest(records)
     out = []
@@ -516,3 +517,18 @@ def write(claims: Sequence[Claim], results_dir: Path | None = None, target: Path
     else:
         evidence.write(content, where)
     return target
+
+
+@dataclass(frozen=True)
+class FromEvidence:
+    records: list[dict[str, Any]]
+    differences: list[str]
+    """Verdicts whose recomputed label differs from the stored one (a changed claim or statistics)."""
+    report: str
+
+
+def from_evidence(claims: Sequence[Claim], content: dict[str, bytes]) -> FromEvidence:
+    """Every verdict recomputed from the evidence alone (harness/claims/evidence.py), and the report from them."""
+    with evidence.recomputed(claims, content) as done:
+        report = render(claims, done.records, done.folders, done.report_git)
+    return FromEvidence(done.records, done.differences, report)

@@ -10,13 +10,14 @@ variants, so a rerun, or a rerun with more repetitions, reuses the stored comple
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from harness.claims import ladders, layout
 from harness.claims import side_by_side as sbs
-from harness.claims.model import Cell, Claim, Size, Variant, cells, is_side_by_side, match_size, metric_value
+from harness.claims.groups import campaign_for, cell_group
+from harness.claims.model import Cell, Claim, Size, Variant, cells, match_size, metric_value
 from harness.claims.verdict import (
     NOT_RUNNABLE,
     NOT_TESTABLE,
@@ -31,7 +32,7 @@ from harness.engine.driver import LoadSettings
 from harness.engine.session import RunPlan
 from harness.record.folders import RunFolder
 from harness.record.manifest import read_manifest
-from harness.regimes.campaign import Campaign, campaign_name
+from harness.regimes.campaign import Campaign
 
 # (impl, variant name) -> per-run records: {"valid": bool, "value": float | None}
 Observations = dict[tuple[str, str], list[dict[str, Any]]]
@@ -57,17 +58,6 @@ UNFAIR: dict[str, tuple[str, str]] = {
 def size_for(claim: Claim, quick: bool, repetitions: int | None) -> Size:
     size = claim.size(quick)
     return replace(size, repetitions=repetitions) if repetitions else size
-
-
-def campaign_for(claim: Claim, size: Size) -> str:
-    settings = {
-        "claim": claim.id,
-        "regime": claim.regime,
-        # without the repetitions: more repetitions extend the same campaign
-        "size": {k: v for k, v in asdict(size).items() if k not in ("repetitions", "ladder", "instances")},
-        "variants": [asdict(v) for v in claim.variants],
-    }
-    return campaign_name(f"claim-{claim.id}", settings)
 
 
 def unfair_knobs(variant: Variant) -> list[str]:
@@ -110,16 +100,6 @@ def _plan(claim: Claim, size: Size, cell: Cell, group: str, repetition: int) -> 
         with_indexes=v.with_indexes,
         jvm=v.jvm,
     )
-
-
-def cell_group(claim: Claim, size: Size, cell: Cell) -> str:
-    """The group key of a cell's runs (what the results index and each manifest record)."""
-    if is_side_by_side(claim):
-        return sbs.key_of(size, sbs.lineup_of(claim, size, cell))
-    if claim.regime == "ladder":
-        return ladders.group_of(size, cell)
-    name = campaign_for(claim, size)
-    return "/".join([name, "claim", cell.impl, cell.variant.name, f"rate={size.rate:g}"])
 
 
 def run_experiment(claim: Claim, size: Size, results_dir: Path | None = None) -> Observations:

@@ -173,12 +173,12 @@ def _recompute(claim: Claim, folders: list[Path], pilot: bool) -> None:
 
 def _from_evidence(claims: list[Claim]) -> None:
     """Every verdict and the report from the evidence alone; the report is rewritten and compared."""
-    from harness.analysis import claims_evidence as evidence
     from harness.analysis import claims_report
+    from harness.claims import evidence
 
     where, target = evidence.DIRECTORY, claims_report.REPORT
     try:
-        result = evidence.recompute(claims, evidence.read(where))
+        result = claims_report.from_evidence(claims, evidence.read(where))
     except evidence.EvidenceError as exc:
         raise UserError(f"--from-evidence: {exc}") from exc
     for record in result.records:

@@ -12,7 +12,7 @@ import yaml
 from typer.testing import CliRunner
 
 from harness import paths
-from harness.claims import runner
+from harness.claims import groups, runner
 from harness.claims.ladders import _rates_from_calibration
 from harness.claims.model import Claim, ClaimError, Comparison, find, load_all, load_file, load_schema
 from harness.claims.verdict import CONTRADICTED, INCONCLUSIVE, NOT_RUNNABLE, REPLICATED, Side, judge
@@ -220,11 +220,11 @@ def test_per_impl_comparisons_and_unsorted_note() -> None:
 def test_group_keys_are_deterministic() -> None:
     claim = find("thesis-fig-6.2-pool-size")
     size = runner.size_for(claim, True, None)
-    assert runner.campaign_for(claim, size) == runner.campaign_for(find("thesis-fig-6.2-pool-size"), size)
+    assert groups.campaign_for(claim, size) == groups.campaign_for(find("thesis-fig-6.2-pool-size"), size)
     # quick and full differ only in repetitions here: the full size extends the quick size's runs
-    assert runner.campaign_for(claim, size) == runner.campaign_for(claim, runner.size_for(claim, False, None))
+    assert groups.campaign_for(claim, size) == groups.campaign_for(claim, runner.size_for(claim, False, None))
     log = find("step-table-7-log-level")  # its full size adds apps: another campaign
-    assert runner.campaign_for(log, log.quick) != runner.campaign_for(log, log.full)
+    assert groups.campaign_for(log, log.quick) != groups.campaign_for(log, log.full)
     # the thesis measured HikariCP in its Java app: so does the claim
     assert [c.impl for c in runner.cells(claim, size)] == ["java", "java"]
     assert all(c.variant.knobs["JAVA_POOL"] == "hikari" for c in runner.cells(claim, size))

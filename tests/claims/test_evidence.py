@@ -1,4 +1,4 @@
-"""The evidence committed beside docs/replication/REPORT.md (harness/analysis/claims_evidence.py): written with the
+"""The evidence committed beside docs/replication/REPORT.md (harness/claims/evidence.py): written with the
 report from stored verdicts and their result folders, it regenerates the same report, byte for byte,
 without results/; a checksum that does not match or a missing member is refused with the file's name.
 The records are synthetic, shaped as the engine stores them: one side-by-side claim, one apart."""
@@ -20,9 +20,8 @@ from typer.testing import CliRunner
 from claims.test_claims_side_by_side import _table_72_folders
 from claims.test_replication import _fake_folder
 from harness import paths
-from harness.analysis import claims_evidence as evidence
 from harness.analysis import claims_report
-from harness.claims import runner
+from harness.claims import evidence, runner
 from harness.claims.model import Claim, find, load_all
 from harness.claims.store import save_verdict, verdict_record
 from harness.claims.verdict import NOT_TESTABLE
@@ -99,7 +98,7 @@ def test_the_report_is_regenerated_from_the_evidence_alone_byte_for_byte(written
     assert {n.rsplit("/", 1)[1] for n in names if n.startswith("runs/")} <= set(evidence.FOLDER_RECORDS)
     stored = json.loads(content[table])
     assert [r["block"] for r in stored["observations"][0]["runs"]] == sorted(runs & set(stored["runs"]))
-    result = evidence.recompute(_claims(), content)
+    result = claims_report.from_evidence(_claims(), content)
     assert result.differences == []
     assert [r["outcome"] for r in result.records] == ["replicated", "replicated"]
     assert result.report == report.read_text(encoding="utf-8")
@@ -157,7 +156,7 @@ def test_part_of_the_evidence_is_never_used(written: tuple[Path, Path]) -> None:
     # consistent checksums over a partial archive: the verdict that cites the folder is refused
     partial = {n: d for n, d in content.items() if not n.startswith(name.rsplit("/", 1)[0] + "/")}
     with pytest.raises(evidence.EvidenceError, match="lacks the records of"):
-        evidence.recompute(_claims(), partial)
+        claims_report.from_evidence(_claims(), partial)
 
 
 def test_a_report_whose_folders_are_gone_keeps_no_evidence(tmp_path: Path) -> None:
@@ -227,7 +226,7 @@ def test_a_second_replication_is_shown_beside_the_first_and_kept_in_the_evidence
     content = evidence.read(report.parent / "evidence")
     assert len([n for n in content if n.startswith("verdicts/thesis-table-7.2-instances-quick-")]) == 2
     shutil.rmtree(results)
-    result = evidence.recompute(_claims(), content)
+    result = claims_report.from_evidence(_claims(), content)
     assert result.differences == []
     assert result.report == text
 
@@ -266,7 +265,7 @@ def test_the_committed_report_is_the_committed_evidences_byte_for_byte() -> None
     """docs/replication/REPORT.md as committed is what its committed evidence regenerates: a verdict, a claim
     or a report change that was not rerun (`./bidbench replicate --from-evidence`) fails here."""
     content = evidence.read()
-    result = evidence.recompute(load_all(), content)
+    result = claims_report.from_evidence(load_all(), content)
     assert result.differences == [], "recomputed labels differ from the stored ones"
     committed = paths.REPLICATION_REPORT.read_text(encoding="utf-8")
     assert result.report == committed, (
@@ -289,7 +288,7 @@ def test_a_full_size_verdict_keeps_the_quick_ones_it_superseded_and_says_how_it_
     assert "`thesis-table-7.2` (full, " in text
     assert "- before the full size, the quick size" in text and "an extension after seeing data" in text
     shutil.rmtree(results)
-    result = evidence.recompute(_claims(), evidence.read(report.parent / "evidence"))
+    result = claims_report.from_evidence(_claims(), evidence.read(report.parent / "evidence"))
     assert [r["size"] for r in result.records] == ["quick", "full"]
     assert result.differences == [] and result.report == text
 

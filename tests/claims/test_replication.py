@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from harness import paths
 from harness.analysis import claims_report
-from harness.claims import ladders, runner
+from harness.claims import groups, ladders, runner
 from harness.claims.layout import DRIVER_AND_DATABASE_CORES, layout_problems, preflight
 from harness.claims.model import ClaimError, Comparison, find, load_all, load_file, load_schema
 from harness.claims.store import save_verdict, verdict_record
@@ -382,7 +382,7 @@ def _fake_folder(
     run_id = f"{year}T{repetition}-{cell.impl}-{cell.variant.name}-{regime}-{claim.id}"
     folder = results / run_id
     folder.mkdir(parents=True)
-    group = runner.cell_group(claim, claim.quick, cell) + ("/calibration" if regime != "ladder" else "")
+    group = groups.cell_group(claim, claim.quick, cell) + ("/calibration" if regime != "ladder" else "")
     manifest = {
         "status": "completed",
         "impl": cell.impl,

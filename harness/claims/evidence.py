@@ -5,7 +5,8 @@ values it used) and, per result folder those verdicts cite, its records: manifes
 summary and side-by-side record; no logs, no time series. SHA256SUMS beside it lists the archive and every
 member. `./bidbench replicate --from-evidence` checks every checksum, recomputes every verdict from the
 folders' records (harness/claims/runner.py from_folders, as `--from` does), checks the values against the
-ones the verdict stored, and writes the report from them alone: on a fresh clone, in seconds.
+ones the verdict stored; the report (harness/analysis/claims_report.py `from_evidence`) is then written
+from them alone: on a fresh clone, in seconds.
 
 A checksum that does not match, a member missing or not listed, or a cited folder absent is refused with
 the file's name: a verdict is never computed from part of the evidence. The archive's bytes depend only on
@@ -20,7 +21,8 @@ import io
 import json
 import tarfile
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,7 +50,9 @@ class Recomputed:
     records: list[dict[str, Any]]
     differences: list[str]
     """Verdicts whose recomputed label differs from the stored one (a changed claim or statistics)."""
-    report: str
+    folders: Path
+    """The cited folders' records, unpacked: the report reads its machine section from them."""
+    report_git: dict[str, Any]
 
 
 def _sha256(data: bytes) -> str:
@@ -174,10 +178,10 @@ def _comparable(observations: dict[tuple[str, str], list[dict[str, Any]]]) -> di
     }
 
 
-def recompute(claims: Sequence[Claim], content: dict[str, bytes]) -> Recomputed:
-    """Every verdict of the evidence recomputed from its folders' records, and the report from them."""
-    from harness.analysis import claims_report  # it writes the evidence with every report: a circle
-
+@contextmanager
+def recomputed(claims: Sequence[Claim], content: dict[str, bytes]) -> Iterator[Recomputed]:
+    """Every verdict of the evidence recomputed from its folders' records, which stay unpacked while the
+    caller (the report, a floor above) reads them."""
     by_id = {c.id: c for c in claims}
     stored = sorted(
         (json.loads(content[n]) for n in content if n.startswith("verdicts/")),
@@ -227,5 +231,4 @@ def recompute(claims: Sequence[Claim], content: dict[str, bytes]) -> Recomputed:
             if again["outcome"] != record["outcome"]:
                 differences.append(f"{claim.id}: stored {record['outcome']}, recomputed {again['outcome']}")
             records.append(again)
-        report = claims_report.render(claims, records, root, report_git)
-    return Recomputed(records, differences, report)
+        yield Recomputed(records, differences, root, report_git)
