@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -519,16 +519,7 @@ def write(claims: Sequence[Claim], results_dir: Path | None = None, target: Path
     return target
 
 
-@dataclass(frozen=True)
-class FromEvidence:
-    records: list[dict[str, Any]]
-    differences: list[str]
-    """Verdicts whose recomputed label differs from the stored one (a changed claim or statistics)."""
-    report: str
-
-
-def from_evidence(claims: Sequence[Claim], content: dict[str, bytes]) -> FromEvidence:
+def from_evidence(claims: Sequence[Claim], content: dict[str, bytes]) -> evidence.Recomputed:
     """Every verdict recomputed from the evidence alone (harness/claims/evidence.py), and the report from them."""
     with evidence.recomputed(claims, content) as done:
-        report = render(claims, done.records, done.folders, done.report_git)
-    return FromEvidence(done.records, done.differences, report)
+        return replace(done, report=render(claims, done.records, done.folders, done.report_git))

@@ -51,8 +51,11 @@ class Recomputed:
     differences: list[str]
     """Verdicts whose recomputed label differs from the stored one (a changed claim or statistics)."""
     folders: Path
-    """The cited folders' records, unpacked: the report reads its machine section from them."""
+    """The cited folders' records, unpacked while `recomputed` is open: the report reads its machine section
+    from them."""
     report_git: dict[str, Any]
+    report: str = ""
+    """The report written from the records (harness/analysis/claims_report.py `from_evidence`)."""
 
 
 def _sha256(data: bytes) -> str:
