@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +24,7 @@ from harness.claims.calibration import (
 )
 from harness.claims.groups import cell_group
 from harness.claims.model import Claim, cells
-from harness.claims.store import latest_per_claim, load_verdicts, verdicts_dir
+from harness.claims.store import APART_H, hours_between, latest_per_claim, load_verdicts, verdicts_dir
 from harness.claims.verdict import NOT_TESTABLE
 from harness.console import console
 from harness.record.folders import RunFolder, git_state
@@ -166,11 +165,6 @@ def _unjudged_row(claim: Claim, label: str, why: str) -> list[str]:
     ]
 
 
-def _hours_between(before: dict[str, Any], latest: dict[str, Any]) -> float:
-    stored = [datetime.fromisoformat(str(r.get("created_utc"))) for r in (before, latest)]
-    return (stored[1] - stored[0]).total_seconds() / 3600
-
-
 def _duration(hours: float) -> str:
     return f"{60 * hours:.0f} minutes" if hours < 1 else f"{hours:.1f} hours"
 
@@ -190,7 +184,7 @@ def two_runs_section(claims: Sequence[Claim], records: Sequence[dict[str, Any]])
         if before is None:
             single.append(f"`{claim.id}`")
             continue
-        gaps_h.append(_hours_between(before, latest))
+        gaps_h.append(hours_between(str(before.get("created_utc")), str(latest.get("created_utc"))))
         rows_before = {r.get("expected"): r for r in before.get("comparisons") or []}
         for k, row in enumerate(latest.get("comparisons") or []):
             first = rows_before.get(row.get("expected"))
@@ -225,9 +219,9 @@ def two_runs_section(claims: Sequence[Claim], records: Sequence[dict[str, Any]])
         ]
     if gaps_h:
         # a pair stored minutes apart met the host in much the same state: say how many are not
-        apart = sum(gap >= 1 for gap in gaps_h)
+        apart = sum(gap >= APART_H for gap in gaps_h)
         lines += [
-            f"The two verdicts of {apart} of {len(gaps_h)} claims were stored at least an hour apart; the "
+            f"The two verdicts of {apart} of {len(gaps_h)} claims were stored at least {APART_H:g} h apart; the "
             f"closest pair, {_duration(min(gaps_h))}.",
             "",
         ]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,16 @@ METHOD = 2
 """The statistics a stored verdict was made with: 2 = t-intervals on log ratios (paired or Welch), two
 questions per row, Holm across a claim's rows. Verdicts without it were made with bootstrap intervals and
 direction alone, and the report says so."""
+
+
+APART_H = 1.0
+"""A claim's two replications are meant to be stored at least this many hours apart: the host moves every
+process's cost between fresh starts, and two runs within the hour meet it in much the same state."""
+
+
+def hours_between(earlier: str, later: str) -> float:
+    """Hours from one stored time (ISO 8601, as a verdict's `created_utc`) to a later one."""
+    return (datetime.fromisoformat(later) - datetime.fromisoformat(earlier)).total_seconds() / 3600
 
 
 def verdicts_dir(results_dir: Path | None = None) -> Path:
@@ -121,3 +132,13 @@ def latest_per_claim(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The newest verdict of each (claim, size), ordered by claim id."""
     newest = {(record["claim_id"], record.get("size", "")): record for record in records}
     return [newest[key] for key in sorted(newest)]
+
+
+def too_recent(records: list[dict[str, Any]], claim_id: str, size: str, now: str) -> float | None:
+    """Hours since this claim's newest verdict of this size, when it was stored less than APART_H before
+    `now`: a replication run now would sit beside it within the hour. None otherwise."""
+    mine = [r for r in records if r["claim_id"] == claim_id and r.get("size") == size]
+    if not mine:
+        return None
+    hours = hours_between(str(mine[-1].get("created_utc")), now)
+    return hours if hours < APART_H else None

@@ -16,7 +16,14 @@ from harness.claims import verdict as claim_verdict
 from harness.claims.ladders import again
 from harness.claims.model import Claim, ClaimError, find, load_all
 from harness.claims.runner import estimate, from_folders, judge_claim, replicate, size_for
-from harness.claims.store import save_verdict, verdict_record
+from harness.claims.store import (
+    APART_H,
+    load_verdicts,
+    save_verdict,
+    too_recent,
+    verdict_record,
+    verdicts_dir,
+)
 from harness.console import UserError, console
 
 COLOURS = {
@@ -236,6 +243,19 @@ def _run_claims(
         console.print(summary)
 
 
+def _warn_too_recent(chosen: list[Claim], size: str, now: str) -> None:
+    """Name the claims whose last verdict of this size is less than APART_H old: the report compares the two
+    replications, and two runs within the hour say less about a host that drifts between fresh starts."""
+    stored = load_verdicts(verdicts_dir())
+    for claim in chosen:
+        hours = too_recent(stored, claim.id, size, now)
+        if hours is not None:
+            console.print(
+                f"[yellow]note:[/] {claim.id}'s last {size} verdict was stored {60 * hours:.0f} minutes ago; "
+                f"its two replications are meant to be at least {APART_H:g} h apart (the report says how far)"
+            )
+
+
 def register(app: typer.Typer) -> None:
     @app.command("replicate")
     def replicate_cmd(
@@ -346,4 +366,5 @@ def register(app: typer.Typer) -> None:
                 console.print(
                     f"--again: a replication on fresh starts of its own; nothing stored before {since[:19]} UTC is reused"
                 )
+                _warn_too_recent(chosen, "quick" if quick else "full", since)
             _run_claims(claims, chosen, quick, repetitions, pilot, html)

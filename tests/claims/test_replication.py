@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from harness.analysis import claims_report
 from harness.claims import groups, ladders, runner
 from harness.claims.layout import DRIVER_AND_DATABASE_CORES, layout_problems, preflight
 from harness.claims.model import ClaimError, Comparison, find, load_all, load_file, load_schema
-from harness.claims.store import save_verdict, verdict_record
+from harness.claims.store import save_verdict, too_recent, verdict_record
 from harness.claims.verdict import (
     CONTRADICTED,
     DIRECTION_ONLY,
@@ -488,3 +489,47 @@ def test_again_replicates_on_fresh_starts_of_its_own(tmp_path: Path, monkeypatch
     assert seen[0] is None and seen[1] is not None
     assert f"nothing stored before {seen[1][:19]} UTC is reused" in " ".join(result.output.split())
     assert ladders._REUSE_SINCE.get() is None
+
+
+def test_again_names_a_claim_whose_last_verdict_is_within_the_hour(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The report compares a claim's two replications; `--again` run minutes after the first says so, per
+    claim and size, and says nothing of a verdict stored hours before or of the other size."""
+    monkeypatch.setattr(
+        claims_cli, "replicate", lambda claim, *_: runner.not_runnable(replace(claim, not_testable="x"))
+    )
+    monkeypatch.setattr("harness.claims.layout.machine_cores", lambda: 2)
+    monkeypatch.setattr(claims_cli, "write_report", lambda *_: None)
+    monkeypatch.setattr(paths, "RESULTS", tmp_path)
+    now = datetime.now(UTC)
+
+    def stored(claim_id: str, size: str, minutes_ago: float) -> None:
+        created = (now - timedelta(minutes=minutes_ago)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        save_verdict({"claim_id": claim_id, "size": size, "created_utc": created}, tmp_path)
+
+    stored("thesis-table-7.2", "quick", 10)
+    stored("thesis-table-7.1", "quick", 180)
+    stored("freire-jvm-builds", "full", 5)
+    result = CliRunner().invoke(
+        _cli(),
+        ["replicate", "thesis-table-7.2,thesis-table-7.1,freire-jvm-builds", "--quick", "--again"],
+        env={"COLUMNS": "400"},
+    )
+    assert result.exit_code == 0, result.output
+    notes = [line for line in result.output.splitlines() if line.startswith("note:")]
+    assert len(notes) == 1, result.output
+    assert notes[0].startswith("note: thesis-table-7.2's last quick verdict was stored 10 minutes ago")
+    assert "at least 1 h apart" in notes[0]
+
+
+def test_too_recent_is_the_hours_since_the_newest_verdict_of_that_size_within_apart_h() -> None:
+    records = [
+        {"claim_id": "c", "size": "quick", "created_utc": "2026-01-01T10:00:00Z"},
+        {"claim_id": "c", "size": "quick", "created_utc": "2026-01-01T11:30:00Z"},
+        {"claim_id": "c", "size": "full", "created_utc": "2026-01-01T11:55:00Z"},
+    ]
+    assert too_recent(records, "c", "quick", "2026-01-01T12:00:00Z") == pytest.approx(0.5)
+    assert too_recent(records, "c", "quick", "2026-01-01T12:30:00Z") is None  # exactly APART_H: apart enough
+    assert too_recent(records, "c", "full", "2026-01-01T12:00:00Z") == pytest.approx(5 / 60)
+    assert too_recent(records, "other", "quick", "2026-01-01T12:00:00Z") is None
