@@ -137,8 +137,10 @@ def latest_per_claim(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def too_recent(records: list[dict[str, Any]], claim_id: str, size: str, now: str) -> float | None:
     """Hours since this claim's newest verdict of this size, when it was stored less than APART_H before
     `now`: a replication run now would sit beside it within the hour. None otherwise."""
-    mine = [r for r in records if r["claim_id"] == claim_id and r.get("size") == size]
-    if not mine:
+    newest = next(
+        (r for r in latest_per_claim(records) if (r["claim_id"], r.get("size")) == (claim_id, size)), None
+    )
+    if newest is None:
         return None
-    hours = hours_between(str(mine[-1].get("created_utc")), now)
+    hours = hours_between(str(newest.get("created_utc")), now)
     return hours if hours < APART_H else None
