@@ -24,7 +24,14 @@ from harness.claims.calibration import (
 )
 from harness.claims.groups import cell_group
 from harness.claims.model import Claim, cells
-from harness.claims.store import APART_H, hours_between, latest_per_claim, load_verdicts, verdicts_dir
+from harness.claims.store import (
+    APART_H,
+    hours_apart,
+    latest_per_claim,
+    load_verdicts,
+    run_times,
+    verdicts_dir,
+)
 from harness.claims.verdict import NOT_TESTABLE
 from harness.console import console
 from harness.record.folders import RunFolder, git_state
@@ -169,6 +176,11 @@ def _duration(hours: float) -> str:
     return f"{60 * hours:.0f} minutes" if hours < 1 else f"{hours:.1f} hours"
 
 
+def _began(record: dict[str, Any]) -> str:
+    """When a replication's first fresh start began."""
+    return f"{min(run_times(record)):%Y-%m-%d %H:%M} UTC"
+
+
 def two_runs_section(claims: Sequence[Claim], records: Sequence[dict[str, Any]]) -> list[str]:
     """Each claim's newest verdict beside the earlier replication of it, row by row: whether the labels agree,
     and where they differ, what each run found (its ratio, interval and the two questions' answers)."""
@@ -184,7 +196,7 @@ def two_runs_section(claims: Sequence[Claim], records: Sequence[dict[str, Any]])
         if before is None:
             single.append(f"`{claim.id}`")
             continue
-        gaps_h.append(hours_between(str(before.get("created_utc")), str(latest.get("created_utc"))))
+        gaps_h.append(hours_apart(before, latest))
         rows_before = {r.get("expected"): r for r in before.get("comparisons") or []}
         for k, row in enumerate(latest.get("comparisons") or []):
             first = rows_before.get(row.get("expected"))
@@ -194,9 +206,9 @@ def two_runs_section(claims: Sequence[Claim], records: Sequence[dict[str, Any]])
             table.append(
                 [
                     f"`{claim.id}` row {k + 1}",
-                    f"{str(before.get('created_utc', ''))[:16].replace('T', ' ')} UTC",
+                    _began(before),
                     "-" if first is None else _row_text(first),
-                    f"{str(latest.get('created_utc', ''))[:16].replace('T', ' ')} UTC",
+                    _began(latest),
                     _row_text(row),
                     ("yes" if same else "**no**") if counted else "not counted",
                 ]
@@ -205,7 +217,7 @@ def two_runs_section(claims: Sequence[Claim], records: Sequence[dict[str, Any]])
         "## Two runs",
         "",
         "Every claim is replicated twice, the second time on fresh starts of its own "
-        "(`./bidbench replicate --all --quick --again`); the table gives each run's time. Rows are matched "
+        "(`./bidbench replicate --all --quick --again`); the table gives when each run's first fresh start began. Rows are matched "
         "by what they expect; where the labels differ, both runs' ratios, intervals and answers show why. "
         "A row not testable here is not counted: its two labels agree by declaration.",
         "",
@@ -221,8 +233,8 @@ def two_runs_section(claims: Sequence[Claim], records: Sequence[dict[str, Any]])
         # a pair stored minutes apart met the host in much the same state: say how many are not
         apart = sum(gap >= APART_H for gap in gaps_h)
         lines += [
-            f"The two verdicts of {apart} of {len(gaps_h)} claims were stored at least {APART_H:g} h apart; the "
-            f"closest pair, {_duration(min(gaps_h))}.",
+            f"The two replications of {apart} of {len(gaps_h)} claims ran at least {APART_H:g} h apart, from the "
+            f"first's last fresh start to the second's first; the closest pair, {_duration(min(gaps_h))}.",
             "",
         ]
     if table:

@@ -204,11 +204,14 @@ def _rates_from_calibration(
 ) -> tuple[float, ...] | None:
     """The ladder's rates from a stored calibration; None when it must run again: it found no break, or it
     failed from a first step above the lowest a calibration starts from (stored before calibrations
-    started lower after such a failure, harness/regimes/ladder.py `calibrate`)."""
+    started lower after such a failure, harness/regimes/ladder.py `calibrate`), unless it had descended and
+    met a latency floor there."""
     seen = dict(metrics or {})
     failing = ladder.first_failing_rate(seen)
     lowest = ladder.calibration_start(settings, cores, settings.calibration_descents)
-    if not failing or (ladder.calibration_censored(seen) and failing > round(lowest)):
+    descended = failing is not None and failing < round(ladder.calibration_start(settings, cores))
+    floor = descended and ladder.latency_floor(seen)
+    if not failing or (ladder.calibration_censored(seen) and failing > round(lowest) and not floor):
         return None
     return ladder.ladder_rates(failing, settings)
 

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from harness import paths
 from harness.claims.model import Claim, Size
 from harness.claims.verdict import ClaimVerdict, Side
-from harness.record.folders import finite, utc_now
+from harness.record.folders import finite, run_started, utc_now
 
 CLAIMS_SUBDIR = "claims"
 METHOD = 2
@@ -24,13 +24,24 @@ direction alone, and the report says so."""
 
 
 APART_H = 1.0
-"""A claim's two replications are meant to be stored at least this many hours apart: the host moves every
+"""A claim's two replications are meant to run at least this many hours apart: the host moves every
 process's cost between fresh starts, and two runs within the hour meet it in much the same state."""
 
 
-def hours_between(earlier: str, later: str) -> float:
-    """Hours from one stored time (ISO 8601, as a verdict's `created_utc`) to a later one."""
-    return (datetime.fromisoformat(later) - datetime.fromisoformat(earlier)).total_seconds() / 3600
+def run_times(record: dict[str, Any]) -> list[datetime]:
+    """When the fresh starts behind a verdict began; the verdict's own time when no run id gives one."""
+    times = [t for t in (run_started(str(run)) for run in record.get("runs") or ()) if t is not None]
+    if times:
+        return times
+    stored = datetime.fromisoformat(str(record.get("created_utc")))
+    return [stored if stored.tzinfo else stored.replace(tzinfo=timezone.utc)]
+
+
+def hours_apart(earlier: dict[str, Any], later: dict[str, Any]) -> float:
+    """How far apart two replications of a claim ran: from the earlier's last fresh start to the later's
+    first (0 when they interleave). Not the verdicts' own times: a claim judged on another claim's fresh
+    starts stores its verdict when it is judged, which can be long after they ran."""
+    return max(0.0, (min(run_times(later)) - max(run_times(earlier))).total_seconds() / 3600)
 
 
 def verdicts_dir(results_dir: Path | None = None) -> Path:
@@ -135,12 +146,13 @@ def latest_per_claim(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def too_recent(records: list[dict[str, Any]], claim_id: str, size: str, now: str) -> float | None:
-    """Hours since this claim's newest verdict of this size, when it was stored less than APART_H before
-    `now`: a replication run now would sit beside it within the hour. None otherwise."""
+    """Hours since the last fresh start behind this claim's newest verdict of this size began, when that is
+    less than APART_H before `now`: a replication run now would sit beside it within the hour. None
+    otherwise."""
     newest = next(
         (r for r in latest_per_claim(records) if (r["claim_id"], r.get("size")) == (claim_id, size)), None
     )
     if newest is None:
         return None
-    hours = hours_between(str(newest.get("created_utc")), now)
+    hours = hours_apart(newest, {"created_utc": now})
     return hours if hours < APART_H else None

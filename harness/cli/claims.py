@@ -244,14 +244,16 @@ def _run_claims(
 
 
 def _warn_too_recent(chosen: list[Claim], size: str, now: str) -> None:
-    """Name the claims whose last verdict of this size is less than APART_H old: the report compares the two
-    replications, and two runs within the hour say less about a host that drifts between fresh starts."""
+    """Name the claims whose last verdict of this size rests on a fresh start less than APART_H old: the report
+    compares the two replications, and two runs within the hour say less about a host that drifts between
+    fresh starts."""
     stored = load_verdicts(verdicts_dir())
     for claim in chosen:
         hours = too_recent(stored, claim.id, size, now)
         if hours is not None:
             console.print(
-                f"[yellow]note:[/] {claim.id}'s last {size} verdict was stored {60 * hours:.0f} minutes ago; "
+                f"[yellow]note:[/] the last fresh start of {claim.id}'s {size} verdict began {60 * hours:.0f} "
+                "minutes ago; "
                 f"its two replications are meant to be at least {APART_H:g} h apart (the report says how far)"
             )
 

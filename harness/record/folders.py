@@ -40,6 +40,18 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+STAMP = "%Y%m%dT%H%M%SZ"
+"""How a run id (and a stamped output) begins: the UTC time it was made."""
+
+
+def run_started(run_id: str) -> datetime | None:
+    """When a run began, read from its id; None for an id that does not begin with a time."""
+    try:
+        return datetime.strptime(run_id[: len("20260101T000000Z")], STAMP).replace(tzinfo=timezone.utc)
+    except ValueError:
+        return None
+
+
 @dataclass(frozen=True)
 class RunFolder:
     path: Path
@@ -69,7 +81,7 @@ class RunFolder:
 def new_run_folder(impl: str, regime: str, results_dir: Path | None = None) -> RunFolder:
     base = results_dir or paths.RESULTS
     base.mkdir(parents=True, exist_ok=True)
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = datetime.now(timezone.utc).strftime(STAMP)
     while True:
         folder = base / f"{stamp}-{impl}-{regime}-{secrets.token_hex(3)}"
         try:
@@ -85,7 +97,7 @@ def new_stamped(kind: str, suffix: str = "", results_dir: Path | None = None) ->
     is not a run (overhead, slow-clients). Without a suffix it is a folder, made here."""
     base = (results_dir or paths.RESULTS) / kind
     base.mkdir(parents=True, exist_ok=True)
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = datetime.now(timezone.utc).strftime(STAMP)
     path = base / f"{stamp}{suffix}"
     taken = 1
     while path.exists():

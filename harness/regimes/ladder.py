@@ -91,7 +91,8 @@ def calibrate(
     base: RunPlan, settings: LadderSettings, instances: int, quiet: bool = False
 ) -> tuple[float, RunOutcome]:
     """A quick, broad ladder (x1.5 a step) for where the SLO breaks: the first failing rate. A calibration
-    whose first step already failed runs again from lower (`LadderSettings.calibration_descents`)."""
+    whose first step already failed runs again from lower (`LadderSettings.calibration_descents`), unless
+    it already descended and met a latency floor there (`latency_floor`)."""
     cores = (base.cpus or 1.0) * instances
     for descent in range(settings.calibration_descents + 1):
         start = calibration_start(settings, cores, descent)
@@ -119,7 +120,7 @@ def calibrate(
                 f"(or no step finished: {outcome.reason or outcome.status}); see {outcome.folder.path}. "
                 "Give the ladder's rates with --rates."
             )
-        if not calibration_censored(outcome.metrics):
+        if not calibration_censored(outcome.metrics) or (descent and latency_floor(outcome.metrics)):
             break
     return failing, outcome
 
@@ -148,6 +149,19 @@ def calibration_censored(metrics: dict[str, Any] | None) -> bool:
     and a ladder sized from it (a quarter of that step up) may find no passing step either."""
     steps = ((metrics or {}).get("ladder") or {}).get("steps") or []
     return bool(steps) and not any(step.get("slo_met") for step in steps)
+
+
+def latency_floor(metrics: dict[str, Any] | None) -> bool:
+    """Whether a calibration's first step failed on a wait the load does not drive: it kept up, and its p99
+    met the SLO's, so its mean alone missed. Overload shows in the tail first; a wait paid by every request
+    alike (the unpooled data source opens a connection per request) shows in the mean at any rate, and a
+    calibration started lower meets the same wait."""
+    ladder = (metrics or {}).get("ladder") or {}
+    steps = sorted(ladder.get("steps") or [], key=lambda s: s["rate"])
+    if not steps or steps[0].get("slo_met"):
+        return False
+    p99, limit = steps[0].get("p99_ms"), ladder.get("stop_p99_ms")
+    return bool(steps[0].get("kept_up")) and p99 is not None and limit is not None and p99 <= limit
 
 
 def first_failing_rate(metrics: dict[str, Any] | None) -> float | None:

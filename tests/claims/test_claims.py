@@ -260,7 +260,7 @@ def _step(rate: float, met: bool) -> dict[str, Any]:
 
 def test_a_stored_calibration_that_failed_from_a_higher_start_is_run_again() -> None:
     """Stored before calibrations started lower after failing from their first step: run again, unless it
-    already started from the lowest start a calibration reaches."""
+    already started from the lowest start a calibration reaches, or descended and met a latency floor."""
     settings = LadderSettings(calibration_start_per_cpu=400.0)
     lowest = calibration_start(settings, 0.5, settings.calibration_descents)
     censored = {"ladder": {"steps": [_step(200, False), _step(300, False)]}}
@@ -271,6 +271,11 @@ def test_a_stored_calibration_that_failed_from_a_higher_start_is_run_again() -> 
     )
     bracketed = {"ladder": {"steps": [_step(200, True), _step(300, False)]}}
     assert _rates_from_calibration(bracketed, settings, cores=0.5) == ladder_rates(300, settings)
+    # one that descended and met a latency floor (its p99 within the SLO's) stopped there on purpose
+    floor = {"ladder": {"steps": [{**_step(40, False), "p99_ms": 30.0, "kept_up": True}], "stop_p99_ms": 50}}
+    assert _rates_from_calibration(floor, settings, cores=0.5) == ladder_rates(40, settings)
+    not_descended = {"ladder": {**floor["ladder"], "steps": [{**floor["ladder"]["steps"][0], "rate": 200}]}}
+    assert _rates_from_calibration(not_descended, settings, cores=0.5) is None
 
 
 def test_each_unequal_variant_is_flagged_with_its_own_note() -> None:

@@ -343,6 +343,6 @@ def test_rows_not_testable_here_are_listed_but_not_counted_in_the_agreement() ->
     assert "The labels agree on 0 of 1 rows (0 %)." in text
     assert text.count("| not counted |") == 1
     assert (
-        "The two verdicts of 1 of 1 claims were stored at least 1 h apart; the closest pair, 24.0 hours."
-        in text
+        "The two replications of 1 of 1 claims ran at least 1 h apart, from the first's last fresh start to "
+        "the second's first; the closest pair, 24.0 hours." in text
     )

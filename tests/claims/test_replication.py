@@ -21,7 +21,7 @@ from harness.analysis import claims_report
 from harness.claims import groups, ladders, runner
 from harness.claims.layout import DRIVER_AND_DATABASE_CORES, layout_problems, preflight
 from harness.claims.model import ClaimError, Comparison, find, load_all, load_file, load_schema
-from harness.claims.store import save_verdict, too_recent, verdict_record
+from harness.claims.store import hours_apart, save_verdict, too_recent, verdict_record
 from harness.claims.verdict import (
     CONTRADICTED,
     DIRECTION_ONLY,
@@ -519,17 +519,40 @@ def test_again_names_a_claim_whose_last_verdict_is_within_the_hour(
     assert result.exit_code == 0, result.output
     notes = [line for line in result.output.splitlines() if line.startswith("note:")]
     assert len(notes) == 1, result.output
-    assert notes[0].startswith("note: thesis-table-7.2's last quick verdict was stored 10 minutes ago")
+    assert notes[0].startswith(
+        "note: the last fresh start of thesis-table-7.2's quick verdict began 10 minutes ago"
+    )
     assert "at least 1 h apart" in notes[0]
 
 
-def test_too_recent_is_the_hours_since_the_newest_verdict_of_that_size_within_apart_h() -> None:
+def test_too_recent_is_the_hours_since_the_newest_verdicts_last_fresh_start_within_apart_h() -> None:
     records = [
         {"claim_id": "c", "size": "quick", "created_utc": "2026-01-01T10:00:00Z"},
         {"claim_id": "c", "size": "quick", "created_utc": "2026-01-01T11:30:00Z"},
         {"claim_id": "c", "size": "full", "created_utc": "2026-01-01T11:55:00Z"},
+        # judged at 11:58 on fresh starts that began at 10:50 and 11:10
+        {
+            "claim_id": "d",
+            "size": "quick",
+            "created_utc": "2026-01-01T11:58:00Z",
+            "runs": ["20260101T111000Z-java-ladder-aaaaaa", "20260101T105000Z-node-ladder-bbbbbb"],
+        },
     ]
     assert too_recent(records, "c", "quick", "2026-01-01T12:00:00Z") == pytest.approx(0.5)
     assert too_recent(records, "c", "quick", "2026-01-01T12:30:00Z") is None  # exactly APART_H: apart enough
     assert too_recent(records, "c", "full", "2026-01-01T12:00:00Z") == pytest.approx(5 / 60)
     assert too_recent(records, "other", "quick", "2026-01-01T12:00:00Z") is None
+    assert too_recent(records, "d", "quick", "2026-01-01T12:00:00Z") == pytest.approx(50 / 60)
+    assert too_recent(records, "d", "quick", "2026-01-01T12:10:00Z") is None
+
+
+def test_two_replications_are_as_far_apart_as_their_fresh_starts_not_their_verdicts() -> None:
+    """A verdict judged on another claim's fresh starts is stored when it is judged: the gap is from the
+    earlier replication's last fresh start to the later's first, and 0 when they interleave."""
+    first = {"created_utc": "2026-01-01T12:00:00Z", "runs": ["20260101T100000Z-a", "20260101T103000Z-b"]}
+    second = {"created_utc": "2026-01-01T12:20:00Z", "runs": ["20260101T120000Z-c", "20260101T115000Z-d"]}
+    assert hours_apart(first, second) == pytest.approx(80 / 60)
+    interleaved = {"created_utc": "2026-01-01T12:20:00Z", "runs": ["20260101T102000Z-e"]}
+    assert hours_apart(first, interleaved) == 0.0
+    no_times = {"created_utc": "2026-01-01T13:00:00Z", "runs": ["folder-without-a-time"]}
+    assert hours_apart(first, no_times) == pytest.approx(2.5)

@@ -25,6 +25,7 @@ from harness.regimes.ladder import (
     geometric,
     ladder_plan,
     ladder_rates,
+    latency_floor,
     prewarm_rate_for,
     run_one,
     with_cost_passes,
@@ -249,6 +250,41 @@ def test_a_calibration_that_failed_from_its_first_step_starts_again_from_lower(
     failing, outcome = ladder_module.calibrate(base, settings, instances=1)
     assert len(starts) == settings.calibration_descents + 1 and calibration_censored(outcome.metrics)
     assert failing == starts[-1] < 20
+
+
+def test_a_descended_calibration_that_meets_a_latency_floor_descends_no_further(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An app whose every request waits about the same (an unpooled data source: a mean over the SLO's at
+    any rate, a p99 within it) fails every first step. The first failure may be overload, so it descends
+    once; the descended run meets the same floor, and a third start, lower still, would too."""
+    starts: list[float] = []
+
+    def fake_run(plan: RunPlan, prewarm_rate: float, quiet: bool = False) -> Any:
+        starts.append(plan.load.steps[0])
+        # above 150 req/s the app is overloaded too: its tail leaves the SLO
+        ran = [step(rate, 20 if rate < 150 else 900, False) for rate in plan.load.steps[:2]]
+        ladder = {"steps": ran, "stop_p99_ms": plan.load.stop_p99_ms}
+        return SimpleNamespace(metrics={"ladder": ladder}, folder=None, reason="", status="completed")
+
+    monkeypatch.setattr(ladder_module, "run_one", fake_run)
+    base = RunPlan(impl="java", load=LoadSettings(targets=[]), cpus=0.5)
+    settings = LadderSettings(calibration_start_per_cpu=800.0)
+    failing, outcome = ladder_module.calibrate(base, settings, instances=1)
+    assert starts == [400.0, 79.0] and failing == 79.0
+    assert calibration_censored(outcome.metrics) and latency_floor(outcome.metrics)
+
+
+def test_a_latency_floor_is_a_first_step_that_kept_up_and_missed_on_its_mean_alone() -> None:
+    def ladder(*steps: dict[str, Any]) -> dict[str, Any]:
+        return {"ladder": {"steps": list(steps), "stop_p99_ms": 50}}
+
+    assert latency_floor(ladder(step(40, 30, False), step(59, 26, False)))
+    assert not latency_floor(ladder(step(200, 9400, False)))  # the tail left the SLO: overload
+    assert not latency_floor(ladder(step(40, 30, False, kept_up=False)))
+    assert not latency_floor(ladder(step(40, 5, True), step(59, 30, False)))  # its first step passed
+    assert not latency_floor({"ladder": {"steps": [step(40, 30, False)]}})  # no SLO recorded
+    assert not latency_floor(None)
 
 
 def test_the_ladder_is_fine_from_its_middle_up_where_the_capacity_is_bracketed() -> None:
