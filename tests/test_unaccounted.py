@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from harness.engine.ladder_digest import _step_validity
+from harness.engine.ladder_digest import _step_disturbances, _step_problems
 from harness.engine.pg_backends import BackendShare
 from harness.engine.resources import Limits, ProcessTreeGroup, ThisProcess
 from harness.engine.sampler import HostSample, Sample, Sampler
@@ -75,15 +75,19 @@ def _step(unaccounted: float | None) -> dict[str, Any]:
 
 
 def test_a_step_beside_another_tenant_is_not_judged() -> None:
-    ok, problems = _step_validity(_step(UNACCOUNTED_MAX_PCT - 1), 0.5, 0.5)
-    assert ok and problems == []
-    ok, problems = _step_validity(_step(UNACCOUNTED_MAX_PCT + 15), 0.5, 0.5)
-    assert not ok and len(problems) == 1
+    assert _step_disturbances(_step(UNACCOUNTED_MAX_PCT - 1)) == []
+    disturbances = _step_disturbances(_step(UNACCOUNTED_MAX_PCT + 15))
+    assert len(disturbances) == 1
     assert (
-        "no measured process explains" in problems[0] and f"{UNACCOUNTED_MAX_PCT + 15:.0f} %" in problems[0]
+        "no measured process explains" in disturbances[0]
+        and f"{UNACCOUNTED_MAX_PCT + 15:.0f} %" in disturbances[0]
     )
+    stolen = _step_disturbances({**_step(UNACCOUNTED_MAX_PCT + 15), "steal_pct": 12.0})
+    assert "12 % of it the hypervisor's steal" in stolen[0]
+    # another tenant is the host's doing, not the measurement's: it is no problem of the step's own
+    assert _step_problems(_step(UNACCOUNTED_MAX_PCT + 15), 0.5, 0.5) == []
     # Not measurable (an external database, remote instances): no rule, and no false problem.
-    assert _step_validity(_step(None), 0.5, 0.5) == (True, [])
+    assert _step_disturbances(_step(None)) == []
 
 
 def test_a_real_process_outside_every_group_reads_as_unexplained() -> None:

@@ -103,6 +103,7 @@ def step_records(
             "db_cpu_pct": finite(db_cpu / step_s * 100),
             "loadgen_cpu_pct": finite(driver_cpu / step_s * 100),
             "host_busy_pct": finite(sampler.host_busy_pct(start, end)),
+            "steal_pct": finite(sampler.host_steal_pct(start, end)),
             "unaccounted_pct": finite(sampler.unaccounted_pct(start, end)) if accounted else None,
             "pss_mb": finite(sum(m["pss_steady_mb"] for m in memory) / len(memory)) if memory else None,
             "rss_mb": finite(sum(m["rss_steady_mb"] for m in memory) / len(memory)) if memory else None,
@@ -113,12 +114,15 @@ def step_records(
         record["throttled_share"] = max(
             (t["throttled_share"] for t in record["throttling"] if t), default=None
         )
-        record["valid"], record["problems"] = _step_validity(record, driver_allot, db_allot)
+        record["problems"] = _step_problems(record, driver_allot, db_allot)
+        record["disturbances"] = _step_disturbances(record)
+        record["valid"] = not record["problems"] and not record["disturbances"]
         records.append(record)
     return records
 
 
-def _step_validity(step: dict[str, Any], driver_allot: float, db_allot: float) -> tuple[bool, list[str]]:
+def _step_problems(step: dict[str, Any], driver_allot: float, db_allot: float) -> list[str]:
+    """What of the measurement itself makes a step unfit: the driver or PostgreSQL short of CPU."""
     problems = []
     driver_limit = max(driver_allot, 0.5) * 100 * LOADGEN_MAX_SHARE
     if step["loadgen_cpu_pct"] is not None and step["loadgen_cpu_pct"] > driver_limit:
@@ -128,15 +132,25 @@ def _step_validity(step: dict[str, Any], driver_allot: float, db_allot: float) -
     db_limit = max(db_allot, 0.5) * 100 * DB_MAX_SHARE
     if step["db_cpu_pct"] is not None and step["db_cpu_pct"] > db_limit:
         problems.append(f"PostgreSQL used {step['db_cpu_pct']:.0f} % CPU (limit {db_limit:.0f} %)")
+    return problems
+
+
+def _step_disturbances(step: dict[str, Any]) -> list[str]:
+    """What the host did to a step from outside the measurement: a full machine, or another tenant's work.
+    A fresh start unfit for these alone may be run again (harness/claims/ladders.py)."""
+    disturbances = []
     if step["host_busy_pct"] is not None and step["host_busy_pct"] > HOST_MAX_BUSY_PCT:
-        problems.append(f"the host was {step['host_busy_pct']:.0f} % busy")
+        disturbances.append(f"the host was {step['host_busy_pct']:.0f} % busy")
     unaccounted = step.get("unaccounted_pct")
     if unaccounted is not None and unaccounted > UNACCOUNTED_MAX_PCT:
-        problems.append(
+        # the hypervisor's steal is another tenant's too, and the one the guest can name
+        steal = step.get("steal_pct")
+        stolen = f"{steal:.0f} % of it the hypervisor's steal; " if steal else ""
+        disturbances.append(
             f"{unaccounted:.0f} % of the machine was busy with work no measured process explains "
-            f"(another tenant; limit {UNACCOUNTED_MAX_PCT:.0f} %)"
+            f"(another tenant; {stolen}limit {UNACCOUNTED_MAX_PCT:.0f} %)"
         )
-    return not problems, problems
+    return disturbances
 
 
 def ladder_yield(
@@ -156,6 +170,18 @@ def ladder_yield(
     }
 
 
+DISTURBED = "host"
+"""The check of a ladder's verdict that fails when, and only when, the host disturbed a deciding step."""
+
+
+def disturbed_only(verdict: Verdict | None) -> bool:
+    """Whether a ladder is invalid only because the host disturbed it: nothing of the app or of the
+    measurement itself was wrong, and the same fresh start at another time may well be valid."""
+    if verdict is None or verdict.valid:
+        return False
+    return {name for name, check in verdict.checks.items() if not check.ok} == {DISTURBED}
+
+
 def ladder_verdict(records: list[dict[str, Any]], outcome: dict[str, Any], slo: Slo, stopped: str) -> Verdict:
     """Valid when every step that decides a figure is valid: the steps up to the capacity's failing step
     (past it the app is overloaded on purpose, and queued requests may go out late)."""
@@ -165,6 +191,12 @@ def ladder_verdict(records: list[dict[str, Any]], outcome: dict[str, Any], slo: 
     problems = [f"step {s['index']} ({s['rate']:g} req/s): {p}" for s in deciding for p in s["problems"]]
     checks["steps"] = Check(
         not problems, len(problems), 0, "; ".join(problems) or "every deciding step valid"
+    )
+    disturbed = [
+        f"step {s['index']} ({s['rate']:g} req/s): {d}" for s in deciding for d in s.get("disturbances", ())
+    ]
+    checks[DISTURBED] = Check(
+        not disturbed, len(disturbed), 0, "; ".join(disturbed) or "no deciding step disturbed by the host"
     )
     # The failing step right above the capacity may send late: an app at its quota holds the driver's
     # connections (harness/model/ladder_math.py host_limited). Below it, a late send is a stall.

@@ -20,7 +20,7 @@ from harness import paths
 from harness.analysis import claims_report
 from harness.claims import groups, ladders, runner
 from harness.claims.layout import DRIVER_AND_DATABASE_CORES, layout_problems, preflight
-from harness.claims.model import ClaimError, Comparison, find, load_all, load_file, load_schema
+from harness.claims.model import ClaimError, Comparison, cells, find, load_all, load_file, load_schema
 from harness.claims.store import hours_apart, save_verdict, too_recent, verdict_record
 from harness.claims.verdict import (
     CONTRADICTED,
@@ -556,3 +556,51 @@ def test_two_replications_are_as_far_apart_as_their_fresh_starts_not_their_verdi
     assert hours_apart(first, interleaved) == 0.0
     no_times = {"created_utc": "2026-01-01T13:00:00Z", "runs": ["folder-without-a-time"]}
     assert hours_apart(first, no_times) == pytest.approx(2.5)
+
+
+def test_a_ladder_the_host_alone_disturbed_runs_again_at_most_twice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fresh start that another tenant's work made invalid runs again; the invalid one stays in the
+    verdict, marked. One invalid for a reason of its own does not, and a host that stays busy ends the
+    repetition after two more runs."""
+    from types import SimpleNamespace
+
+    from harness.engine.ladder_digest import DISTURBED
+    from harness.record.folders import RunFolder
+    from harness.record.verdict import Check, Verdict
+
+    claim = find("thesis-fig-7.5")
+    size = replace(claim.quick, repetitions=1)
+    verdicts = {
+        "disturbed": Verdict(False, ["another tenant"], {DISTURBED: Check(False, 1, 0, "another tenant")}),
+        "own": Verdict(False, ["the driver"], {"steps": Check(False, 1, 0, "the driver")}),
+        "valid": Verdict(True, [], {DISTURBED: Check(True, 0, 0, "none")}),
+    }
+    script: list[str] = []
+    ran: list[str] = []
+
+    def fake_run(plan: Any, prewarm_rate: float, quiet: bool = False) -> Any:
+        kind = script.pop(0)
+        ran.append(kind)
+        folder = RunFolder(tmp_path / f"run-{len(ran)}")
+        return SimpleNamespace(
+            verdict=verdicts[kind], metrics={}, status="completed", folder=folder, reason=""
+        )
+
+    monkeypatch.setattr(ladders.ladder, "run_one", fake_run)
+    todo = [c for c in cells(claim, size) if c.impl == "java"]
+    rates = {"java": (100.0, 200.0)}
+
+    def runs_of(kinds: list[str]) -> list[dict[str, Any]]:
+        script[:], ran[:] = kinds, []
+        observed = ladders.run(claim, size, todo, tmp_path, rates=rates)
+        return [r for records in observed.values() for r in records]
+
+    once = runs_of(["disturbed", "valid"])
+    assert ran == ["disturbed", "valid"]
+    assert [(r["valid"], r.get("run_again", False)) for r in once] == [(False, True), (True, False)]
+    assert runs_of(["own"]) and ran == ["own"]
+    busy = runs_of(["disturbed"] * 5)
+    assert ran == ["disturbed"] * (ladders.DISTURBED_REDOS + 1)
+    assert [r.get("run_again", False) for r in busy] == [True] * ladders.DISTURBED_REDOS + [False]

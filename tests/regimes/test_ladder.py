@@ -152,6 +152,28 @@ def test_a_ladder_whose_failing_step_sent_late_at_its_quota_stays_valid() -> Non
     assert not ladder_verdict(records, ladder_yield(records, slo), slo, "overloaded").valid
 
 
+def test_a_ladder_the_host_disturbed_is_invalid_and_says_it_was_the_host_alone() -> None:
+    """Another tenant's work in a deciding step invalidates the ladder under a check of its own, so the
+    claims can run that fresh start again; a problem of the measurement's own (the driver short of CPU)
+    beside it is not the host's doing, and such a ladder is not run again."""
+    from harness.engine.ladder_digest import DISTURBED, disturbed_only, ladder_verdict, ladder_yield
+
+    def digested(rate: float, p99: float, met: bool) -> dict[str, Any]:
+        return {**step(rate, p99, met), "late_sends": 0, "problems": [], "disturbances": []}
+
+    slo = Slo()
+    records = [digested(200, 2, True), digested(450, 3, True), digested(900, 110, False)]
+    outcome = ladder_yield(records, slo)
+    assert not disturbed_only(ladder_verdict(records, outcome, slo, "overloaded"))
+    records[1]["disturbances"] = ["18 % of the machine was busy with work no measured process explains"]
+    verdict = ladder_verdict(records, outcome, slo, "overloaded")
+    assert not verdict.valid and not verdict.checks[DISTURBED].ok and disturbed_only(verdict)
+    assert verdict.reasons == [f"step 0 (450 req/s): {records[1]['disturbances'][0]}"]
+    records[0]["problems"] = ["the load driver used 60 % CPU (limit 45 %)"]
+    assert not disturbed_only(ladder_verdict(records, outcome, slo, "overloaded"))
+    assert not disturbed_only(None)
+
+
 def test_a_calibration_broken_by_the_host_still_sizes_the_ladder() -> None:
     """The calibration of node with pg-native broke at 7,689 req/s on a step the host was too busy to
     offer: that is still where its ladder must reach past, not "no rate breaks the SLO"."""
