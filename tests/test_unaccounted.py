@@ -83,7 +83,7 @@ def test_a_step_beside_another_tenant_is_not_judged() -> None:
         and f"{UNACCOUNTED_MAX_PCT + 15:.0f} %" in disturbances[0]
     )
     stolen = _step_disturbances({**_step(UNACCOUNTED_MAX_PCT + 15), "steal_pct": 12.0})
-    assert "12 % of it the hypervisor's steal" in stolen[0]
+    assert "the hypervisor's steal 12 % of the machine" in stolen[0]
     # another tenant is the host's doing, not the measurement's: it is no problem of the step's own
     assert _step_problems(_step(UNACCOUNTED_MAX_PCT + 15), 0.5, 0.5) == []
     # Not measurable (an external database, remote instances): no rule, and no false problem.

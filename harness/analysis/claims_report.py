@@ -29,6 +29,7 @@ from harness.claims.store import (
     hours_apart,
     latest_per_claim,
     load_verdicts,
+    measured,
     run_times,
     verdicts_dir,
 )
@@ -64,9 +65,12 @@ def of_current_design(claims: Sequence[Claim], records: Sequence[dict[str, Any]]
 
 
 def newest(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """The newest verdict per claim; a full-size verdict wins over a quick one."""
+    """The newest verdict per claim that measured it (`measured`; the newest of all when none did); a
+    full-size verdict wins over a quick one."""
     chosen: dict[str, dict[str, Any]] = {}
-    for record in latest_per_claim(list(records)):
+    kept = [r for r in records if measured(r)]
+    ids = {r["claim_id"] for r in kept}
+    for record in latest_per_claim(kept + [r for r in records if r["claim_id"] not in ids]):
         current = chosen.get(record["claim_id"])
         if current is None or (record.get("size") == "full") > (current.get("size") == "full"):
             chosen[record["claim_id"]] = record
@@ -87,6 +91,7 @@ def earlier_run(records: Sequence[dict[str, Any]], latest: dict[str, Any]) -> di
             and record.get("settings") == latest.get("settings")
             and str(record.get("created_utc", "")) < str(latest.get("created_utc", ""))
             and record.get("runs")
+            and measured(record)
             and not mine & set(record["runs"])
         ):
             found = record
@@ -96,6 +101,22 @@ def earlier_run(records: Sequence[dict[str, Any]], latest: dict[str, Any]) -> di
 def _with_earlier(records: Sequence[dict[str, Any]], latest: dict[str, Any]) -> list[dict[str, Any]]:
     before = earlier_run(records, latest)
     return [before, latest] if before else [latest]
+
+
+def passed_over(records: Sequence[dict[str, Any]], latest: dict[str, Any]) -> list[dict[str, Any]]:
+    """The verdicts of `latest`'s claim and size that measured nothing, made after the replication it is
+    compared with (or after none): kept and listed, and in the evidence, so a reader sees every run."""
+    before = earlier_run(records, latest)
+    since = str(before.get("created_utc", "")) if before else ""
+    return [
+        r
+        for r in records
+        if r["claim_id"] == latest["claim_id"]
+        and r.get("size") == latest.get("size")
+        and r is not latest
+        and not measured(r)
+        and str(r.get("created_utc", "")) > since
+    ]
 
 
 def smaller_size(records: Sequence[dict[str, Any]], latest: dict[str, Any]) -> list[dict[str, Any]]:
@@ -108,7 +129,14 @@ def smaller_size(records: Sequence[dict[str, Any]], latest: dict[str, Any]) -> l
         for r in records
         if r["claim_id"] == latest["claim_id"] and r.get("size") == "quick" and r.get("method") is not None
     ]
+    quick = [r for r in quick if measured(r)] or quick
     return _with_earlier(records, quick[-1]) if quick else []
+
+
+def all_passed_over(records: Sequence[dict[str, Any]], latest: dict[str, Any]) -> list[dict[str, Any]]:
+    """`passed_over` of the claim's verdict and of the quick-size one a full-size verdict superseded."""
+    smaller = smaller_size(records, latest)
+    return (passed_over(records, smaller[-1]) if smaller else []) + passed_over(records, latest)
 
 
 def shown(claims: Sequence[Claim], records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -119,7 +147,9 @@ def shown(claims: Sequence[Claim], records: Sequence[dict[str, Any]]) -> list[di
     out = []
     for claim in claims:
         if claim.id in chosen:
-            out += smaller_size(records, chosen[claim.id]) + _with_earlier(records, chosen[claim.id])
+            latest = chosen[claim.id]
+            out += smaller_size(records, latest) + _with_earlier(records, latest)
+            out += all_passed_over(records, latest)
     return out
 
 
@@ -188,10 +218,14 @@ def two_runs_section(claims: Sequence[Claim], records: Sequence[dict[str, Any]])
     table: list[list[str]] = []
     single: list[str] = []
     gaps_h: list[float] = []
+    unmeasured: list[str] = []
     for claim in claims:
         latest = chosen.get(claim.id)
         if latest is None:
             continue
+        unmeasured += [
+            f"`{claim.id}` ({r.get('size')}, {_began(r)})" for r in all_passed_over(records, latest)
+        ]
         before = earlier_run(records, latest)
         if before is None:
             single.append(f"`{claim.id}`")
@@ -245,6 +279,12 @@ def two_runs_section(claims: Sequence[Claim], records: Sequence[dict[str, Any]])
         ]
     if single:
         lines += [*([""] if table else []), f"One run so far ({len(single)}): " + ", ".join(single) + "."]
+    if unmeasured:
+        lines += [
+            *([""] if table or single else []),
+            f"Measured nothing ({len(unmeasured)}; kept, and in the evidence, but not paired: too few valid fresh "
+            "starts on every row, or no calibration): " + ", ".join(unmeasured) + ".",
+        ]
     return lines
 
 

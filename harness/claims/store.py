@@ -13,7 +13,7 @@ from typing import Any
 
 from harness import paths
 from harness.claims.model import Claim, Size
-from harness.claims.verdict import ClaimVerdict, Side
+from harness.claims.verdict import NOT_TESTABLE, ClaimVerdict, Side
 from harness.record.folders import finite, run_started, utc_now
 
 CLAIMS_SUBDIR = "claims"
@@ -137,6 +137,15 @@ def load_verdicts(directory: Path) -> list[dict[str, Any]]:
             record["_path"] = str(path)
             records.append(record)
     return sorted(records, key=lambda r: str(r.get("created_utc", "")))
+
+
+def measured(record: dict[str, Any]) -> bool:
+    """Whether a verdict measured its claim: some row not declared not testable has a ratio or a bound. One
+    without (every side short of valid fresh starts: the host disturbed them, or a calibration failed) is
+    kept and listed, but it is neither the claim's verdict nor one of its two replications: it neither
+    agrees nor disagrees with anything."""
+    rows = [r for r in record.get("comparisons") or [] if r.get("outcome") != NOT_TESTABLE]
+    return not rows or any(r.get("ratio") is not None or r.get("bound") for r in rows)
 
 
 def latest_per_claim(records: list[dict[str, Any]]) -> list[dict[str, Any]]:

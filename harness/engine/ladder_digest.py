@@ -145,7 +145,7 @@ def _step_disturbances(step: dict[str, Any]) -> list[str]:
     if unaccounted is not None and unaccounted > UNACCOUNTED_MAX_PCT:
         # the hypervisor's steal is another tenant's too, and the one the guest can name
         steal = step.get("steal_pct")
-        stolen = f"{steal:.0f} % of it the hypervisor's steal; " if steal else ""
+        stolen = f"the hypervisor's steal {steal:.0f} % of the machine; " if steal else ""
         disturbances.append(
             f"{unaccounted:.0f} % of the machine was busy with work no measured process explains "
             f"(another tenant; {stolen}limit {UNACCOUNTED_MAX_PCT:.0f} %)"

@@ -3,11 +3,18 @@ run from (a terminal on stdin keeps it at its own width, and ids then wrap insid
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 from harness.console import console
 
 
 @pytest.fixture(autouse=True)
-def wide_console(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(console, "width", 300)
+def wide_console() -> Iterator[None]:
+    # Restored as it was, unset included: monkeypatch would set the width it read back (80 with no
+    # terminal) and fix every later test's console at that.
+    saved = console._width
+    console.width = 300
+    yield
+    console._width = saved

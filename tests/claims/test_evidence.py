@@ -23,7 +23,7 @@ from harness import paths
 from harness.analysis import claims_report
 from harness.claims import evidence, runner
 from harness.claims.model import Claim, find, load_all
-from harness.claims.store import save_verdict, verdict_record
+from harness.claims.store import measured, save_verdict, verdict_record
 from harness.claims.verdict import NOT_TESTABLE
 from harness.cli import claims as claims_cli
 
@@ -321,7 +321,9 @@ def test_rows_not_testable_here_are_listed_but_not_counted_in_the_agreement() ->
 
     def record(created: str, runs: list[str], outcome: str) -> dict[str, Any]:
         rows = [
-            {"expected": text, "outcome": NOT_TESTABLE if c.not_testable else outcome}
+            {"expected": text, "outcome": NOT_TESTABLE}
+            if c.not_testable
+            else {"expected": text, "outcome": outcome, "ratio": 1.1}
             for text, c in zip(expected, claim.expect, strict=True)
         ]
         settings = {"repetitions": 3}
@@ -346,3 +348,38 @@ def test_rows_not_testable_here_are_listed_but_not_counted_in_the_agreement() ->
         "The two replications of 1 of 1 claims ran at least 1 h apart, from the first's last fresh start to "
         "the second's first; the closest pair, 24.0 hours." in text
     )
+
+
+def test_a_verdict_that_measured_nothing_is_listed_but_neither_shown_nor_paired() -> None:
+    """A replication whose every side was short of valid fresh starts has no ratio: it cannot agree or
+    disagree with another. The report pairs the replications that measured, shows the newest of them, and
+    lists the other by its time; the evidence keeps it."""
+    claim = find("thesis-fig-7.5")
+    (expected,) = [c.expected_text() for c in claim.expect]
+
+    def record(created: str, run: str, ratio: float | None, outcome: str) -> dict[str, Any]:
+        return {
+            "claim_id": claim.id,
+            "size": "quick",
+            "settings": {"repetitions": 3},
+            "method": 3,
+            "created_utc": created,
+            "runs": [run],
+            "comparisons": [{"expected": expected, "outcome": outcome, "ratio": ratio}],
+        }
+
+    first = record("2026-01-01T00:00:00Z", "20260101T000000Z-a", 0.35, "replicated")
+    nothing = record("2026-01-01T02:00:00Z", "20260101T020000Z-b", None, "inconclusive")
+    second = record("2026-01-01T04:00:00Z", "20260101T040000Z-c", 0.36, "replicated")
+    records = [first, nothing, second]
+    assert not measured(nothing) and measured(first)
+    assert claims_report.newest(records)[claim.id] is second
+    assert claims_report.earlier_run(records, second) is first
+    assert claims_report.shown([claim], records) == [first, second, nothing]
+    text = "\n".join(claims_report.two_runs_section([claim], records))
+    assert "The labels agree on 1 of 1 rows (100 %)." in text
+    assert "Measured nothing (1; kept, and in the evidence, but not paired" in text
+    assert f"`{claim.id}` (quick, 2026-01-01 02:00 UTC)" in text
+    # the newest measured nothing: the report still shows the newest that measured
+    assert claims_report.newest([first, nothing])[claim.id] is first
+    assert claims_report.newest([nothing])[claim.id] is nothing
