@@ -42,9 +42,12 @@ def test_one_claim_end_to_end_on_real_ladders(tmp_path: Path, database_url: str)
     rates = {"node": (100.0, 150.0, 220.0, 330.0), "php": (100.0, 150.0, 220.0, 330.0)}
     lines: list[str] = []
     observations = ladders.run(claim, size, todo, tmp_path, rates=rates, on_run=lines.append)
-    assert [line.split(" ladder")[0] for line in lines] == ["node/node", "php/php", "node/node", "php/php"]
+    # a ladder the host disturbed (the suite's other workers count as another tenant) runs again in place
+    kept = [line for line in lines if "running it again" not in line]
+    assert [line.split(" ladder")[0] for line in kept] == ["node/node", "php/php", "node/node", "php/php"]
+    final = {key: [r for r in records if not r.get("run_again")] for key, records in observations.items()}
     for key in (("node", "node"), ("php", "php")):
-        assert len(observations[key]) == 2
+        assert len(final[key]) == 2
         for record in observations[key]:
             assert record["run"] and (tmp_path / record["run"] / "metrics.json").exists()
             # on a busy shared host a ladder may be invalid (host saturated): then it is stored and
@@ -62,9 +65,9 @@ def test_one_claim_end_to_end_on_real_ladders(tmp_path: Path, database_url: str)
     text = claims_report.write(claims, tmp_path, tmp_path / "REPORT.md").read_text()
     assert "`pereira-energy-ranking` (quick, cpu_us_per_request)" in text
     assert all(run in text for run in record["runs"])
-    # a rerun reuses every stored ladder: nothing runs
+    # a rerun reuses every stored ladder, the last of each repetition: nothing runs
     again: list[str] = []
-    assert ladders.run(claim, size, todo, tmp_path, rates=rates, on_run=again.append) == observations
+    assert ladders.run(claim, size, todo, tmp_path, rates=rates, on_run=again.append) == final
     assert again == []
     # the verdict is recomputed from the stored folders alone
     size2, quick, recomputed = runner.from_folders(claim, [tmp_path / r for r in record["runs"]])
