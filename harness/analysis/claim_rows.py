@@ -67,8 +67,8 @@ def side_of(
     below: Sequence[float] = (),
 ) -> Cell:
     """One side of a comparison: its mean with the t-interval over its valid runs, n, and what was left out."""
+    extra = f", {invalid} {style.invalid_words}" if invalid else ""
     if below and not values:
-        extra = f", {invalid} {style.invalid_words}" if invalid else ""
         return Cell(
             f"{label}{style.label_separator}< {style.number(max(below))} ({len(below)} ladders missed the SLO "
             f"from their first step){extra}"
@@ -78,7 +78,6 @@ def side_of(
     mean = sum(values) / len(values) if values else None
     interval = mean_ci(values)
     ci = f" [{style.number(interval.low)}, {style.number(interval.high)}]" if interval else ""
-    extra = f", {invalid} {style.invalid_words}" if invalid else ""
     if unbracketed:
         bound = (style.bound_number or style.number)(min(unbracketed))
         extra += f", {len(unbracketed)} unbracketed (>= {bound})"

@@ -189,17 +189,7 @@ def _row_text(row: dict[str, Any]) -> str:
 def _unjudged_row(claim: Claim, label: str, why: str) -> list[str]:
     """The claims table's row of a claim without a verdict: its source and published figure, dashes for the
     figures, and the label with its reason."""
-    return [
-        f"`{claim.id}`",
-        claim.source_text(),
-        claim.source.get("published", ""),
-        "-",
-        "-",
-        "-",
-        "-",
-        label,
-        why,
-    ]
+    return [f"`{claim.id}`", claim.source_text(), claim.source.get("published", ""), *["-"] * 4, label, why]
 
 
 def _duration(hours: float) -> str:
@@ -272,11 +262,9 @@ def two_runs_section(claims: Sequence[Claim], records: Sequence[dict[str, Any]])
             "",
         ]
     if table:
-        lines += [
-            *markdown_rows(
-                ["row", "first run", "first verdict", "second run", "second verdict", "same label"], table
-            ),
-        ]
+        lines += markdown_rows(
+            ["row", "first run", "first verdict", "second run", "second verdict", "same label"], table
+        )
     if single:
         lines += [*([""] if table else []), f"One run so far ({len(single)}): " + ", ".join(single) + "."]
     if unmeasured:
@@ -353,12 +341,6 @@ METHOD_TEXT = [
     "any run). tests/claims/test_calibration.py checks the false-positive rate and the coverage at every "
     "sample size the claims use.",
 ]
-
-
-def _verdict_label(record: dict[str, Any], outcome: str) -> str:
-    if record.get("method") is None:
-        return f"**{outcome}** (previous method)"
-    return f"**{outcome}**"
 
 
 def _pct(share: float) -> str:
@@ -504,6 +486,7 @@ def render(
             details.append("")
             continue
         rows = record.get("comparisons") or [{}]
+        previous_method = " (previous method)" if record.get("method") is None else ""
         for k, row in enumerate(rows):
             table.append(
                 [
@@ -514,7 +497,7 @@ def render(
                     ratio_cell(row, SUMMARY_STYLE),
                     row.get("direction") or "-",
                     row.get("magnitude") or "-",
-                    _verdict_label(record, row.get("outcome", record.get("outcome", ""))),
+                    f"**{row.get('outcome', record.get('outcome', ''))}**{previous_method}",
                     row.get("reason") or record.get("reason") or "",
                 ]
             )

@@ -191,7 +191,6 @@ def compare(
     if not run_dirs and index is None:
         run_dirs = [paths.RESULTS]
     chosen = resolve_metrics(metrics)
-    by_regime = metrics is None or not metrics
     found, sources = discover(run_dirs, index)
     if not found:
         raise AnalysisError("no runs found; run `./bidbench run ...` first, or point at a results/ folder")
@@ -219,7 +218,7 @@ def compare(
         if mixed:
             notes.append(f"{cset.title}: {mixed}")
         for metric in chosen:
-            if by_regime and not metric.applies_to(cset.regime):
+            if not metrics and not metric.applies_to(cset.regime):
                 continue
             samples: dict[str, list[float]] = {}
             invalid: dict[str, int] = {}

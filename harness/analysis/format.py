@@ -80,10 +80,8 @@ def sentence(
             f"({pair.test}, {p_value(pair.p_value)}, {pair.n_text}; ratio {confidence:.0%} CI {ratio})."
         )
     direction = "higher" if (pair.delta_pct or 0) > 0 else "lower"
-    judged = ""
-    if higher_is_better is not None:
-        better = (direction == "higher") == higher_is_better
-        judged = " (better)" if better else " (worse)"
+    better = (direction == "higher") == higher_is_better
+    judged = "" if higher_is_better is None else " (better)" if better else " (worse)"
     return (
         f"{pair.b} has {abs(pair.delta_pct or 0):.1f} % {direction} {metric_title} than {pair.a}{judged}: "
         f"ratio {num(pair.ratio)} with {confidence:.0%} CI {ratio} ({pair.test}, {p_value(pair.p_value)}, "

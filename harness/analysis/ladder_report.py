@@ -49,8 +49,7 @@ def throttled_share(step: Mapping[str, Any]) -> float | None:
     shares = [
         as_float(t.get("throttled_share")) for t in step.get("throttling") or [] if isinstance(t, Mapping)
     ]
-    known = [s for s in shares if s is not None]
-    return max(known) if known else None
+    return max((s for s in shares if s is not None), default=None)
 
 
 def slo_p99_ms(runs: Sequence[Run]) -> float:
@@ -319,14 +318,6 @@ def _omnibus_p(result: MetricResult | None) -> tuple[str, float | None]:
     return "no test (n < 3)", None
 
 
-def _ranked(cset: ComparisonSet, key: str, higher_is_better: bool) -> list[tuple[str, float]]:
-    result = cset.result(key)
-    if result is None:
-        return []
-    means = [(s.label, s.mean) for s in result.summaries]
-    return sorted(means, key=lambda m: -m[1] if higher_is_better else m[1])
-
-
 def _differs(result: MetricResult | None, a: str, b: str) -> bool | None:
     if result is None:
         return None
@@ -340,7 +331,8 @@ def _answer(
     cset: ComparisonSet, key: str, question: str, verb: str, unit: str, higher: bool, digits: int = 0
 ) -> str:
     result = cset.result(key)
-    ranked = _ranked(cset, key, higher)
+    means = [(s.label, s.mean) for s in (result.summaries if result else [])]
+    ranked = sorted(means, key=lambda m: -m[1] if higher else m[1])
     bounds = cset.bounds.get(key, {})
     if not ranked and not bounds:
         return f"{question} No ladder has this figure."
@@ -373,7 +365,7 @@ def _answer(
             )
     test, p = _omnibus_p(result)
     tail = f" ({test} {fmt.p_value(p)})." if p is not None else "."
-    return f"{question} {parts[0]}" + ("; " + "; ".join(parts[1:]) if parts[1:] else "") + tail
+    return f"{question} {'; '.join(parts)}{tail}"
 
 
 def first_screen(comparison: Comparison) -> FirstScreen | None:
@@ -387,12 +379,10 @@ def first_screen(comparison: Comparison) -> FirstScreen | None:
     columns = ["app", "valid ladders"]
     metric_keys = [k for k in FIRST_SCREEN_METRICS if cset.result(k) is not None or k in cset.bounds]
     columns += [ALL_METRICS[k].heading() for k in metric_keys]
-    rows: list[list[str]] = []
-    for label in labels:
-        row = [label, f"{valid[label]} of {found[label]}"]
-        for key in metric_keys:
-            row.append(_cell(cset, key, label))
-        rows.append(row)
+    rows = [
+        [label, f"{valid[label]} of {found[label]}", *(_cell(cset, key, label) for key in metric_keys)]
+        for label in labels
+    ]
     test_row = ["test", ""]
     for key in metric_keys:
         name, p = _omnibus_p(cset.result(key))
@@ -450,9 +440,8 @@ def _sureness(
 ) -> str:
     counts = ", ".join(f"{lb} {valid[lb]} of {found[lb]}" for lb in cset.labels)
     result = cset.result("cpu_us_per_request")
-    cvs = []
-    if result is not None:
-        cvs = [f"{s.label} {s.cv_pct:.1f} %" for s in result.summaries if s.cv_pct is not None]
+    summaries = result.summaries if result is not None else []
+    cvs = [f"{s.label} {s.cv_pct:.1f} %" for s in summaries if s.cv_pct is not None]
     text = f"How sure: valid ladders {counts}"
     if cvs:
         text += f"; the CPU cost varies between fresh starts by CV {', '.join(cvs)}"
@@ -506,9 +495,8 @@ def _first_screen_figure(cset: ComparisonSet, metric_keys: Sequence[str]) -> Fig
             summary = result.summary(label) if result else None
             if summary is None:
                 continue
-            err = None
-            if summary.mean_ci is not None:
-                err = [[summary.mean - summary.mean_ci.low], [summary.mean_ci.high - summary.mean]]
+            ci = summary.mean_ci
+            err = None if ci is None else [[summary.mean - ci.low], [ci.high - summary.mean]]
             ax.bar(i, summary.mean, color=color, alpha=0.75, yerr=err, capsize=4)
             ax.scatter([i] * summary.n, summary.values, color="black", s=8, zorder=3)
         ax.set_xticks(range(len(cset.labels)))

@@ -7,7 +7,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Protocol
 
 from rich.table import Table
@@ -16,6 +15,7 @@ from harness.analysis.host_factor import postgres_adjusted, shared_factor_r
 from harness.console import console
 from harness.model.ladder_math import THROTTLED_SHARE, _finite
 from harness.model.stats import mean_ci
+from harness.record.folders import RunFolder
 from harness.record.verdict import Verdict
 
 
@@ -104,16 +104,11 @@ def ladder_row(label: str, metrics: Sequence[Mapping[str, Any] | None], valid: S
     )
 
 
-class _Folder(Protocol):
-    @property
-    def path(self) -> Path: ...
-
-
 class LadderOutcome(Protocol):
     """What the printers read of a run's outcome (harness.engine.session.RunOutcome has it)."""
 
     @property
-    def folder(self) -> _Folder: ...
+    def folder(self) -> RunFolder: ...
     @property
     def status(self) -> str: ...
     @property
@@ -130,7 +125,7 @@ def print_ladder_outcome(impl: str, instances: int, repetition: int, outcome: La
     metrics = outcome.metrics or {}
     ladder = metrics.get("ladder") or {}
     cost = metrics.get("cpu_us_per_request")
-    cap = (ladder.get("capacity") or {}) if ladder else {}
+    cap = ladder.get("capacity") or {}
     parts = [f"{impl} x{instances} {what}: {outcome.status}"]
     if outcome.verdict is not None and not outcome.verdict.valid:
         parts.append("INVALID (" + "; ".join(outcome.verdict.reasons) + ")")

@@ -87,8 +87,7 @@ def point_number(point: Any) -> float | None:
     if direct is not None:
         return direct
     if isinstance(point, Mapping):
-        numbers = [as_float(v) for v in point.values()]
-        numbers = [n for n in numbers if n is not None]
+        numbers = [n for n in map(as_float, point.values()) if n is not None]
         return numbers[0] if len(numbers) == 1 else None
     if isinstance(point, str):
         found = re.findall(r"-?\d+(?:\.\d+)?", point)

@@ -35,9 +35,7 @@ class Metric:
         return self.lower_bound(run) if self.lower_bound is not None else None
 
     def applies_to(self, regime: str) -> bool:
-        if self.applies == "all":
-            return True
-        return (regime in LADDER_REGIMES) == (self.applies == "ladder")
+        return self.applies == "all" or (regime in LADDER_REGIMES) == (self.applies == "ladder")
 
     def heading(self) -> str:
         return f"{self.title} ({self.unit})" if self.unit else self.title
@@ -279,8 +277,7 @@ def resolve_metrics(names: Sequence[str] | None) -> list[Metric]:
                 continue
             key = ALIASES.get(name.lower(), name.lower())
             if key not in ALL_METRICS:
-                known = ", ".join(list(ALL_METRICS))
-                raise ValueError(f"unknown metric {name!r}; choose from {known}")
+                raise ValueError(f"unknown metric {name!r}; choose from {', '.join(ALL_METRICS)}")
             if ALL_METRICS[key] not in chosen:
                 chosen.append(ALL_METRICS[key])
     return chosen

@@ -60,10 +60,6 @@ def _invalid_note(runs: Sequence[Run]) -> str:
     return f"Includes {bad} invalid run(s) (hollow markers)." if bad else ""
 
 
-def _marker_face(run: Run, color: Any) -> Any:
-    return color if run.is_valid else "none"
-
-
 def _offered_points(run: Run) -> list[tuple[float, float]]:
     """(offered, served) req/s: a ladder's per step (its run-level figures are its first step's rate and
     its mean throughput, which put dots above the diagonal), any other run's once."""
@@ -106,7 +102,7 @@ def throughput_vs_offered(comparison: Comparison) -> Figure:
             s=18,
             alpha=0.6,
             edgecolors=[colors[label]] * len(points),
-            facecolors=[_marker_face(r, colors[label]) for _, _, r in points],
+            facecolors=[colors[label] if r.is_valid else "none" for _, _, r in points],
         )
         by_x: dict[float, list[float]] = defaultdict(list)
         for x, y in zip(xs, ys, strict=True):
@@ -150,12 +146,10 @@ def latency_vs_throughput(comparison: Comparison) -> Figure:
     fig, ax = plt.subplots(figsize=(7.5, 4.5))
     knees = []
     for label in sorted(colors):
-        by_point: dict[str, list[Run]] = defaultdict(list)
-        for r in runs:
-            if r.label == label:
-                by_point[r.point].append(r)
+        mine = [r for r in runs if r.label == label]
+        by_point = [[r for r in mine if r.point == point] for point in dict.fromkeys(r.point for r in mine)]
         points = sorted(
-            by_point.values(), key=lambda rs: float(np.median([r.metric("throughput_rps") or 0 for r in rs]))
+            by_point, key=lambda rs: float(np.median([r.metric("throughput_rps") or 0 for r in rs]))
         )
         xs = [float(np.median([r.metric("throughput_rps") or 0 for r in rs])) for rs in points]
         p99 = [float(np.median([r.metric("latency_ms", "p99") or 0 for r in rs])) for rs in points]
@@ -296,15 +290,14 @@ def scaling_usl(comparison: Comparison) -> Figure:
         ns, caps = np.asarray(fit.ns), np.asarray(fit.capacities)
         ax.scatter(ns, caps, s=14, alpha=0.45, color=color)
         levels = np.unique(ns)
-        means = [caps[ns == n].mean() for n in levels]
-        errs = []
-        for n in levels:
-            values = caps[ns == n]
-            if values.size >= 3:
-                half = sps.t.ppf(0.5 + comparison.confidence / 2, values.size - 1) * sps.sem(values)
-                errs.append(float(half))
-            else:
-                errs.append(0.0)
+        groups = [caps[ns == n] for n in levels]
+        means = [values.mean() for values in groups]
+        errs = [
+            float(sps.t.ppf(0.5 + comparison.confidence / 2, values.size - 1) * sps.sem(values))
+            if values.size >= 3
+            else 0.0
+            for values in groups
+        ]
         ax.errorbar(levels, means, yerr=errs, fmt="o", color=color, capsize=4, label=f"{fit.label} runs")
         if fit.ok and fit.lam is not None:
             top = levels.max() * 1.5
@@ -364,13 +357,10 @@ def _scatter_by_label(
             s=22,
             label=label,
             edgecolors=[colors[label]] * len(mine),
-            facecolors=[_marker_face(r, colors[label]) for r in mine],
+            facecolors=[colors[label] if r.is_valid else "none" for r in mine],
         )
-        by_n: dict[int, list[Run]] = defaultdict(list)
-        for r in mine:
-            if r.instances:
-                by_n[r.instances].append(r)
-        for n, members in sorted(by_n.items()):
+        for n in sorted({r.instances for r in mine if r.instances}):
+            members = [r for r in mine if r.instances == n]
             x = float(np.mean([x_of(r) or 0 for r in members]))
             y = float(np.mean([y_of(r) or 0 for r in members]))
             ax.annotate(
@@ -438,14 +428,13 @@ def breakdown(comparison: Comparison) -> Figure:
         for name, slices in breakdown_of(ref.runs_of(label)).items()
     ]
     fig, ax = plt.subplots(figsize=(8.0, max(3.0, 0.32 * len(rows) + 1)))
-    names = [r[0] for r in rows]
     y = np.arange(len(rows))
     left = np.zeros(len(rows))
     for index, (part, color) in enumerate((("db", "#4c72b0"), ("app", "#dd8452"), ("outside", "#a5a5a5"))):
         widths = np.asarray([r[index + 1] for r in rows])
         ax.barh(y, widths, left=left, color=color, label=part)
         left += widths
-    ax.set_yticks(y, names, fontsize=8)
+    ax.set_yticks(y, [r[0] for r in rows], fontsize=8)
     ax.invert_yaxis()
     ax.set_xlabel("mean time per request (ms)")
     ax.legend()
@@ -476,11 +465,9 @@ def users(comparison: Comparison) -> Figure:
     colors = _colors({r.label for r in runs})
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
     for label in sorted(colors):
-        by_users: dict[int, list[Run]] = defaultdict(list)
-        for r in runs:
-            if r.label == label:
-                by_users[int(r.users or 0)].append(r)
-        xs = sorted(by_users)
+        mine = [r for r in runs if r.label == label]
+        xs = sorted({int(r.users or 0) for r in mine})
+        by_users = {u: [r for r in mine if int(r.users or 0) == u] for u in xs}
         thr = [float(np.mean([r.metric("throughput_rps") or 0 for r in by_users[u]])) for u in xs]
         sys_err = [_mean_error_pct(by_users[u], "sys_errors") for u in xs]
         app_err = [_mean_error_pct(by_users[u], "app_errors") for u in xs]

@@ -87,9 +87,7 @@ def fault_runs(comparison: Comparison) -> list[FaultRun]:
 
 def latest(runs: Sequence[FaultRun]) -> list[FaultRun]:
     """The newest run of each (scenario, impl), in scenario order."""
-    newest: dict[tuple[str, str], FaultRun] = {}
-    for run in runs:
-        newest[(run.scenario, run.impl)] = run
+    newest = {(run.scenario, run.impl): run for run in runs}
     rank = {name: i for i, name in enumerate(SCENARIO_ORDER)}
     return sorted(newest.values(), key=lambda r: (rank.get(r.scenario, 99), r.scenario, r.impl))
 
@@ -165,8 +163,7 @@ def timeline_figure(scenario: str, runs: Sequence[FaultRun]) -> Figure:
         "is the fault. A good app answers 503 quickly while the fault lasts and is back to its earlier latency "
         "soon after it ends."
     )
-    series = [(run, run.timeline()) for run in runs]
-    series = [(run, rows) for run, rows in series if rows]
+    series = [(run, rows) for run in runs if (rows := run.timeline())]
     if not series:
         return Figure(fig_id, title, explanation, missing="no timeline.csv in these fault runs")
     colors = _colors([run.impl for run, _ in series])

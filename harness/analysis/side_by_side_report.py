@@ -129,10 +129,10 @@ def group_rows(summary: dict[str, Any]) -> list[tuple[str, list[str]]]:
     return [(label, [group_cell(summary, label, m) for m in METRICS]) for label in summary["groups_compared"]]
 
 
-def pair_rows(summary: dict[str, Any]) -> list[tuple[str, list[str]]]:
+def ratio_rows(ratios: dict[str, Any]) -> list[tuple[str, list[str]]]:
     return [
-        (name, [ratio_text((pair.get(m.key) or {}).get("interval")) for m in METRICS])
-        for name, pair in summary["pairs"].items()
+        (name, [ratio_text((ratio.get(m.key) or {}).get("interval")) for m in METRICS])
+        for name, ratio in ratios.items()
     ]
 
 
@@ -182,7 +182,7 @@ def render(summary: dict[str, Any]) -> str:
         charts=charts,
         metrics=METRICS,
         group_rows=group_rows(summary),
-        pair_rows=pair_rows(summary),
+        pair_rows=ratio_rows(summary["pairs"]),
         host=host_text(summary),
         folders=folders,
     )
@@ -205,7 +205,7 @@ def markdown(summary: dict[str, Any]) -> str:
     lines += ["", f"How sure: {how_sure(summary)}", "", "## Figures per group", ""]
     lines += _markdown_table(["group", *(f"{m.label} ({m.unit})" for m in METRICS)], group_rows(summary))
     lines += ["", "## Paired ratios", ""]
-    lines += _markdown_table(["ratio", *(m.label for m in METRICS)], pair_rows(summary))
+    lines += _markdown_table(["ratio", *(m.label for m in METRICS)], ratio_rows(summary["pairs"]))
     lines += ["", host_text(summary), ""]
     lines += [f"- invalid fresh start {bad['folder']}: {bad['reason']}" for bad in summary["invalid"]]
     return "\n".join(lines) + "\n"
@@ -272,10 +272,7 @@ def print_summary(summary: dict[str, Any], json_out: Path | None = None, html: P
     console.print(
         "[dim]Absolute figures depend on the host at the time; the ratios below are what compares.[/]"
     )
-    ratios = [
-        (label, [ratio_text((summary["ratios"][label].get(m.key) or {}).get("interval")) for m in METRICS])
-        for label in summary["groups_compared"][1:]
-    ]
+    ratios = ratio_rows({label: summary["ratios"][label] for label in summary["groups_compared"][1:]})
     title = f"each group / {summary['baseline']}, paired by fresh start (95 % interval, CV of the ratio)"
     console.print(_rich_table(title, [m.label for m in METRICS], ratios))
     for metric in ASKED:

@@ -279,24 +279,22 @@ def anova_table(comparison: Comparison) -> Table:
 
 def ratio_table(comparison: Comparison) -> Table:
     columns = ["set", "metric", "comparison", "ratio", "ratio CI", "delta", "test", "p", "verdict"]
-    rows = []
-    for cset in comparison.sets:
-        for result in cset.results:
-            metric = ALL_METRICS[result.metric]
-            for pair in result.pairs:
-                rows.append(
-                    [
-                        cset.title,
-                        metric.heading(),
-                        f"{pair.b} / {pair.a}",
-                        Cell.measured(fmt.num(pair.ratio), pair.ratio, pair.ratio_ci),
-                        cell.interval(pair.ratio_ci),
-                        cell.percent(pair.delta_pct, signed=True),
-                        pair.test,
-                        cell.p_value(pair.p_value),
-                        fmt.verdict(pair).split(" (")[0] + (f" ({pair.note})" if pair.note else ""),
-                    ]
-                )
+    rows = [
+        [
+            cset.title,
+            ALL_METRICS[result.metric].heading(),
+            f"{pair.b} / {pair.a}",
+            Cell.measured(fmt.num(pair.ratio), pair.ratio, pair.ratio_ci),
+            cell.interval(pair.ratio_ci),
+            cell.percent(pair.delta_pct, signed=True),
+            pair.test,
+            cell.p_value(pair.p_value),
+            fmt.verdict(pair).split(" (")[0] + (f" ({pair.note})" if pair.note else ""),
+        ]
+        for cset in comparison.sets
+        for result in cset.results
+        for pair in result.pairs
+    ]
     return Table(
         "ratios",
         "Ratios between implementations",
@@ -431,9 +429,8 @@ def _peak_rss(run: Run) -> float | None:
     listed = (run.metrics or {}).get("instances")
     if not isinstance(listed, list):
         return None
-    peaks = [as_float(i.get("rss_peak_mb")) for i in listed if isinstance(i, Mapping)]
-    peaks = [p for p in peaks if p is not None]
-    return max(peaks) if peaks else None
+    peaks = (as_float(i.get("rss_peak_mb")) for i in listed if isinstance(i, Mapping))
+    return max((p for p in peaks if p is not None), default=None)
 
 
 def _all_instances_mb(run: Run) -> float | None:
@@ -606,9 +603,7 @@ class Slices:
 
 def _timing(value: Any) -> float | None:
     """A Server-Timing figure: a number (results/README.md) or the driver's {"mean", "p50", "p99"}."""
-    if isinstance(value, Mapping):
-        return as_float(value.get("mean"))
-    return as_float(value)
+    return as_float(value.get("mean") if isinstance(value, Mapping) else value)
 
 
 def _timed_items(metrics: Mapping[str, Any]) -> list[tuple[tuple[str, ...], Mapping[str, Any]]]:

@@ -226,8 +226,7 @@ def render_markdown(comparison: Comparison) -> str:
             "",
         ]
     if runset.excluded:
-        reasons = runset.reason_text()
-        parts += [f"> Excluded {len(runset.excluded)} failed or invalid run(s): {reasons}.", ""]
+        parts += [f"> Excluded {len(runset.excluded)} failed or invalid run(s): {runset.reason_text()}.", ""]
     parts += [
         f"{len(comparison.runs)} runs from `{' '.join(runset.sources)}`; alpha = {comparison.alpha:g}; "
         f"{comparison.confidence:.0%} confidence intervals. A delta is printed only where significant; `~` otherwise.",
