@@ -18,11 +18,11 @@ from harness.console import UserError
 from harness.engine.driver import LoadSettings
 from harness.engine.remote import remote_sections
 from harness.engine.sampler import Sampler
-from harness.engine.session import RunOutcome, RunPlan, digest
+from harness.engine.session import RunOutcome, RunPlan, digest, plan_manifest
 from harness.engine.validity import Check, Slo
 from harness.record.folders import new_run_folder
 from harness.record.index_line import IndexLine, append_line
-from harness.record.manifest import Manifest, RegimeRef, write_manifest
+from harness.record.manifest import write_manifest
 from harness.record.metrics import Metrics, write_metrics
 from harness.record.upgrade import SUMMARY as SUMMARY_FILE
 from harness.record.verdict import write_verdict
@@ -191,17 +191,10 @@ def collect(
         "latency, throughput and errors are their merged summary; CPU and memory are UNKNOWN, so nothing "
         "is normalized per CPU"
     )
-    manifest = Manifest.new(
-        folder.run_id,
-        impl,
-        variant,
-        RegimeRef("remote", plan.group_key(), plan.point, 0),
-        status="collecting",
-        load=asdict(load),
-        instances=instances,
-        cpu_limit_cores=None,
-        slo=asdict(plan.slo),
-        sections={
+    manifest = plan_manifest(
+        folder,
+        plan,
+        {
             **remote_sections(list(load.targets), "none", note),
             "runtimes": {DRIVER: str(merged.get("driver_version", "?"))},
             "distributed": {
@@ -212,6 +205,7 @@ def collect(
                 "max_start_skew_s": MAX_START_SKEW_S,
             },
         },
+        status="collecting",
     )
     write_manifest(folder, manifest)
     for shard in shards:

@@ -16,6 +16,7 @@ import urllib.request
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import psutil
 
@@ -55,21 +56,18 @@ class RunningInstance:
             if proc.poll() is not None
         ]
 
-    def startup_line(self) -> str | None:
+    def _logs(self) -> Iterator[tuple[Path, list[str]]]:
         for launch in self.launches:
             if launch.log_path.exists():
-                for line in launch.log_path.read_text(errors="replace").splitlines():
-                    if line.startswith("bidbench-start "):
-                        return line
-        return None
+                yield launch.log_path, launch.log_path.read_text(errors="replace").splitlines()
+
+    def startup_line(self) -> str | None:
+        return next(
+            (line for _, text in self._logs() for line in text if line.startswith("bidbench-start ")), None
+        )
 
     def log_tail(self, lines: int = 30) -> str:
-        out = []
-        for launch in self.launches:
-            if launch.log_path.exists():
-                text = launch.log_path.read_text(errors="replace").splitlines()[-lines:]
-                out.append(f"--- {launch.log_path} ---\n" + "\n".join(text))
-        return "\n".join(out)
+        return "\n".join(f"--- {path} ---\n" + "\n".join(text[-lines:]) for path, text in self._logs())
 
 
 def wait_ready(instance: RunningInstance, timeout_s: float) -> None:
@@ -114,7 +112,6 @@ def stop(instance: RunningInstance) -> list[int]:
             if proc.poll() is None:
                 leftovers.add(proc.pid)
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, 0)
             os.killpg(proc.pid, signal.SIGKILL)
     killed = sigkill(leftovers)
     for proc in instance.processes:

@@ -54,11 +54,11 @@ def step_records(
     instance_names: list[str],
     t_measure: float,
     slo: Slo,
-    allotments: tuple[float, float],
+    spare_cores: float,
 ) -> list[dict[str, Any]]:
-    """One record per finished step. `t_measure` is the measurement's start on the sampler's clock."""
+    """One record per finished step. `t_measure` is the measurement's start on the sampler's clock;
+    `spare_cores` what the instances leave the load driver and PostgreSQL each."""
     step_s = float(summary["ladder"]["step_s"])
-    driver_allot, db_allot = allotments
     # The unexplained share only where every process of the run is measured here: with an external database
     # or remote instances, their CPU would read as another tenant's.
     accounted = bool(instance_names) and {"postgres", HARNESS_COMPONENT} <= set(sampler.components)
@@ -114,7 +114,7 @@ def step_records(
         record["throttled_share"] = max(
             (t["throttled_share"] for t in record["throttling"] if t), default=None
         )
-        record["problems"] = _step_problems(record, driver_allot, db_allot)
+        record["problems"] = _step_problems(record, spare_cores, spare_cores)
         record["disturbances"] = _step_disturbances(record)
         record["valid"] = not record["problems"] and not record["disturbances"]
         records.append(record)

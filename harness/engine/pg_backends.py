@@ -41,18 +41,16 @@ def _tcp_table() -> dict[int, tuple[int, int]]:
 
 def _socket_inodes(pid: int) -> list[int]:
     """The inodes of a process's sockets, from its file descriptors; none once it is gone."""
-    inodes = []
     try:
         fds = os.listdir(f"/proc/{pid}/fd")
     except OSError:
         return []
+    inodes = []
     for fd in fds:
-        try:
+        with contextlib.suppress(OSError):
             target = os.readlink(f"/proc/{pid}/fd/{fd}")
-        except OSError:
-            continue
-        if target.startswith("socket:["):
-            inodes.append(int(target[8:-1]))
+            if target.startswith("socket:["):
+                inodes.append(int(target[8:-1]))
     return inodes
 
 

@@ -77,9 +77,7 @@ class Sampler:
 
         def read() -> None:
             for offset in offsets:
-                wait = self.t0 + offset - time.monotonic()
-                if wait > 0:
-                    time.sleep(wait)
+                time.sleep(max(0.0, self.t0 + offset - time.monotonic()))
                 if self._thread is None or self._stop.is_set():
                     return
                 self.sample_now()

@@ -64,7 +64,6 @@ class ServeLock:
 
     def __init__(self, path: Path = LOCK_PATH) -> None:
         self.path = path
-        self.held = False
 
     def __enter__(self) -> ServeLock:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -80,19 +79,16 @@ class ServeLock:
                 continue
             with os.fdopen(fd, "w") as handle:
                 json.dump({"pid": os.getpid()}, handle)
-            self.held = True
             return self
         raise UserError(f"could not take the lock {self.path}; remove it if no ./bidbench serve is running")
 
     def __exit__(self, *exc: object) -> None:
-        if self.held and self._read().get("pid") == os.getpid():
+        if self._read().get("pid") == os.getpid():
             self.path.unlink(missing_ok=True)
-        self.held = False
 
     def record(self, urls: dict[str, str]) -> None:
         """Add the URLs, so that a second serve can say where the first one's apps are."""
-        if self.held:
-            self.path.write_text(json.dumps({"pid": os.getpid(), "urls": urls}))
+        self.path.write_text(json.dumps({"pid": os.getpid(), "urls": urls}))
 
     def _read(self) -> dict[str, Any]:
         try:

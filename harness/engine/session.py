@@ -122,6 +122,22 @@ class RunOutcome:
     reason: str = ""
 
 
+def plan_manifest(folder: RunFolder, plan: RunPlan, sections: dict[str, Any], **fields: Any) -> Manifest:
+    """A new manifest of the run `plan` describes, whose result folder is `folder`."""
+    return Manifest.new(
+        folder.run_id,
+        plan.impl,
+        plan.variant,
+        RegimeRef(plan.regime, plan.group_key(), plan.point, plan.repetition),
+        load=asdict(plan.load),
+        instances=plan.instances,
+        cpu_limit_cores=plan.cpus,
+        slo=asdict(plan.slo),
+        sections=sections,
+        **fields,
+    )
+
+
 def _postgres_group(server: DatabaseServer | None) -> ProcessTreeGroup | None:
     """PostgreSQL's processes, sampled as a process tree (its backends are forked by the postmaster)."""
     pid = EmbeddedCluster().server_pid() if server is not None and server.embedded else None
@@ -141,12 +157,10 @@ def _instance_knobs(plan: RunPlan) -> dict[str, str]:
     return values
 
 
-def _allotments(plan: RunPlan) -> tuple[float, float]:
-    """CPU left for the load driver and for PostgreSQL once the instances have theirs (the machine sizing rule)."""
+def _spare_cores(plan: RunPlan) -> float:
+    """The cores the instances leave the load driver and PostgreSQL, each (the machine sizing rule)."""
     cores = machine_cores()
-    used = plan.instances * usable_cores(plan.cpus, cores)
-    rest = max(cores - used, 0.0)
-    return rest, rest
+    return max(cores - plan.instances * usable_cores(plan.cpus, cores), 0.0)
 
 
 def check_fits(plan: RunPlan) -> None:
@@ -261,8 +275,7 @@ class Session:
             return
         toolchain.ensure(["db", "load", plan.impl])
         ready.ensure_up()
-        server = current_server()
-        self.server = server
+        self.server = server = current_server()
         info = ready.ensure_template(
             server, plan.scale, plan.seed, plan.with_indexes, restore=self.restore_data
         )
@@ -409,9 +422,7 @@ class Session:
         return self.started_ok and not self.dead()
 
     def close(self) -> list[int]:
-        killed: list[int] = []
-        for instance in self.instances:
-            killed += stop(instance)
+        killed = [pid for instance in self.instances for pid in stop(instance)]
         self.instances = []
         return killed
 
@@ -422,24 +433,8 @@ class Session:
         With `prewarm_rate`, the instances are pre-warmed first (harness/engine/prewarm.py) and the warm-up ramps
         on from that rate; the folder exists from the start, so an interrupted pre-warm is stored too."""
         folder = new_run_folder(plan.impl, plan.regime, plan.results_dir)
-        manifest = Manifest.new(
-            folder.run_id,
-            plan.impl,
-            plan.variant,
-            RegimeRef(plan.regime, plan.group_key(), plan.point, plan.repetition),
-            load=asdict(plan.load),
-            instances=plan.instances,
-            cpu_limit_cores=plan.cpus,
-            slo=asdict(plan.slo),
-            sections={
-                "session": {
-                    "root": str(self.run_root or ""),
-                    "window": self.windows,
-                    "fresh_start": self.windows == 0,
-                },
-                **self.common,
-            },
-        )
+        session = {"root": str(self.run_root or ""), "window": self.windows, "fresh_start": self.windows == 0}
+        manifest = plan_manifest(folder, plan, {"session": session, **self.common})
         self.windows += 1
         write_manifest(folder, manifest)
         status, reason = "failed", ""
@@ -579,7 +574,7 @@ def _ladder_digest(
 ) -> tuple[dict[str, Any], Verdict]:
     """A ladder's steps, its yield and its verdict (harness/engine/ladder_digest.py) on top of the whole-run figures."""
     records = ladderdigest.step_records(
-        summary, sampler, instance_names, t_measure, plan.slo, _allotments(plan)
+        summary, sampler, instance_names, t_measure, plan.slo, _spare_cores(plan)
     )
     outcome = ladderdigest.ladder_yield(records, plan.slo, idle_cpu_pct)
     stopped = str(summary["ladder"].get("stopped"))
@@ -662,7 +657,7 @@ def digest(
     memory = [
         i["pss_steady_mb"] if not math.isnan(i["pss_steady_mb"]) else i["rss_steady_mb"] for i in per_instance
     ]
-    driver_allot, db_allot = _allotments(plan)
+    spare = _spare_cores(plan)
     loadgen_cpu = sampler.window_cpu_pct(LOADGEN_GROUP, t_measure, t_end)
     db_cpu = sampler.window_cpu_pct("postgres", t_measure, t_end)  # NaN with an external database
     metrics: dict[str, Any] = {
@@ -708,9 +703,9 @@ def digest(
         users=plan.load.users if plan.load.model == "closed" else None,
         think_ms=plan.load.think_ms,
         loadgen_cpu_pct=loadgen_cpu,
-        loadgen_allotment_cores=max(driver_allot, 0.5),
+        loadgen_allotment_cores=max(spare, 0.5),
         db_cpu_pct=db_cpu if not math.isnan(db_cpu) else 0.0,
-        db_allotment_cores=max(db_allot, 0.5),
+        db_allotment_cores=max(spare, 0.5),
         host_busy_pct=metrics["host_busy_pct"],
         instance_cpu_per_second=per_second,
         expect_below_capacity=plan.expect_below_capacity,
