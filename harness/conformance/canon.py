@@ -164,35 +164,32 @@ def _match_matcher(spec: dict[str, Any], actual: Any, path: str, ctx: MatchConte
         return match(ctx.captures[name], actual, path, ctx)
     kind = spec["$match"]
     problems: list[str] = []
-    if kind == "int":
-        if not isinstance(actual, int) or isinstance(actual, bool):
-            problems.append(f"{path}: expected an integer, got {_type_name(actual)} {_short(actual)}")
-    elif kind == "string":
-        if not isinstance(actual, str):
-            problems.append(f"{path}: expected a string, got {_type_name(actual)} {_short(actual)}")
-    elif kind in ("timestamp", "now"):
+    if kind == "int" and (not isinstance(actual, int) or isinstance(actual, bool)):
+        return [f"{path}: expected an integer, got {_type_name(actual)} {_short(actual)}"]
+    if kind == "string" and not isinstance(actual, str):
+        return [f"{path}: expected a string, got {_type_name(actual)} {_short(actual)}"]
+    if kind in ("timestamp", "now"):
         moment = parse_timestamp(actual) if isinstance(actual, str) else None
         if moment is None:
-            problems.append(f"{path}: expected a timestamp YYYY-MM-DDTHH:MM:SS.mmmZ, got {_short(actual)}")
-        else:
-            if kind == "now":
-                window = float(spec.get("window_s", ctx.window_s))
-                if abs((moment - ctx.sent_at).total_seconds()) > window:
+            return [f"{path}: expected a timestamp YYYY-MM-DDTHH:MM:SS.mmmZ, got {_short(actual)}"]
+        if kind == "now":
+            window = float(spec.get("window_s", ctx.window_s))
+            if abs((moment - ctx.sent_at).total_seconds()) > window:
+                problems.append(
+                    f"{path}: expected a timestamp near the request time {format_timestamp(ctx.sent_at)} "
+                    f"(within {window:.0f} s), got {actual}"
+                )
+        if "of" in spec:
+            base = ctx.captures.get(spec["of"])
+            base_moment = parse_timestamp(base) if isinstance(base, str) else None
+            if base_moment is None:
+                problems.append(f"{path}: no timestamp captured as {spec['of']!r}")
+            else:
+                wanted = format_timestamp(base_moment + timedelta(seconds=float(spec["plus_seconds"])))
+                if actual != wanted:
                     problems.append(
-                        f"{path}: expected a timestamp near the request time {format_timestamp(ctx.sent_at)} "
-                        f"(within {window:.0f} s), got {actual}"
+                        f"{path}: expected {spec['of']} + {spec['plus_seconds']} s = {wanted}, got {actual}"
                     )
-            if "of" in spec:
-                base = ctx.captures.get(spec["of"])
-                base_moment = parse_timestamp(base) if isinstance(base, str) else None
-                if base_moment is None:
-                    problems.append(f"{path}: no timestamp captured as {spec['of']!r}")
-                else:
-                    wanted = format_timestamp(base_moment + timedelta(seconds=float(spec["plus_seconds"])))
-                    if actual != wanted:
-                        problems.append(
-                            f"{path}: expected {spec['of']} + {spec['plus_seconds']} s = {wanted}, got {actual}"
-                        )
     if not problems and "capture" in spec:
         ctx.captures[spec["capture"]] = actual
     return problems

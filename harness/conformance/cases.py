@@ -360,20 +360,18 @@ def _resource_keys(step: Step) -> tuple[set[str], set[str]]:
     """(read keys, written keys) of one step: the rows it can observe or change, by path id and body."""
     req = step.request
     route, pid = route_of(req.target)
-    reads: set[str] = set()
-    writes: set[str] = set()
     if route is None or pid is None and route not in ("/items", "/users"):
-        return reads, writes
-    kind = {"/categories/{id}/items": "category", "/users/{id}": "user"}.get(route or "", "item")
+        return set(), set()
+    kind = {"/categories/{id}/items": "category", "/users/{id}": "user"}.get(route, "item")
     key = f"{kind}:{pid}"
-    body: Any = None
     try:
         body = json.loads(req.body.decode("utf-8")) if req.body else None
     except (UnicodeDecodeError, json.JSONDecodeError):
         body = None
     if req.method == "GET":
-        reads.add(key)
-    elif route == "/items" and req.method == "POST":
+        return {key}, set()
+    writes: set[str] = set()
+    if route == "/items" and req.method == "POST":
         if isinstance(body, dict) and "category_id" in body:
             writes.add(f"category:{body['category_id']}")
         writes.add("items:new")
@@ -383,7 +381,7 @@ def _resource_keys(step: Step) -> tuple[set[str], set[str]]:
             writes.add(f"nickname:{body['nickname']}")
     elif req.method in WRITE_METHODS:
         writes.add(key)
-    return reads, writes
+    return set(), writes
 
 
 def check_isolation(session: Session) -> list[str]:

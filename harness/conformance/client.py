@@ -103,12 +103,8 @@ def encode_request(req: RawRequest, host_header: str, keep_alive: bool) -> tuple
         body = b""
     elif req.chunk_size:
         lines.append("Transfer-Encoding: chunked")
-        out = bytearray()
-        for start in range(0, len(req.body), req.chunk_size):
-            chunk = req.body[start : start + req.chunk_size]
-            out += f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n"
-        out += b"0\r\n\r\n"
-        body = bytes(out)
+        chunks = [req.body[i : i + req.chunk_size] for i in range(0, len(req.body), req.chunk_size)]
+        body = b"".join(f"{len(c):x}\r\n".encode() + c + b"\r\n" for c in chunks) + b"0\r\n\r\n"
     elif (body or req.method in ("POST", "PUT")) and not req.has_header("Content-Length"):
         lines.append(f"Content-Length: {len(body)}")
     head = ("\r\n".join(lines) + "\r\n\r\n").encode("utf-8")
@@ -162,9 +158,7 @@ class _Reader:
     def read_to_eof(self) -> bytes:
         while self._fill():
             pass
-        data = bytes(self.buf)
-        self.buf.clear()
-        return data
+        return self.read_exact(len(self.buf))
 
 
 def _read_response(reader: _Reader, method: str) -> RawResponse:
@@ -203,8 +197,7 @@ def _read_response(reader: _Reader, method: str) -> RawResponse:
         response.chunked = True
         body = bytearray()
         while True:
-            size_line = reader.read_line().split(b";", 1)[0].strip()
-            size = int(size_line, 16)
+            size = int(reader.read_line().split(b";", 1)[0].strip(), 16)
             if size == 0:
                 while reader.read_line():
                     pass

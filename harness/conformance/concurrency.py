@@ -124,11 +124,10 @@ def run_concurrency(target: Target, db: ConformanceDb) -> list[CheckResult]:
                 f"but its bids give max {expected_max} and count {len(amounts)}"
             )
     problems.extend(db.invariant_violations())
-    total = THREADS * BIDS_PER_THREAD
     if not accepted:
         problems.append("no bid was accepted at all")
     detail = {
-        "requests": total,
+        "requests": THREADS * BIDS_PER_THREAD,
         "accepted": len(accepted),
         "rejected": outcome.rejected,
         "stored": len(stored_pairs),

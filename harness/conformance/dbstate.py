@@ -35,6 +35,10 @@ SCALE = 1
 SEED = 42
 
 
+def _connect(url: str) -> psycopg.Connection:
+    return psycopg.connect(url, autocommit=True, connect_timeout=10)
+
+
 @dataclass(frozen=True)
 class StatRow:
     query: str
@@ -51,30 +55,26 @@ class ConformanceDb:
     def url(self) -> str:
         return self.server.url(self.name)
 
-    def _admin(self) -> psycopg.Connection:
-        return psycopg.connect(self.server.admin_url(), autocommit=True, connect_timeout=10)
-
     def connect(self) -> psycopg.Connection:
-        conn = psycopg.connect(self.url, autocommit=True, connect_timeout=10)
+        conn = _connect(self.url)
         conn.execute("SET TimeZone = 'UTC'")
         return conn
 
-    def reset(self) -> float:
+    def reset(self) -> None:
         """Drop and re-clone from the template. Apps connected to it lose their connections."""
-        started = time.monotonic()
         last: Exception | None = None
         for _ in range(20):
             try:
-                with self._admin() as admin:
+                with _connect(self.server.admin_url()) as admin:
                     seeding.clone_template(admin, self.name)
-                return time.monotonic() - started
+                return
             except psycopg.errors.ObjectInUse as exc:  # someone is connected to the template right now
                 last = exc
                 time.sleep(0.25)
         raise RuntimeError(f"could not clone {TEMPLATE_DB}: {last}")
 
     def drop(self) -> None:
-        with self._admin() as admin:
+        with _connect(self.server.admin_url()) as admin:
             seeding.drop_database(admin, self.name)
 
     def fingerprint(self) -> dict[str, str]:
@@ -111,7 +111,7 @@ class ConformanceDb:
 
     def log_statements(self) -> None:
         """Log every statement of this database's new sessions (reset drops the setting with the database)."""
-        with self._admin() as admin:
+        with _connect(self.server.admin_url()) as admin:
             admin.execute(
                 sql.SQL("ALTER DATABASE {} SET log_statement = 'all'").format(sql.Identifier(self.name))
             )
@@ -139,7 +139,7 @@ class ConformanceDb:
 
     def app_connections(self) -> int:
         """Connections to this database other than the suite's own (the app's pool)."""
-        with self._admin() as admin:
+        with _connect(self.server.admin_url()) as admin:
             row = admin.execute(
                 "SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
                 (self.name,),
@@ -160,20 +160,18 @@ class ConformanceDb:
             elif time.monotonic() - since >= quiet_s:
                 break
 
-    def _stats_conn(self) -> psycopg.Connection:
-        # The extension lives in the seeded database (the template creates it), so the suite reads it from
-        # there; its own statements mention pg_stat_statements and are dropped by `stats()`.
-        return psycopg.connect(self.url, autocommit=True, connect_timeout=10)
+    # The extension lives in the seeded database (the template creates it), so the suite reads it from there,
+    # without connect()'s SET (its own statements mention pg_stat_statements and are dropped by `stats()`).
 
     def stats_reset(self) -> None:
-        with self._stats_conn() as conn:
+        with _connect(self.url) as conn:
             conn.execute(
                 "SELECT pg_stat_statements_reset(0, (SELECT oid FROM pg_database WHERE datname = current_database()), 0)"
             )
 
     def stats(self) -> list[StatRow]:
         """The top-level statements of this database since the last reset, minus the suite's own."""
-        with self._stats_conn() as conn:
+        with _connect(self.url) as conn:
             rows = conn.execute(
                 "SELECT query, calls, rows FROM pg_stat_statements"
                 " WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND toplevel"
@@ -183,17 +181,13 @@ class ConformanceDb:
         ]
 
 
-def drop_stale(server: DatabaseServer) -> list[str]:
+def drop_stale(server: DatabaseServer) -> None:
     """Drop the private databases of earlier runs whose process no longer exists (this host only)."""
-    dropped = []
-    with psycopg.connect(server.admin_url(), autocommit=True, connect_timeout=10) as admin:
-        names = [r[0] for r in admin.execute("SELECT datname FROM pg_database").fetchall()]
-        for name in names:
+    with _connect(server.admin_url()) as admin:
+        for (name,) in admin.execute("SELECT datname FROM pg_database").fetchall():
             m = re.fullmatch(re.escape(CONFORMANCE_DB_PREFIX) + r"(\d+)", name)
             if m and not psutil.pid_exists(int(m.group(1))):  # that run is gone
                 seeding.drop_database(admin, name)
-                dropped.append(name)
-    return dropped
 
 
 def prepare(server: DatabaseServer) -> ConformanceDb:

@@ -69,8 +69,7 @@ class SequenceGenerator:
 
     def _paging(self) -> str:
         parts = []
-        r = self.rng.random()
-        if r < 0.3:
+        if self.rng.random() < 0.3:
             parts.append(f"limit={self.rng.choice([1, 5, 20, 100, self.rng.randint(1, 100)])}")
         if self.rng.random() < 0.3:
             parts.append(f"offset={self.rng.choice([0, 3, 10, 500, 10_000, self.rng.randint(0, 600)])}")
@@ -215,9 +214,7 @@ def mask(value: Any) -> Any:
     return value
 
 
-def canonical(response: RawResponse | None, error: str | None) -> dict[str, Any]:
-    if response is None:
-        return {"transport_error": error}
+def canonical(response: RawResponse) -> dict[str, Any]:
     out: dict[str, Any] = {"status": response.status, "content_type": response.header("Content-Type")}
     if response.status == 405:
         out["allow"] = response.header("Allow")
@@ -242,17 +239,15 @@ def run_sequence(base_url: str, ops: list[Op]) -> tuple[list[dict[str, Any]], li
             if time.monotonic() > deadline:
                 wire.append(f"time budget of {TIME_BUDGET_S:.0f} s exhausted after {index} requests")
                 break
-            response: RawResponse | None = None
-            error = None
             try:
                 response = send(base_url, op.request) if op.fresh_connection else conn.request(op.request)
             except (TransportError, OSError) as exc:
-                error = f"{exc.__class__.__name__}: {exc}"
                 conn.close()
-            if response is not None:
-                for problem in wire_problems(response, head_request=op.request.method == "HEAD"):
-                    wire.append(f"#{index} {op.request.describe()}: {problem}")
-            out.append(canonical(response, error))
+                out.append({"transport_error": f"{exc.__class__.__name__}: {exc}"})
+                continue
+            problems = wire_problems(response, head_request=op.request.method == "HEAD")
+            wire.extend(f"#{index} {op.request.describe()}: {problem}" for problem in problems)
+            out.append(canonical(response))
     return out, wire
 
 

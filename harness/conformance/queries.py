@@ -21,32 +21,18 @@ TRANSACTION_CONTROL = {"begin": "BEGIN", "commit": "COMMIT", "rollback": "ROLLBA
 @lru_cache(maxsize=1)
 def contract_statements() -> dict[str, str]:
     """name -> SQL text, from contract/queries.sql (comment lines dropped)."""
-    statements: dict[str, str] = {}
-    current: str | None = None
-    lines: list[str] = []
-
-    def flush() -> None:
-        if current is not None:
-            statements[current] = "\n".join(lines).strip()
-
+    bodies: dict[str, list[str]] = {}
+    current: list[str] | None = None
     for line in (paths.CONTRACT / "queries.sql").read_text(encoding="utf-8").splitlines():
         m = _NAME_RE.match(line)
         if m:
-            flush()
-            current, lines = m.group(1), []
-            continue
-        if current is None:
-            continue
-        if line.startswith("--"):
-            if lines:  # a comment block after a statement ends it
-                flush()
-                current, lines = None, []
-            continue
-        code = line.split("--", 1)[0].rstrip()
-        if code:
-            lines.append(code)
-    flush()
-    return statements
+            current = bodies[m.group(1)] = []
+        elif line.startswith("--"):
+            if current:  # a comment block after a statement ends it
+                current = None
+        elif current is not None and (code := line.split("--", 1)[0].rstrip()):
+            current.append(code)
+    return {name: "\n".join(lines).strip() for name, lines in bodies.items()}
 
 
 _STRING_RE = re.compile(r"'(?:[^']|'')*'")

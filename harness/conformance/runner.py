@@ -65,7 +65,65 @@ def run_targets(
         ready.ensure_up()
         db = prepare(ready.server())
     try:
-        return _run(targets, wanted, json_path, db, sessions, quiet)
+        names = [t.name for t in targets]
+        results: list[CheckResult] = []
+        extra: dict[str, Any] = {"parts": wanted, "timings_s": {}}
+        for target in targets:
+            target.prepare()
+
+        def say(text: str) -> None:
+            if not quiet:
+                console.print(text)
+
+        def guarded(part: str, target_name: str, fn: Callable[[], list[CheckResult]]) -> None:
+            started = time.monotonic()
+            try:
+                out = fn()
+            except Exception as exc:  # a part that crashes is a failure of that part, never a silent skip
+                detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+                out = [CheckResult(part, target_name, f"{part} ran to completion", False, [detail])]
+                say(f"[red]{part} crashed for {target_name}:[/] {detail}")
+            results.extend(out)
+            extra["timings_s"][f"{part}:{target_name}"] = round(time.monotonic() - started, 2)
+
+        if "golden" in wanted:
+            db.reset()
+            fresh = db.fingerprint()
+            assert sessions is not None
+            checks, cases = golden_checks(sessions)
+            for target in targets:
+                say(
+                    f"golden: {target.name}, {checks} checks ({cases} cases, and the database after each of "
+                    f"{len(sessions)} sessions)"
+                )
+                guarded("golden", target.name, lambda t=target: run_golden(t, db, sessions, fresh))
+        for part, run_all in (("differential", run_differential), ("dbwork", run_dbwork)):
+            if part in wanted:
+                say(f"{part}: {', '.join(names)}")
+                guarded(part, "all", lambda run_all=run_all: run_all(targets, db, extra))
+        if "concurrency" in wanted:
+            for target in targets:
+                say(f"concurrency: {target.name}")
+                guarded("concurrency", target.name, lambda t=target: run_concurrency(t, db))
+        if "schemathesis" in wanted:
+            guarded("schemathesis", "contract", contract_check)
+            for target in targets:
+                say(f"schemathesis: {target.name}")
+                guarded("schemathesis", target.name, lambda t=target: run_schemathesis(t, db, extra))
+
+        names = _names(targets, results)
+        if not quiet:
+            print_tables(results, names, verbose=os.environ.get("BIDBENCH_CONFORMANCE_VERBOSE", "") == "1")
+            print_dbwork(extra, [t.name for t in targets])
+            console.print(part_counts(results, names))
+            console.print(summary_line(results, names))
+        if json_path is not None:
+            write_json(json_path, results, names, extra)
+        code = 1 if failed(results) else 0
+        if code == 0:
+            for run_dir in (paths.RUNTIME / "conformance").glob(f"{os.getpid()}-*"):
+                shutil.rmtree(run_dir, ignore_errors=True)
+        return code, results
     finally:
         if own_db:
             db.drop()
@@ -74,75 +132,6 @@ def run_targets(
 def _names(targets: list[Target], results: list[CheckResult]) -> list[str]:
     """The report's columns: the targets, and `contract` when the contract itself was checked."""
     return [t.name for t in targets] + (["contract"] if any(r.target == "contract" for r in results) else [])
-
-
-def _run(
-    targets: list[Target],
-    wanted: list[str],
-    json_path: Path | None,
-    db: ConformanceDb,
-    sessions: list[Session] | None,
-    quiet: bool,
-) -> tuple[int, list[CheckResult]]:
-    names = [t.name for t in targets]
-    results: list[CheckResult] = []
-    extra: dict[str, Any] = {"parts": wanted, "timings_s": {}}
-    for target in targets:
-        target.prepare()
-
-    def say(text: str) -> None:
-        if not quiet:
-            console.print(text)
-
-    def guarded(part: str, target_name: str, fn: Callable[[], list[CheckResult]]) -> None:
-        started = time.monotonic()
-        try:
-            out = fn()
-        except Exception as exc:  # a part that crashes is a failure of that part, never a silent skip
-            detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-            out = [CheckResult(part, target_name, f"{part} ran to completion", False, [detail])]
-            say(f"[red]{part} crashed for {target_name}:[/] {detail}")
-        results.extend(out)
-        extra["timings_s"][f"{part}:{target_name}"] = round(time.monotonic() - started, 2)
-
-    if "golden" in wanted:
-        db.reset()
-        fresh = db.fingerprint()
-        assert sessions is not None
-        checks, cases = golden_checks(sessions)
-        for target in targets:
-            say(
-                f"golden: {target.name}, {checks} checks ({cases} cases, and the database after each of "
-                f"{len(sessions)} sessions)"
-            )
-            guarded("golden", target.name, lambda t=target: run_golden(t, db, sessions, fresh))
-    for part, run_all in (("differential", run_differential), ("dbwork", run_dbwork)):
-        if part in wanted:
-            say(f"{part}: {', '.join(names)}")
-            guarded(part, "all", lambda run_all=run_all: run_all(targets, db, extra))
-    if "concurrency" in wanted:
-        for target in targets:
-            say(f"concurrency: {target.name}")
-            guarded("concurrency", target.name, lambda t=target: run_concurrency(t, db))
-    if "schemathesis" in wanted:
-        guarded("schemathesis", "contract", contract_check)
-        for target in targets:
-            say(f"schemathesis: {target.name}")
-            guarded("schemathesis", target.name, lambda t=target: run_schemathesis(t, db, extra))
-
-    names = _names(targets, results)
-    if not quiet:
-        print_tables(results, names, verbose=os.environ.get("BIDBENCH_CONFORMANCE_VERBOSE", "") == "1")
-        print_dbwork(extra, [t.name for t in targets])
-        console.print(part_counts(results, names))
-        console.print(summary_line(results, names))
-    if json_path is not None:
-        write_json(json_path, results, names, extra)
-    code = 1 if failed(results) else 0
-    if code == 0:
-        for run_dir in (paths.RUNTIME / "conformance").glob(f"{os.getpid()}-*"):
-            shutil.rmtree(run_dir, ignore_errors=True)
-    return code, results
 
 
 def target_label(impl: str, knobs: dict[str, str] | None) -> str:

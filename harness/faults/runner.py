@@ -222,11 +222,8 @@ def run_scenario(
         database_url: str | None = None
         proxy_log = paths.RUNTIME / f"toxiproxy-{time.time_ns()}.log"
         hooks = FaultHooks(scenario, cluster if scenario.name == "db-outage" else None)
-        outcome = None
-        survivors: dict[str, dict[str, Any]] = {}
         since = 0
         oid: int | None = None
-        run_root: Path | None = None
         try:
             if scenario.name == "slow-db":
                 proxy = Toxiproxy(proxy_log)
@@ -257,7 +254,6 @@ def run_scenario(
                 database_url=database_url,
             )
             with Session(plan, quiet=True) as session:
-                run_root = getattr(session, "run_root", None)
                 if session.started_ok:
                     since = invariants.max_bid_id(server.url())
                     oid = invariants.database_oid(server.url())
@@ -267,10 +263,9 @@ def run_scenario(
             hooks.restore()
             if proxy is not None:
                 proxy.stop()
-        assert outcome is not None
         if proxy is not None and proxy_log.exists():
             shutil.move(str(proxy_log), outcome.folder.logs / "toxiproxy.log")
-        left = orphans(run_root) if run_root else []
+        left = orphans(session.run_root) if session.run_root else []
         row, details = analyse(outcome.folder, scenario, hooks, survivors, left, server.url(), since, oid)
         row.update(impl=impl, scenario=scenario.name, rate=rate.rate, status=outcome.status)
         if scenario.overload_factor:
@@ -364,7 +359,6 @@ def analyse(
         latency, latency_end, reset, reset_end = (s.at_s for s in scenario.steps)  # scenarios.slow_db
         windows["latency"] = _window_counts(measured, t0, latency, latency_end)
         windows["reset"] = _window_counts(measured, t0, reset, reset_end)
-    all_counts = timeline.class_counts(measured)
     killed_conn = sum(
         1 for r in measured if r.target in killed_targets and r.klass in ("connection", "timeout")
     )
@@ -375,7 +369,7 @@ def analyse(
     recovery_set = survivors_only if killed_targets else measured
     row: dict[str, Any] = {
         "requests": len(measured),
-        **all_counts,
+        **timeline.class_counts(measured),
         "fault_503": windows["fault"]["unavailable_503"],
         "fault_5xx": windows["fault"]["server_5xx"],
         "fault_hangs": windows["fault"]["hangs"],

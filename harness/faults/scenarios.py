@@ -93,10 +93,7 @@ def db_outage(quick: bool = False, outage_s: float | None = None) -> Scenario:
 
 
 def slow_db(quick: bool = False, latency_ms: int = 100) -> Scenario:
-    if quick:
-        lat, gap, reset, after = (5.0, 5.0), 2.0, 4.0, 8.0
-    else:
-        lat, gap, reset, after = (15.0, 15.0), 10.0, 10.0, 20.0
+    lat, gap, reset, after = ((5.0, 5.0), 2.0, 4.0, 8.0) if quick else ((15.0, 15.0), 10.0, 10.0, 20.0)
     lat_end = lat[0] + lat[1]
     reset_start = lat_end + gap
     reset_end = reset_start + reset

@@ -129,12 +129,11 @@ def closed_loop(port: int, name: str, total: int, clients: int, limit_s: float) 
                     conn.request("GET", path)
                     response = conn.getresponse()
                     response.read()
-                    status = response.status
-                    outcome = None if 200 <= status < 300 else f"status {status}"
+                    outcome = None if 200 <= response.status < 300 else f"status {response.status}"
                     if response.will_close:
                         conn.close()
                 except (OSError, http.client.HTTPException) as exc:
-                    outcome = f"{exc.__class__.__name__}"
+                    outcome = exc.__class__.__name__
                     conn.close()
                 elapsed_ms = (time.perf_counter() - started) * 1000.0
                 with lock:
