@@ -10,9 +10,15 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from harness import paths
+from harness.analysis.aa import DIFFERS, AaRow, aa_verdicts
+from harness.analysis.ladder_tables import print_ladder_outcome, print_ladder_table
+from harness.analysis.load import read_run
 from harness.cli import options
+from harness.cli.side_by_side import run_and_print
 from harness.console import UserError, console
 from harness.model.side_by_side import PRESETS
+from harness.regimes.aa import AaPlan, run_aa
 
 # One line per paragraph: rich keeps a help string's line breaks, and the terminal wraps it again.
 AA_HELP = "\n\n".join(
@@ -54,18 +60,10 @@ def register(app: typer.Typer) -> None:
             typer.Option(help=f"Side by side: the experiment's settings ({', '.join(PRESETS)})."),
         ] = "standard",
     ) -> None:
-        from harness import paths
-        from harness.analysis.aa import aa_verdicts
-        from harness.analysis.ladder_tables import print_ladder_outcome, print_ladder_table
-        from harness.analysis.load import read_run
-        from harness.regimes.aa import AaPlan, run_aa
-
         chosen = options.parse_impls(impl)
         if len(chosen) != 1:
             raise UserError(f"--impl takes one implementation for an A/A run; got {impl!r}")
         if not apart:
-            from harness.cli.side_by_side import run_and_print
-
             run_and_print(chosen, True, preset, repetitions, cpus, mix, slo_p99, slo_mean)
             return
         if not 0 < alpha < 0.5:
@@ -111,14 +109,12 @@ def _fmt(value: float | None, digits: int = 1) -> str:
 
 def print_aa_table(
     impl: str,
-    rows: Sequence[object],
+    rows: Sequence[AaRow],
     group_a: Sequence[object],
     group_b: Sequence[object],
     alpha: float,
     include_invalid: bool = False,
 ) -> None:
-    from harness.analysis.aa import DIFFERS, AaRow
-
     valid_a, valid_b = (
         sum(1 for r in group if getattr(r, "is_valid", False)) for group in (group_a, group_b)
     )
@@ -129,7 +125,6 @@ def print_aa_table(
     for column in ("metric", "A mean", "B mean", "B - A [95 % CI]", "test", "p", "Holm p", "verdict"):
         table.add_column(column, justify="left" if column in ("metric", "verdict", "test") else "right")
     for row in rows:
-        assert isinstance(row, AaRow)
         ci = f" [{_fmt(row.difference_ci[0])}, {_fmt(row.difference_ci[1])}]" if row.difference_ci else ""
         verdict = f"[bold red]{row.verdict}[/]" if row.verdict == DIFFERS else row.verdict
         table.add_row(

@@ -11,9 +11,12 @@ import typer
 from rich.table import Column, Table
 
 from harness import paths
+from harness.analysis import claims_report
 from harness.analysis.claim_rows import TERMINAL_STYLE, ratio_of, side_of
+from harness.claims import evidence
 from harness.claims import verdict as claim_verdict
 from harness.claims.ladders import again
+from harness.claims.layout import preflight
 from harness.claims.model import Claim, ClaimError, find, load_all
 from harness.claims.runner import estimate, from_folders, judge_claim, replicate, size_for
 from harness.claims.store import (
@@ -24,6 +27,7 @@ from harness.claims.store import (
     verdict_record,
     verdicts_dir,
 )
+from harness.cli.compare import main as compare_main
 from harness.console import UserError, console
 
 COLOURS = {
@@ -101,8 +105,6 @@ def print_verdict(claim: Claim, verdict: claim_verdict.ClaimVerdict, pilot: bool
 
 def write_report(verdicts: list[tuple[Claim, claim_verdict.ClaimVerdict]], html: Path | None) -> None:
     """The comparison report over every run behind these verdicts; its Claims section shows the verdicts."""
-    from harness.cli.compare import main as compare_main
-
     run_dirs = sorted(
         {
             str(paths.RESULTS / str(record["run"]))
@@ -180,9 +182,6 @@ def _recompute(claim: Claim, folders: list[Path], pilot: bool) -> None:
 
 def _from_evidence(claims: list[Claim]) -> None:
     """Every verdict and the report from the evidence alone; the report is rewritten and compared."""
-    from harness.analysis import claims_report
-    from harness.claims import evidence
-
     where, target = evidence.DIRECTORY, claims_report.REPORT
     try:
         result = claims_report.from_evidence(claims, evidence.read(where))
@@ -208,8 +207,6 @@ def _run_claims(
     pilot: bool,
     html: Path | None,
 ) -> None:
-    from harness.analysis import claims_report
-
     counted: set[tuple[str, int]] = set()
     plans = [(c, estimate(c, size_for(c, quick, repetitions), None, counted)) for c in chosen if c.runnable]
     if len(chosen) > 1:
@@ -327,9 +324,6 @@ def register(app: typer.Typer) -> None:
         source gives a figure, magnitude: replicated, direction only, contradicted, inconclusive (with the fresh
         starts it would need), or not testable here. Every run writes its verdict to results/claims/ and
         regenerates docs/replication/REPORT.md."""
-        from harness.analysis import claims_report
-        from harness.claims.layout import preflight
-
         try:
             claims = load_all()
             if list_:

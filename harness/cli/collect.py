@@ -7,8 +7,11 @@ from typing import Annotated
 
 import typer
 
+from harness.analysis.summary_table import print_run
 from harness.cli.options import SLO_MEAN_LATENCY, SLO_P99_LATENCY
 from harness.console import UserError, console
+from harness.engine.distributed import collect as collect_shards
+from harness.engine.validity import Slo
 
 
 def register(app: typer.Typer) -> None:
@@ -41,10 +44,6 @@ def register(app: typer.Typer) -> None:
         `./bidbench run --target-url` (CPU and memory unknown).
 
         Example: ./bidbench collect --from results/k8s/java --impl java"""
-        from harness.analysis.summary_table import print_run
-        from harness.engine.distributed import collect as collect_shards
-        from harness.engine.validity import Slo
-
         chosen = [*(sources or []), *([from_dir] if from_dir else [])]
         if not chosen:
             raise UserError("name the shards' logs or summaries, or a folder of them with --from")

@@ -12,7 +12,9 @@ from typing import Annotated, Literal
 import typer
 from rich.console import Console
 
+from harness.analysis.load import AnalysisError, is_run_folder
 from harness.analysis.metrics import ALL_METRICS, DEFAULT_METRICS
+from harness.model.side_by_side import RECORD as SIDE_BY_SIDE_RECORD
 
 # One line per paragraph: rich keeps a help text's line breaks and wraps each line to the terminal.
 DESCRIPTION = "\n\n".join(
@@ -118,7 +120,6 @@ def compare(
     ] = False,
 ) -> None:
     from harness.analysis.comparison import compare
-    from harness.analysis.load import AnalysisError
     from harness.analysis.writers import render_terminal, write_csv, write_json, write_markdown
 
     results = results or []
@@ -197,9 +198,6 @@ def _side_by_side(
 
 
 def _has_other_runs(results: Sequence[str]) -> bool:
-    from harness.analysis.load import is_run_folder
-    from harness.model.side_by_side import RECORD as SIDE_BY_SIDE_RECORD
-
     for raw in results:
         path = Path(raw)
         if path.is_file() or not path.exists():

@@ -43,14 +43,12 @@ def run_demo() -> int:
     records = side_by_side.run(
         groups, plan.spec, plan.repetitions, name=PRESET, say=console.print, rule=console.rule
     )
-    phases.mark()
-    phases.current = ""
+    phases.end_phase()
     console.rule("comparison")
     summary = summarize(records)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    base_dir = paths.RESULTS
-    report = base_dir / f"demo-{stamp}.html"
-    print_summary(summary, base_dir / f"demo-{stamp}.json", report)
+    report = paths.RESULTS / f"demo-{stamp}.html"
+    print_summary(summary, paths.RESULTS / f"demo-{stamp}.json", report)
     if summary["valid"] < len(records):
         console.print(
             f"[bold yellow]{len(records) - summary['valid']} of {len(records)} fresh starts are not valid[/] (listed "
@@ -59,7 +57,7 @@ def run_demo() -> int:
     console.print(f"demo finished: {phases.text()}")
     console.print(f"HTML report: {report}")
     console.print(
-        f"every fresh start is in {base_dir} (index.jsonl lists them); recompute with ./bidbench side-by-side "
+        f"every fresh start is in {paths.RESULTS} (index.jsonl lists them); recompute with ./bidbench side-by-side "
         + " ".join(f"--from {r['folder']}" for r in records)
     )
     return 0 if summary["valid"] >= 2 else 1

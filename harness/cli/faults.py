@@ -8,6 +8,8 @@ import typer
 
 from harness.cli.options import IMPLS, instance_cpus, parse_impls
 from harness.console import UserError, console
+from harness.db.target import external_url
+from harness.faults import report, runner, scenarios, slowclients
 
 # One line per paragraph: rich keeps a help string's line breaks, and the terminal wraps it again.
 SCENARIO_HELP = "\n\n".join(
@@ -55,13 +57,8 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option(help="The short versions the tests run (about 15-25 s each).")
         ] = False,
     ) -> None:
-        from harness.db.target import external_url
-        from harness.faults import report, runner, scenarios
-
         limit = instance_cpus(cpus)
         if scenario == "slow-clients":  # self-contained, no load driver: harness/faults/slowclients.py
-            from harness.faults import slowclients
-
             raise typer.Exit(slowclients.main(parse_impls(impl), limit, quick))
         names = list(scenarios.NAMES) if scenario == "all" else [scenario]
         if any(name not in scenarios.NAMES for name in names):

@@ -6,8 +6,11 @@ from typing import Annotated
 
 import typer
 
+from harness.analysis.ladder_tables import print_ladder_outcome, print_ladder_table
 from harness.cli import options
 from harness.console import UserError, console
+from harness.regimes.floor import floor_after_ladders
+from harness.regimes.ladder import LadderPlan, run_ladders
 
 LADDER_HELP = """Run load ladders: each fresh start of an app runs K fixed-rate steps of equal length in one driver
 session, from well below to past where it breaks the SLO (finer from half the calibration's break up), and
@@ -44,9 +47,6 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option(help="Then the noise floor: the driver against static nginx at the top rates.")
         ] = False,
     ) -> None:
-        from harness.analysis.ladder_tables import print_ladder_outcome, print_ladder_table
-        from harness.regimes.ladder import LadderPlan, run_ladders
-
         if endpoint not in ("crud", "health"):
             raise UserError(f"--endpoint takes crud or health; got {endpoint!r}")
         impls = options.parse_impls(impl)
@@ -69,8 +69,6 @@ def register(app: typer.Typer) -> None:
         )
         outcomes = run_ladders(plan, on_outcome=print_ladder_outcome)
         if floor:
-            from harness.regimes.floor import floor_after_ladders
-
             floor_after_ladders(plan, outcomes)
         print_ladder_table(
             f"ladders ({chosen_mix} mix, {options.cpus_label(base.cpus)} per instance)",

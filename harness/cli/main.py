@@ -11,16 +11,23 @@ from typing import Annotated
 
 import typer
 
-from harness import __version__
+from harness import __version__, apps
+from harness.analysis.summary_table import print_run
 from harness.cli import aa, claims, collect, compare, faults, ladder, options, overhead, regimes, side_by_side
 from harness.cli.interrupts import stop_on_signals
+from harness.cli.test_suites import run_all
 from harness.console import UserError, console, err_console, widen_for_logs
 from harness.db import ready
 from harness.db import seed as seeding
 from harness.db.cluster import EmbeddedCluster
 from harness.db.target import external_url, mask_password
-from harness.engine.driver import FIXED_RATE_WARMUP_S
+from harness.engine import session
+from harness.engine.driver import FIXED_RATE_WARMUP_S, LoadSettings
+from harness.engine.serve import ServeOptions
+from harness.engine.serve import serve as run_serve
+from harness.engine.validity import Slo
 from harness.tools import toolchain
+from harness.tools.licences import main as licences_main
 
 app = typer.Typer(
     help=(
@@ -75,15 +82,17 @@ def db_up() -> None:
     console.print(f"DATABASE_URL={cluster.url('bidbench')}")
 
 
-def _refuse_while_in_use(cluster: EmbeddedCluster, command: str) -> None:
-    """Stopping the server under a running measurement would break it midway: say who is connected."""
-    clients = cluster.clients()
-    if clients:
+def _cluster_to_stop(command: str, force: bool) -> EmbeddedCluster:
+    """Stopping the server under a running measurement would break it midway: unless forced, say who is
+    connected."""
+    cluster = ready.embedded_cluster()
+    if not force and (clients := cluster.clients()):
         names = ", ".join(f"{name} ({count})" for name, count in clients.items())
         raise UserError(
             f"the database has open connections: {names}. A measurement or `./bidbench serve` is using it; "
             f"let it finish or stop it (Ctrl-C in its terminal), or run `./bidbench {command} --force`."
         )
+    return cluster
 
 
 @db_app.command("down")
@@ -93,9 +102,7 @@ def db_down(
     ] = False,
 ) -> None:
     """Stop the embedded PostgreSQL (fast shutdown). The data stays. Refused while clients are connected."""
-    cluster = ready.embedded_cluster()
-    if not force:
-        _refuse_while_in_use(cluster, "db down")
+    cluster = _cluster_to_stop("db down", force)
     console.print("stopped" if cluster.down() else "not running")
 
 
@@ -108,9 +115,7 @@ def db_destroy(
     ] = False,
 ) -> None:
     """Stop the embedded PostgreSQL and delete its data directory. Refused while clients are connected."""
-    cluster = ready.embedded_cluster()
-    if not force:
-        _refuse_while_in_use(cluster, "db destroy")
+    cluster = _cluster_to_stop("db destroy", force)
     if not yes and not typer.confirm(f"delete {cluster.base_dir}?"):
         raise typer.Exit(1)
     cluster.destroy()
@@ -190,12 +195,10 @@ def build(
     ] = None,
 ) -> None:
     """Build the apps (Maven jar, npm ci with pg-native, PHP checks). Skips what has not changed."""
-    from harness.apps import IMPLS, driver
-
-    for impl in impls or list(IMPLS):
+    for impl in impls or list(apps.IMPLS):
         toolchain.ensure([impl])
         console.print(f"building {impl} ...")
-        driver(impl).ensure_built()
+        apps.driver(impl).ensure_built()
     console.print("built")
 
 
@@ -212,8 +215,6 @@ def test(
     """Run every test suite (Python harness tests, each app's own tests, the conformance suite).
     Installs what it needs, starts and seeds the embedded database, prints each runner's summary line,
     and exits non-zero on any failure."""
-    from harness.cli.test_suites import run_all
-
     raise typer.Exit(run_all(only or [], pytest_args or []))
 
 
@@ -290,12 +291,7 @@ def run(
     account CPU and memory, judge validity, and store everything in a new folder under results/.
 
     Example: ./bidbench run --impl node --mix browse --rate 300 --duration 20s"""
-    from harness.analysis.summary_table import print_run
-    from harness.engine.driver import LoadSettings
-    from harness.engine.session import RunPlan, execute
-    from harness.engine.validity import Slo
-
-    plan = RunPlan(
+    plan = session.RunPlan(
         impl=impl,
         load=LoadSettings(
             targets=[],
@@ -338,7 +334,7 @@ def run(
         console.print(f"run: remote target {', '.join(urls)} ({impl}), resources from: {resource_source}")
     else:
         console.print(f"run: {impl} x{instances} at {plan.load.describe()}, CPU limit {plan.cpus or 'none'}")
-    outcome = execute(plan)
+    outcome = session.execute(plan)
     print_run(outcome.folder.run_id, outcome.status, outcome.metrics, outcome.verdict, outcome.reason)
     console.print(f"result folder: {outcome.folder.path}")
     if outcome.status != "completed":
@@ -382,9 +378,6 @@ def serve(
 
     For scripts: ./bidbench serve --json prints {"java": "http://127.0.0.1:PORT", ...} on one line of stdout.
     """
-    from harness.engine.serve import ServeOptions
-    from harness.engine.serve import serve as run_serve
-
     serve_options = ServeOptions(
         impls=options.parse_impls(impl),
         cpus=options.instance_cpus(cpus),
@@ -452,8 +445,6 @@ def licences(
 ) -> None:
     """Check every dependency's licence against licences.yaml, offline (also part of `./bidbench test`);
     --write regenerates THIRD_PARTY.md."""
-    from harness.tools.licences import main as licences_main
-
     raise typer.Exit(licences_main(["--write"] if write else []))
 
 

@@ -8,16 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import typer
 
 from harness.console import UserError
+from harness.engine.driver import LoadSettings
+from harness.engine.session import RunPlan
 from harness.engine.sizing import cpu_limit, default_instance_cpus
+from harness.engine.validity import Slo
 from harness.model.ladder import LadderSettings
-
-if TYPE_CHECKING:
-    from harness.engine.session import RunPlan
 
 N = TypeVar("N", int, float)
 
@@ -115,10 +115,6 @@ def base_run_plan(
     **load_settings: Any,
 ) -> RunPlan:
     """The run plan a regime varies (impl, rate, users, instances) from the options it was given."""
-    from harness.engine.driver import LoadSettings
-    from harness.engine.session import RunPlan
-    from harness.engine.validity import Slo
-
     load = LoadSettings(targets=[], mix=mix, duration_s=duration, warmup_s=warmup, **load_settings)
     return RunPlan(
         impl="node", load=load, cpus=cpus, variant=variant, slo=Slo(p99_ms=slo_p99, mean_ms=slo_mean)

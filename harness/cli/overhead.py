@@ -6,6 +6,9 @@ from typing import Annotated
 
 import typer
 
+from harness.cli.options import instance_cpus
+from harness.regimes.overhead import Options, benchmark
+
 # One line per paragraph: rich keeps a help string's line breaks, and the terminal wraps it again.
 HELP = "\n\n".join(
     [
@@ -64,9 +67,6 @@ def register(app: typer.Typer) -> None:
             ),
         ] = False,
     ) -> None:
-        from harness.cli.options import instance_cpus
-        from harness.regimes.overhead import Options, benchmark
-
         options = Options(
             impl=impl,
             target_url=target_url,

@@ -10,6 +10,8 @@ from rich.table import Table
 from harness.analysis.regime_tables import mean_ci_text, users_cells
 from harness.cli import options
 from harness.console import console
+from harness.regimes import sweeps
+from harness.regimes.campaign import Campaign, campaign_name
 
 
 def _payload_timing(metrics: dict[str, Any], layer: str) -> float | None:
@@ -40,9 +42,6 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """The closed model at 1, 2, 4, ... users: throughput, the RUBiS QoS table (max, mean, median, % over 1 s)
         and application exceptions vs system errors (STEP Table 6)."""
-        from harness.regimes.campaign import Campaign, campaign_name
-        from harness.regimes.sweeps import run_users
-
         impls = options.parse_impls(impl)
         cpus = options.instance_cpus(cpus)
         counts = [int(u) for u in users_list.split(",") if u.strip()]
@@ -55,7 +54,7 @@ def register(app: typer.Typer) -> None:
             "users", {"impls": impls, "users": counts, "reps": reps, "base": repr(base)}
         )
         console.print(f"users campaign {name} (resume with --campaign {name})")
-        results = run_users(Campaign(name), impls, base, counts, reps)
+        results = sweeps.run_users(Campaign(name), impls, base, counts, reps)
         table = Table(title="closed model: QoS per user count (RUBiS) and errors (STEP Table 6)")
         for column in (
             "impl",
@@ -104,9 +103,6 @@ def register(app: typer.Typer) -> None:
         """Growing request bodies up to and past the contract's 65536-byte limit: the outcome of each size
         (ok, 413, error) and the latency breakdown into db and app time (STEP Table 4). Each size is run R
         times from a fresh start; the table gives means with 95 % intervals."""
-        from harness.regimes.campaign import Campaign, campaign_name
-        from harness.regimes.sweeps import payload_outcome, run_payload
-
         impls = options.parse_impls(impl)
         cpus = options.instance_cpus(cpus)
         size_list = [int(s) for s in sizes.split(",") if s.strip()]
@@ -117,7 +113,7 @@ def register(app: typer.Typer) -> None:
             "payload", {"impls": impls, "sizes": size_list, "rate": rate, "reps": reps, "base": repr(base)}
         )
         console.print(f"payload campaign {name} (resume with --campaign {name})")
-        results = run_payload(Campaign(name), impls, base, size_list, reps)
+        results = sweeps.run_payload(Campaign(name), impls, base, size_list, reps)
         table = Table(title="payload size (STEP Table 4): means [95 % CI] over repetitions")
         for column in ("impl", "bytes", "outcome", "mean ms", "p99 ms", "db ms", "app ms", "valid"):
             table.add_column(column, justify="right")
@@ -126,7 +122,7 @@ def register(app: typer.Typer) -> None:
             grouped.setdefault((impl_name, size), []).append(result)
         for (impl_name, size), group in grouped.items():
             measured = [r.metrics for r in group if r.metrics]
-            outcomes = sorted({payload_outcome(r) for r in group})
+            outcomes = sorted({sweeps.payload_outcome(r) for r in group})
             table.add_row(
                 impl_name,
                 str(size),

@@ -23,6 +23,8 @@ from rich.table import Column, Table
 from harness import apps, paths
 from harness.apps.base import TestSuite
 from harness.console import console
+from harness.db import seed as seeding
+from harness.db.ready import ensure_seeded, server
 from harness.tools import toolchain
 
 TEST_SCALE = 1
@@ -159,9 +161,6 @@ def run_all(only: Iterable[str], pytest_args: list[str]) -> int:
 
 
 def _run_all(only: Iterable[str], pytest_args: list[str], current: list[str]) -> int:
-    from harness.db import seed as seeding
-    from harness.db.ready import ensure_seeded, server
-
     suites = suite_names()
     wanted = list(only) or list(suites)
     unknown = [s for s in wanted if s not in suites]
@@ -211,9 +210,7 @@ def _run_all(only: Iterable[str], pytest_args: list[str], current: list[str]) ->
         ]
         pytest = TestSuite("python (pytest)", argv, paths.ROOT, {}, r"(passed|failed|error|no tests ran)")
         outcomes.append(_run_streaming(pytest, env))
-    for impl in apps.IMPLS:
-        if impl not in wanted:
-            continue
+    for impl in [i for i in apps.IMPLS if i in wanted]:
         app_driver = apps.driver(impl)
         app_driver.ensure_built()
         for suite in app_driver.test_suites():

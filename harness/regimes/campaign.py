@@ -104,10 +104,8 @@ class Campaign:
 def describe(result: PointResult) -> str:
     prefix = "reused " if result.reused else ""
     if result.status != "completed" or result.metrics is None:
-        reason = ""
-        if result.folder.has("manifest.json"):
-            reason = result.folder.read_json("manifest.json").get("failure_reason") or ""
-        return f"{prefix}[red]{result.status}[/] {reason}"
+        manifest = result.folder.read_json("manifest.json") if result.folder.has("manifest.json") else {}
+        return f"{prefix}[red]{result.status}[/] {manifest.get('failure_reason') or ''}"
     m = result.metrics
     lat = m["latency_ms"]
     checks = (result.verdict or {}).get("checks", {})

@@ -47,23 +47,23 @@ class Phases:
     """The wall time of each phase, printed at the end."""
 
     def __init__(self) -> None:
-        self.began = time.monotonic()
-        self.last = self.began
+        self.began = self.last = time.monotonic()
+        self.current = ""
         self.done: list[tuple[str, float]] = []
 
     def start(self, number: int, total: int, name: str) -> None:
-        self.mark()
+        self.end_phase()
         console.rule(f"{number}/{total} {name}")
         self.current = name
 
-    def mark(self) -> None:
+    def end_phase(self) -> None:
         now = time.monotonic()
-        if getattr(self, "current", None):
+        if self.current:
             self.done.append((self.current, now - self.last))
         self.last = now
+        self.current = ""
 
     def text(self) -> str:
-        self.mark()
-        self.current = ""
+        self.end_phase()
         parts = ", ".join(f"{name} {seconds / 60:.1f} min" for name, seconds in self.done)
         return f"{parts}; in all {(time.monotonic() - self.began) / 60:.1f} min"

@@ -138,11 +138,8 @@ def static_responder(run_dir: Path | None = None) -> Iterator[Responder]:
     scratch = run_dir is None  # ours to remove afterwards; the manifest keeps the configuration
     run_dir = (run_dir or paths.RUNTIME / f"floor-{new_session_id()}").resolve()
     (run_dir / "tmp").mkdir(parents=True, exist_ok=True)
-    user = None
-    if os.geteuid() == 0:
-        # nginx refuses to run workers as root without a user directive naming someone.
-        account, group = php_app.PhpDriver._worker_account()
-        user = f"{account} {group}"
+    # nginx refuses to run workers as root without a user directive naming someone.
+    user = " ".join(php_app.PhpDriver._worker_account()) if os.geteuid() == 0 else None
     port = free_port()
     conf = render_conf(run_dir, port, user)
     (run_dir / "nginx.conf").write_text(conf)

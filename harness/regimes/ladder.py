@@ -204,11 +204,10 @@ def run_ladders(
     rates: dict[tuple[str, int], tuple[float, ...]] = {}
     for instances in plan.instances:
         for impl in plan.impls:
-            base = replace(plan.base, impl=impl)
             if impl in plan.rates:
                 rates[(impl, instances)] = plan.rates[impl]
                 continue
-            failing, outcome = calibrate(base, settings, instances)
+            failing, outcome = calibrate(replace(plan.base, impl=impl), settings, instances)
             on_outcome(impl, instances, -1, outcome)
             rates[(impl, instances)] = ladder_rates(failing, settings)
     outcomes: dict[tuple[str, int], list[RunOutcome]] = {key: [] for key in rates}

@@ -319,8 +319,7 @@ def _plain_env() -> dict[str, str]:
 
 def run_one(name: str, setup: Setup, repetition: int, position: int, folder: Path) -> Sample:
     if name in ("driver", "bare"):
-        mix = "browse" if name == "driver" else "bare"
-        return run_driver(setup, mix, name, repetition, position, folder)
+        return run_driver(setup, "browse" if name == "driver" else "bare", name, repetition, position, folder)
     if name == "wrk":
         return run_wrk(setup, repetition, position, folder)
     return run_vegeta(setup, repetition, position, folder)  # benchmark() refused any other name
@@ -547,7 +546,6 @@ def accuracy(options: Options) -> int:
     driver = toolchain.ensure_path("load")
     folder = new_stamped("overhead")
     seconds = max(options.seconds, 5.0)
-    checks: dict[str, Any] = {}
     with fake_target(free_port(), ACCURACY_DELAY_MS, max_s=seconds + 120) as url:
         setup = Setup(target=url, rate=ACCURACY_RATE, seconds=seconds, driver=driver)
         console.print(
@@ -556,7 +554,7 @@ def accuracy(options: Options) -> int:
         sample = run_driver(setup, "bare", "fixed-delay", 1, 0, folder)
         data = _json_object((folder / "fixed-delay-1.summary.json").read_text)
         p50 = (data.get("latency_ms") or {}).get("p50")
-        checks["fixed_delay"] = {
+        fixed: dict[str, Any] = {
             "delay_ms": ACCURACY_DELAY_MS,
             "rate": ACCURACY_RATE,
             "seconds": seconds,
@@ -576,7 +574,7 @@ def accuracy(options: Options) -> int:
         )
         sample = run_driver(setup, "bare", "stall", 1, 0, folder)
         data = _json_object((folder / "stall-1.summary.json").read_text)
-        checks["stall"] = {
+        stall: dict[str, Any] = {
             "stall_ms": STALL_MS,
             "stall_at_s": STALL_AT_S,
             "max_conns": STALL_MAX_CONNS,
@@ -589,9 +587,9 @@ def accuracy(options: Options) -> int:
             "late_sends": data.get("late_sends"),
             "sample": sample.record(),
         }
+    checks = {"fixed_delay": fixed, "stall": stall}
     record = {"kind": "overhead-accuracy", "schema": 1, "machine": machine(), "checks": checks}
     (folder / "accuracy.json").write_text(json.dumps(record, indent=2) + "\n")
-    fixed, stall = checks["fixed_delay"], checks["stall"]
     console.print(
         f"fixed {ACCURACY_DELAY_MS:g} ms target: p50 {fixed['p50_ms']} ms "
         f"({_signed(fixed['p50_error_ms'])} ms from the target's answer time)"

@@ -74,6 +74,6 @@ def payload_outcome(result: PointResult) -> str:
         return "ok" if str(top).startswith("2") else str(top)
     if metrics["sys_errors"]:
         return "error"
-    return (
-        "ok" if metrics["ok"] and not metrics["app_errors"] else "413" if metrics["app_errors"] else "error"
-    )
+    if metrics["app_errors"]:
+        return "413"
+    return "ok" if metrics["ok"] else "error"
