@@ -32,13 +32,10 @@ DEFAULT_JVM_FLAGS = "-Xms256m -Xmx256m -XX:+UseG1GC -XX:+ExitOnOutOfMemoryError"
 DRIVER_KNOBS: dict[str, str] = {"JVM_FLAGS": DEFAULT_JVM_FLAGS, **base.UNFAIR_KNOBS}
 
 
-def _build_inputs() -> list[Path]:
-    """Everything the jar is built from; tests do not go into the jar."""
-    return [APP_DIR / "pom.xml", *sorted(p for p in (APP_DIR / "src" / "main").rglob("*") if p.is_file())]
-
-
 def source_digest() -> str:
-    return base.digest_files(_build_inputs(), APP_DIR)
+    """Of everything the jar is built from; tests do not go into the jar."""
+    main = sorted(p for p in (APP_DIR / "src" / "main").rglob("*") if p.is_file())
+    return base.digest_files([APP_DIR / "pom.xml", *main], APP_DIR)
 
 
 def _maven() -> str:

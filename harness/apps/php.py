@@ -92,10 +92,6 @@ def nginx_build() -> tuple[str, str]:
     return (match.group(1) if match else "0", text)
 
 
-def _version_tuple(version: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in re.findall(r"\d+", version))
-
-
 def _render(template: str, values: dict[str, str]) -> str:
     text = (CONF_DIR / template).read_text()
     for key, value in values.items():
@@ -203,8 +199,7 @@ class PhpDriver(AppDriver):
             "PHP_JIT": _knob(knobs, "PHP_JIT", "0", switch),
             "LOG_LEVEL": _knob(knobs, "LOG_LEVEL", "info", re.compile(r"error|warn|info|debug")),
             "SERVER_TIMING": _knob(knobs, "SERVER_TIMING", "1", switch),
-            "BIDBENCH_UNFAIR_UNSORTED": _knob(knobs, "BIDBENCH_UNFAIR_UNSORTED", "0", switch),
-            "BIDBENCH_UNFAIR_PER_FIELD": _knob(knobs, "BIDBENCH_UNFAIR_PER_FIELD", "0", switch),
+            **{name: _knob(knobs, name, off, switch) for name, off in base.UNFAIR_KNOBS.items()},
             "NGINX_WORKER_PROCESSES": _knob(knobs, "NGINX_WORKER_PROCESSES", "1", digits),
         }
 
@@ -308,7 +303,7 @@ class PhpDriver(AppDriver):
         fpm_exec = [php, "-c", ini, str(app_dir / "bin" / "fpm-exec.php"), str(run_dir / "instance.json")]
         fpm_argv = [*fpm_exec, fpm, "--nodaemonize", "--fpm-config", str(run_dir / "php-fpm.conf"), "-c", ini]
         nginx_argv = [nginx, "-p", f"{run_dir}/", "-c", str(run_dir / "nginx.conf")]
-        if _version_tuple(nginx_version) >= (1, 19, 5):
+        if tuple(map(int, re.findall(r"\d+", nginx_version))) >= (1, 19, 5):
             # -e: nginx opens its compiled-in error log before reading the configuration.
             nginx_argv += ["-e", "stderr"]
         return [

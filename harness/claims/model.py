@@ -179,10 +179,7 @@ class Claim:
         return f"needs a variant that does not exist: {self.missing}"
 
     def variant(self, name: str) -> Variant:
-        for v in self.variants:
-            if v.name == name:
-                return v
-        raise KeyError(name)
+        return {v.name: v for v in self.variants}[name]
 
     def size(self, quick: bool) -> Size:
         return self.quick if quick else self.full
@@ -403,9 +400,7 @@ def load_all(directory: Path | None = None) -> list[Claim]:
 
 
 def find(claim_id: str, directory: Path | None = None) -> Claim:
-    claims = load_all(directory)
-    for claim in claims:
-        if claim.id == claim_id:
-            return claim
-    known = ", ".join(c.id for c in claims)
-    raise ClaimError(f"no claim {claim_id!r}; known claims: {known}")
+    claims = {claim.id: claim for claim in load_all(directory)}
+    if claim_id not in claims:
+        raise ClaimError(f"no claim {claim_id!r}; known claims: {', '.join(claims)}")
+    return claims[claim_id]

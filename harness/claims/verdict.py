@@ -380,9 +380,7 @@ def _tost_runs(test: Tost, observed: float | None) -> str:
 
 
 def decide(result: ComparisonResult, p_holm: float | None, tost_p_holm: float | None, rows: int) -> None:
-    """The row's labels from its Holm-adjusted p-values."""
-    if result._stats is None:
-        return
+    """The row's labels from its Holm-adjusted p-values (judge_rows decides only measured rows)."""
     if result.bound is not None:
         _decide_floor(result, p_holm, rows)
         return

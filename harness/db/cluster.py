@@ -88,11 +88,8 @@ class EmbeddedCluster:
 
     def _run_as_server_user(self, argv: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
         user = self._server_user()
-        extra: dict[str, object] = {}
-        if user is not None:
-            extra = {"user": user.pw_uid, "group": user.pw_gid, "extra_groups": []}
-        env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
-        env["LC_ALL"] = "C"
+        extra = {"user": user.pw_uid, "group": user.pw_gid, "extra_groups": []} if user is not None else {}
+        env = {**{k: v for k, v in os.environ.items() if not k.startswith("PG")}, "LC_ALL": "C"}
         return subprocess.run(argv, text=True, capture_output=True, env=env, **extra, **kwargs)  # type: ignore[call-overload]
 
     def _pg_ctl(self, *args: str) -> subprocess.CompletedProcess[str]:

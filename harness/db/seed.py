@@ -13,6 +13,7 @@ import sys
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import islice
 
 import psycopg
 from psycopg import sql
@@ -74,15 +75,11 @@ def clone_template(admin: psycopg.Connection, name: str) -> None:
 
 def _copy(conn: psycopg.Connection, table: str, rows: Iterable[str]) -> None:
     statement = sql.SQL("COPY {} ({}) FROM STDIN").format(sql.Identifier(table), sql.SQL(COPY_COLUMNS[table]))
+    rows = iter(rows)
     with conn.cursor() as cur, cur.copy(statement) as copy:
-        batch: list[str] = []
-        for row in rows:
-            batch.append(row)
-            if len(batch) >= 5000:
-                copy.write("".join(batch))
-                batch.clear()
-        if batch:
-            copy.write("".join(batch))
+        # Every row ends in a newline, so only an exhausted iterator joins to "".
+        while batch := "".join(islice(rows, 5000)):
+            copy.write(batch)
 
 
 def table_checksums(conn: psycopg.Connection) -> dict[str, str]:

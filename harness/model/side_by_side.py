@@ -183,9 +183,7 @@ class BracketSearch:
         if self.failed is None:
             return self.start if self.passed is None else float(round(self.passed * self.coarse))
         if self.passed is None:
-            if self.downs <= 0:
-                return None
-            return float(round(self.failed / self.coarse))
+            return float(round(self.failed / self.coarse)) if self.downs > 0 else None
         if self.failed / self.passed <= self.precision:
             return None
         middle = float(round(math.sqrt(self.passed * self.failed)))

@@ -55,11 +55,6 @@ def output_of(argv: list[str], timeout: float = 30) -> str:
     return (done.stdout + done.stderr).strip()
 
 
-def _version_at_least(text: str, minimum: int) -> bool:
-    match = re.search(r"(\d+)(?:\.\d+)*", text)
-    return bool(match) and int(match.group(1)) >= minimum
-
-
 def _probe_binary(
     name: str,
     version_args: list[str],
@@ -73,9 +68,8 @@ def _probe_binary(
         return Probe(False)
     match = re.search(pattern, output_of([path, *version_args]))
     version = match.group(1) if match else "?"
-    if minimum is not None and not _version_at_least(version, minimum):
-        return Probe(False, version, path)
-    return Probe(True, version, path)
+    major = re.search(r"\d+", version)
+    return Probe(minimum is None or (major is not None and int(major.group()) >= minimum), version, path)
 
 
 def _on_path_or_sbin(name: str) -> str | None:
@@ -156,9 +150,8 @@ def driver_source_digest() -> str:
     digest = hashlib.sha256()
     for path in sorted(paths.LOADGEN.rglob("*")):
         if path.is_file() and (path.suffix == ".go" or path.name in ("go.mod", "go.sum")):
-            if path.name.endswith("_test.go") or "testdata" in path.parts:
-                continue
-            digest.update(str(path.relative_to(paths.LOADGEN)).encode() + b"\0" + path.read_bytes())
+            if not (path.name.endswith("_test.go") or "testdata" in path.parts):
+                digest.update(str(path.relative_to(paths.LOADGEN)).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
 
 
@@ -386,9 +379,7 @@ def ensure(names: Iterable[str], quiet: bool = True) -> list[SetupRow]:
                 f"toolchain.ensure({name!r}): no implementation has registered its tools yet; import harness.apps "
                 "first (it registers each implementation's group when imported)"
             )
-        for tool in groups.get(name, (name,)):
-            if tool not in wanted:
-                wanted.append(tool)
+        wanted += [tool for tool in groups.get(name, (name,)) if tool not in wanted]
     probes = {name: TOOLS[name].probe() for name in wanted}
     rows = {
         name: SetupRow(name, probe, "found" if probe.found else "missing") for name, probe in probes.items()
