@@ -46,6 +46,11 @@ CALIBRATION_STEPS_EXPECTED = 8
 """A calibration stops after two failing steps; on this machine it reached them within 8 steps."""
 
 
+def ran_again(observations: Mapping[Any, Sequence[Mapping[str, Any]]]) -> int:
+    """How many of a verdict's ladders the host disturbed, each run again in place (kept, marked `run_again`)."""
+    return sum(1 for records in observations.values() for r in records if r.get("run_again"))
+
+
 def settings_for(shape: LadderShape) -> Any:
     return ladder.LadderSettings(
         **asdict(shape),

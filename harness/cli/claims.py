@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from contextlib import nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,7 +16,7 @@ from harness.analysis import claims_report
 from harness.analysis.claim_rows import TERMINAL_STYLE, ratio_of, side_of
 from harness.claims import evidence
 from harness.claims import verdict as claim_verdict
-from harness.claims.ladders import again
+from harness.claims.ladders import again, ran_again
 from harness.claims.layout import preflight
 from harness.claims.model import Claim, ClaimError, find, load_all
 from harness.claims.runner import estimate, from_folders, judge_claim, replicate, size_for
@@ -207,6 +208,7 @@ def _run_claims(
     pilot: bool,
     html: Path | None,
 ) -> None:
+    started = time.monotonic()
     counted: set[tuple[str, int]] = set()
     plans = [(c, estimate(c, size_for(c, quick, repetitions), None, counted)) for c in chosen if c.runnable]
     if len(chosen) > 1:
@@ -238,6 +240,11 @@ def _run_claims(
         for claim, verdict in verdicts:
             summary.add_row(claim.id, _coloured(verdict.outcome))
         console.print(summary)
+        redone = sum(ran_again(verdict.observations) for _, verdict in verdicts)
+        console.print(
+            f"{len(verdicts)} claims in {(time.monotonic() - started) / 60:.0f} min; "
+            f"{redone} ladder(s) the host disturbed ran again"
+        )
 
 
 def _warn_too_recent(chosen: list[Claim], size: str, now: str) -> None:

@@ -604,3 +604,4 @@ def test_a_ladder_the_host_alone_disturbed_runs_again_at_most_twice(
     busy = runs_of(["disturbed"] * 5)
     assert ran == ["disturbed"] * (ladders.DISTURBED_REDOS + 1)
     assert [r.get("run_again", False) for r in busy] == [True] * ladders.DISTURBED_REDOS + [False]
+    assert ladders.ran_again({("node", "a"): once, ("java", "b"): busy}) == 1 + ladders.DISTURBED_REDOS
