@@ -92,6 +92,10 @@ def nginx_build() -> tuple[str, str]:
     return (match.group(1) if match else "0", text)
 
 
+def version_tuple(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", version))
+
+
 def _render(template: str, values: dict[str, str]) -> str:
     text = (CONF_DIR / template).read_text()
     for key, value in values.items():
@@ -303,7 +307,7 @@ class PhpDriver(AppDriver):
         fpm_exec = [php, "-c", ini, str(app_dir / "bin" / "fpm-exec.php"), str(run_dir / "instance.json")]
         fpm_argv = [*fpm_exec, fpm, "--nodaemonize", "--fpm-config", str(run_dir / "php-fpm.conf"), "-c", ini]
         nginx_argv = [nginx, "-p", f"{run_dir}/", "-c", str(run_dir / "nginx.conf")]
-        if tuple(map(int, re.findall(r"\d+", nginx_version))) >= (1, 19, 5):
+        if version_tuple(nginx_version) >= (1, 19, 5):
             # -e: nginx opens its compiled-in error log before reading the configuration.
             nginx_argv += ["-e", "stderr"]
         return [

@@ -144,7 +144,7 @@ def static_responder(run_dir: Path | None = None) -> Iterator[Responder]:
     conf = render_conf(run_dir, port, user)
     (run_dir / "nginx.conf").write_text(conf)
     argv = [binary, "-p", f"{run_dir}/", "-c", str(run_dir / "nginx.conf")]
-    if php_app._version_tuple(version) >= (1, 19, 5):
+    if php_app.version_tuple(version) >= (1, 19, 5):
         argv += ["-e", "stderr"]
     with (run_dir / "nginx.log").open("wb") as log:
         process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
