@@ -405,9 +405,11 @@ class Session:
         limit_pct = 100.0 * nominal_cores(self.plan.cpus) * len(self.instances)
         return prewarming.wait_until_idle(self.cpu_seconds, limit_pct, max_s)
 
-    def copy_logs(self, folder: RunFolder) -> None:
+    def copy_logs(self, folder: RunFolder, group: str = "") -> None:
+        """Each instance's logs into the folder; side by side under the `group`'s own subfolder, since two
+        groups of one app name their instances alike."""
         for instance in self.instances:
-            target = folder.logs / instance.name
+            target = folder.logs / group / instance.name
             target.mkdir(parents=True, exist_ok=True)
             for path in instance.spec.run_dir.rglob("*.log"):
                 shutil.copy2(path, target / path.name)
@@ -424,6 +426,10 @@ class Session:
     def close(self) -> list[int]:
         killed = [pid for instance in self.instances for pid in stop(instance)]
         self.instances = []
+        # each window copied the logs into its result folder: what is left are the stopped instances'
+        # configuration, sockets and pid files, which would pile up in .bidbench/run with every fresh start
+        if self.run_root is not None:
+            shutil.rmtree(self.run_root, ignore_errors=True)
         return killed
 
     def measure(

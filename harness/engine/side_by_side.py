@@ -352,6 +352,20 @@ def sizing_shares(sizing_steps: dict[str, list[dict[str, Any]]]) -> tuple[float,
     return others, max(0.0, own)
 
 
+def sizing_disturbed_text(number: int, sizing_steps: dict[str, list[dict[str, Any]]]) -> str:
+    """Why a sizing step runs again: the share of the machine busy with others' work, and how much of that
+    was the hypervisor's steal, another tenant's too and the one the guest can name."""
+    others, _ = sizing_shares(sizing_steps)
+    steal = min(
+        others, max((records[0].get("steal_pct") or 0.0 for records in sizing_steps.values()), default=0.0)
+    )
+    stolen = f" ({steal:.0f} % of the machine the hypervisor's steal)" if round(steal) >= 1 else ""
+    return (
+        f"sizing step {number}: {others:.0f} % of the machine was busy with work that is not this "
+        f"comparison's{stolen}; running it again"
+    )
+
+
 SIZING_REDOS = 2
 """Sizing steps run again at most this often per fresh start when another tenant disturbed them."""
 
@@ -647,10 +661,7 @@ def run_fresh_start(
             others, own_share = sizing_shares(sizing_steps)
             if others > UNACCOUNTED_MAX_PCT and redone < SIZING_REDOS:
                 redone += 1
-                say(
-                    f"sizing step {attempt + 1}: {others:.0f} % of the machine was busy with work that is not "
-                    "this comparison's; running it again"
-                )
+                say(sizing_disturbed_text(attempt + 1, sizing_steps))
                 continue
             top = spec_model.top_cost_rate(top, shares, own_share, spec)
             attempt += 1
@@ -726,7 +737,7 @@ def run_fresh_start(
             sampler.stop()
             sampler.write_csv(folder.path / "timeseries.csv")
         for member in members:
-            member.session.copy_logs(folder)
+            member.session.copy_logs(folder, member.label)
             member.session.close()
         for group in driver_groups:
             group.close()

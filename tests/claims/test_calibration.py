@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from harness.claims import runner
 from harness.claims.calibration import (
@@ -18,6 +19,7 @@ from harness.claims.calibration import (
     sd_log,
     simulate,
 )
+from harness.claims.ladders import DISTURBED_REDOS
 from harness.claims.model import Claim, Comparison, find, load_all
 from harness.claims.verdict import (
     ALPHA,
@@ -38,6 +40,7 @@ from harness.claims.verdict import (
     two_sided_p,
 )
 from harness.model.paired import paired_ratio, unpaired_ratio
+from harness.model.stats import MIN_N_INFERENCE
 
 # --- the simulation: synthetic fresh starts through the verdicts' own functions ------------------------
 
@@ -230,6 +233,151 @@ def test_the_floor_is_used_where_capacities_sit_at_the_first_step() -> None:
     """The simulation above is not empty: at n=3 a first step near the groups' level bounds many data sets."""
     _, used = floor_false_positive(3, 0.15, 0.0)
     assert used > 0.1
+
+
+# --- a ladder the host alone disturbed runs again (harness/claims/ladders.py, DISTURBED_REDOS) ---------
+
+
+def apart_ladder_sizes(claims: list[Claim]) -> list[int]:
+    """Fresh starts per side of the claims whose ladders run apart: the ones whose disturbed ladders run again."""
+    apart = [c for c in claims if c.runnable and c.regime == "ladder" and c.design != "side-by-side"]
+    return sorted({s.repetitions for c in apart for s in (c.quick, c.full)})
+
+
+APART_LADDER_SIZES = apart_ladder_sizes(load_all())
+
+
+@dataclass(frozen=True)
+class Rerun:
+    """The rule's effect on one simulated claim row: fresh starts run apart, each slot run up to
+    DISTURBED_REDOS more times while the host disturbs it, and only valid values judged."""
+
+    declared: float
+    """The share of data sets whose 95 % interval of B/A excludes 1 (a false positive at a true ratio of 1)."""
+    covered: float
+    """The share of judged data sets whose 95 % interval contains the true ratio."""
+    judged: float
+    """The share of data sets with at least MIN_N_INFERENCE valid fresh starts on each side."""
+    shift: float
+    """The mean of the log ratio minus the true log ratio, over every data set (both sides' valid values)."""
+
+
+def disturbed_attempts(z: np.ndarray, p: float, correlated: bool, rng: np.random.Generator) -> np.ndarray:
+    """Which attempts the host disturbs, each with probability p: at random, or (`correlated`, the worst case)
+    exactly the attempts that would read highest, as if the busy host that trips the check also raised the
+    cost it measures."""
+    if correlated:
+        return z > stats.norm.ppf(1 - p)
+    return rng.random(z.shape) < p
+
+
+def rerun_rule(
+    n: int,
+    cv: float,
+    p_a: float,
+    p_b: float,
+    correlated: bool,
+    true_ratio: float,
+    redos: int = DISTURBED_REDOS,
+    sims: int = SIMULATIONS,
+    seed: int = 45,
+) -> Rerun:
+    """Identical noise on both sides (every attempt draws its own drift at `cv`), B = A x `true_ratio`. Each of
+    the n slots keeps its first attempt the host left alone, as `ladders.run` does after at most `redos` more
+    attempts; a slot disturbed every time stays invalid. Data sets are judged through the verdicts' own
+    Welch on the logs, grouped by how many valid values each side kept."""
+    rng = np.random.default_rng(
+        [
+            seed,
+            n,
+            int(cv * 1000),
+            int(p_a * 100),
+            int(p_b * 100),
+            int(correlated),
+            int(true_ratio * 100),
+            redos,
+        ]
+    )
+    kept = []
+    for p, shift in ((p_a, 0.0), (p_b, math.log(true_ratio))):
+        z = rng.normal(0.0, 1.0, (sims, n, redos + 1))
+        clean = ~disturbed_attempts(z, p, correlated, rng)
+        first = np.take_along_axis(z, clean.argmax(axis=-1)[..., None], axis=-1)[..., 0]
+        kept.append((shift + sd_log(cv) * first, clean.any(axis=-1)))
+    (la, va), (lb, vb) = kept
+    na, nb = va.sum(axis=-1), vb.sum(axis=-1)
+    declared = np.zeros(sims, dtype=bool)
+    covered = np.zeros(sims, dtype=bool)
+    judged = (na >= MIN_N_INFERENCE) & (nb >= MIN_N_INFERENCE)
+    for i, j in {(int(x), int(y)) for x, y in zip(na[judged], nb[judged], strict=True)}:
+        rows = judged & (na == i) & (nb == j)
+        est, se, df = log_ratio_stats(
+            la[rows][va[rows]].reshape(-1, i), lb[rows][vb[rows]].reshape(-1, j), False
+        )
+        low, high = interval(est, se, df, 0.95)
+        declared[rows] = two_sided_p(est, se, df) < ALPHA
+        covered[rows] = (low <= true_ratio) & (true_ratio <= high)
+    mean_a = (la * va).sum(axis=-1) / np.maximum(na, 1)
+    mean_b = (lb * vb).sum(axis=-1) / np.maximum(nb, 1)
+    both = (na > 0) & (nb > 0)
+    return Rerun(
+        float(np.mean(declared)),
+        float(np.mean(covered[judged])),
+        float(np.mean(judged)),
+        float(np.mean((mean_b - mean_a)[both])) - math.log(true_ratio),
+    )
+
+
+# How often a busy host disturbs an apart ladder: about a third of them in the contiguous quick run on a busy
+# host (docs/lab/2026-11-30-contiguous-quick-again.md), a tenth on a quiet one.
+BUSY, QUIET = 0.35, 0.10
+
+
+@pytest.mark.parametrize("n", APART_LADDER_SIZES)
+@pytest.mark.parametrize("cv", APART_CVS)
+@pytest.mark.parametrize(
+    ("p_a", "p_b", "correlated"), [(BUSY, BUSY, False), (QUIET, BUSY, False), (BUSY, BUSY, True)]
+)
+def test_running_disturbed_ladders_again_keeps_false_positives_and_coverage(
+    n: int, cv: float, p_a: float, p_b: float, correlated: bool
+) -> None:
+    """Whether the host disturbs a ladder at random, more often on one side, or (on both sides alike) exactly
+    the ladders that would read high, keeping each slot's first valid ladder leaves false positives at most
+    5 % (plus three simulation errors) and the 95 % interval's coverage at 93 % or more."""
+    null = rerun_rule(n, cv, p_a, p_b, correlated, 1.0)
+    effect = rerun_rule(n, cv, p_a, p_b, correlated, 1.25)
+    assert null.declared <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / SIMULATIONS), null
+    assert effect.covered >= 0.93, effect
+    # a slot stays invalid only when every attempt is disturbed; a side is judged with MIN_N_INFERENCE valid
+    sides = [stats.binom.sf(MIN_N_INFERENCE - 1, n, 1 - p ** (DISTURBED_REDOS + 1)) for p in (p_a, p_b)]
+    expected = float(np.prod(sides))
+    assert abs(null.judged - expected) <= 4 * math.sqrt(expected * (1 - expected) / SIMULATIONS) + 0.002, null
+
+
+def truncation_shift(p: float) -> float:
+    """The mean of a standard normal draw kept only when it lies below its (1 - p) quantile: how far a side's
+    kept values sit below its level, in log-SDs, when the host disturbs exactly its highest p of attempts."""
+    q = stats.norm.ppf(1 - p)
+    return float(-stats.norm.pdf(q) / stats.norm.cdf(q))
+
+
+@pytest.mark.parametrize("n", APART_LADDER_SIZES)
+def test_when_the_host_disturbs_one_sides_high_readings_more_the_bias_is_the_truncation_and_no_more(
+    n: int,
+) -> None:
+    """The worst case the rule cannot cancel: the host disturbs exactly the highest readings, and one side's
+    ladders more often (a third against a tenth). Its kept values sit lower, so B/A shifts by the difference of
+    two truncated-normal means. Running the ladder again adds nothing to that shift: keeping only the first
+    attempt (dropping the disturbed, as validity must) shifts the ratio just as far; the redos only restore
+    the number of values. The report's 'n invalid' shows when a claim met such a host."""
+    cv = 0.10
+    expected = sd_log(cv) * (truncation_shift(BUSY) - truncation_shift(QUIET))
+    with_redos = rerun_rule(n, cv, QUIET, BUSY, True, 1.0)
+    without = rerun_rule(n, cv, QUIET, BUSY, True, 1.0, redos=0)
+    error = 4 * sd_log(cv) * math.sqrt(2 / (n * SIMULATIONS)) + 0.002
+    assert abs(with_redos.shift - expected) <= error, (with_redos, expected)
+    assert abs(without.shift - expected) <= error, (without, expected)
+    assert with_redos.judged > without.judged, (with_redos, without)
 
 
 # --- one side below its first step (a floor) ---------------------------------------------------------

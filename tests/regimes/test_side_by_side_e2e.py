@@ -118,6 +118,11 @@ def test_two_apps_side_by_side_are_measured_in_the_same_seconds(tmp_path: Path, 
     assert first_summary == second_summary
     for root in record["session_roots"].values():
         assert not _instances_under(Path(root)), f"app processes left under {root}"
+        assert not Path(root).exists(), f"{root}: the fresh start's runtime files were left behind"
+    (folder,) = [p for p in results.iterdir() if p.is_dir() and (p / "logs").is_dir()]
+    # each group's instance logs in a subfolder of its own (two groups of one app name instances alike)
+    logs = {str(p.parent.relative_to(folder / "logs")) for p in (folder / "logs").rglob("*.log")}
+    assert {"node/node-0", "php/php-0"} <= logs, logs
 
 
 def test_a_group_that_cannot_start_fails_the_fresh_start_and_stops_the_others(

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from harness.engine.session import RunPlan
-from harness.engine.side_by_side import FreshStart, Group, sizing_shares
+from harness.engine.side_by_side import FreshStart, Group, sizing_disturbed_text, sizing_shares
 from harness.model.side_by_side import PRESETS
 from harness.regimes import side_by_side as regime
 
@@ -55,3 +55,17 @@ def test_a_sizing_step_beside_another_tenant_is_told_apart_from_the_comparisons_
     assert others == 36.0 and own == pytest.approx(0.523)
     # A quiet step: its share is the host's; an unreadable one counts as nobody else's.
     assert sizing_shares({"java": step(43.0, 2.0), "node": step(43.0, None)}) == (2.0, pytest.approx(0.43))
+
+
+def test_a_sizing_step_run_again_names_the_hypervisors_steal_within_the_others_share() -> None:
+    def step(others: float, steal: float | None) -> list[dict[str, float | None]]:
+        return [{"host_busy_pct": 90.0, "unaccounted_pct": others, "steal_pct": steal}]
+
+    text = sizing_disturbed_text(2, {"java": step(35.7, 19.2), "node": step(36.0, 18.0)})
+    assert text == (
+        "sizing step 2: 36 % of the machine was busy with work that is not this comparison's "
+        "(19 % of the machine the hypervisor's steal); running it again"
+    )
+    # steal never reads above the share it is part of, and none (or unread) is not mentioned
+    assert "(12 % of the machine" in sizing_disturbed_text(1, {"java": step(12.0, 14.0)})
+    assert "steal" not in sizing_disturbed_text(1, {"java": step(40.0, 0.2), "node": step(40.0, None)})
