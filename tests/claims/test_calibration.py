@@ -238,13 +238,10 @@ def test_the_floor_is_used_where_capacities_sit_at_the_first_step() -> None:
 # --- a ladder the host alone disturbed runs again (harness/claims/ladders.py, DISTURBED_REDOS) ---------
 
 
-def apart_ladder_sizes(claims: list[Claim]) -> list[int]:
-    """Fresh starts per side of the claims whose ladders run apart: the ones whose disturbed ladders run again."""
-    apart = [c for c in claims if c.runnable and c.regime == "ladder" and c.design != "side-by-side"]
-    return sorted({s.repetitions for c in apart for s in (c.quick, c.full)})
-
-
-APART_LADDER_SIZES = apart_ladder_sizes(load_all())
+# Fresh starts per side of the claims whose ladders run apart: the ones whose disturbed ladders run again.
+APART_LADDER_SIZES = sample_sizes(
+    [c for c in load_all() if c.regime == "ladder" and c.design != "side-by-side"]
+)
 
 
 @dataclass(frozen=True)
