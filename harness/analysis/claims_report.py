@@ -179,6 +179,12 @@ def _sides_text(row: dict[str, Any]) -> str:
     return "; ".join(sides) or "-"
 
 
+def _row_key(row: dict[str, Any]) -> tuple[str, str]:
+    """A row's place in both replications: what it expects, of which implementation. A claim whose variants
+    are not pinned to one implementation asks each expectation once per implementation."""
+    return str(row.get("impl", "")), str(row.get("expected", ""))
+
+
 def _row_text(row: dict[str, Any]) -> str:
     questions = ", ".join(f"{q} {row[q]}" for q in ("direction", "magnitude") if row.get(q))
     return f"{row.get('outcome', '')}: {ratio_cell(row, SUMMARY_STYLE)}" + (
@@ -221,15 +227,17 @@ def two_runs_section(claims: Sequence[Claim], records: Sequence[dict[str, Any]])
             single.append(f"`{claim.id}`")
             continue
         gaps_h.append(hours_apart(before, latest))
-        rows_before = {r.get("expected"): r for r in before.get("comparisons") or []}
-        for k, row in enumerate(latest.get("comparisons") or []):
-            first = rows_before.get(row.get("expected"))
+        rows_before = {_row_key(r): r for r in before.get("comparisons") or []}
+        rows = latest.get("comparisons") or []
+        several_impls = len({r.get("impl") for r in rows}) > 1
+        for k, row in enumerate(rows):
+            first = rows_before.get(_row_key(row))
             same = first is not None and first.get("outcome") == row.get("outcome")
             # both runs of a row not testable here hold nothing of its own: they agree by declaration
             counted = not (same and row.get("outcome") == NOT_TESTABLE)
             table.append(
                 [
-                    f"`{claim.id}` row {k + 1}",
+                    f"`{claim.id}` row {k + 1}" + (f" ({row.get('impl')})" if several_impls else ""),
                     _began(before),
                     "-" if first is None else _row_text(first),
                     _began(latest),
@@ -241,8 +249,9 @@ def two_runs_section(claims: Sequence[Claim], records: Sequence[dict[str, Any]])
         "## Two runs",
         "",
         "Every claim is replicated twice, the second time on fresh starts of its own "
-        "(`./bidbench replicate --all --quick --again`); the table gives when each run's first fresh start began. Rows are matched "
-        "by what they expect; where the labels differ, both runs' ratios, intervals and answers show why. "
+        "(`./bidbench replicate --all --quick --again`); the table gives when each run's first fresh start "
+        "began. Rows are matched by what they expect, and by implementation where a claim asks it of each; "
+        "where the labels differ, both runs' ratios, intervals and answers show why. "
         "A row not testable here is not counted: its two labels agree by declaration.",
         "",
     ]

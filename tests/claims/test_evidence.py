@@ -383,3 +383,35 @@ def test_a_verdict_that_measured_nothing_is_listed_but_neither_shown_nor_paired(
     # the newest measured nothing: the report still shows the newest that measured
     assert claims_report.newest([first, nothing])[claim.id] is first
     assert claims_report.newest([nothing])[claim.id] is nothing
+
+
+def test_rows_of_several_implementations_are_matched_by_implementation_and_named_by_it() -> None:
+    """A claim whose variants are not pinned to one implementation asks each expectation once per
+    implementation: the second run's java row is compared with the first run's java row, never with
+    another implementation's row of the same expectation."""
+    claim = find("rubis-3-indexes-unsorted")
+    expected = [c.expected_text() for c in claim.expect]
+    outcomes = {"php": "replicated", "java": "inconclusive", "node": "replicated"}
+
+    def record(created: str, run: str, impls: list[str]) -> dict[str, Any]:
+        rows = [
+            {"impl": impl, "expected": text, "outcome": outcomes[impl], "ratio": 1.5}
+            for text in expected
+            for impl in impls
+        ]
+        return {
+            "claim_id": claim.id,
+            "size": "full",
+            "settings": {"repetitions": 5},
+            "method": 3,
+            "created_utc": created,
+            "runs": [run],
+            "comparisons": rows,
+        }
+
+    first = record("2026-01-01T00:00:00Z", "20260101T000000Z-a", ["php", "java", "node"])
+    second = record("2026-01-01T04:00:00Z", "20260101T040000Z-b", ["node", "php", "java"])
+    text = "\n".join(claims_report.two_runs_section([claim], [first, second]))
+    assert "The labels agree on 6 of 6 rows (100 %)." in text
+    for k, impl in enumerate(["node", "php", "java"] * 2):
+        assert f"| `{claim.id}` row {k + 1} ({impl}) |" in text
