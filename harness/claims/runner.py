@@ -14,6 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from harness.apps import adapter as app_adapter
 from harness.claims import ladders, layout
 from harness.claims import side_by_side as sbs
 from harness.claims.groups import campaign_for, cell_group
@@ -28,6 +29,7 @@ from harness.claims.verdict import (
     measure,
 )
 from harness.console import console
+from harness.engine import prewarm
 from harness.engine.driver import LoadSettings
 from harness.engine.session import RunPlan
 from harness.record.folders import RunFolder
@@ -216,15 +218,24 @@ def estimate(
     claim: Claim, size: Size, results_dir: Path | None = None, counted: set[tuple[str, int]] | None = None
 ) -> tuple[float, int, int]:
     """(seconds, fresh starts to run, fresh starts already stored) before the claim starts, from the ladder
-    shape, the side-by-side preset, or (fixed rate) a start, a pre-warm, the warm-up and the window per run."""
+    shape, the side-by-side preset, or (fixed rate) a start, a pre-warm (a JVM's to its cap), the warm-up and the
+    window per run."""
     counted = set() if counted is None else counted
     todo = cells(claim, size)
     if claim.design == "side-by-side":
         return sbs.starts_left(claim, size, results_dir, counted)
     if claim.regime == "ladder":
         return ladders.starts_left(size, todo, results_dir, counted)
-    per_run = ladders.START_OVERHEAD_S + 15.0 + size.warmup_s + size.duration_s
-    starts = [(cell_group(claim, size, cell), per_run) for cell in todo]
+    starts = [
+        (
+            cell_group(claim, size, cell),
+            ladders.START_OVERHEAD_S
+            + prewarm.expected_s(app_adapter(cell.impl).runs_on_jvm)
+            + size.warmup_s
+            + size.duration_s,
+        )
+        for cell in todo
+    ]
     return ladders.count_starts(starts, size.repetitions, results_dir, counted)
 
 

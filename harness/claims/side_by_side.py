@@ -26,7 +26,7 @@ from typing import Any
 from harness.apps import adapter as app_adapter
 from harness.claims import ladders
 from harness.claims.model import Claim, Size, cells, match_size
-from harness.engine.prewarm import SETTLE_BLOCK_S, shortest_s
+from harness.engine import prewarm
 from harness.engine.side_by_side import RECORD_VERSION, Group
 from harness.model.side_by_side import RECORD, UNKEYED_AT, fits, preset, typical_rungs
 from harness.model.side_by_side_math import figures
@@ -208,7 +208,7 @@ def fresh_start_s(size: Size, lineup: Lineup) -> float:
     spec = preset(size.preset)
     groups = len(lineup.cells)
     jvm = any(app_adapter(cell.impl).runs_on_jvm for cell in lineup.cells)
-    prewarm_s = spec.prewarm_max_s if jvm else min(spec.prewarm_max_s, shortest_s() + SETTLE_BLOCK_S)
+    prewarm_s = prewarm.expected_s(jvm, spec.prewarm_max_s)
     seconds = (
         START_S * groups
         + prewarm_s

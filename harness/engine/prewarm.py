@@ -80,6 +80,12 @@ def shortest_s() -> float:
     return float(RAMP_S + SETTLE_BLOCKS * SETTLE_BLOCK_S)
 
 
+def expected_s(on_jvm: bool, max_s: float = MAX_S) -> float:
+    """How long a pre-warm is planned to last, for estimates: a JVM's JIT compiler stays busy about as long as
+    the cap allows; another runtime settles a block past the shortest."""
+    return max_s if on_jvm else min(max_s, shortest_s() + SETTLE_BLOCK_S)
+
+
 def settled(cpu_pct_after_ramp: Sequence[float], limit_pct: float | None = None) -> bool:
     """The last SETTLE_BLOCKS blocks of per-second CPU % agree within MAX_DRIFT (or ABS_SLACK_PCT points),
     and the last is under WARM_MAX_SHARE of the CPU limit (`limit_pct`, None for none): the load is half

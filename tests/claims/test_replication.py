@@ -313,6 +313,25 @@ def test_a_variant_only_rows_not_testable_here_name_is_not_run() -> None:
     assert [c.variant.name for c in runner.cells(claim, claim.quick)] == ["pool-30", "pool-60"]
 
 
+def test_a_fixed_rate_run_on_a_jvm_is_estimated_with_its_pre_warm_to_the_cap(tmp_path: Path) -> None:
+    """rubis-3's fixed-rate runs pre-warm each app alone: a JVM's until its JIT compiler is idle, about the
+    cap; php's and node's a block past the shortest. The estimate budgets each run by its app."""
+    from harness.engine import prewarm
+
+    claim = find("rubis-3-indexes-unsorted")
+    full = runner.size_for(claim, False, None)
+
+    def per_run_s(impl: str) -> float:
+        size = replace(full, impls=(impl,))
+        seconds, runs, stored = runner.estimate(claim, size, tmp_path)
+        assert (runs, stored) == (len(claim.variants) * full.repetitions, 0)
+        return seconds / runs
+
+    assert per_run_s("php") == pytest.approx(per_run_s("node"))
+    assert per_run_s("java") - per_run_s("php") == pytest.approx(prewarm.MAX_S - prewarm.expected_s(False))
+    assert prewarm.expected_s(False) < prewarm.MAX_S / 2
+
+
 def test_a_side_by_side_fresh_start_is_estimated_with_its_runtimes_pre_warm() -> None:
     """A JVM's pre-warm runs to the preset's cap (its JIT compiler stays busy); node's and php's end soon
     after the shortest the settling rule allows."""
