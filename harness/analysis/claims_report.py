@@ -513,7 +513,7 @@ def render(
         runs = record.get("runs", [])
         details += [
             *_detail_head(claim, str(record.get("outcome", "")).upper()),
-            f"- expected: {'; '.join(r.get('expected', '') for r in rows)}",
+            f"- expected: {'; '.join(dict.fromkeys(r.get('expected', '') for r in rows))}",
             f"- size: {record.get('size')}, stored {record.get('created_utc', '')[:19]} UTC",
         ]
         if claim.adaptation:

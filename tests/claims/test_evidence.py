@@ -385,7 +385,9 @@ def test_a_verdict_that_measured_nothing_is_listed_but_neither_shown_nor_paired(
     assert claims_report.newest([nothing])[claim.id] is nothing
 
 
-def test_rows_of_several_implementations_are_matched_by_implementation_and_named_by_it() -> None:
+def test_rows_of_several_implementations_are_matched_by_implementation_and_named_by_it(
+    tmp_path: Path,
+) -> None:
     """A claim whose variants are not pinned to one implementation asks each expectation once per
     implementation: the second run's java row is compared with the first run's java row, never with
     another implementation's row of the same expectation."""
@@ -402,6 +404,7 @@ def test_rows_of_several_implementations_are_matched_by_implementation_and_named
         return {
             "claim_id": claim.id,
             "size": "full",
+            "outcome": "inconclusive",
             "settings": {"repetitions": 5},
             "method": 3,
             "created_utc": created,
@@ -415,3 +418,6 @@ def test_rows_of_several_implementations_are_matched_by_implementation_and_named
     assert "The labels agree on 6 of 6 rows (100 %)." in text
     for k, impl in enumerate(["node", "php", "java"] * 2):
         assert f"| `{claim.id}` row {k + 1} ({impl}) |" in text
+    # the claim's details name each expectation once; the claims table has a row per implementation
+    report = claims_report.render([claim], [first, second], tmp_path, report_git={"commit": "0" * 40})
+    assert f"- expected: {'; '.join(expected)}\n" in report
