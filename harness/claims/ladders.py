@@ -129,9 +129,10 @@ earlier replication, so they are not reused and the new verdicts rest on runs of
 
 
 @contextmanager
-def again() -> Iterator[str]:
-    """A replication on fresh starts of its own: nothing stored before now is reused. Yields its start."""
-    since = utc_now()
+def again(since: str | None = None) -> Iterator[str]:
+    """A replication on fresh starts of its own: nothing stored before now is reused. Yields its start.
+    `since`, the start an interrupted replication printed, resumes it: the fresh starts it stored are reused."""
+    since = since or utc_now()
     token = _REUSE_SINCE.set(since)
     try:
         yield since

@@ -247,6 +247,24 @@ def _run_claims(
         )
 
 
+def _resumed_start(text: str) -> str:
+    """The start of the replication to resume, written as the results index writes times; refused unless it
+    is a UTC time in the past."""
+    try:
+        moment = datetime.fromisoformat(text.strip().removesuffix("Z").removesuffix(" UTC"))
+    except ValueError:
+        raise UserError(
+            f"--since {text!r} is not a time: give the one --again printed, e.g. 2026-11-30T13:25:04.123456Z"
+        ) from None
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC).replace(tzinfo=None)
+    if moment > datetime.now(UTC).replace(tzinfo=None):
+        raise UserError(
+            f"--since {text!r} lies in the future: give the UTC time the interrupted --again printed"
+        )
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
 def _warn_too_recent(chosen: list[Claim], size: str, now: str) -> None:
     """Name the claims whose last verdict of this size rests on a fresh start less than APART_H old: the report
     compares the two replications, and two runs within the hour say less about a host that drifts between
@@ -320,6 +338,14 @@ def register(app: typer.Typer) -> None:
                 "replication, hours after the first, that the report's 'Two runs' section compares with it.",
             ),
         ] = False,
+        since_: Annotated[
+            str | None,
+            typer.Option(
+                "--since",
+                help="With --again: resume the replication that began at this UTC time (the one it printed, "
+                "e.g. 2026-11-30T13:25:04.123456Z): the fresh starts it stored are reused, none before it.",
+            ),
+        ] = None,
         html: Annotated[
             Path | None,
             typer.Option(
@@ -364,10 +390,15 @@ def register(app: typer.Typer) -> None:
                 raise ClaimError("\n".join(problems))
         except ClaimError as exc:
             raise UserError(str(exc)) from exc
-        with again() if again_ else nullcontext() as since:
+        resumed = _resumed_start(since_) if since_ else None
+        if since_ and not again_:
+            raise UserError("--since resumes an interrupted --again: give both")
+        with again(resumed) if again_ else nullcontext() as since:
             if since:
                 console.print(
-                    f"--again: a replication on fresh starts of its own; nothing stored before {since[:19]} UTC is reused"
+                    f"--again: a replication on fresh starts of its own; nothing stored before {since[:19]} UTC is "
+                    f"reused. If it is interrupted, resume it with --again --since {since}"
                 )
-                _warn_too_recent(chosen, "quick" if quick else "full", since)
+                if not resumed:
+                    _warn_too_recent(chosen, "quick" if quick else "full", since)
             _run_claims(claims, chosen, quick, repetitions, pilot, html)

@@ -510,6 +510,43 @@ def test_again_replicates_on_fresh_starts_of_its_own(tmp_path: Path, monkeypatch
     assert ladders._REUSE_SINCE.get() is None
 
 
+def test_an_interrupted_again_resumes_from_the_start_it_printed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--again` prints how to resume it; `--again --since <that time>` reuses the fresh starts stored since
+    then (its own) and none before. A time that is not one, one in the future, or --since without --again
+    is refused before anything runs."""
+    seen: list[str | None] = []
+
+    def record_since(claim: Any, *_: Any) -> Any:
+        seen.append(ladders.reuse_since())
+        return runner.not_runnable(replace(claim, not_testable="a stand-in for the run"))
+
+    monkeypatch.setattr(claims_cli, "replicate", record_since)
+    monkeypatch.setattr("harness.claims.layout.machine_cores", lambda: 2)
+    monkeypatch.setattr(claims_cli, "write_report", lambda *_: None)
+    base = ["replicate", "thesis-table-7.2", "--quick"]
+    first = CliRunner().invoke(_cli(), [*base, "--again"], env={"COLUMNS": "300"})
+    assert first.exit_code == 0, first.output
+    hint = " ".join(first.output.split())
+    assert f"resume it with --again --since {seen[0]}" in hint
+    for since in (str(seen[0]), f"{str(seen[0])[:19]} UTC", str(seen[0]).replace("Z", "+00:00")):
+        resumed = CliRunner().invoke(_cli(), [*base, "--again", "--since", since], env={"COLUMNS": "300"})
+        assert resumed.exit_code == 0, resumed.output
+    assert seen[1] == seen[3] == seen[0]
+    assert seen[2] == str(seen[0])[:19] + ".000000Z"
+    future = (datetime.now(UTC) + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%S")
+    for args, message in (
+        ([*base, "--again", "--since", "yesterday"], "is not a time"),
+        ([*base, "--again", "--since", future], "lies in the future"),
+        ([*base, "--since", str(seen[0])], "--since resumes an interrupted --again: give both"),
+    ):
+        refused = CliRunner().invoke(_cli(), args, env={"COLUMNS": "300"})
+        said = " ".join(f"{refused.output} {refused.exception}".split())
+        assert refused.exit_code != 0 and message in said, said
+    assert len(seen) == 4
+
+
 def test_again_names_a_claim_whose_last_verdict_is_within_the_hour(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
