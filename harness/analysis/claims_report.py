@@ -536,16 +536,34 @@ def render(
     return "\n".join(lines).rstrip() + "\n"
 
 
+def restore_evidence(where: Path, results_dir: Path) -> None:
+    """The committed evidence's verdicts and folders that results_dir lacks, restored into it
+    (harness/claims/evidence.py `restore`), so a report extends the committed one instead of replacing it."""
+    try:
+        verdicts, folders = evidence.restore(results_dir, where)
+    except evidence.EvidenceError as exc:
+        console.print(
+            f"[yellow]{where}: not restored ({exc}); the report holds only the verdicts under {results_dir}[/]"
+        )
+        return
+    if verdicts or folders:
+        console.print(
+            f"restored from {where} into {results_dir}: {verdicts} verdict(s) and the records of {folders} "
+            "result folder(s) (no logs), so the report extends the committed one"
+        )
+
+
 def write(claims: Sequence[Claim], results_dir: Path | None = None, target: Path | None = None) -> Path:
     target = target or REPORT
     target.parent.mkdir(parents=True, exist_ok=True)
+    where = target.parent / "evidence"
+    restore_evidence(where, results_dir or paths.RESULTS)
     directory = verdicts_dir(results_dir)
     records = of_current_design(claims, load_verdicts(directory) if directory.is_dir() else [])
     report_git = git_state()
     target.write_text(render(claims, records, results_dir, report_git), encoding="utf-8")
     # The evidence is rewritten with every report, so the two always agree; a report whose cited folders
     # are gone keeps no evidence rather than evidence of another report.
-    where = target.parent / "evidence"
     try:
         content = evidence.members(shown(claims, records), results_dir or paths.RESULTS, report_git)
     except evidence.EvidenceError as exc:

@@ -30,7 +30,7 @@ from typing import Any
 from harness import paths
 from harness.claims.model import Claim, LadderShape, Size
 from harness.claims.runner import from_folders, judge_claim
-from harness.claims.store import verdict_file_name, verdict_record
+from harness.claims.store import verdict_file_name, verdict_record, verdicts_dir
 from harness.record.folders import finite
 
 DIRECTORY = paths.REPLICATION_EVIDENCE
@@ -155,6 +155,36 @@ def read(directory: Path = DIRECTORY) -> dict[str, bytes]:
     if listed.get(ARCHIVE) != _sha256(archive.read_bytes()):
         raise EvidenceError(f"checksum mismatch (SHA-256, {sums}): {archive}; nothing was recomputed")
     return content
+
+
+def restore(results_dir: Path, directory: Path = DIRECTORY) -> tuple[int, int]:
+    """Put the evidence's verdicts and folder records that results_dir lacks into it: (verdicts, folders).
+
+    results/ is not in the repository, so on a fresh clone a report written from results/ alone would drop
+    every verdict the committed one shows. Restored, they are extended instead: a new verdict joins them,
+    a second replication finds its first. Nothing already there is replaced; no index line is written, so a
+    restored folder (records only, no logs) is never reused as a stored fresh start. No evidence: (0, 0).
+    Evidence that cannot be trusted raises EvidenceError, and nothing is restored."""
+    if not (directory / ARCHIVE).is_file():
+        return 0, 0
+    content = read(directory)
+    verdicts, folders = 0, set()
+    for name, data in sorted(content.items()):
+        if name.startswith("verdicts/"):
+            path = verdicts_dir(results_dir) / name.removeprefix("verdicts/")
+            verdicts += 0 if path.exists() else 1
+        elif name.startswith("runs/"):
+            run_id = name.split("/")[1]
+            if (results_dir / run_id / "manifest.json").is_file() and run_id not in folders:
+                continue
+            folders.add(run_id)
+            path = results_dir / name.removeprefix("runs/")
+        else:
+            continue
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+    return verdicts, len(folders)
 
 
 def _size(settings: dict[str, Any]) -> Size:

@@ -393,6 +393,8 @@ def register(app: typer.Typer) -> None:
         resumed = _resumed_start(since_) if since_ else None
         if since_ and not again_:
             raise UserError("--since resumes an interrupted --again: give both")
+        # before anything is judged: --again's hour apart and the report are read from the verdicts
+        claims_report.restore_evidence(evidence.DIRECTORY, paths.RESULTS)
         with again(resumed) if again_ else nullcontext() as since:
             if since:
                 console.print(

@@ -1,12 +1,16 @@
 """The claims CLI prints wide tables through the shared console: make it wide whatever terminal the tests
-run from (a terminal on stdin keeps it at its own width, and ids then wrap inside table cells)."""
+run from (a terminal on stdin keeps it at its own width, and ids then wrap inside table cells). And a
+replication the CLI runs here restores no committed evidence into results/ (harness/claims/evidence.py
+`restore`): a test names the evidence it uses."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from harness.claims import evidence
 from harness.console import console
 
 
@@ -18,3 +22,8 @@ def wide_console() -> Iterator[None]:
     console.width = 300
     yield
     console._width = saved
+
+
+@pytest.fixture(autouse=True)
+def no_committed_evidence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(evidence, "DIRECTORY", tmp_path / "no-evidence")

@@ -163,12 +163,49 @@ def test_a_report_whose_folders_are_gone_keeps_no_evidence(tmp_path: Path) -> No
     results = tmp_path / "results"
     _verdicts(results)
     target = tmp_path / "docs" / "REPORT.md"
-    claims_report.write(_claims(), results, target)
     for folder in results.iterdir():
         if folder.name != "claims":
             shutil.rmtree(folder)
     claims_report.write(_claims(), results, target)
     assert not (target.parent / "evidence" / evidence.ARCHIVE).exists()
+
+
+def test_on_a_fresh_clone_a_new_verdict_extends_the_committed_report(
+    written: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """results/ is not in the repository: a clone's first verdict is written beside the committed ones,
+    restored from the evidence (records only, nothing replaced, no index line), and its second replication
+    finds the first."""
+    report, where = written
+    results = tmp_path / "clone-results"
+    _instances_verdict(results, {"java": [300.0, 302.0, 298.0], "java-x2": [340.0, 345.0, 338.0]})
+    own = {p.relative_to(results): p.read_bytes() for p in results.rglob("*") if p.is_file()}
+    claims_report.write(_claims(), results, report)
+    content = evidence.read(where)
+    assert len([n for n in content if n.startswith("verdicts/")]) == 3
+    text = report.read_text(encoding="utf-8")
+    section = text.split("## Two runs", 1)[1].split("\n## ", 1)[0]
+    assert "The labels agree on 0 of 1 rows (0 %)." in section
+    assert "One run so far (1): `thesis-table-7.2`." in section
+    assert all((results / name).read_bytes() == data for name, data in own.items())
+    restored = [p for p in results.iterdir() if p.is_dir() and p.name != "claims"]
+    assert len(restored) == 5 + 6 + 6
+    assert not (results / "index.jsonl").exists()
+    assert evidence.restore(results, where) == (0, 0)
+
+
+def test_evidence_that_cannot_be_trusted_is_not_restored(
+    written: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report, where = written
+    _rewrite(where, {"report-git.json": b"{}\n"})
+    results = tmp_path / "clone-results"
+    with pytest.raises(evidence.EvidenceError, match="checksum mismatch"):
+        evidence.restore(results, where)
+    claims_report.restore_evidence(where, results)
+    said = " ".join(capsys.readouterr().out.split())
+    assert "not restored (checksum mismatch" in said and "the report holds only the verdicts" in said
+    assert not results.exists()
 
 
 def test_the_cli_recomputes_from_the_evidence(

@@ -499,6 +499,7 @@ def test_again_replicates_on_fresh_starts_of_its_own(tmp_path: Path, monkeypatch
     monkeypatch.setattr(claims_cli, "replicate", record_since)
     monkeypatch.setattr("harness.claims.layout.machine_cores", lambda: 2)
     monkeypatch.setattr(claims_cli, "write_report", lambda *_: None)
+    monkeypatch.setattr(paths, "RESULTS", tmp_path)
     for args in (
         ["replicate", "thesis-table-7.2", "--quick"],
         ["replicate", "thesis-table-7.2", "--quick", "--again"],
@@ -525,6 +526,7 @@ def test_an_interrupted_again_resumes_from_the_start_it_printed(
     monkeypatch.setattr(claims_cli, "replicate", record_since)
     monkeypatch.setattr("harness.claims.layout.machine_cores", lambda: 2)
     monkeypatch.setattr(claims_cli, "write_report", lambda *_: None)
+    monkeypatch.setattr(paths, "RESULTS", tmp_path)
     base = ["replicate", "thesis-table-7.2", "--quick"]
     first = CliRunner().invoke(_cli(), [*base, "--again"], env={"COLUMNS": "300"})
     assert first.exit_code == 0, first.output
