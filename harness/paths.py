@@ -36,6 +36,38 @@ def traversable_by_others(path: Path) -> bool:
     return all(directory.stat().st_mode & 0o001 for directory in [probe, *probe.parents])
 
 
+SHARED_STATE_BASE = Path("/var/tmp")
+CHECKOUT_NOTE = "checkout"
+"""In a per-checkout folder below SHARED_STATE_BASE: the checkout it belongs to, so that once the checkout is
+deleted (a CI clone, a temporary one) a later command can tell the folder is orphaned."""
+
+
+def orphaned_states(base: Path | None = None) -> list[Path]:
+    """Per-checkout folders whose checkout no longer exists and in which no process of a pid file still
+    runs (a database left up by a deleted clone keeps its folder). A folder without a note is never one."""
+    found = []
+    for folder in sorted((base or SHARED_STATE_BASE).glob("bidbench-*")):
+        note = folder / CHECKOUT_NOTE
+        try:
+            checkout = Path(note.read_text(encoding="utf-8").strip())
+        except OSError:
+            continue
+        if not checkout.is_absolute() or checkout.exists():
+            continue
+        if not any(_running(pid_file) for pid_file in folder.rglob("*.pid")):
+            found.append(folder)
+    return found
+
+
+def _running(pid_file: Path) -> bool:
+    try:
+        pid = int(pid_file.read_text(encoding="utf-8").split()[0])
+        os.kill(pid, 0)
+    except (OSError, ValueError, IndexError):
+        return False
+    return True
+
+
 def world_reachable_state() -> Path:
     """Where state that unprivileged helpers must reach lives: the PostgreSQL data directory (its server
     runs as an unprivileged user when we are root) and instance runtime dirs (nginx and PHP-FPM workers
@@ -44,9 +76,12 @@ def world_reachable_state() -> Path:
     if os.geteuid() != 0 or traversable_by_others(STATE):
         return STATE
     digest = hashlib.sha256(str(ROOT).encode()).hexdigest()[:10]
-    shared = Path("/var/tmp") / f"bidbench-{digest}"
+    shared = SHARED_STATE_BASE / f"bidbench-{digest}"
     shared.mkdir(parents=True, exist_ok=True)
     shared.chmod(0o755)
+    note = shared / CHECKOUT_NOTE
+    if not note.is_file():
+        note.write_text(f"{ROOT}\n", encoding="utf-8")
     return shared
 
 

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from harness import __version__, apps
+from harness import __version__, apps, paths
 from harness.analysis.summary_table import print_run
 from harness.cli import aa, claims, collect, compare, faults, ladder, options, overhead, regimes, side_by_side
 from harness.cli.interrupts import stop_on_signals
@@ -392,9 +392,19 @@ def serve(
     raise typer.Exit(run_serve(serve_options))
 
 
+def _remove_orphaned_states() -> None:
+    """As root in a checkout others cannot enter, runtime state lives in /var/tmp (harness/paths.py): a
+    deleted clone's folder, its database's files included, would stay there for good."""
+    for folder in paths.orphaned_states():
+        owner = (folder / paths.CHECKOUT_NOTE).read_text(encoding="utf-8").strip()
+        shutil.rmtree(folder, ignore_errors=True)
+        err_console.print(f"[dim]removed {folder}: the state of {owner}, a checkout that no longer exists[/]")
+
+
 def main() -> None:
     stop_on_signals()
     widen_for_logs()
+    _remove_orphaned_states()
     try:
         app(prog_name="bidbench")
     except UserError as exc:
