@@ -47,15 +47,13 @@ def orphaned_states(base: Path | None = None) -> list[Path]:
     runs (a database left up by a deleted clone keeps its folder). A folder without a note is never one."""
     found = []
     for folder in sorted((base or SHARED_STATE_BASE).glob("bidbench-*")):
-        note = folder / CHECKOUT_NOTE
         try:
-            checkout = Path(note.read_text(encoding="utf-8").strip())
+            checkout = Path((folder / CHECKOUT_NOTE).read_text(encoding="utf-8").strip())
+            if checkout.is_absolute() and not checkout.exists():
+                if not any(_running(pid_file) for pid_file in folder.rglob("*.pid")):
+                    found.append(folder)
         except OSError:
-            continue
-        if not checkout.is_absolute() or checkout.exists():
-            continue
-        if not any(_running(pid_file) for pid_file in folder.rglob("*.pid")):
-            found.append(folder)
+            continue  # no note, or another command removed the folder meanwhile
     return found
 
 
@@ -63,6 +61,8 @@ def _running(pid_file: Path) -> bool:
     try:
         pid = int(pid_file.read_text(encoding="utf-8").split()[0])
         os.kill(pid, 0)
+    except PermissionError:
+        return True  # another user's live process
     except (OSError, ValueError, IndexError):
         return False
     return True

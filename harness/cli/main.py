@@ -396,7 +396,10 @@ def _remove_orphaned_states() -> None:
     """As root in a checkout others cannot enter, runtime state lives in /var/tmp (harness/paths.py): a
     deleted clone's folder, its database's files included, would stay there for good."""
     for folder in paths.orphaned_states():
-        owner = (folder / paths.CHECKOUT_NOTE).read_text(encoding="utf-8").strip()
+        try:
+            owner = (folder / paths.CHECKOUT_NOTE).read_text(encoding="utf-8").strip()
+        except OSError:
+            continue  # another command is removing it
         shutil.rmtree(folder, ignore_errors=True)
         err_console.print(f"[dim]removed {folder}: the state of {owner}, a checkout that no longer exists[/]")
 
