@@ -42,18 +42,28 @@ CHECKOUT_NOTE = "checkout"
 deleted (a CI clone, a temporary one) a later command can tell the folder is orphaned."""
 
 
+def checkout_of(folder: Path) -> Path | None:
+    """The checkout a per-checkout folder's note names; None without a note (or once another command
+    removed the folder)."""
+    try:
+        return Path((folder / CHECKOUT_NOTE).read_text(encoding="utf-8").strip())
+    except OSError:
+        return None
+
+
 def orphaned_states(base: Path | None = None) -> list[Path]:
     """Per-checkout folders whose checkout no longer exists and in which no process of a pid file still
     runs (a database left up by a deleted clone keeps its folder). A folder without a note is never one."""
     found = []
     for folder in sorted((base or SHARED_STATE_BASE).glob("bidbench-*")):
+        checkout = checkout_of(folder)
+        if checkout is None or not checkout.is_absolute() or checkout.exists():
+            continue
         try:
-            checkout = Path((folder / CHECKOUT_NOTE).read_text(encoding="utf-8").strip())
-            if checkout.is_absolute() and not checkout.exists():
-                if not any(_running(pid_file) for pid_file in folder.rglob("*.pid")):
-                    found.append(folder)
+            if not any(_running(pid_file) for pid_file in folder.rglob("*.pid")):
+                found.append(folder)
         except OSError:
-            continue  # no note, or another command removed the folder meanwhile
+            continue  # another command removed the folder meanwhile
     return found
 
 

@@ -168,23 +168,22 @@ def restore(results_dir: Path, directory: Path = DIRECTORY) -> tuple[int, int]:
     if not (directory / ARCHIVE).is_file():
         return 0, 0
     content = read(directory)
-    verdicts, folders = 0, set()
+    cited = {name.split("/")[1] for name in content if name.startswith("runs/")}
+    absent = {run_id for run_id in cited if not (results_dir / run_id / "manifest.json").is_file()}
+    verdicts = 0
     for name, data in sorted(content.items()):
-        if name.startswith("verdicts/"):
-            path = verdicts_dir(results_dir) / name.removeprefix("verdicts/")
-            verdicts += 0 if path.exists() else 1
-        elif name.startswith("runs/"):
-            run_id = name.split("/")[1]
-            if (results_dir / run_id / "manifest.json").is_file() and run_id not in folders:
-                continue
-            folders.add(run_id)
-            path = results_dir / name.removeprefix("runs/")
+        kind, _, rest = name.partition("/")
+        if kind == "verdicts":
+            path = verdicts_dir(results_dir) / rest
+            verdicts += not path.exists()
+        elif kind == "runs" and rest.split("/")[0] in absent:
+            path = results_dir / rest
         else:
             continue
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(data)
-    return verdicts, len(folders)
+    return verdicts, len(absent)
 
 
 def _size(settings: dict[str, Any]) -> Size:

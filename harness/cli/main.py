@@ -396,10 +396,7 @@ def _remove_orphaned_states() -> None:
     """As root in a checkout others cannot enter, runtime state lives in /var/tmp (harness/paths.py): a
     deleted clone's folder, its database's files included, would stay there for good."""
     for folder in paths.orphaned_states():
-        try:
-            owner = (folder / paths.CHECKOUT_NOTE).read_text(encoding="utf-8").strip()
-        except OSError:
-            continue  # another command is removing it
+        owner = paths.checkout_of(folder)
         shutil.rmtree(folder, ignore_errors=True)
         err_console.print(f"[dim]removed {folder}: the state of {owner}, a checkout that no longer exists[/]")
 
