@@ -70,9 +70,13 @@ class RunningInstance:
         return "\n".join(f"--- {path} ---\n" + "\n".join(text[-lines:]) for path, text in self._logs())
 
 
-def wait_ready(instance: RunningInstance, timeout_s: float) -> None:
+READY_PATH = "/ready"
+"""Answers 200 once the instance can serve its database work; /health answers without the database."""
+
+
+def wait_ready(instance: RunningInstance, timeout_s: float, path: str = READY_PATH) -> None:
     deadline = time.monotonic() + timeout_s
-    url = instance.base_url + "/ready"
+    url = instance.base_url + path
     last_error = ""
     while time.monotonic() < deadline:
         dead = instance.exited()
@@ -132,7 +136,12 @@ def sigkill(pids: Iterable[int]) -> list[int]:
 
 
 def start(
-    driver: AppDriver, spec: InstanceSpec, backend: str, limits: Limits, ready_timeout_s: float = 90
+    driver: AppDriver,
+    spec: InstanceSpec,
+    backend: str,
+    limits: Limits,
+    ready_timeout_s: float = 90,
+    ready_path: str = READY_PATH,
 ) -> RunningInstance:
     spec.run_dir.mkdir(parents=True, exist_ok=True)
     group = new_group(backend, f"{spec.impl}-{spec.index}", limits)
@@ -143,7 +152,7 @@ def start(
             # A marker every process of the instance inherits, so leftovers can be found by what they are.
             env = {**inherited, **launch.env, INSTANCE_MARKER: str(launch.log_path.parent)}
             instance.processes.append(group.spawn(launch.argv, launch.cwd, env, launch.log_path))
-        wait_ready(instance, ready_timeout_s)
+        wait_ready(instance, ready_timeout_s, ready_path)
     except BaseException:
         stop(instance)
         raise
@@ -157,8 +166,11 @@ def running_instance(
     backend: str = "none",
     limits: Limits | None = None,
     ready_timeout_s: float = 90,
+    ready_path: str = READY_PATH,
 ) -> Iterator[RunningInstance]:
-    instance = start(driver, spec, backend, limits or Limits(), ready_timeout_s)
+    """A started instance, stopped on leaving. `ready_path="/health"` starts one whose database cannot
+    answer (a test of how it fails)."""
+    instance = start(driver, spec, backend, limits or Limits(), ready_timeout_s, ready_path)
     try:
         yield instance
     finally:

@@ -41,6 +41,9 @@ final class Db
      */
     public const CHECKOUT_TIMEOUT_S = 5.0;
 
+    /** libpq counts `connect_timeout` in whole seconds and takes any value under 2 as 2. */
+    private const MIN_CONNECT_TIMEOUT_S = 2;
+
     private ?PDO $pdo = null;
 
     /** @var array<string, PDOStatement> this request's statements, by name */
@@ -256,14 +259,23 @@ final class Db
             ));
             throw ApiError::dbUnavailable();
         }
+        // The checkout's 5 s count from the request's arrival, as in Java and Node: the backlog wait and
+        // every connection attempt share them, so a server that accepts and never answers is a 503 after
+        // one timeout, not two.
+        $since = $this->queuedAt ?? microtime(true);
         try {
-            $this->pdo = $this->connect();
+            $this->pdo = $this->connect($this->checkoutLeft($since));
         } catch (PDOException $first) {
             // Taking a persistent connection reconnects a dead one already; a failure here is the server
-            // refusing or not answering (connect_timeout 5 s, the contract's checkout timeout). Once more, then 503.
+            // refusing or not answering. Once more while the checkout has time for an attempt, then 503.
+            $left = $this->checkoutLeft($since);
+            if ($left < self::MIN_CONNECT_TIMEOUT_S) {
+                $this->log->error('database unavailable: ' . $first->getMessage());
+                throw ApiError::dbUnavailable();
+            }
             $this->log->warn('database connection failed, retrying once: ' . $first->getMessage());
             try {
-                $this->pdo = $this->connect();
+                $this->pdo = $this->connect($left);
             } catch (PDOException $second) {
                 $this->log->error('database unavailable: ' . $second->getMessage());
                 throw ApiError::dbUnavailable();
@@ -272,7 +284,12 @@ final class Db
         return $this->pdo;
     }
 
-    private function connect(): PDO
+    private function checkoutLeft(float $since): float
+    {
+        return self::CHECKOUT_TIMEOUT_S - (microtime(true) - $since);
+    }
+
+    private function connect(float $timeoutS): PDO
     {
         return new PDO($this->config->pdoDsn(), $this->config->dbUser, $this->config->dbPassword, [
             PDO::ATTR_PERSISTENT => true,
@@ -280,8 +297,17 @@ final class Db
             PDO::ATTR_EMULATE_PREPARES => false,
             PDO::ATTR_STRINGIFY_FETCHES => false,
             PDO::ATTR_DEFAULT_FETCH_MODE => PDO::FETCH_ASSOC,
-            PDO::ATTR_TIMEOUT => 5,
+            PDO::ATTR_TIMEOUT => self::connectTimeout($timeoutS),
         ]);
+    }
+
+    /**
+     * libpq's `connect_timeout` for an attempt with this much of the checkout left: rounded up, because
+     * libpq's deadline is whole wall-clock seconds and the attempt ends within the second before it.
+     */
+    public static function connectTimeout(float $leftS): int
+    {
+        return max(self::MIN_CONNECT_TIMEOUT_S, (int) ceil($leftS));
     }
 
     /**

@@ -206,46 +206,13 @@ def php_instance(
 def unready_instance(
     driver: PhpDriver, database_url: str, knobs: dict[str, str]
 ) -> Iterator[tuple[int, list[Any]]]:
-    """An instance whose /ready cannot answer 200 (running_instance would wait for it): started from the
-    driver's launches by hand, ready when /health answers, stopped like harness.engine.instances does."""
-    import subprocess
-
+    """An instance whose /ready cannot answer 200: ready as soon as /health answers."""
     run_dir = paths.RUNTIME / "tests" / f"php-{uuid.uuid4().hex[:8]}"
-    run_dir.mkdir(parents=True)
     spec = InstanceSpec("php", 0, free_port(), database_url, run_dir, {"LOG_LEVEL": "info", **knobs})
-    processes: list[subprocess.Popen[bytes]] = []
     try:
-        for launch in driver.launches(spec):
-            with launch.log_path.open("ab") as log:
-                processes.append(
-                    subprocess.Popen(
-                        launch.argv,
-                        cwd=launch.cwd,
-                        env={"PATH": os.environ["PATH"], **launch.env},
-                        stdout=log,
-                        stderr=subprocess.STDOUT,
-                        start_new_session=True,
-                    )  # fmt: skip
-                )
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if Client(spec.port).get("/health").status == 200:
-                    break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, "instance did not answer /health"
-            time.sleep(0.1)
-        yield spec.port, processes
+        with running_instance(driver, spec, ready_timeout_s=30, ready_path="/health") as instance:
+            yield spec.port, instance.processes
     finally:
-        for process in reversed(processes):
-            for sig in (signal.SIGQUIT, signal.SIGKILL):
-                try:
-                    os.killpg(process.pid, sig)
-                    process.wait(timeout=10)
-                    break
-                except (ProcessLookupError, subprocess.TimeoutExpired):
-                    continue
         shutil.rmtree(run_dir, ignore_errors=True)
 
 

@@ -34,10 +34,10 @@ final class DbCheckoutTimeoutTest extends TestCase
         @unlink($this->logFile);
     }
 
-    private function db(?float $queuedAt): Db
+    /** By default port 1 on loopback: nothing listens, so any connection attempt is refused at once. */
+    private function db(?float $queuedAt, int $port = 1): Db
     {
-        // Port 1 on loopback: nothing listens, so any connection attempt is refused at once.
-        $config = Config::fromArray(['DATABASE_URL' => 'postgresql://bidbench:x@127.0.0.1:1/bidbench']);
+        $config = Config::fromArray(['DATABASE_URL' => "postgresql://bidbench:x@127.0.0.1:{$port}/bidbench"]);
         $log = new Logger(LogLevel::Info, $this->logFile);
         return new Db($config, $log, new ServerTiming(true, hrtime(true)), $queuedAt);
     }
@@ -67,6 +67,37 @@ final class DbCheckoutTimeoutTest extends TestCase
         $log = (string) file_get_contents($this->logFile);
         self::assertStringContainsString('connection failed', $log);
         self::assertStringNotContainsString('waited', $log);
+    }
+
+    public function testASilentDatabaseIs503AfterOneConnectTimeoutNotTwo(): void
+    {
+        // Accepts connections (the kernel completes the handshake) and never answers: the attempt runs
+        // until libpq's connect_timeout, and the checkout has no time left for a second one.
+        $silent = stream_socket_server('tcp://127.0.0.1:0', $errno, $error);
+        self::assertNotFalse($silent, $error);
+        $address = (string) stream_socket_get_name($silent, false);
+        $port = (int) substr($address, (int) strrpos($address, ':') + 1);
+        try {
+            $started = microtime(true);
+            $this->unavailable($this->db(microtime(true), $port));
+            $took = microtime(true) - $started;
+        } finally {
+            fclose($silent);
+        }
+        $log = (string) file_get_contents($this->logFile);
+        self::assertStringNotContainsString('retrying', $log);
+        self::assertStringContainsString('database unavailable', $log);
+        // libpq may give up up to a second early (its deadline is in whole seconds), never later than due.
+        self::assertGreaterThan(Db::CHECKOUT_TIMEOUT_S - 1.1, $took);
+    }
+
+    public function testAnAttemptGetsWhatIsLeftOfTheCheckoutInWholeSecondsAtLeastLibpqsTwo(): void
+    {
+        self::assertSame(5, Db::connectTimeout(Db::CHECKOUT_TIMEOUT_S));
+        self::assertSame(5, Db::connectTimeout(4.01));
+        self::assertSame(3, Db::connectTimeout(2.5));
+        self::assertSame(2, Db::connectTimeout(0.3));
+        self::assertSame(2, Db::connectTimeout(-1.0));
     }
 
     public function testWithoutAQueueTimeThereIsNoBound(): void
