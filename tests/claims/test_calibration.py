@@ -452,7 +452,7 @@ def test_floors_that_cannot_bound_a_ratio_are_inconclusive(a: Side, b: Side, wor
 
 
 def test_the_sizes_in_use_are_the_claims_own() -> None:
-    assert {3, 5, 6, 8, 12} <= set(SIZES)
+    assert {3, 4, 5, 8, 12} <= set(SIZES)
 
 
 def test_the_verdict_intervals_are_those_of_paired_py() -> None:
