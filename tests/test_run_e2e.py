@@ -7,6 +7,7 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -21,6 +22,7 @@ from harness import paths
 from harness.apps import IMPLS
 from harness.engine.driver import LoadSettings
 from harness.engine.session import RunPlan, execute
+from harness.engine.validity import DISTURBED, UNACCOUNTED_MAX_PCT
 from harness.record.index_line import read_index
 
 RUN_FILES = (
@@ -32,8 +34,8 @@ RUN_FILES = (
     "verdict.json",
 )
 # The checks that fail when the shared host, not the app, was the limit (the driver or the database host
-# out of CPU).
-MEASUREMENT_LIMITS = {"loadgen_cpu", "database_host"}
+# out of CPU, or another tenant's work: the suite's other workers count as one).
+MEASUREMENT_LIMITS = {"loadgen_cpu", "database_host", DISTURBED}
 pytestmark = pytest.mark.slow
 
 
@@ -160,6 +162,7 @@ def test_far_past_capacity_is_invalid_or_over_slo_for_the_right_reason(
         "steady_state",
         "loadgen_cpu",
         "database_host",
+        DISTURBED,
     }
     assert failed & {"late_sends", "system_errors", "littles_law"} or not verdict["slo"]["parts"]["p99"]
 
@@ -259,3 +262,29 @@ def test_ctrl_c_stops_everything_and_keeps_the_run_marked_interrupted(
     assert entries and entries[-1]["status"] == "interrupted"
     assert instance.pid in pids
     assert not left_of(pids, groups), "the interrupted run left these behind"
+
+
+def test_a_run_beside_another_tenants_work_is_invalid_for_that_alone(
+    tmp_path: Path, database_url: str
+) -> None:
+    """A CPU-bound process of this test's own, outside every measured group, stands in for another tenant
+    for the whole run (bounded in time, stopped at the end): the window reads its CPU as unexplained, and
+    the verdict fails the host check, the one a claim runs a fresh start again for. A quiet or a busy host
+    only adds to the unexplained share, so the check fails either way."""
+    spin = "import time\nend = time.monotonic() + 90\nwhile time.monotonic() < end: pass"
+    tenant = subprocess.Popen([sys.executable, "-c", spin])
+    try:
+        outcome = execute(_plan("node", tmp_path), quiet=True)
+    finally:
+        tenant.kill()
+        tenant.wait(timeout=10)
+    assert outcome.status == "completed", outcome.reason
+    metrics, verdict = outcome.folder.read_json("metrics.json"), outcome.folder.read_json("verdict.json")
+    host = verdict["checks"][DISTURBED]
+    assert metrics["unaccounted_pct"] > UNACCOUNTED_MAX_PCT and not host["ok"], (
+        metrics["unaccounted_pct"],
+        host,
+    )
+    assert host["value"] == pytest.approx(metrics["unaccounted_pct"])
+    assert "no measured process explains" in host["detail"] and not verdict["valid"]
+    assert host["detail"] in verdict["reasons"]

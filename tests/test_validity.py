@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
-from harness.engine.validity import RunFigures, Slo, verdict
+from harness.engine.validity import (
+    DISTURBED,
+    UNACCOUNTED_MAX_PCT,
+    RunFigures,
+    Slo,
+    disturbed_only,
+    verdict,
+)
 
 GOOD = RunFigures(
     model="open",
@@ -78,3 +86,20 @@ def test_slo_breach_on_a_valid_run_is_reported_as_not_met_not_invalid() -> None:
     slow = verdict(replace(GOOD, p99_latency_ms=80.0), Slo())
     assert slow.valid
     assert not slow.slo["met"] and not slow.slo["parts"]["p99"]
+
+
+def test_another_tenants_work_fails_only_the_host_check_and_may_run_again() -> None:
+    """A window in which the machine was busier than every measured process explains (another tenant, or
+    the hypervisor's steal) is not judged, as a ladder step is not; nothing of the app was wrong."""
+    disturbed = verdict(replace(GOOD, unaccounted_pct=UNACCOUNTED_MAX_PCT + 5, steal_pct=12.0), Slo())
+    assert not disturbed.valid and not disturbed.checks[DISTURBED].ok
+    assert [name for name, check in disturbed.checks.items() if not check.ok] == [DISTURBED]
+    assert "15 % of the machine" in disturbed.reasons[0] and "steal 12 %" in disturbed.reasons[0]
+    assert disturbed_only(disturbed) and disturbed_only(disturbed.to_json())
+    # at the limit, or not read at all (NaN: a remote or an old run), the run is judged as before
+    for unaccounted in (UNACCOUNTED_MAX_PCT, math.nan):
+        assert verdict(replace(GOOD, unaccounted_pct=unaccounted), Slo()).valid
+    # invalid for a reason of its own as well: not a disturbance alone, so it is not run again
+    both = verdict(replace(GOOD, unaccounted_pct=40.0, late_sends=2), Slo())
+    assert not disturbed_only(both) and not disturbed_only(verdict(GOOD, Slo()))
+    assert not disturbed_only(None) and not disturbed_only({})

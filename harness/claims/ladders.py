@@ -25,8 +25,8 @@ from harness.apps.knobs import default_knobs
 from harness.claims.model import Claim, LadderShape, Size, metric_value
 from harness.console import UserError, console
 from harness.engine.driver import LoadSettings
-from harness.engine.ladder_digest import disturbed_only
 from harness.engine.session import RunPlan
+from harness.engine.validity import disturbed_only
 from harness.record.folders import RunFolder, utc_now
 from harness.record.index_line import newest_completed
 from harness.record.metrics import read_metrics_json
@@ -37,17 +37,18 @@ GROUP_PREFIX = "claims-ladder"
 START_OVERHEAD_S = 8.0
 """Per fresh start, besides the pre-warm, warm-up and steps: database reset, instance start, stop."""
 DISTURBED_REDOS = 2
-"""How many more times a claim's ladder runs when the host alone made it invalid (another tenant's work in a
-deciding step): the same fresh start minutes later is often valid, and a claim short of valid fresh starts
-has no ratio. The invalid one is kept in the verdict and marked; bounded, so a host that stays busy still
-lets the claim end."""
+"""How many more times a claim's fresh start (a ladder, or a fixed-rate run: harness/claims/runner.py) runs
+when the host alone made it invalid (another tenant's work in a deciding step or in the run's window): the
+same fresh start minutes later is often valid, and a claim short of valid fresh starts has no ratio. The
+invalid one is kept in the verdict and marked; bounded, so a host that stays busy still lets the claim end."""
 
 CALIBRATION_STEPS_EXPECTED = 8
 """A calibration stops after two failing steps; on this machine it reached them within 8 steps."""
 
 
 def ran_again(observations: Mapping[Any, Sequence[Mapping[str, Any]]]) -> int:
-    """How many of a verdict's ladders the host disturbed, each run again in place (kept, marked `run_again`)."""
+    """How many of a verdict's fresh starts the host disturbed, each run again in place (kept, marked
+    `run_again`)."""
     return sum(1 for records in observations.values() for r in records if r.get("run_again"))
 
 

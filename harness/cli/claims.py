@@ -243,7 +243,7 @@ def _run_claims(
         redone = sum(ran_again(verdict.observations) for _, verdict in verdicts)
         console.print(
             f"{len(verdicts)} claims in {(time.monotonic() - started) / 60:.0f} min; "
-            f"{redone} ladder(s) the host disturbed ran again"
+            f"{redone} fresh start(s) the host disturbed ran again"
         )
 
 

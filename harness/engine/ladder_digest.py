@@ -11,13 +11,14 @@ from harness.engine.resources import HARNESS_COMPONENT
 from harness.engine.sampler import Sampler
 from harness.engine.validity import (
     DB_MAX_SHARE,
+    DISTURBED,
     HOST_MAX_BUSY_PCT,
     LOADGEN_MAX_SHARE,
     OPEN_RATE_TOLERANCE,
-    UNACCOUNTED_MAX_PCT,
     Check,
     Slo,
     Verdict,
+    tenant_disturbance,
 )
 from harness.model import ladder_math as yields
 from harness.record.folders import finite
@@ -25,6 +26,12 @@ from harness.record.upgrade import GROUP as LOADGEN_GROUP
 
 # A step kept up when it completed at least this share of its offered rate.
 KEPT_UP_SHARE = 1.0 - OPEN_RATE_TOLERANCE
+
+
+def fully_accounted(sampler: Sampler, instance_names: list[str]) -> bool:
+    """Whether every process of the run is measured here, so that the machine's unexplained share is
+    another tenant's: with an external database or remote instances, their CPU would read as one."""
+    return bool(instance_names) and {"postgres", HARNESS_COMPONENT} <= set(sampler.components)
 
 
 def step_judgement(step: dict[str, Any], step_s: float, slo: Slo) -> tuple[bool, bool]:
@@ -59,9 +66,7 @@ def step_records(
     """One record per finished step. `t_measure` is the measurement's start on the sampler's clock;
     `spare_cores` what the instances leave the load driver and PostgreSQL each."""
     step_s = float(summary["ladder"]["step_s"])
-    # The unexplained share only where every process of the run is measured here: with an external database
-    # or remote instances, their CPU would read as another tenant's.
-    accounted = bool(instance_names) and {"postgres", HARNESS_COMPONENT} <= set(sampler.components)
+    accounted = fully_accounted(sampler, instance_names)
     records = []
     for step in summary.get("steps") or []:
         start = t_measure + (float(step["start_unix"]) - float(summary["measure_start_unix"]))
@@ -141,15 +146,9 @@ def _step_disturbances(step: dict[str, Any]) -> list[str]:
     disturbances = []
     if step["host_busy_pct"] is not None and step["host_busy_pct"] > HOST_MAX_BUSY_PCT:
         disturbances.append(f"the host was {step['host_busy_pct']:.0f} % busy")
-    unaccounted = step.get("unaccounted_pct")
-    if unaccounted is not None and unaccounted > UNACCOUNTED_MAX_PCT:
-        # the hypervisor's steal is another tenant's too, and the one the guest can name
-        steal = step.get("steal_pct")
-        stolen = f"the hypervisor's steal {steal:.0f} % of the machine; " if steal else ""
-        disturbances.append(
-            f"{unaccounted:.0f} % of the machine was busy with work no measured process explains "
-            f"(another tenant; {stolen}limit {UNACCOUNTED_MAX_PCT:.0f} %)"
-        )
+    disturbance = tenant_disturbance(step.get("unaccounted_pct"), step.get("steal_pct"))
+    if disturbance:
+        disturbances.append(disturbance)
     return disturbances
 
 
@@ -168,18 +167,6 @@ def ladder_yield(
         "capacity": cap.to_json() if cap else None,
         "saturation_rps": yields.saturation(records),
     }
-
-
-DISTURBED = "host"
-"""The check of a ladder's verdict that fails when, and only when, the host disturbed a deciding step."""
-
-
-def disturbed_only(verdict: Verdict | None) -> bool:
-    """Whether a ladder is invalid only because the host disturbed it: nothing of the app or of the
-    measurement itself was wrong, and the same fresh start at another time may well be valid."""
-    if verdict is None or verdict.valid:
-        return False
-    return {name for name, check in verdict.checks.items() if not check.ok} == {DISTURBED}
 
 
 def ladder_verdict(records: list[dict[str, Any]], outcome: dict[str, Any], slo: Slo, stopped: str) -> Verdict:

@@ -689,6 +689,10 @@ def digest(
         "loadgen_cpu_pct": loadgen_cpu,
         "db_cpu_pct": db_cpu,
         "host_busy_pct": sampler.host_busy_pct(t_measure, t_end),
+        "unaccounted_pct": sampler.unaccounted_pct(t_measure, t_end)
+        if ladderdigest.fully_accounted(sampler, instance_names)
+        else math.nan,
+        "steal_pct": sampler.host_steal_pct(t_measure, t_end),
     }
     if summary.get("steps") is not None:
         return _ladder_digest(plan, summary, metrics, sampler, instance_names, t_measure, idle_cpu_pct)
@@ -715,5 +719,7 @@ def digest(
         host_busy_pct=metrics["host_busy_pct"],
         instance_cpu_per_second=per_second,
         expect_below_capacity=plan.expect_below_capacity,
+        unaccounted_pct=metrics["unaccounted_pct"],
+        steal_pct=metrics["steal_pct"],
     )
     return metrics, verdict(figures, plan.slo)

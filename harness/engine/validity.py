@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass
+from typing import Any
 
 from harness.record.verdict import Check, Verdict
 
@@ -14,8 +15,11 @@ LOADGEN_MAX_SHARE = 0.80
 DB_MAX_SHARE = 0.80
 HOST_MAX_BUSY_PCT = 95.0
 UNACCOUNTED_MAX_PCT = 10.0
-"""The machine's busy share that no measured process explains (another tenant), above which a step is not
-judged (docs/method.md §2)."""
+"""The machine's busy share that no measured process explains (another tenant), above which a ladder step or
+a fixed-rate run is not judged (docs/method.md §2)."""
+DISTURBED = "host"
+"""The check that fails when, and only when, another tenant's work disturbed the measurement: the same fresh
+start at another time may well be valid, so a claim runs it again (harness/claims/ladders.py)."""
 SYS_ERROR_MAX_SHARE = 0.001
 OPEN_RATE_TOLERANCE = 0.05
 LITTLE_TOLERANCE = 0.20
@@ -56,10 +60,39 @@ class RunFigures:
     host_busy_pct: float
     instance_cpu_per_second: list[float]
     expect_below_capacity: bool = True
+    unaccounted_pct: float = math.nan
+    """The machine's busy share that no measured process explains (NaN where not read)."""
+    steal_pct: float = math.nan
 
 
 def _finite(value: float) -> bool:
     return value is not None and not math.isnan(value)
+
+
+def tenant_disturbance(unaccounted_pct: float | None, steal_pct: float | None) -> str | None:
+    """Why another tenant's work leaves a measurement unjudged, or None when it does not."""
+    if unaccounted_pct is None or not _finite(unaccounted_pct) or unaccounted_pct <= UNACCOUNTED_MAX_PCT:
+        return None
+    # the hypervisor's steal is another tenant's too, and the one the guest can name
+    stolen = (
+        f"the hypervisor's steal {steal_pct:.0f} % of the machine; "
+        if steal_pct and _finite(steal_pct)
+        else ""
+    )
+    return (
+        f"{unaccounted_pct:.0f} % of the machine was busy with work no measured process explains "
+        f"(another tenant; {stolen}limit {UNACCOUNTED_MAX_PCT:.0f} %)"
+    )
+
+
+def disturbed_only(verdict: Verdict | dict[str, Any] | None) -> bool:
+    """Whether a run or a ladder is invalid only because another tenant disturbed it: nothing of the app or
+    of the measurement itself was wrong. Takes the record or its JSON."""
+    if isinstance(verdict, dict):
+        verdict = Verdict.from_json(verdict) if verdict else None
+    if verdict is None or verdict.valid:
+        return False
+    return {name for name, check in verdict.checks.items() if not check.ok} == {DISTURBED}
 
 
 def check_run(fig: RunFigures) -> dict[str, Check]:
@@ -88,6 +121,13 @@ def check_run(fig: RunFigures) -> dict[str, Check]:
         threshold=db_limit,
         detail=f"PostgreSQL used {fig.db_cpu_pct:.0f} % CPU (limit {db_limit:.0f} %); "
         f"the host was {fig.host_busy_pct:.0f} % busy (limit {HOST_MAX_BUSY_PCT:.0f} %)",
+    )
+    disturbance = tenant_disturbance(fig.unaccounted_pct, fig.steal_pct)
+    checks[DISTURBED] = Check(
+        ok=disturbance is None,
+        value=fig.unaccounted_pct if _finite(fig.unaccounted_pct) else None,
+        threshold=UNACCOUNTED_MAX_PCT,
+        detail=disturbance or "no other tenant's work beyond the limit",
     )
     share = fig.sys_errors / fig.requests if fig.requests else 1.0
     checks["system_errors"] = Check(

@@ -51,6 +51,9 @@ class MeasuredWindow:
     loadgen_cpu_pct: float | None = None
     db_cpu_pct: float | None = None
     host_busy_pct: float | None = None
+    unaccounted_pct: float | None = None
+    """The machine's busy share that no measured process explains: another tenant's work."""
+    steal_pct: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}

@@ -69,11 +69,11 @@ class Campaign:
         whole = int(remaining * statistics.fmean(self.run_seconds) if remaining else 0.0)
         return f"~{whole // 60}m{whole % 60:02d}s"
 
-    def run_point(self, plan: RunPlan, label: str) -> PointResult:
+    def run_point(self, plan: RunPlan, label: str, reuse: bool = True) -> PointResult:
         """One run of the campaign, a fresh start; a completed run stored under its group key and
-        repetition is reused instead."""
+        repetition is reused instead, unless `reuse` is off."""
         group = plan.group_key()
-        stored = self.completed(group, plan.repetition)
+        stored = self.completed(group, plan.repetition) if reuse else None
         if stored is not None:
             folder = RunFolder(Path(stored["path"]))
             result = PointResult(

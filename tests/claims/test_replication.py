@@ -624,7 +624,7 @@ def test_a_ladder_the_host_alone_disturbed_runs_again_at_most_twice(
     repetition after two more runs."""
     from types import SimpleNamespace
 
-    from harness.engine.ladder_digest import DISTURBED
+    from harness.engine.validity import DISTURBED
     from harness.record.folders import RunFolder
     from harness.record.verdict import Check, Verdict
 
@@ -663,3 +663,110 @@ def test_a_ladder_the_host_alone_disturbed_runs_again_at_most_twice(
     assert ran == ["disturbed"] * (ladders.DISTURBED_REDOS + 1)
     assert [r.get("run_again", False) for r in busy] == [True] * ladders.DISTURBED_REDOS + [False]
     assert ladders.ran_again({("node", "a"): once, ("java", "b"): busy}) == 1 + ladders.DISTURBED_REDOS
+
+
+def test_a_fixed_rate_run_the_host_alone_disturbed_runs_again_without_reusing_itself(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fixed-rate runs of a claim follow the ladders' rule: a run another tenant's work made invalid runs
+    again, at most twice, and the run again is a new fresh start, never the disturbed one reused from the
+    index, where it is stored under the same key and repetition."""
+    from types import SimpleNamespace
+
+    from harness.engine.validity import DISTURBED
+    from harness.record.folders import RunFolder
+    from harness.record.verdict import Check, Verdict
+    from harness.regimes import campaign as campaign_module
+
+    claim = find("rubis-3-indexes-unsorted")
+    assert claim.regime == "fixed-rate" and claim.design == "apart"
+    size = replace(claim.quick, repetitions=1, impls=("php",))
+    verdicts = {
+        "disturbed": Verdict(False, ["another tenant"], {DISTURBED: Check(False, 30, 10, "another tenant")}),
+        "own": Verdict(False, ["late sends"], {"late_sends": Check(False, 2, 0, "late sends")}),
+        "valid": Verdict(True, [], {DISTURBED: Check(True, 1, 10, "none")}),
+    }
+    metrics = {
+        "throughput_rps": 100.0,
+        "latency_ms": {"mean": 2.0, "p99": 9.0},
+        "cpu_pct_total": 10.0,
+        "sys_errors": 0,
+    }
+    script: list[str] = []
+    ran: list[str] = []
+    reused: list[bool] = []
+
+    def fake_execute(plan: Any, quiet: bool = False) -> Any:
+        kind = script.pop(0)
+        ran.append(kind)
+        return SimpleNamespace(
+            folder=RunFolder(tmp_path / f"run-{len(ran)}"),
+            status="completed",
+            metrics=metrics,
+            verdict=verdicts[kind],
+        )
+
+    def stored_is_the_disturbed_run(self: Any, group: str, repetition: int) -> dict[str, Any] | None:
+        # every key has a stored run: the first attempt reuses it unless told not to; later ones never may
+        reused.append(True)
+        return None
+
+    monkeypatch.setattr(campaign_module, "execute", fake_execute)
+    monkeypatch.setattr(campaign_module.Campaign, "completed", stored_is_the_disturbed_run)
+
+    def runs_of(kinds: list[str]) -> dict[str, list[tuple[bool, bool]]]:
+        script[:], ran[:], reused[:] = kinds, [], []
+        observed = runner.run_experiment(claim, size, tmp_path)
+        return {
+            v: [(r["valid"], r.get("run_again", False)) for r in records]
+            for (_, v), records in observed.items()
+        }
+
+    # three cells: indexed-sorted, no-index, unsorted, one repetition each
+    seen = runs_of(["disturbed", "valid", "own", *["disturbed"] * (ladders.DISTURBED_REDOS + 1)])
+    assert seen == {
+        "indexed-sorted": [(False, True), (True, False)],
+        "no-index": [(False, False)],
+        "unsorted": [(False, True)] * ladders.DISTURBED_REDOS + [(False, False)],
+    }
+    assert script == [] and len(ran) == 3 + ladders.DISTURBED_REDOS + 1
+    # the index was asked once per cell, at its first attempt only
+    assert len(reused) == 3
+
+
+def test_a_campaign_point_told_not_to_reuse_runs_fresh(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from types import SimpleNamespace
+
+    from harness.engine.driver import LoadSettings
+    from harness.engine.session import RunPlan
+    from harness.record.folders import RunFolder
+    from harness.regimes import campaign as campaign_module
+
+    stored_folder = tmp_path / "stored"
+    stored_folder.mkdir()
+    stored_metrics = {
+        "throughput_rps": 1.0,
+        "latency_ms": {"mean": 1.0, "p99": 2.0},
+        "cpu_pct_total": 1.0,
+        "sys_errors": 0,
+    }
+    (stored_folder / "metrics.json").write_text(json.dumps(stored_metrics))
+    executed: list[str] = []
+
+    def fake_execute(plan: Any, quiet: bool = False) -> Any:
+        executed.append(plan.impl)
+        return SimpleNamespace(
+            folder=RunFolder(tmp_path / "fresh"), status="failed", metrics=None, verdict=None
+        )
+
+    monkeypatch.setattr(campaign_module, "execute", fake_execute)
+    monkeypatch.setattr(
+        campaign_module.Campaign, "completed", lambda self, group, repetition: {"path": str(stored_folder)}
+    )
+    campaign = campaign_module.Campaign("c", results_dir=tmp_path)
+    plan = RunPlan(impl="node", load=LoadSettings(targets=[]), group="g")
+    assert campaign.run_point(plan, "first").reused and executed == []
+    again = campaign.run_point(plan, "again", reuse=False)
+    assert not again.reused and again.folder.path == tmp_path / "fresh" and executed == ["node"]

@@ -52,6 +52,8 @@ def _window() -> dict[str, Any]:
         "loadgen_cpu_pct": 22.0,
         "db_cpu_pct": 15.0,
         "host_busy_pct": 40.0,
+        "unaccounted_pct": 2.0,
+        "steal_pct": 0.5,
     }
 
 

@@ -66,7 +66,7 @@ def test_a_fixed_rate_claim_replicated_again_runs_on_fresh_starts_of_its_own(
     claim = find("rubis-3-indexes-unsorted")
     asked: list[str | None] = []
 
-    def run_point(self: Campaign, plan: Any, label: str) -> PointResult:
+    def run_point(self: Campaign, plan: Any, label: str, reuse: bool = True) -> PointResult:
         asked.append(self.reuse_since)
         raise _Asked
 

@@ -156,7 +156,8 @@ def test_a_ladder_the_host_disturbed_is_invalid_and_says_it_was_the_host_alone()
     """Another tenant's work in a deciding step invalidates the ladder under a check of its own, so the
     claims can run that fresh start again; a problem of the measurement's own (the driver short of CPU)
     beside it is not the host's doing, and such a ladder is not run again."""
-    from harness.engine.ladder_digest import DISTURBED, disturbed_only, ladder_verdict, ladder_yield
+    from harness.engine.ladder_digest import ladder_verdict, ladder_yield
+    from harness.engine.validity import DISTURBED, disturbed_only
 
     def digested(rate: float, p99: float, met: bool) -> dict[str, Any]:
         return {**step(rate, p99, met), "late_sends": 0, "problems": [], "disturbances": []}

@@ -19,6 +19,7 @@ import pytest
 from cli_run import run_bidbench
 
 from harness.engine.instances import INSTANCE_MARKER
+from harness.engine.validity import DISTURBED
 from harness.record.folders import RunFolder
 from harness.record.index_line import read_index
 
@@ -26,8 +27,8 @@ pytestmark = pytest.mark.slow
 
 RUN_FILES = ("manifest.json", "metrics.json", "verdict.json", "load-summary.json")
 # The checks that fail when the shared host, not the app, was the limit (the driver or the database host
-# out of CPU).
-MEASUREMENT_LIMITS = {"loadgen_cpu", "database_host"}
+# out of CPU, or another tenant's work: the suite's other workers count as one).
+MEASUREMENT_LIMITS = {"loadgen_cpu", "database_host", DISTURBED}
 # A bound, not a timing assertion: each command here took 30-100 s on a shared 2-core machine.
 COMMAND_BOUND_S = 240.0
 
