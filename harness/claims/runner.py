@@ -143,6 +143,7 @@ def run_experiment(claim: Claim, size: Size, results_dir: Path | None = None) ->
                 )
                 if not again:
                     break
+                campaign.planned_runs += 1
                 console.print(f"  {label}: another tenant disturbed it, running it again")
     return observations
 

@@ -713,6 +713,15 @@ def test_a_fixed_rate_run_the_host_alone_disturbed_runs_again_without_reusing_it
 
     monkeypatch.setattr(campaign_module, "execute", fake_execute)
     monkeypatch.setattr(campaign_module.Campaign, "completed", stored_is_the_disturbed_run)
+    point = campaign_module.Campaign.run_point
+    runs_left: list[int] = []
+
+    def counted_point(self: Any, plan: Any, label: str, reuse: bool = True) -> Any:
+        # what the progress line's time left counts on: a run again is a run still to come
+        runs_left.append(self.planned_runs - self.done_runs)
+        return point(self, plan, label, reuse)
+
+    monkeypatch.setattr(campaign_module.Campaign, "run_point", counted_point)
 
     def runs_of(kinds: list[str]) -> dict[str, list[tuple[bool, bool]]]:
         script[:], ran[:], reused[:] = kinds, [], []
@@ -732,6 +741,7 @@ def test_a_fixed_rate_run_the_host_alone_disturbed_runs_again_without_reusing_it
     assert script == [] and len(ran) == 3 + ladders.DISTURBED_REDOS + 1
     # the index was asked once per cell, at its first attempt only
     assert len(reused) == 3
+    assert runs_left == [3, 3, 2, 1, 1, 1]
 
 
 def test_a_campaign_point_told_not_to_reuse_runs_fresh(
