@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from typing import Any
 
 from harness.engine.validity import (
     DISTURBED,
@@ -103,3 +104,60 @@ def test_another_tenants_work_fails_only_the_host_check_and_may_run_again() -> N
     both = verdict(replace(GOOD, unaccounted_pct=40.0, late_sends=2), Slo())
     assert not disturbed_only(both) and not disturbed_only(verdict(GOOD, Slo()))
     assert not disturbed_only(None) and not disturbed_only({})
+
+
+def test_a_late_send_with_free_connections_and_no_throttled_instance_is_the_hosts_doing() -> None:
+    """A request goes out late when the driver is starved of CPU or every connection is busy. With free
+    connections no app held it back, and an instance never throttled took no more than its quota of the
+    cores the driver shares: the host held the driver up, and the run may run again. Otherwise, or where
+    either is unknown, the late send stays the run's own."""
+    late = replace(GOOD, late_sends=1, max_inflight=5, max_conns=5000, instances_throttled=False)
+    held_up = verdict(late, Slo())
+    assert not held_up.valid and disturbed_only(held_up)
+    assert held_up.checks["late_sends"].ok and "counted under host" in held_up.checks["late_sends"].detail
+    assert "at most 5 of its 5000 connections busy" in held_up.checks[DISTURBED].detail
+    for own in (
+        replace(late, max_inflight=5000),  # every connection busy: the app held the requests back
+        replace(late, instances_throttled=True),  # an instance past its quota may have starved the driver
+        replace(late, instances_throttled=None),
+        replace(late, max_inflight=None),
+    ):
+        result = verdict(own, Slo())
+        assert (
+            not result.checks["late_sends"].ok and result.checks[DISTURBED].ok and not disturbed_only(result)
+        )
+    both = verdict(replace(late, unaccounted_pct=UNACCOUNTED_MAX_PCT + 10), Slo())
+    detail = both.checks[DISTURBED].detail
+    assert (
+        disturbed_only(both) and "no measured process explains" in detail and "held the driver up" in detail
+    )
+
+
+def test_the_run_digest_reads_the_drivers_connections_and_the_instances_throttling() -> None:
+    """What the late-send rule needs reaches it: the driver's most requests in flight and its connection
+    limit from the summary, and whether any instance was throttled from the sampler (None when unknown)."""
+    from types import SimpleNamespace
+
+    from harness.engine.driver import digest_summary
+    from harness.engine.session import _throttled
+
+    summary = {
+        "schema": 1,
+        **dict.fromkeys(("requests", "ok"), 100),
+        **dict.fromkeys(("app_errors", "sys_errors"), 0),
+        "late_sends": 1,
+        "latency_ms": {"mean": 1.0},
+        "max_inflight": 5,
+        "settings": {"max_conns": 5000},
+    }
+    digested = digest_summary(summary)
+    assert (digested["max_inflight"], digested["max_conns"]) == (5, 5000)
+
+    def sampler(readings: dict[str, Any]) -> Any:
+        return SimpleNamespace(window_throttling=lambda name, start, end: readings[name])
+
+    quiet, busy = {"throttled_periods": 0}, {"throttled_periods": 3}
+    assert _throttled(sampler({"a": quiet, "b": quiet}), ["a", "b"], 0, 1) is False
+    assert _throttled(sampler({"a": quiet, "b": busy}), ["a", "b"], 0, 1) is True
+    assert _throttled(sampler({"a": quiet, "b": None}), ["a", "b"], 0, 1) is None
+    assert _throttled(sampler({}), [], 0, 1) is None

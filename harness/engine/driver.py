@@ -260,6 +260,14 @@ def digest_summary(summary: dict[str, Any]) -> dict[str, Any]:
         **{key: summary.get(key, {}) for key in ("per_type", "server_timing_ms", "statuses")},
         **{
             key: summary.get(key)
-            for key in ("offered_rps", "latency_sent_ms", "measure_start_unix", "steps", "ladder")
+            for key in (
+                "offered_rps",
+                "latency_sent_ms",
+                "measure_start_unix",
+                "steps",
+                "ladder",
+                "max_inflight",
+            )
         },
+        "max_conns": (summary.get("settings") or {}).get("max_conns"),
     }

@@ -721,5 +721,16 @@ def digest(
         expect_below_capacity=plan.expect_below_capacity,
         unaccounted_pct=metrics["unaccounted_pct"],
         steal_pct=metrics["steal_pct"],
+        max_inflight=summary.get("max_inflight"),
+        max_conns=summary.get("max_conns"),
+        instances_throttled=_throttled(sampler, instance_names, t_measure, t_end),
     )
     return metrics, verdict(figures, plan.slo)
+
+
+def _throttled(sampler: Sampler, instance_names: list[str], start: float, end: float) -> bool | None:
+    """Whether any instance's CPU quota throttled it over [start, end]; None where any cannot tell."""
+    readings = [sampler.window_throttling(name, start, end) for name in instance_names]
+    if not readings or any(r is None for r in readings):
+        return None
+    return any(r["throttled_periods"] > 0 for r in readings if r is not None)
