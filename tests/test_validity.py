@@ -8,6 +8,7 @@ from typing import Any
 
 from harness.engine.validity import (
     DISTURBED,
+    OWN_MAX_BUSY_PCT_FOR_HELD_UP,
     UNACCOUNTED_MAX_PCT,
     RunFigures,
     Slo,
@@ -111,7 +112,15 @@ def test_a_late_send_with_free_connections_and_no_throttled_instance_is_the_host
     connections no app held it back, and an instance never throttled took no more than its quota of the
     cores the driver shares: the host held the driver up, and the run may run again. Otherwise, or where
     either is unknown, the late send stays the run's own."""
-    late = replace(GOOD, late_sends=1, max_inflight=5, max_conns=5000, instances_throttled=False)
+    late = replace(
+        GOOD,
+        late_sends=1,
+        max_inflight=5,
+        max_conns=5000,
+        instances_throttled=False,
+        host_busy_pct=20.0,
+        unaccounted_pct=2.0,
+    )
     held_up = verdict(late, Slo())
     assert not held_up.valid and disturbed_only(held_up)
     assert held_up.checks["late_sends"].ok and "counted under host" in held_up.checks["late_sends"].detail
@@ -121,6 +130,9 @@ def test_a_late_send_with_free_connections_and_no_throttled_instance_is_the_host
         replace(late, instances_throttled=True),  # an instance past its quota may have starved the driver
         replace(late, instances_throttled=None),
         replace(late, max_inflight=None),
+        # the measured processes kept most of the machine busy: they may have starved the driver themselves
+        replace(late, host_busy_pct=OWN_MAX_BUSY_PCT_FOR_HELD_UP + 5, unaccounted_pct=2.0),
+        replace(late, unaccounted_pct=math.nan),
     ):
         result = verdict(own, Slo())
         assert (

@@ -17,6 +17,9 @@ HOST_MAX_BUSY_PCT = 95.0
 UNACCOUNTED_MAX_PCT = 10.0
 """The machine's busy share that no measured process explains (another tenant), above which a ladder step or
 a fixed-rate run is not judged (docs/method.md §2)."""
+OWN_MAX_BUSY_PCT_FOR_HELD_UP = 50.0
+"""The machine's busy share the measured processes may take for a late send to count as the host's: on a
+machine they leave half idle, they cannot have kept the driver off every core."""
 DISTURBED = "host"
 """The check that fails when, and only when, another tenant's work disturbed the measurement: the same fresh
 start at another time may well be valid, so a claim runs it again (harness/claims/ladders.py)."""
@@ -72,15 +75,18 @@ class RunFigures:
 
 def late_sends_held_up_driver(fig: RunFigures) -> bool:
     """Whether the run's late sends can only be the host's doing: the driver never had all its connections
-    busy, so no app held its requests back, and no instance was throttled, so none took more than its quota
-    of the cores the driver shares. What is left to starve the driver of CPU is the host (another tenant,
-    the hypervisor). Unknown counts as no."""
+    busy, so no app held its requests back; no instance was throttled, so none took more than its quota of
+    the cores the driver shares; and the measured processes left most of the machine idle. What is left to
+    starve the driver of CPU is the host (another tenant, the hypervisor). Unknown counts as no."""
+    own_busy = fig.host_busy_pct - fig.unaccounted_pct
     return (
         fig.late_sends > 0
         and fig.max_inflight is not None
         and fig.max_conns is not None
         and fig.max_inflight < fig.max_conns
         and fig.instances_throttled is False
+        and _finite(own_busy)
+        and own_busy <= OWN_MAX_BUSY_PCT_FOR_HELD_UP
     )
 
 
