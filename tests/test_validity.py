@@ -110,8 +110,9 @@ def test_another_tenants_work_fails_only_the_host_check_and_may_run_again() -> N
 def test_a_late_send_with_free_connections_and_no_throttled_instance_is_the_hosts_doing() -> None:
     """A request goes out late when the driver is starved of CPU or every connection is busy. With free
     connections no app held it back, and an instance never throttled took no more than its quota of the
-    cores the driver shares: the host held the driver up, and the run may run again. Otherwise, or where
-    either is unknown, the late send stays the run's own."""
+    cores the driver shares; and on a machine the measured processes left half idle they cannot have
+    kept the driver off every core: the host held the driver up, and the run may run again. Otherwise, or
+    where any of these is unknown, the late send stays the run's own."""
     late = replace(
         GOOD,
         late_sends=1,

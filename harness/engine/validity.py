@@ -73,6 +73,10 @@ class RunFigures:
     """Whether any instance's CPU quota throttled it in the window (None: no quota, or not readable)."""
 
 
+def _finite(value: float | None) -> bool:
+    return value is not None and not math.isnan(value)
+
+
 def late_sends_held_up_driver(fig: RunFigures) -> bool:
     """Whether the run's late sends can only be the host's doing: the driver never had all its connections
     busy, so no app held its requests back; no instance was throttled, so none took more than its quota of
@@ -90,13 +94,9 @@ def late_sends_held_up_driver(fig: RunFigures) -> bool:
     )
 
 
-def _finite(value: float) -> bool:
-    return value is not None and not math.isnan(value)
-
-
 def tenant_disturbance(unaccounted_pct: float | None, steal_pct: float | None) -> str | None:
     """Why another tenant's work leaves a measurement unjudged, or None when it does not."""
-    if unaccounted_pct is None or not _finite(unaccounted_pct) or unaccounted_pct <= UNACCOUNTED_MAX_PCT:
+    if not _finite(unaccounted_pct) or unaccounted_pct <= UNACCOUNTED_MAX_PCT:
         return None
     # the hypervisor's steal is another tenant's too, and the one the guest can name
     stolen = (
