@@ -196,7 +196,8 @@ def notes_for(claim: Claim) -> list[str]:
     notes = [claim.notes] if claim.notes else []
     if claim.changed_after_data:
         notes.append(f"changed after seeing data: {claim.changed_after_data}")
-    used = {knob for v in claim.variants for knob in unfair_knobs(v)}
+    # the variants that run: one no row compares (it moved to another claim) adds no note
+    used = {knob for cell in cells(claim, claim.full) for knob in unfair_knobs(cell.variant)}
     notes.extend(note for knob, (_, note) in UNFAIR.items() if knob in used)
     return notes
 

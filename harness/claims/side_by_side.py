@@ -40,10 +40,12 @@ METRIC_FIGURES: dict[str, str] = {
     "db_us_per_request": "db_us",
     "memory_per_instance_mb": "pss_mb",
     "capacity_rps": "capacity_rps",
+    "latency_ms.mean": "mean_ms",
 }
 """The claim metrics a side-by-side fresh start measures, and its figure that is each (harness/model/
 side_by_side_math.py `figures`): the app's CPU per request through its idle CPU, its share of PostgreSQL's,
-its memory and its capacity. A latency, a saturation throughput or a utilization has no side-by-side
+its memory, its capacity, and its mean latency over the cost steps, every group at the same rate in the same
+seconds, below saturation. A saturation throughput, a utilization or a tail latency has no side-by-side
 figure: the groups share the host, and only quantities read below saturation stay each group's own.
 claims/claim.schema.json refuses any other metric with this design (tests/claims/test_claims_side_by_side.py
 keeps the two lists equal)."""

@@ -35,12 +35,31 @@ def figures(record: dict[str, Any]) -> dict[str, dict[str, float | None]]:
     """Per group, the fresh start's figures that the comparison pairs. A capacity that is only a lower
     bound (no rung failed) is not a figure to pair: it is left out and counted apart."""
     out: dict[str, dict[str, float | None]] = {}
+    cost_steps = record.get("cost") or {}
     capacity = record.get("capacity") or {}
-    for label, cost in ((record.get("cost") or {}).get("groups") or {}).items():
+    for label, cost in (cost_steps.get("groups") or {}).items():
         found = (capacity.get(label) or {}).get("capacity") or {}
         out[label] = {key: cost.get(key) for key in ("app_us", "stack_us", "db_us", "pss_mb")}
         out[label]["capacity_rps"] = found.get("rps") if found.get("bracketed") else None
+        out[label]["mean_ms"] = paired_mean_latency(
+            (cost_steps.get("steps") or {}).get(label) or [], cost_steps.get("paired_steps") or []
+        )
     return out
+
+
+def paired_mean_latency(steps: Sequence[dict[str, Any]], paired: Sequence[int]) -> float | None:
+    """A group's mean latency over the cost steps its cost was read from (every group at the same rate in
+    the same seconds, the host neither too busy nor any group throttled), each step weighted by the
+    requests it finished. None unless every paired step has a latency: a mean over part of them would be
+    of other rates than the other groups'."""
+    rows = [s for s in steps if s.get("index") in set(paired)]
+    if not rows or len(rows) != len(set(paired)):
+        return None
+    weights = [s.get("completed") or 0 for s in rows]
+    latencies = [s.get("mean_ms") for s in rows]
+    if sum(weights) <= 0 or any(v is None or not math.isfinite(v) or v <= 0 for v in latencies):
+        return None
+    return sum(w * v for w, v in zip(weights, latencies, strict=True)) / sum(weights)
 
 
 def _mean(values: Sequence[float | None]) -> float | None:

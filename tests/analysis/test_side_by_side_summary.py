@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from harness.analysis.side_by_side import aa_check, load_records, ranking, sure
-from harness.model.side_by_side_math import METRICS, summarize
+from harness.model.side_by_side_math import METRICS, figures, paired_mean_latency, summarize
 
 
 def _record(host: float, valid: bool = True, php_capacity: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -166,3 +166,40 @@ def test_a_capacity_from_fewer_fresh_starts_says_so_and_is_not_ranked_without_an
     text = ranking(summary, METRICS[3])
     assert "php (1,250, from 1 of 2 fresh starts" in text and "? php" in text
     assert group_cell(summary, "php", METRICS[3]).endswith("in 1 more fresh start(s) only ≥ 1,400")
+
+
+def _step(index: int, completed: int, mean_ms: float | None) -> dict[str, Any]:
+    return {"index": index, "completed": completed, "mean_ms": mean_ms}
+
+
+def test_the_mean_latency_is_over_the_paired_steps_weighted_by_their_requests() -> None:
+    steps = [_step(0, 100, 9.0), _step(1, 100, 2.0), _step(2, 300, 4.0)]
+    # step 0 was left out for every group (the host too busy): its latency is not the group's
+    assert paired_mean_latency(steps, [1, 2]) == pytest.approx((100 * 2.0 + 300 * 4.0) / 400)
+    record = _record(1.0)
+    record["cost"]["paired_steps"] = [1, 2]
+    record["cost"]["steps"] = {
+        "java": steps,
+        "php": [_step(0, 100, 9.0), _step(1, 100, 1.0), _step(2, 300, 2.0)],
+    }
+    found = figures(record)
+    assert found["java"]["mean_ms"] == pytest.approx(3.5) and found["php"]["mean_ms"] == pytest.approx(1.75)
+
+
+@pytest.mark.parametrize(
+    ("steps", "paired"),
+    [
+        ([_step(1, 100, 2.0)], [1, 2]),  # a paired step this group did not record
+        ([_step(1, 100, 2.0), _step(2, 100, None)], [1, 2]),  # a step without a latency
+        ([_step(1, 0, 2.0)], [1]),  # no request finished
+        ([_step(1, 100, 2.0)], []),  # no step paired
+    ],
+)
+def test_no_mean_latency_from_part_of_the_paired_steps(
+    steps: list[dict[str, Any]], paired: list[int]
+) -> None:
+    assert paired_mean_latency(steps, paired) is None
+
+
+def test_a_stored_record_without_steps_has_no_mean_latency() -> None:
+    assert figures(_record(1.0))["java"]["mean_ms"] is None

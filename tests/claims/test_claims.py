@@ -204,16 +204,24 @@ def test_claim_end_to_end_with_synthetic_runs() -> None:
 
 def test_per_impl_comparisons_and_unsorted_note() -> None:
     claim = find("rubis-3-indexes-unsorted")
+    # the unsorted variant moved to rubis-3-unsorted: still listed (its stored runs keep their key), never run
+    assert "unsorted" in [v.name for v in claim.variants]
+    assert {c.variant.name for c in runner.cells(claim, claim.full)} == {"indexed-sorted", "no-index"}
     obs = _fake_observations(
         {
             ("php", "indexed-sorted"): [5.0, 5.1, 4.9, 5.05],
             ("php", "no-index"): [9.0, 9.2, 8.8, 9.1],
-            ("php", "unsorted"): [4.0, 4.1, 3.9, 4.05],
         }
     )
     verdict = runner.replicate(claim, quick=True, runner=obs)
-    assert [r.outcome for r in verdict.results] == [REPLICATED, REPLICATED]
-    assert verdict.outcome == REPLICATED
+    assert [r.outcome for r in verdict.results] == [REPLICATED]
+    assert not any("conformance" in note for note in verdict.notes)
+    unsorted = find("rubis-3-unsorted")
+    obs = _fake_observations(
+        {("php", "indexed-sorted"): [5.0, 5.1, 4.9, 5.05], ("php", "unsorted"): [4.0, 4.1, 3.9, 4.05]}
+    )
+    verdict = runner.replicate(unsorted, quick=True, runner=obs)
+    assert [r.outcome for r in verdict.results] == [REPLICATED]
     assert any("conformance" in note for note in verdict.notes)
 
 
@@ -279,7 +287,7 @@ def test_a_stored_calibration_that_failed_from_a_higher_start_is_run_again() -> 
 
 
 def test_each_unequal_variant_is_flagged_with_its_own_note() -> None:
-    per_field, unsorted = find("rubis-6-per-field-selects"), find("rubis-3-indexes-unsorted")
+    per_field, unsorted = find("rubis-6-per-field-selects"), find("rubis-3-unsorted")
     by_name = {v.name: v for v in per_field.variants}
     assert runner.is_unfair(by_name["per-field"]) and not runner.is_unfair(by_name["one-select"])
     assert runner.unfair_knobs(by_name["per-field"]) == ["BIDBENCH_UNFAIR_PER_FIELD"]

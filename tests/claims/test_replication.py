@@ -324,7 +324,7 @@ def test_a_fixed_rate_run_on_a_jvm_is_estimated_with_its_pre_warm_to_the_cap(tmp
     def per_run_s(impl: str) -> float:
         size = replace(full, impls=(impl,))
         seconds, runs, stored = runner.estimate(claim, size, tmp_path)
-        assert (runs, stored) == (len(claim.variants) * full.repetitions, 0)
+        assert (runs, stored) == (len(runner.cells(claim, size)) * full.repetitions, 0)
         return seconds / runs
 
     assert per_run_s("php") == pytest.approx(per_run_s("node"))
@@ -680,7 +680,7 @@ def test_a_fixed_rate_run_the_host_alone_disturbed_runs_again_without_reusing_it
 
     claim = find("rubis-3-indexes-unsorted")
     assert claim.regime == "fixed-rate" and claim.design == "apart"
-    size = replace(claim.quick, repetitions=1, impls=("php",))
+    size = replace(claim.quick, repetitions=2, impls=("php",))
     verdicts = {
         "disturbed": Verdict(False, ["another tenant"], {DISTURBED: Check(False, 30, 10, "another tenant")}),
         "own": Verdict(False, ["late sends"], {"late_sends": Check(False, 2, 0, "late sends")}),
@@ -731,17 +731,18 @@ def test_a_fixed_rate_run_the_host_alone_disturbed_runs_again_without_reusing_it
             for (_, v), records in observed.items()
         }
 
-    # three cells: indexed-sorted, no-index, unsorted, one repetition each
-    seen = runs_of(["disturbed", "valid", "own", *["disturbed"] * (ladders.DISTURBED_REDOS + 1)])
+    # two cells (indexed-sorted, no-index), two repetitions, run in turns
+    seen = runs_of(["disturbed", "valid", "own", *["disturbed"] * (ladders.DISTURBED_REDOS + 1), "valid"])
     assert seen == {
-        "indexed-sorted": [(False, True), (True, False)],
-        "no-index": [(False, False)],
-        "unsorted": [(False, True)] * ladders.DISTURBED_REDOS + [(False, False)],
+        "indexed-sorted": [(False, True), (True, False)]
+        + [(False, True)] * ladders.DISTURBED_REDOS
+        + [(False, False)],
+        "no-index": [(False, False), (True, False)],
     }
-    assert script == [] and len(ran) == 3 + ladders.DISTURBED_REDOS + 1
-    # the index was asked once per cell, at its first attempt only
-    assert len(reused) == 3
-    assert runs_left == [3, 3, 2, 1, 1, 1]
+    assert script == [] and len(ran) == 4 + ladders.DISTURBED_REDOS + 1
+    # the index was asked once per cell and repetition, at its first attempt only
+    assert len(reused) == 4
+    assert runs_left == [4, 4, 3, 2, 2, 2, 1]
 
 
 def test_a_campaign_point_told_not_to_reuse_runs_fresh(
