@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from contextlib import nullcontext
 from datetime import UTC, datetime
@@ -14,6 +15,7 @@ from rich.table import Column, Table
 from harness import paths
 from harness.analysis import claims_report
 from harness.analysis.claim_rows import TERMINAL_STYLE, ratio_of, side_of
+from harness.analysis.side_by_side import by_comparison, load_records
 from harness.claims import evidence
 from harness.claims import verdict as claim_verdict
 from harness.claims.ladders import again, ran_again
@@ -118,8 +120,28 @@ def write_report(verdicts: list[tuple[Claim, claim_verdict.ClaimVerdict]], html:
     if not run_dirs:
         return
     target = html or paths.RESULTS / f"replicate-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}.html"
-    if compare_main([*run_dirs, "--html", str(target), "--quiet"]) != 0:
-        console.print("[yellow]the HTML report could not be written (see above); the verdicts are stored[/]")
+    for folders, path in report_files(run_dirs, target):
+        if compare_main([*folders, "--html", str(path), "--quiet"]) != 0:
+            console.print(f"[yellow]{path} could not be written (see above); the verdicts are stored[/]")
+
+
+def report_files(run_dirs: list[str], target: Path) -> list[tuple[list[str], Path]]:
+    """The HTML files of these runs and the folders each shows. A comparison file holds one side-by-side
+    comparison, so runs that are several and nothing else (a claim with a line-up per app) get a file each,
+    named after the comparison; any other mix is one file."""
+    comparisons = by_comparison(load_records(Path(d) for d in run_dirs))
+    side_by_side = {record["folder"] for records in comparisons.values() for record in records}
+    if len(comparisons) < 2 or side_by_side != set(run_dirs):
+        return [(run_dirs, target)]
+    return [
+        (
+            sorted(record["folder"] for record in records),
+            target.with_name(
+                f"{target.stem}-{re.sub(r'[^A-Za-z0-9+]+', '-', name).strip('-')}{target.suffix}"
+            ),
+        )
+        for name, records in comparisons.items()
+    ]
 
 
 def print_pilot(claim: Claim, verdict: claim_verdict.ClaimVerdict) -> None:

@@ -223,6 +223,46 @@ def test_the_cli_recomputes_a_side_by_side_claim_from_its_folders(
     assert "replicated" in result.output
 
 
+def _latency_record(sorted_ms: float, unsorted_ms: float) -> dict[str, Any]:
+    """A rubis-3-unsorted fresh start: three cost steps, the first left out for every group (a busy host)."""
+    record = _record(["indexed-sorted", "unsorted"], {"indexed-sorted": 300.0, "unsorted": 290.0})
+
+    def steps(mean_ms: float) -> list[dict[str, Any]]:
+        return [{"index": k, "completed": 400, "mean_ms": mean_ms * (9 if k == 0 else 1)} for k in range(3)]
+
+    record["cost"].update(
+        paired_steps=[1, 2], steps={"indexed-sorted": steps(sorted_ms), "unsorted": steps(unsorted_ms)}
+    )
+    return record
+
+
+def test_a_latency_claim_pairs_each_apps_mean_latency_and_reports_each_line_up_in_its_own_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """rubis-3-unsorted runs a line-up per app; its value is each group's mean latency over the paired cost
+    steps, and `replicate` writes one HTML file per line-up (one file holds one side-by-side comparison)."""
+    claim = find("rubis-3-unsorted")
+    ids = []
+    for lineup in sbs.lineups(claim, claim.full):
+        key = sbs.key_of(claim.full, lineup)
+        for k, drift in enumerate(DRIFT):
+            ids.append(_store(tmp_path, key, k, _latency_record(2.0 * drift, 1.8 * drift), tag=lineup.impl))
+    size, quick, observations = runner.from_folders(claim, [tmp_path / i for i in ids])
+    assert not quick and [r["value"] for r in observations[("php", "unsorted")]] == pytest.approx(
+        [1.8 * d for d in DRIFT]
+    )
+    verdict = runner.judge_claim(claim, size, observations)
+    assert [(r.impl, r.paired, round(r.ratio or 0, 3), r.outcome) for r in verdict.results] == [
+        (impl, True, 0.9, REPLICATED) for impl in ("php", "java", "node")
+    ]
+    verdict.observations = observations
+    monkeypatch.setattr(paths, "RESULTS", tmp_path)
+    claims_cli.write_report([(claim, verdict)], tmp_path / "report.html")
+    written = {p.name.split("-")[-2]: p.read_text() for p in tmp_path.glob("report-*.html")}
+    assert sorted(written) == ["java", "node", "php"]
+    assert all("indexed-sorted" in text for text in written.values())
+
+
 def _fake_regime_run(results: Path, asked: list[tuple[str, int]]) -> Any:
     """The side-by-side regime's run as the claims runner calls it, one repetition at a time: it stores a
     folder and an index line per fresh start (each its own run id) and notes what it was asked."""
