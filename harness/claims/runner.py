@@ -42,7 +42,7 @@ Observations = dict[tuple[str, str], list[dict[str, Any]]]
 
 UNFAIR: dict[str, tuple[str, str]] = {
     "BIDBENCH_UNFAIR_UNSORTED": (
-        "list results are not sorted: it does less database work than the contract requires",
+        "list results are not sorted: it skips the ORDER BY the contract requires",
         "The unsorted variant is unequal work: the conformance suite rejects it "
         "(`./bidbench conformance` with BIDBENCH_UNFAIR_UNSORTED=1 is the negative control); "
         "any speed it shows is bought by skipping the ORDER BY, not by a faster implementation.",
