@@ -733,4 +733,4 @@ def _throttled(sampler: Sampler, instance_names: list[str], start: float, end: f
     readings = [sampler.window_throttling(name, start, end) for name in instance_names]
     if not readings or any(r is None for r in readings):
         return None
-    return any(r["throttled_periods"] > 0 for r in readings if r is not None)
+    return any(r["throttled_periods"] > 0 for r in readings)

@@ -52,8 +52,9 @@ def paired_mean_latency(steps: Sequence[dict[str, Any]], paired: Sequence[int]) 
     the same seconds, the host neither too busy nor any group throttled), each step weighted by the
     requests it finished. None unless every paired step has a latency: a mean over part of them would be
     of other rates than the other groups'."""
-    rows = [s for s in steps if s.get("index") in set(paired)]
-    if not rows or len(rows) != len(set(paired)):
+    kept = set(paired)
+    rows = [s for s in steps if s.get("index") in kept]
+    if not rows or len(rows) != len(kept):
         return None
     weights = [s.get("completed") or 0 for s in rows]
     latencies = [s.get("mean_ms") for s in rows]
