@@ -456,11 +456,21 @@ def decide(result: ComparisonResult, p_holm: float | None, tost_p_holm: float | 
             if result.direction == STRADDLES
             else f"the 95 % interval excludes 1 but not after Holm over {rows} rows"
         )
-        runs = (
-            f"{need} fresh starts per side would give power {POWER:g} at the observed ratio {effect:.3g}"
-            if need
-            else f"more than {MAX_N} fresh starts per side at the observed ratio {effect:.3g}"
-        )
+        if effect != 1.0 and up != expected_up:
+            # More fresh starts at this ratio would decide against the claim: the number must not read as
+            # the cost of replicating it.
+            runs = f"the observed ratio {effect:.3g} lies on the other side of 1 from the expected one: " + (
+                f"at it, {need} fresh starts per side would give power {POWER:g} to show that opposite "
+                "direction, and no number of them the expected one"
+                if need
+                else f"at it, even {MAX_N} fresh starts per side would show neither direction with power {POWER:g}"
+            )
+        else:
+            runs = (
+                f"{need} fresh starts per side would give power {POWER:g} at the observed ratio {effect:.3g}"
+                if need
+                else f"more than {MAX_N} fresh starts per side at the observed ratio {effect:.3g}"
+            )
         result.reason = f"{why} ({p_text}); {runs} (n now {n})" + (
             f"; {magnitude_text}" if magnitude_text else ""
         )

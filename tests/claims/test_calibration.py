@@ -524,6 +524,17 @@ def test_an_undecided_direction_is_inconclusive_with_the_runs_it_needs() -> None
     assert r.n_needed is not None and r.n_needed > 5 and f"{r.n_needed} fresh starts per side" in r.reason
 
 
+def test_an_undecided_row_leaning_the_other_way_says_more_runs_would_not_replicate_it() -> None:
+    r = _row([104.0, 88.0, 96.0, 101.0, 91.0])
+    assert r.outcome == INCONCLUSIVE and r.direction == "straddles 1" and r.ratio is not None and r.ratio < 1
+    assert r.n_needed is not None and r.n_needed > 5
+    assert "on the other side of 1 from the expected one" in r.reason
+    assert (
+        f"{r.n_needed} fresh starts per side would give power 0.8 to show that opposite direction" in r.reason
+    )
+    assert "no number of them the expected one" in r.reason
+
+
 def test_holm_across_a_claims_rows_can_withhold_a_marginal_direction() -> None:
     marginal = [103.0, 100.5, 104.5, 101.0, 102.5]  # alone: p about 0.028
     alone = _row(marginal)
