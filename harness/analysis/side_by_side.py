@@ -135,7 +135,7 @@ def positive_text(value: float, digits: int) -> str:
 
 
 def digits_of(metric: Metric) -> int:
-    return 1 if metric.unit == "MiB" else 0
+    return {"MiB": 1, "ms": 2}.get(metric.unit, 0)
 
 
 def ratio_text(interval: dict[str, Any] | None) -> str:

@@ -8,6 +8,7 @@ import base64
 import csv
 import io
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +26,24 @@ QUESTIONS = {
     "stack_us": "Least CPU per request for the whole stack (app + its share of PostgreSQL)",
     "capacity_rps": "Most load under the SLO (p99 ≤ 50 ms, mean ≤ 8 ms)",
     "pss_mb": "Least memory (PSS of the whole deployment)",
+    "mean_ms": "Lowest mean latency (the same rates, in the same seconds)",
 }
 ASKED = [metric for metric in METRICS if metric.key in QUESTIONS]
+OPTIONAL = {"mean_ms"}
+"""Asked only of records that hold it: fresh starts stored before the cost steps kept each group's latency
+have none, and their comparison keeps its four answers."""
+TERMINAL = [metric for metric in METRICS if metric.key != "mean_ms"]
+"""The terminal's tables: a sixth column does not fit 80 columns; the latency is an answer line there."""
+
+
+def asked(summary: dict[str, Any]) -> list[Metric]:
+    return [
+        metric
+        for metric in ASKED
+        if metric.key not in OPTIONAL
+        or any((group.get(metric.key) or {}).get("values") for group in summary["groups"].values())
+    ]
+
 
 TEMPLATE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>bidbench side by side: {{ groups|join(', ') }}</title>
@@ -83,8 +100,8 @@ def group_cell(summary: dict[str, Any], label: str, metric: Metric) -> str:
 
 
 def how_sure(summary: dict[str, Any]) -> str:
-    """One plain sentence over the four answers: which ones held, and why the others are not sure."""
-    verdicts = [(metric, *sure(summary, metric)) for metric in ASKED]
+    """One plain sentence over the answers: which ones held, and why the others are not sure."""
+    verdicts = [(metric, *sure(summary, metric)) for metric in asked(summary)]
     unsure = [(metric, why) for metric, ok, why in verdicts if not ok]
     if not unsure:
         return f"Sure of all {len(verdicts)} answers: {verdicts[0][2].removeprefix('sure: ')}."
@@ -125,13 +142,13 @@ def _chart(summary: dict[str, Any], metric: Metric) -> str | None:
     return base64.b64encode(buffer.getvalue()).decode()
 
 
-def group_rows(summary: dict[str, Any]) -> list[tuple[str, list[str]]]:
-    return [(label, [group_cell(summary, label, m) for m in METRICS]) for label in summary["groups_compared"]]
+def group_rows(summary: dict[str, Any], metrics: Sequence[Metric] = METRICS) -> list[tuple[str, list[str]]]:
+    return [(label, [group_cell(summary, label, m) for m in metrics]) for label in summary["groups_compared"]]
 
 
-def ratio_rows(ratios: dict[str, Any]) -> list[tuple[str, list[str]]]:
+def ratio_rows(ratios: dict[str, Any], metrics: Sequence[Metric] = METRICS) -> list[tuple[str, list[str]]]:
     return [
-        (name, [ratio_text((ratio.get(m.key) or {}).get("interval")) for m in METRICS])
+        (name, [ratio_text((ratio.get(m.key) or {}).get("interval")) for m in metrics])
         for name, ratio in ratios.items()
     ]
 
@@ -164,9 +181,9 @@ def host_text(summary: dict[str, Any]) -> str:
 def render(summary: dict[str, Any]) -> str:
     answers = [
         {"question": QUESTIONS[m.key], "ranking": ranking(summary, m), "sure": sure(summary, m)[1]}
-        for m in ASKED
+        for m in asked(summary)
     ]
-    charts = [{"alt": m.label, "png": png} for m in ASKED if (png := _chart(summary, m)) is not None]
+    charts = [{"alt": m.label, "png": png} for m in asked(summary) if (png := _chart(summary, m)) is not None]
     invalid = {bad["folder"]: bad["reason"] for bad in summary["invalid"]}
     folders = [
         {"folder": folder, "valid": folder not in invalid, "reason": invalid.get(folder, "")}
@@ -201,7 +218,7 @@ def markdown(summary: dict[str, Any]) -> str:
         f"{summary['valid']} valid of {summary['fresh_starts']} fresh starts.",
         "",
     ]
-    lines += [f"- **{QUESTIONS[m.key]}:** {ranking(summary, m)}" for m in ASKED]
+    lines += [f"- **{QUESTIONS[m.key]}:** {ranking(summary, m)}" for m in asked(summary)]
     lines += ["", f"How sure: {how_sure(summary)}", "", "## Figures per group", ""]
     lines += _markdown_table(["group", *(f"{m.label} ({m.unit})" for m in METRICS)], group_rows(summary))
     lines += ["", "## Paired ratios", ""]
@@ -268,14 +285,18 @@ def _rich_table(title: str, columns: list[str], rows: list[tuple[str, list[str]]
 def print_summary(summary: dict[str, Any], json_out: Path | None = None, html: Path | None = None) -> None:
     """The comparison in the terminal (and as JSON and HTML): the answers, how sure, then the tables."""
     title = f"side by side: {summary['valid']} valid of {summary['fresh_starts']} fresh starts"
-    console.print(_rich_table(title, [f"{m.label} ({m.unit})" for m in METRICS], group_rows(summary)))
+    console.print(
+        _rich_table(title, [f"{m.label} ({m.unit})" for m in TERMINAL], group_rows(summary, TERMINAL))
+    )
     console.print(
         "[dim]Absolute figures depend on the host at the time; the ratios below are what compares.[/]"
     )
-    ratios = ratio_rows({label: summary["ratios"][label] for label in summary["groups_compared"][1:]})
+    ratios = ratio_rows(
+        {label: summary["ratios"][label] for label in summary["groups_compared"][1:]}, TERMINAL
+    )
     title = f"each group / {summary['baseline']}, paired by fresh start (95 % interval, CV of the ratio)"
-    console.print(_rich_table(title, [m.label for m in METRICS], ratios))
-    for metric in ASKED:
+    console.print(_rich_table(title, [m.label for m in TERMINAL], ratios))
+    for metric in asked(summary):
         console.print(f"- {QUESTIONS[metric.key]}: {ranking(summary, metric)}")
     console.print(f"- How sure: {how_sure(summary)}")
     for line in aa_check(summary):

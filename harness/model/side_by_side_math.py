@@ -28,6 +28,7 @@ METRICS: tuple[Metric, ...] = (
     Metric("db_us", "PostgreSQL CPU per request", "µs", "lower"),
     Metric("capacity_rps", "SLO capacity", "req/s", "higher"),
     Metric("pss_mb", "memory per deployment", "MiB", "lower"),
+    Metric("mean_ms", "mean latency at the shared rates", "ms", "lower"),
 )
 
 

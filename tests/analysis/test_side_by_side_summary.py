@@ -203,3 +203,39 @@ def test_no_mean_latency_from_part_of_the_paired_steps(
 
 def test_a_stored_record_without_steps_has_no_mean_latency() -> None:
     assert figures(_record(1.0))["java"]["mean_ms"] is None
+
+
+def _with_latency(record: dict[str, Any], mean_ms: dict[str, float]) -> dict[str, Any]:
+    """The cost steps' per-group latencies, both steps kept for every group."""
+    record["cost"]["paired_steps"] = [0, 1]
+    record["cost"]["steps"] = {
+        label: [{"index": k, "completed": 400, "mean_ms": ms} for k in (0, 1)]
+        for label, ms in mean_ms.items()
+    }
+    return record
+
+
+def test_the_latency_is_a_fifth_answer_where_the_records_hold_it() -> None:
+    from harness.analysis.side_by_side_report import TERMINAL, asked, how_sure, markdown
+
+    records = [
+        _with_latency(_three(h, 1.3), {"java": 1.2 * h, "node": 1.9 * h, "php": 2.6 * h})
+        for h in (1.0, 1.25, 0.8)
+    ]
+    summary = summarize(records)
+    latency = next(m for m in METRICS if m.key == "mean_ms")
+    assert summary["ratios"]["php"]["mean_ms"]["interval"]["centre"] == pytest.approx(2.6 / 1.2)
+    assert latency in asked(summary) and latency not in TERMINAL
+    assert ranking(summary, latency).startswith("java (1.20 ms) < node (1.90")
+    assert how_sure(summary).startswith("Sure of all 5 answers")
+    text = markdown(summary)
+    assert "Lowest mean latency (the same rates, in the same seconds):** java (1.20 ms)" in text
+    assert "mean latency at the shared rates (ms)" in text
+
+
+def test_records_without_latencies_keep_their_four_answers() -> None:
+    from harness.analysis.side_by_side_report import asked, how_sure
+
+    summary = summarize([_three(h, 1.3) for h in (1.0, 1.1, 0.95)])
+    assert [m.key for m in asked(summary)] == ["app_us", "stack_us", "capacity_rps", "pss_mb"]
+    assert how_sure(summary).startswith("Sure of all 4 answers")
