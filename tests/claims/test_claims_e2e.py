@@ -20,7 +20,12 @@ from harness.claims.verdict import INCONCLUSIVE
 pytestmark = pytest.mark.slow
 
 
-def test_one_claim_end_to_end_on_real_ladders(tmp_path: Path, database_url: str) -> None:
+def test_one_claim_end_to_end_on_real_ladders(
+    tmp_path: Path, database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A disturbed ladder stays invalid here instead of running again (test_replication.py tests the
+    # reruns): on a busy host the reruns tripled this test's time, and two ladders a side never decide.
+    monkeypatch.setattr(ladders, "DISTURBED_REDOS", 0)
     full = find("pereira-energy-ranking")
     claim = replace(
         full,
@@ -42,12 +47,10 @@ def test_one_claim_end_to_end_on_real_ladders(tmp_path: Path, database_url: str)
     rates = {"node": (100.0, 150.0, 220.0, 330.0), "php": (100.0, 150.0, 220.0, 330.0)}
     lines: list[str] = []
     observations = ladders.run(claim, size, todo, tmp_path, rates=rates, on_run=lines.append)
-    # a ladder the host disturbed (the suite's other workers count as another tenant) runs again in place
-    kept = [line for line in lines if "running it again" not in line]
-    assert [line.split(" ladder")[0] for line in kept] == ["node/node", "php/php", "node/node", "php/php"]
-    final = {key: [r for r in records if not r.get("run_again")] for key, records in observations.items()}
+    assert [line.split(" ladder")[0] for line in lines] == ["node/node", "php/php", "node/node", "php/php"]
+    assert not any(r.get("run_again") for records in observations.values() for r in records)
     for key in (("node", "node"), ("php", "php")):
-        assert len(final[key]) == 2
+        assert len(observations[key]) == 2
         for record in observations[key]:
             assert record["run"] and (tmp_path / record["run"] / "metrics.json").exists()
             # on a busy shared host a ladder may be invalid (host saturated): then it is stored and
@@ -67,7 +70,7 @@ def test_one_claim_end_to_end_on_real_ladders(tmp_path: Path, database_url: str)
     assert all(run in text for run in record["runs"])
     # a rerun reuses every stored ladder, the last of each repetition: nothing runs
     again: list[str] = []
-    assert ladders.run(claim, size, todo, tmp_path, rates=rates, on_run=again.append) == final
+    assert ladders.run(claim, size, todo, tmp_path, rates=rates, on_run=again.append) == observations
     assert again == []
     # the verdict is recomputed from the stored folders alone
     size2, quick, recomputed = runner.from_folders(claim, [tmp_path / r for r in record["runs"]])
