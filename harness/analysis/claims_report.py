@@ -553,13 +553,39 @@ def restore_evidence(where: Path, results_dir: Path) -> None:
         )
 
 
+def judged_now(
+    claims: Sequence[Claim], records: Sequence[dict[str, Any]], results_dir: Path
+) -> list[dict[str, Any]]:
+    """Each stored verdict judged again by today's code from its folders' records, as `--from-evidence`
+    does, so that the report and its evidence never show a reason or a label an older version wrote. A
+    verdict whose folders are gone is shown as stored (it gets no evidence); one whose folders disagree
+    with the values it used is shown as stored, and named."""
+    by_id = {claim.id: claim for claim in claims}
+    out = []
+    for record in records:
+        claim = by_id.get(record["claim_id"])
+        try:
+            again = evidence.rejudged(claim, record, results_dir) if claim else record
+        except evidence.EvidenceError as exc:
+            if "lacks the records" not in str(exc):
+                console.print(f"[yellow]{exc}; shown as stored[/]")
+            again = record
+        if again["outcome"] != record["outcome"]:
+            console.print(
+                f"[yellow]{record['claim_id']}: stored {record['outcome']}, judged now {again['outcome']}[/]"
+            )
+        out.append(again)
+    return out
+
+
 def write(claims: Sequence[Claim], results_dir: Path | None = None, target: Path | None = None) -> Path:
     target = target or REPORT
     target.parent.mkdir(parents=True, exist_ok=True)
     where = target.parent / "evidence"
     restore_evidence(where, results_dir or paths.RESULTS)
     directory = verdicts_dir(results_dir)
-    records = of_current_design(claims, load_verdicts(directory) if directory.is_dir() else [])
+    stored = of_current_design(claims, load_verdicts(directory) if directory.is_dir() else [])
+    records = judged_now(claims, stored, results_dir or paths.RESULTS)
     report_git = git_state()
     target.write_text(render(claims, records, results_dir, report_git), encoding="utf-8")
     # The evidence is rewritten with every report, so the two always agree; a report whose cited folders

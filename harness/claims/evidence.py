@@ -232,35 +232,39 @@ def recomputed(claims: Sequence[Claim], content: dict[str, bytes]) -> Iterator[R
             claim = by_id.get(record["claim_id"])
             if claim is None:
                 raise EvidenceError(f"verdicts/{record['claim_id']}: no such claim in claims/")
-            runs = [str(r) for r in record.get("runs", [])]
-            absent = [r for r in runs if not (root / r / "manifest.json").is_file()]
-            if absent:
-                raise EvidenceError(
-                    f"{claim.id}: the evidence lacks the records of {', '.join(absent)}; nothing was recomputed"
-                )
-            if record.get("method") is None:
-                # the previous statistics: kept as stored, and the report marks them so
-                records.append(record)
-                continue
-            try:
-                size, quick, observations = from_folders(claim, [root / r for r in runs])
-            except ValueError as exc:
-                raise EvidenceError(f"{claim.id}: {exc}") from exc
-            size = _size(record["settings"]) if record.get("settings") else size
-            # the folders cannot always tell the sizes apart (side-by-side fresh starts share a group key)
-            quick = record.get("size", "quick" if quick else "full") != "full"
-            if _comparable(observations) != _comparable(_observed(record)):
-                raise EvidenceError(
-                    f"{claim.id}: the values recomputed from the folders' records differ from the values the "
-                    f"stored verdict used (verdicts/{verdict_file_name(record)})"
-                )
-            verdict = judge_claim(claim, size, observations)
-            verdict.observations = observations
-            again = verdict_record(claim, size, quick, verdict)
-            again["created_utc"] = record["created_utc"]
-            # as stored: through JSON, non-finite figures as null
-            again = json.loads(json.dumps(finite(again), allow_nan=False))
+            again = rejudged(claim, record, root)
             if again["outcome"] != record["outcome"]:
                 differences.append(f"{claim.id}: stored {record['outcome']}, recomputed {again['outcome']}")
             records.append(again)
         yield Recomputed(records, differences, root, report_git)
+
+
+def rejudged(claim: Claim, record: dict[str, Any], root: Path) -> dict[str, Any]:
+    """A stored verdict judged again by today's code from its folders' records under `root`, keeping its
+    time; one stored with the previous statistics is kept as stored (the report marks it so)."""
+    runs = [str(r) for r in record.get("runs", [])]
+    absent = [r for r in runs if not (root / r / "manifest.json").is_file()]
+    if absent:
+        raise EvidenceError(
+            f"{claim.id}: the evidence lacks the records of {', '.join(absent)}; nothing was recomputed"
+        )
+    if record.get("method") is None:
+        return record
+    try:
+        size, quick, observations = from_folders(claim, [root / r for r in runs])
+    except ValueError as exc:
+        raise EvidenceError(f"{claim.id}: {exc}") from exc
+    size = _size(record["settings"]) if record.get("settings") else size
+    # the folders cannot always tell the sizes apart (side-by-side fresh starts share a group key)
+    quick = record.get("size", "quick" if quick else "full") != "full"
+    if _comparable(observations) != _comparable(_observed(record)):
+        raise EvidenceError(
+            f"{claim.id}: the values recomputed from the folders' records differ from the values the "
+            f"stored verdict used (verdicts/{verdict_file_name(record)})"
+        )
+    verdict = judge_claim(claim, size, observations)
+    verdict.observations = observations
+    again = verdict_record(claim, size, quick, verdict)
+    again["created_utc"] = record["created_utc"]
+    # as stored: through JSON, non-finite figures as null
+    return json.loads(json.dumps(finite(again), allow_nan=False))

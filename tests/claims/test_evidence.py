@@ -459,3 +459,22 @@ def test_rows_of_several_implementations_are_matched_by_implementation_and_named
     # the claim's details name each expectation once; the claims table has a row per implementation
     report = claims_report.render([claim], [first, second], tmp_path, report_git={"commit": "0" * 40})
     assert f"- expected: {'; '.join(expected)}\n" in report
+
+
+def test_the_report_judges_the_stored_verdicts_again_with_todays_code(tmp_path: Path) -> None:
+    """A reason an older version stored is not what the report shows: the report judges the stored runs
+    again, as --from-evidence does; a verdict whose folders are gone is shown as stored."""
+    results = tmp_path / "results"
+    _verdicts(results)
+    [path] = list((results / "claims").glob("thesis-table-7.2-quick-*.json"))
+    stale = json.loads(path.read_text())
+    today = stale["comparisons"][0]["reason"]
+    stale["comparisons"][0]["reason"] = "a reason an older version wrote"
+    path.write_text(json.dumps(stale))
+    report = claims_report.write(_claims(), results, tmp_path / "docs" / "REPORT.md").read_text()
+    assert today in report and "a reason an older version wrote" not in report
+    content = evidence.read(tmp_path / "docs" / "evidence")
+    archived = json.loads(content[_member(sorted(content), "thesis-table-7.2-quick-")])
+    assert archived["comparisons"][0]["reason"] == today
+    gone = dict(stale, created_utc="2026-01-01T00:00:00Z", runs=["no-such-folder"])
+    assert claims_report.judged_now(_claims(), [gone], results) == [gone]
