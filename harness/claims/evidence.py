@@ -257,11 +257,20 @@ def rejudged(claim: Claim, record: dict[str, Any], root: Path) -> dict[str, Any]
     size = _size(record["settings"]) if record.get("settings") else size
     # the folders cannot always tell the sizes apart (side-by-side fresh starts share a group key)
     quick = record.get("size", "quick" if quick else "full") != "full"
-    if _comparable(observations) != _comparable(_observed(record)):
+    stored = _observed(record)
+    if _comparable(observations) != _comparable(stored):
         raise EvidenceError(
             f"{claim.id}: the values recomputed from the folders' records differ from the values the "
             f"stored verdict used (verdicts/{verdict_file_name(record)})"
         )
+    # That a ladder was run again because the host disturbed it is known to the run, not to its folder.
+    observations = {
+        key: [
+            {**r, **({"run_again": True} if s.get("run_again") else {})}
+            for r, s in zip(runs, stored[key], strict=True)
+        ]
+        for key, runs in observations.items()
+    }
     verdict = judge_claim(claim, size, observations)
     verdict.observations = observations
     again = verdict_record(claim, size, quick, verdict)

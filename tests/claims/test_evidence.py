@@ -470,11 +470,13 @@ def test_the_report_judges_the_stored_verdicts_again_with_todays_code(tmp_path: 
     stale = json.loads(path.read_text())
     today = stale["comparisons"][0]["reason"]
     stale["comparisons"][0]["reason"] = "a reason an older version wrote"
+    stale["observations"][0]["runs"][0]["run_again"] = True  # known to the run, not to its folder
     path.write_text(json.dumps(stale))
     report = claims_report.write(_claims(), results, tmp_path / "docs" / "REPORT.md").read_text()
     assert today in report and "a reason an older version wrote" not in report
     content = evidence.read(tmp_path / "docs" / "evidence")
     archived = json.loads(content[_member(sorted(content), "thesis-table-7.2-quick-")])
     assert archived["comparisons"][0]["reason"] == today
+    assert [r.get("run_again", False) for r in archived["observations"][0]["runs"]][:2] == [True, False]
     gone = dict(stale, created_utc="2026-01-01T00:00:00Z", runs=["no-such-folder"])
     assert claims_report.judged_now(_claims(), [gone], results) == [gone]
