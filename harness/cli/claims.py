@@ -341,7 +341,8 @@ def register(app: typer.Typer) -> None:
             bool,
             typer.Option(
                 "--report",
-                help="Only regenerate docs/replication/REPORT.md (and the evidence beside it) from stored verdicts.",
+                help="Only regenerate docs/replication/REPORT.md (and the evidence beside it) from the stored verdicts, "
+                "each judged again from its result folders by this version.",
             ),
         ] = False,
         from_evidence: Annotated[
