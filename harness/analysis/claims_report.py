@@ -564,11 +564,15 @@ def judged_now(
     out = []
     for record in records:
         claim = by_id.get(record["claim_id"])
+        if claim is None or not all(
+            (results_dir / str(r) / MANIFEST).is_file() for r in record.get("runs", [])
+        ):
+            out.append(record)
+            continue
         try:
-            again = evidence.rejudged(claim, record, results_dir) if claim else record
+            again = evidence.rejudged(claim, record, results_dir)
         except evidence.EvidenceError as exc:
-            if "lacks the records" not in str(exc):
-                console.print(f"[yellow]{exc}; shown as stored[/]")
+            console.print(f"[yellow]{exc}; shown as stored[/]")
             again = record
         if again["outcome"] != record["outcome"]:
             console.print(

@@ -267,9 +267,9 @@ def rejudged(claim: Claim, record: dict[str, Any], root: Path) -> dict[str, Any]
     observations = {
         key: [
             {**r, **({"run_again": True} if s.get("run_again") else {})}
-            for r, s in zip(runs, stored[key], strict=True)
+            for r, s in zip(seen, stored[key], strict=True)
         ]
-        for key, runs in observations.items()
+        for key, seen in observations.items()
     }
     verdict = judge_claim(claim, size, observations)
     verdict.observations = observations
