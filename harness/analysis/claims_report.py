@@ -564,9 +564,7 @@ def judged_now(
     out = []
     for record in records:
         claim = by_id.get(record["claim_id"])
-        if claim is None or not all(
-            (results_dir / str(r) / MANIFEST).is_file() for r in record.get("runs", [])
-        ):
+        if claim is None or evidence.missing_folders(record, results_dir):
             out.append(record)
             continue
         try:

@@ -232,6 +232,11 @@ def recomputed(claims: Sequence[Claim], content: dict[str, bytes]) -> Iterator[R
             claim = by_id.get(record["claim_id"])
             if claim is None:
                 raise EvidenceError(f"verdicts/{record['claim_id']}: no such claim in claims/")
+            absent = missing_folders(record, root)
+            if absent:
+                raise EvidenceError(
+                    f"{claim.id}: the evidence lacks the records of {', '.join(absent)}; nothing was recomputed"
+                )
             again = rejudged(claim, record, root)
             if again["outcome"] != record["outcome"]:
                 differences.append(f"{claim.id}: stored {record['outcome']}, recomputed {again['outcome']}")
@@ -239,15 +244,16 @@ def recomputed(claims: Sequence[Claim], content: dict[str, bytes]) -> Iterator[R
         yield Recomputed(records, differences, root, report_git)
 
 
+def missing_folders(record: dict[str, Any], root: Path) -> list[str]:
+    """The result folders a stored verdict cites that have no records under `root`."""
+    return [str(r) for r in record.get("runs", []) if not (root / str(r) / "manifest.json").is_file()]
+
+
 def rejudged(claim: Claim, record: dict[str, Any], root: Path) -> dict[str, Any]:
-    """A stored verdict judged again by today's code from its folders' records under `root`, keeping its
-    time; one stored with the previous statistics is kept as stored (the report marks it so)."""
+    """A stored verdict judged again by today's code from its folders' records under `root` (every one
+    present: `missing_folders`), keeping its time; one stored with the previous statistics is kept as
+    stored (the report marks it so)."""
     runs = [str(r) for r in record.get("runs", [])]
-    absent = [r for r in runs if not (root / r / "manifest.json").is_file()]
-    if absent:
-        raise EvidenceError(
-            f"{claim.id}: the evidence lacks the records of {', '.join(absent)}; nothing was recomputed"
-        )
     if record.get("method") is None:
         return record
     try:
