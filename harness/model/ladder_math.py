@@ -104,7 +104,8 @@ def cost_fit(
         (float(low) * 1e6, float(high) * 1e6),
         float(fit.params[0]) / step_s * 100,
         len(rows),
-        float(fit.rsquared),
+        # A flat line has no spread for R² to explain: statsmodels would divide by zero.
+        float(fit.rsquared) if max(y) > min(y) else None,
     )
 
 

@@ -3,6 +3,7 @@ ladder end to end against a real app."""
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
@@ -67,6 +68,18 @@ def test_with_the_idle_cpu_read_only_the_slope_is_fitted() -> None:
     single = cost_fit(steps[:1], idle_pct=10.0)
     assert single is not None and single.us_per_request == pytest.approx(120.0 + 0.004 / 600 * 1e6)
     assert single.ci95 is None
+
+
+def test_a_flat_cpu_line_has_no_r_squared_and_no_division_by_zero() -> None:
+    # Every step used the same CPU: a slope of 0 that explains nothing, and no spread for R² to divide by.
+    steps = [step(r, 2.0, True, 0.5) for r in (200, 300, 450)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fit = cost_fit(steps)
+    assert fit is not None and fit.us_per_request == pytest.approx(0.0, abs=1e-9)
+    assert fit.r_squared is None
+    sloped = cost_fit([step(r, 2.0, True) for r in (200, 300, 450)])
+    assert sloped is not None and sloped.r_squared == pytest.approx(1.0)
 
 
 def test_the_cost_is_the_slope_and_the_idle_cpu_the_intercept() -> None:
