@@ -104,8 +104,7 @@ def cost_fit(
         (float(low) * 1e6, float(high) * 1e6),
         float(fit.params[0]) / step_s * 100,
         len(rows),
-        # A flat line has no spread for R² to explain: statsmodels would divide by zero.
-        float(fit.rsquared) if max(y) > min(y) else None,
+        _r_squared(fit, y),
     )
 
 
@@ -122,9 +121,15 @@ def _cost_through_idle(rows: Sequence[Mapping[str, Any]], cpu_key: str, idle_pct
         interval,
         idle_pct,
         len(rows),
-        float(fit.rsquared) if len(rows) >= 2 else None,
+        _r_squared(fit, above_idle),
         idle_measured=True,
     )
+
+
+def _r_squared(fit: Any, y: Sequence[float]) -> float | None:
+    """R² of a fit over two steps or more; None for a flat line, which leaves R² no spread to explain
+    (statsmodels would divide by zero)."""
+    return float(fit.rsquared) if len(y) >= 2 and max(y) > min(y) else None
 
 
 def capacity(

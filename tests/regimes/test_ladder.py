@@ -76,8 +76,11 @@ def test_a_flat_cpu_line_has_no_r_squared_and_no_division_by_zero() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         fit = cost_fit(steps)
+        # Through the idle CPU, at one rate: statsmodels takes the single x column for a constant.
+        through_idle = cost_fit([step(300, 2.0, True, 0.5) for _ in range(3)], idle_pct=10.0)
     assert fit is not None and fit.us_per_request == pytest.approx(0.0, abs=1e-9)
     assert fit.r_squared is None
+    assert through_idle is not None and through_idle.r_squared is None
     sloped = cost_fit([step(r, 2.0, True) for r in (200, 300, 450)])
     assert sloped is not None and sloped.r_squared == pytest.approx(1.0)
 
