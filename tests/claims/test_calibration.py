@@ -257,6 +257,8 @@ class Rerun:
     """The share of data sets with at least MIN_N_INFERENCE valid fresh starts on each side."""
     shift: float
     """The mean of the log ratio minus the true log ratio, over every data set (both sides' valid values)."""
+    valid: float
+    """The mean share of a side's slots that end with a valid value."""
 
 
 def disturbed_attempts(z: np.ndarray, p: float, correlated: bool, rng: np.random.Generator) -> np.ndarray:
@@ -322,6 +324,7 @@ def rerun_rule(
         float(np.mean(covered[judged])),
         float(np.mean(judged)),
         float(np.mean((mean_b - mean_a)[both])) - math.log(true_ratio),
+        float(np.mean(na + nb)) / (2 * n),
     )
 
 
@@ -374,7 +377,9 @@ def test_when_the_host_disturbs_one_sides_high_readings_more_the_bias_is_the_tru
     error = 4 * sd_log(cv) * math.sqrt(2 / (n * SIMULATIONS)) + 0.002
     assert abs(with_redos.shift - expected) <= error, (with_redos, expected)
     assert abs(without.shift - expected) <= error, (without, expected)
-    assert with_redos.judged > without.judged, (with_redos, without)
+    # at large n nearly every data set is judged either way: the redos show in the values each side keeps
+    assert with_redos.valid > without.valid, (with_redos, without)
+    assert with_redos.judged >= without.judged, (with_redos, without)
 
 
 # --- one side below its first step (a floor) ---------------------------------------------------------
