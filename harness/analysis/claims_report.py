@@ -55,13 +55,20 @@ COLUMNS = [
 
 
 def of_current_design(claims: Sequence[Claim], records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The verdicts of the design each claim runs now: a claim moved from apart to side by side is another
-    experiment, its YAML says so in `changed_after_data`, and its earlier verdicts cannot be recomputed
-    from it."""
-    design = {claim.id: claim.design for claim in claims}
-    return [
-        r for r in records if r.get("design", "apart") == design.get(r["claim_id"], r.get("design", "apart"))
-    ]
+    """The verdicts of the design each claim runs now: a claim moved from apart to side by side, or to
+    ladders of another shape (one declared grid for every cell), is another experiment, its YAML says so in
+    `changed_after_data`, and its earlier verdicts cannot be recomputed from it."""
+    by_id = {claim.id: claim for claim in claims}
+
+    def current(record: dict[str, Any]) -> bool:
+        claim = by_id.get(record["claim_id"])
+        if claim is None:
+            return True
+        shape = (record.get("settings") or {}).get("ladder")
+        size = claim.quick if record.get("size") == "quick" else claim.full
+        return record.get("design", "apart") == claim.design and (shape is None or shape == size.ladder.key())
+
+    return [r for r in records if current(r)]
 
 
 def newest(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -119,15 +126,23 @@ def passed_over(records: Sequence[dict[str, Any]], latest: dict[str, Any]) -> li
     ]
 
 
+def _ladder(record: dict[str, Any]) -> Any:
+    return (record.get("settings") or {}).get("ladder")
+
+
 def smaller_size(records: Sequence[dict[str, Any]], latest: dict[str, Any]) -> list[dict[str, Any]]:
     """The quick-size verdicts (the newest and the replication it is compared with) a full-size verdict
-    superseded: the report keeps them, so a reader sees what the smaller size said before the full one ran."""
+    superseded: the report keeps them, so a reader sees what the smaller size said before the full one ran.
+    Only those of the full size's ladder shape: a quick verdict on another grid was another experiment."""
     if latest.get("size") != "full":
         return []
     quick = [
         r
         for r in records
-        if r["claim_id"] == latest["claim_id"] and r.get("size") == "quick" and r.get("method") is not None
+        if r["claim_id"] == latest["claim_id"]
+        and r.get("size") == "quick"
+        and r.get("method") is not None
+        and _ladder(r) == _ladder(latest)
     ]
     quick = [r for r in quick if measured(r)] or quick
     return _with_earlier(records, quick[-1]) if quick else []

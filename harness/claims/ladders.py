@@ -54,7 +54,7 @@ def ran_again(observations: Mapping[Any, Sequence[Mapping[str, Any]]]) -> int:
 
 def settings_for(shape: LadderShape) -> Any:
     return ladder.LadderSettings(
-        **asdict(shape),
+        **{k: v for k, v in asdict(shape).items() if k != "break_rps"},
         # Six steps in a 120-minute budget: one geometric grid, two overloaded steps to stop, one pass, and
         # calibrations from 400 req/s per CPU, since some variants are far slower than the defaults. The
         # pre-warm without the quota, the warm-up, the kernel's CFS period and the idle CPU as the intercept
@@ -88,7 +88,7 @@ def fingerprint(size: Size, cell: Any) -> dict[str, Any]:
         "instances": cell_instances(size, cell),
         "with_indexes": v.with_indexes,
         "mix": size.mix,
-        "ladder": asdict(size.ladder),
+        "ladder": size.ladder.key(),
     }
 
 
@@ -239,7 +239,8 @@ def run(
     on_run: Callable[[str], None] = lambda _: None,
 ) -> dict[tuple[str, str], list[dict[str, Any]]]:
     """Calibrate each cell that still has ladders to run (or reuse its stored calibration), then run the
-    ladders interleaved, reusing every stored one. `rates` (per impl) skips the calibration."""
+    ladders interleaved, reusing every stored one. `rates` (per impl), or a break the claim declares
+    (`LadderShape.break_rps`, one grid for every cell), skips the calibration."""
     settings = settings_for(size.ladder)
     observations: dict[tuple[str, str], list[dict[str, Any]]] = {(c.impl, c.variant.name): [] for c in todo}
     cell_rates: dict[int, tuple[float, ...] | None] = {}
@@ -249,6 +250,9 @@ def run(
             continue
         if rates and cell.impl in rates:
             cell_rates[k] = tuple(rates[cell.impl])
+            continue
+        if size.ladder.break_rps:
+            cell_rates[k] = ladder.ladder_rates(size.ladder.break_rps, settings)
             continue
         base = base_plan(size, cell, results_dir)
         entry = stored(calibration_group(size, cell), 0, results_dir)
@@ -338,7 +342,12 @@ def starts_left(
         starts = [(group_of(size, cell), fresh_start_s(size.ladder))]
         cell_s, cell_run, cell_done = count_starts(starts, size.repetitions, results_dir, counted)
         calibration = (calibration_group(size, cell), 0)
-        if cell_run and calibration not in counted and stored(*calibration, results_dir) is None:
+        if (
+            cell_run
+            and not size.ladder.break_rps
+            and calibration not in counted
+            and stored(*calibration, results_dir) is None
+        ):
             counted.add(calibration)
             cell_s += fresh_start_s(size.ladder, calibration=True)
             cell_run += 1

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -60,6 +60,21 @@ class LadderShape:
     warmup_s: float = LadderSettings.warmup_s
     prewarm_max_s: float = 40.0
     calibration_step_s: float = 1.5
+    break_rps: float | None = None
+    """The SLO break every cell's steps are built from (LadderSettings `low` to `high` times it), declared
+    in the YAML instead of calibrated per cell: two variants of one app this close would otherwise each read
+    their own grid, and a saturation read off a grid differs with it (docs/lab/2026-12-01-fig-6.2-grids-at-20.md).
+    None: each cell calibrates its own."""
+
+    def __post_init__(self) -> None:
+        if self.break_rps is not None:
+            # 3417 and 3417.0 in a YAML file are one break, and one key
+            object.__setattr__(self, "break_rps", float(self.break_rps))
+
+    def key(self) -> dict[str, Any]:
+        """The shape as ladders and verdicts are keyed on it: a declared break only when there is one, so
+        the keys of ladders that calibrate each cell, and the settings of their verdicts, stay as stored."""
+        return {k: v for k, v in asdict(self).items() if not (k == "break_rps" and v is None)}
 
 
 @dataclass(frozen=True)
@@ -76,6 +91,10 @@ class Size:
     preset: str = ""
     """design side-by-side: the side-by-side preset its fresh starts run (harness/model/side_by_side.py
     PRESETS), fixed in the YAML like the repetitions; the schema requires it with that design."""
+
+    def settings(self) -> dict[str, Any]:
+        """The size as a verdict stores it (harness/claims/store.py), its ladder as keyed."""
+        return {**asdict(self), "ladder": self.ladder.key()}
 
 
 @dataclass(frozen=True)

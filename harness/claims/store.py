@@ -6,7 +6,6 @@ result folders it names.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -64,7 +63,7 @@ def verdict_record(claim: Claim, size: Size, quick: bool, verdict: ClaimVerdict)
         "metric": claim.metric,
         "design": claim.design,
         "size": "quick" if quick else "full",
-        "settings": asdict(size),
+        "settings": size.settings(),
         "created_utc": utc_now(),
         "outcome": verdict.outcome,
         "reason": verdict.reason,

@@ -330,6 +330,21 @@ def test_a_full_size_verdict_keeps_the_quick_ones_it_superseded_and_says_how_it_
     assert result.differences == [] and result.report == text
 
 
+def test_a_quick_verdict_on_another_ladder_shape_is_not_shown_before_the_full_size(tmp_path: Path) -> None:
+    """A quick verdict whose ladders had another grid (a declared break against calibrated ones) was
+    another experiment: the full verdict does not cite it as what its quick size said."""
+    results = tmp_path / "results"
+    table, size, _, verdict = _table_72_verdict(results)
+    other = replace(size, ladder=replace(size.ladder, break_rps=3000.0))
+    save_verdict(verdict_record(table, other, True, verdict), results)
+    save_verdict(verdict_record(table, size, False, verdict), results)
+    text = claims_report.write(_claims(), results, tmp_path / "docs" / "REPORT.md").read_text(
+        encoding="utf-8"
+    )
+    assert "`thesis-table-7.2` (full, " in text
+    assert "- before the full size" not in text
+
+
 def test_a_verdict_of_a_design_the_claim_no_longer_runs_is_not_shown(tmp_path: Path) -> None:
     """The Java instances claim ran apart and now runs side by side: its apart verdicts are another
     experiment, which its YAML's notes describe, and the report and the evidence leave them out."""

@@ -374,6 +374,58 @@ def test_a_claims_ladder_keeps_the_shape_of_its_stored_verdicts_and_is_keyed_on_
     assert ladders.fingerprint(claim.quick, cell)["method"] == ladder_regime.METHOD_VERSION
 
 
+def test_a_declared_break_gives_every_cell_one_grid_and_no_calibration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two variants of one app calibrated apart can read different grids; a break the claim declares
+    (`ladder.break_rps`) builds one grid for every cell, runs no calibration, and is counted so."""
+    from types import SimpleNamespace
+
+    from harness.record.folders import RunFolder
+    from harness.record.verdict import Verdict
+
+    claim = find("thesis-fig-6.2-pool-size")
+    size = replace(claim.quick, repetitions=2, ladder=replace(claim.quick.ladder, break_rps=3000.0))
+    grids: dict[str, tuple[float, ...]] = {}
+
+    def no_calibration(*_: Any, **__: Any) -> Any:
+        raise AssertionError("a declared break runs no calibration")
+
+    def plan_of(base: Any, impl: str, instances: int, repetition: int, rates: Any, settings: Any) -> Any:
+        grids[base.variant] = tuple(rates)
+        return base
+
+    def fake_run(plan: Any, prewarm_rate: float, quiet: bool = False) -> Any:
+        folder = RunFolder(tmp_path / f"run-{plan.variant}-{len(list(tmp_path.iterdir()))}")
+        return SimpleNamespace(
+            verdict=Verdict(True, [], {}), metrics={}, status="completed", folder=folder, reason=""
+        )
+
+    monkeypatch.setattr(ladders.ladder, "calibrate", no_calibration)
+    monkeypatch.setattr(ladders.ladder, "ladder_plan", plan_of)
+    monkeypatch.setattr(ladders.ladder, "run_one", fake_run)
+    todo = cells(claim, size)
+    observed = ladders.run(claim, size, todo, tmp_path)
+    settings = ladders.settings_for(size.ladder)
+    assert grids == {c.variant.name: ladders.ladder.ladder_rates(3000.0, settings) for c in todo}
+    assert sorted(len(records) for records in observed.values()) == [2, 2]
+    seconds, to_run, _ = ladders.starts_left(size, todo, tmp_path / "none", set())
+    assert to_run == 2 * len(todo) and seconds == to_run * ladders.fresh_start_s(size.ladder)
+
+
+def test_a_declared_break_is_keyed_and_stored_and_an_undeclared_one_changes_no_key() -> None:
+    claim = find("thesis-fig-6.2-pool-size")
+    cell = cells(claim, claim.full)[0]
+    calibrated = replace(claim.full, ladder=replace(claim.full.ladder, break_rps=None))
+    declared = replace(claim.full, ladder=replace(claim.full.ladder, break_rps=3000))
+    assert "break_rps" not in ladders.fingerprint(calibrated, cell)["ladder"]
+    assert "break_rps" not in calibrated.settings()["ladder"]
+    assert ladders.fingerprint(declared, cell)["ladder"]["break_rps"] == 3000.0
+    assert declared.settings()["ladder"]["break_rps"] == 3000.0
+    assert ladders.group_of(declared, cell) != ladders.group_of(calibrated, cell)
+    assert claim.full.ladder.break_rps == 3417.0 == claim.quick.ladder.break_rps
+
+
 def test_shared_ladders_are_counted_once() -> None:
     pereira, table72 = find("pereira-energy-ranking"), find("thesis-table-7.2")
     java72 = [c for c in runner.cells(table72, table72.quick) if c.impl == "java"][0]
