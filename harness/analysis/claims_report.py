@@ -57,7 +57,8 @@ COLUMNS = [
 def of_current_design(claims: Sequence[Claim], records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """The verdicts of the design each claim runs now: a claim moved from apart to side by side, or to
     ladders of another shape (one declared grid for every cell), is another experiment, its YAML says so in
-    `changed_after_data`, and its earlier verdicts cannot be recomputed from it."""
+    `changed_after_data`, and its earlier verdicts cannot be recomputed from it. A quick size on another
+    grid than the claim's quick size now is not what its full size superseded either."""
     by_id = {claim.id: claim for claim in claims}
 
     def current(record: dict[str, Any]) -> bool:
@@ -126,23 +127,15 @@ def passed_over(records: Sequence[dict[str, Any]], latest: dict[str, Any]) -> li
     ]
 
 
-def _ladder(record: dict[str, Any]) -> Any:
-    return (record.get("settings") or {}).get("ladder")
-
-
 def smaller_size(records: Sequence[dict[str, Any]], latest: dict[str, Any]) -> list[dict[str, Any]]:
     """The quick-size verdicts (the newest and the replication it is compared with) a full-size verdict
-    superseded: the report keeps them, so a reader sees what the smaller size said before the full one ran.
-    Only those of the full size's ladder shape: a quick verdict on another grid was another experiment."""
+    superseded: the report keeps them, so a reader sees what the smaller size said before the full one ran."""
     if latest.get("size") != "full":
         return []
     quick = [
         r
         for r in records
-        if r["claim_id"] == latest["claim_id"]
-        and r.get("size") == "quick"
-        and r.get("method") is not None
-        and _ladder(r) == _ladder(latest)
+        if r["claim_id"] == latest["claim_id"] and r.get("size") == "quick" and r.get("method") is not None
     ]
     quick = [r for r in quick if measured(r)] or quick
     return _with_earlier(records, quick[-1]) if quick else []
