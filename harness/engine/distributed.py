@@ -121,8 +121,7 @@ def merge(inputs: Sequence[Path], out: Path, binary: Path | None = None) -> dict
         raise UserError(f"{DRIVER} merge took more than {MERGE_TIMEOUT_S:g} s") from exc
     if done.returncode != 0:
         raise UserError(f"{DRIVER} merge failed (exit {done.returncode}):\n{done.stderr.strip()[-2000:]}")
-    merged: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
-    return merged
+    return json.loads(out.read_text(encoding="utf-8"))
 
 
 def load_settings(summary: dict[str, Any]) -> LoadSettings:

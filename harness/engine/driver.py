@@ -241,6 +241,7 @@ class DriverProcess:
 
 
 SUMMARY_COUNTS = ("requests", "ok", "app_errors", "sys_errors", "late_sends")
+SUMMARY_OPTIONAL = ("offered_rps", "latency_sent_ms", "measure_start_unix", "steps", "ladder", "max_inflight")
 
 
 def digest_summary(summary: dict[str, Any]) -> dict[str, Any]:
@@ -258,16 +259,6 @@ def digest_summary(summary: dict[str, Any]) -> dict[str, Any]:
         "latency_ms": summary["latency_ms"],
         "over_1s": int(summary.get("over_1s") or 0),
         **{key: summary.get(key, {}) for key in ("per_type", "server_timing_ms", "statuses")},
-        **{
-            key: summary.get(key)
-            for key in (
-                "offered_rps",
-                "latency_sent_ms",
-                "measure_start_unix",
-                "steps",
-                "ladder",
-                "max_inflight",
-            )
-        },
+        **{key: summary.get(key) for key in SUMMARY_OPTIONAL},
         "max_conns": (summary.get("settings") or {}).get("max_conns"),
     }

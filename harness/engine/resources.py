@@ -184,9 +184,8 @@ class ResourceGroup(ABC):
         cpu = self.cpu_seconds()
         read_at = (before + time.monotonic()) / 2
         procs = process_memory(self.pids())
-        return Usage(
-            cpu, sum(p.rss_bytes for p in procs), sum(p.pss_bytes for p in procs), tuple(procs), read_at
-        )
+        rss, pss = sum(p.rss_bytes for p in procs), sum(p.pss_bytes for p in procs)
+        return Usage(cpu, rss, pss, tuple(procs), read_at)
 
     def _cpu_stat(self) -> Path | None:
         return None
@@ -209,8 +208,7 @@ class ResourceGroup(ABC):
         """Remove the group. The caller has stopped its processes."""
 
     def wrap(self, argv: list[str]) -> list[str]:
-        """The command that starts argv inside the group (only the systemd backend wraps)."""
-        return argv
+        return argv  # only the systemd backend wraps
 
     def adopt(self, pid: int) -> None:  # noqa: B027 - kernel-tracked groups need nothing
         """Track a process started in the group (only process-tree sampling needs to be told)."""
@@ -383,17 +381,8 @@ class SystemdScopeGroup(ResourceGroup):
             props += ["-p", f"AllowedCPUs={self.limits.cpuset}"]
         if self.limits.idle:
             props += ["-p", "CPUWeight=idle"]
-        return [
-            "systemd-run",
-            *self.user,
-            "--quiet",
-            "--collect",
-            "--scope",
-            f"--unit={self.unit}",
-            *props,
-            "--",
-            *argv,
-        ]
+        run = ["systemd-run", *self.user, "--quiet", "--collect", "--scope", f"--unit={self.unit}"]
+        return [*run, *props, "--", *argv]
 
     def _cgroup(self) -> Path | None:
         # A scope's cgroup never moves once it exists; asking systemctl every second costs a process.

@@ -165,9 +165,9 @@ def _spare_cores(plan: RunPlan) -> float:
 
 def check_fits(plan: RunPlan) -> None:
     """Refuse plans that cannot give valid runs on this machine (docs/design.md §6: the scaling sizing rule)."""
-    cores = machine_cores()
     if plan.cpus is None or plan.target_urls:
         return
+    cores = machine_cores()
     rest = cores - plan.instances * plan.cpus
     if rest < 0.5:
         raise UserError(
@@ -289,12 +289,10 @@ class Session:
         driver = app_driver(plan.impl)
         driver.ensure_built()
         self.backend = detect_backend()
-        self.common["resource_backend"] = {
-            "name": self.backend,
-            "description": describe_backend(self.backend),
-        }
+        description = describe_backend(self.backend)
+        self.common["resource_backend"] = {"name": self.backend, "description": description}
         if self.backend == "none" and not self.quiet:
-            console.print(f"[yellow]note:[/] {describe_backend(self.backend)}")
+            console.print(f"[yellow]note:[/] {description}")
         knob_values = _instance_knobs(plan)
         self.placement = plan_here()
         self.common["placement"] = asdict(self.placement)
@@ -374,8 +372,7 @@ class Session:
         record.limit_lifted = lifted
         record.idle_wait_s = self.wait_idle()
         readers = {"instances": self.cpu_seconds}
-        postgres = _postgres_group(self.server)
-        if postgres is not None:
+        if (postgres := _postgres_group(self.server)) is not None:
             readers["postgres"] = postgres.cpu_seconds
         idle = prewarming.idle_cpu_pcts(readers)
         record.idle_cpu_pct, record.db_idle_cpu_pct = idle["instances"], idle.get("postgres")
@@ -453,11 +450,11 @@ class Session:
                 raise RuntimeError(f"an instance had died before this window: {self.dead()}")
             if prewarm_rate:
                 record = self.prewarm(prewarm_rate, plan.prewarm_max_s, plan.prewarm_unlimited)
-                if record is not None and plan.load.model == "open":
-                    # A pre-warm without the quota may run at more than the instances carry with it.
-                    start = min(record.rate, plan.load.rate) if record.limit_lifted else record.rate
-                    plan = replace(plan, load=replace(plan.load, warmup_from_rate=start))
                 if record is not None:
+                    if plan.load.model == "open":
+                        # A pre-warm without the quota may run at more than the instances carry with it.
+                        start = min(record.rate, plan.load.rate) if record.limit_lifted else record.rate
+                        plan = replace(plan, load=replace(plan.load, warmup_from_rate=start))
                     manifest.sections["prewarm"] = record.as_manifest()
                     manifest.load = asdict(plan.load)
                 if not self.alive():
@@ -487,8 +484,7 @@ class Session:
         )
         driver = DriverProcess(load, folder.path / LOAD_SUMMARY, folder.logs / LOADGEN_LOG, driver_group)
         components: dict[str, Any] = {**self.resources, LOADGEN_GROUP: driver_group}
-        pg_group = _postgres_group(server)
-        if pg_group is not None:
+        if (pg_group := _postgres_group(server)) is not None:
             components["postgres"] = pg_group
         if not self.remote:
             components[HARNESS_COMPONENT] = ThisProcess()
