@@ -31,7 +31,7 @@ from harness.engine.ladder_digest import step_judgement
 from harness.engine.pg_backends import BackendLedger, BackendShare, server_processes
 from harness.engine.resources import HARNESS_COMPONENT, Limits, ResourceGroup, ThisProcess, new_group
 from harness.engine.sampler import Sampler
-from harness.engine.session import RunPlan, Session, _postgres_group
+from harness.engine.session import RunPlan, Session, _postgres_group, plan_manifest
 from harness.engine.sizing import machine_cores, usable_cores
 from harness.engine.validity import UNACCOUNTED_MAX_PCT, Slo
 from harness.model import ladder_math as yields
@@ -46,7 +46,7 @@ from harness.model.side_by_side import (
 )
 from harness.record.folders import RunFolder, finite, new_run_folder
 from harness.record.index_line import IndexLine, append_line
-from harness.record.manifest import Manifest, RegimeRef, write_manifest
+from harness.record.manifest import write_manifest
 
 DRIVER_NAME = "bidbench-load"
 RECORD_VERSION = 2
@@ -531,21 +531,18 @@ def run_fresh_start(
     if len(set(labels)) != len(labels):
         raise UserError(f"group labels must differ: {labels}")
     rng = random.Random(seed)
-    order = start_order(len(groups), repetition, comparison or "+".join(labels))
+    joined = "+".join(labels)
+    order = start_order(len(groups), repetition, comparison or joined)
     started = [labels[k] for k in order]
     phases = arrival_phases(started)
     plan0 = groups[0].plan
-    folder = new_run_folder("+".join(labels), REGIME, results_dir)
-    manifest = Manifest.new(
-        folder.run_id,
-        "+".join(labels),
-        "default",
-        RegimeRef(REGIME, comparison or "+".join(labels), {"groups": labels}, repetition),
-        load=asdict(plan0.load),
-        instances=plan0.instances,
-        cpu_limit_cores=plan0.cpus,
-        slo=asdict(plan0.slo),
-        sections={
+    folder = new_run_folder(joined, REGIME, results_dir)
+    # The manifest describes the fresh start as one run of the regime, with the first group's load.
+    as_run = replace(plan0, impl=joined, variant="default", regime=REGIME, group=comparison or joined)
+    manifest = plan_manifest(
+        folder,
+        replace(as_run, point={"groups": labels}, repetition=repetition),
+        {
             "side_by_side": {
                 "spec": asdict(spec),
                 "groups": [
