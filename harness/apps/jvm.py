@@ -51,8 +51,7 @@ class HeapReading:
 
 def parse_heap_info_used_mb(text: str) -> float | None:
     """Used heap in MiB from `jcmd <pid> GC.heap_info` output, or None for an unknown layout."""
-    total = 0.0
-    found = False
+    total: float | None = None
     shenandoah = False
     for line in text.splitlines():
         if line.strip().startswith(("Metaspace", "class space")):
@@ -65,9 +64,8 @@ def parse_heap_info_used_mb(text: str) -> float | None:
             match = _SHENANDOAH.search(line)
             shenandoah = False
         if match:
-            total += int(match["n"]) * UNITS[match["u"]]
-            found = True
-    return total if found else None
+            total = (total or 0.0) + int(match["n"]) * UNITS[match["u"]]
+    return total
 
 
 def jcmd_for(pid: int, java_home: str | None = None) -> str | None:
