@@ -1,15 +1,9 @@
 """Database-work parity (docs/design.md §3.2): statements and rows per request type, from pg_stat_statements.
 
-Per target: reset the private database, start the app, warm it up (every pooled connection opened, so
-connect-time session statements such as pgjdbc's `SET application_name` fall before the measurement),
-then for each request type of contract/conformance/dbwork.yaml: reset the database's pg_stat_statements
-entries, send the type's fixed requests one after another on one keep-alive connection, read the entries.
-
-Each statement text is mapped to its name in contract/queries.sql through `queries.normalize` (so the
-placeholder syntax does not matter, but a dropped ORDER BY or any other change of text does); texts that
-are not in the contract are failures, named by their text. The calls per request and the rows of every
-type must equal the committed expectation (and so each other) exactly, with one documented exception:
-COMMIT and ROLLBACK (see `LENIENT` and contract/conformance/README.md).
+The procedure (warm-up first, so connect-time session statements such as pgjdbc's `SET application_name`
+fall before the measurement) and its one tolerance, COMMIT and ROLLBACK (`LENIENT`), are described in
+contract/conformance/README.md, "Database-work parity and its tolerance". Statement texts are mapped to
+their contract/queries.sql names through `queries.normalize`; texts not in the contract are failures.
 """
 
 from __future__ import annotations
