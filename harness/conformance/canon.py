@@ -283,9 +283,8 @@ def wire_problems(response: RawResponse, server_timing: bool = True, head_reques
         problems.append(f"status {response.status} is a bug (the suite fails on any 500)")
     if head_request or response.body is None:
         return problems
-    body = response.body
     try:
-        text = body.decode("utf-8")
+        text = response.body.decode("utf-8")
     except UnicodeDecodeError:
         problems.append("the body is not valid UTF-8")
         return problems
@@ -293,7 +292,7 @@ def wire_problems(response: RawResponse, server_timing: bool = True, head_reques
     if offset is not None:
         problems.append(f"the body is not compact JSON (whitespace at offset {offset})")
     try:
-        value = parse(body)
+        value = parse(response.body)
     except InvalidJson as exc:
         problems.append(str(exc))
         return problems

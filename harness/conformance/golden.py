@@ -8,6 +8,7 @@ checks of their own.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from datetime import datetime, timezone
 
@@ -28,8 +29,7 @@ def run_case(base_url: str, case: Case, server_timing: bool, impl: str | None = 
     ctx = MatchContext()
     problems: list[str] = []
     # A keep-alive case never reconnects silently: a closed connection must show as a failure.
-    shared = Connection(base_url, retry=False) if case.same_connection else None
-    try:
+    with Connection(base_url, retry=False) if case.same_connection else contextlib.nullcontext() as shared:
         for number, step in enumerate(case.steps, start=1):
             req = step.request
             prefix = f"step {number} ({req.method} {req.target}): " if len(case.steps) > 1 else ""
@@ -54,14 +54,10 @@ def run_case(base_url: str, case: Case, server_timing: bool, impl: str | None = 
                 if shared is not None:
                     shared.close()  # whatever the exempt answer left on the connection is not checked
                 continue
-            step_problems = _check_step(step, response, server_timing, ctx)
-            problems.extend(prefix + p for p in step_problems)
+            problems.extend(prefix + p for p in _check_step(step, response, server_timing, ctx))
             if not step.expect.accepts(response.status) and number < len(case.steps):
                 problems.append(f"later steps skipped after step {number} failed")
                 break
-    finally:
-        if shared is not None:
-            shared.close()
     return problems
 
 

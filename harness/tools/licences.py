@@ -380,8 +380,7 @@ def render(verdict: Verdict) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    write = "--write" in args
+    write = "--write" in (sys.argv[1:] if argv is None else argv)
     try:
         verdict = check(collect(), load_allowlist())
     except LicenceError as error:
