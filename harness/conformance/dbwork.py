@@ -155,8 +155,7 @@ def measure(target: Target, db: ConformanceDb, types: list[WorkType]) -> dict[st
 
 def check_type(work: WorkType, count: int, m: Measured) -> list[str]:
     problems: list[str] = list(m.errors)
-    names = sorted(set(work.statements) | set(m.calls))
-    for name in names:
+    for name in sorted(set(work.statements) | set(m.calls)):
         expected = work.statements.get(name, 0) * count
         actual = m.calls.get(name, 0)
         if name in LENIENT and name in work.statements:

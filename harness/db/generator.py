@@ -90,9 +90,8 @@ class Generator:
         item_rows: list[str] = []
         bid_rows: list[str] = []
         bid_id = 0
-        total = self.items_count
         ended_share = ENDED_ITEMS_PER_SCALE / (OPEN_ITEMS_PER_SCALE + ENDED_ITEMS_PER_SCALE)
-        for item_id in range(1, total + 1):
+        for item_id in range(1, self.items_count + 1):
             ended = rng.random() < ended_share
             if ended:
                 category_id = rng.randint(1, len(CATEGORIES))
