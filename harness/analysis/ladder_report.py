@@ -21,7 +21,7 @@ from harness.analysis.comparison import Comparison, ComparisonSet
 from harness.analysis.host_factor import shared_factor_r
 from harness.analysis.load import Run, as_float, get_path
 from harness.analysis.metrics import ALL_METRICS, LADDER_REGIMES
-from harness.analysis.plots import Figure, _colors, _encode, latency_lines, plt
+from harness.analysis.plots import Figure, _colors, _encode, _finish, knee_notes, latency_lines, plt
 from harness.analysis.tables import Table
 from harness.model.ladder_math import THROTTLED_SHARE, at_quota
 from harness.model.stats import MetricResult
@@ -271,11 +271,15 @@ def ladder_latency_figure(comparison: Comparison, figure: Figure) -> Figure | No
     if floor is not None:
         ax.plot(floor.rates, floor.p99_ms, "x:", color="grey", label="noise floor p99 (static nginx)")
     ax.set_yscale("log")
-    ax.set_xlabel("completed throughput in the step (req/s)")
-    ax.set_ylabel("latency (ms, log scale)")
-    ax.legend(fontsize=7, ncol=2)
-    ax.grid(alpha=0.3, which="both")
-    figure.png = _encode(fig)
+    _finish(
+        fig,
+        ax,
+        figure,
+        "completed throughput in the step (req/s)",
+        "latency (ms, log scale)",
+        fontsize=7,
+        ncol=2,
+    )
     figure.explanation = (
         "Each faint dot is one step of one ladder: the throughput it completed (x) and its p99 (large dots) or "
         "p50 (small dots). The lines join the median over ladders at each step rate: solid p99, dashed p50. "
@@ -284,7 +288,7 @@ def ladder_latency_figure(comparison: Comparison, figure: Figure) -> Figure | No
         "the noise floor, the driver against a static responder, below which no app can go on this machine. "
         "Past saturation a step completes fewer requests than offered, so the curve may bend back left."
     )
-    figure.notes = ("Knees: " + "; ".join(knees) + ". ") if knees else "No knee: the curves stay straight. "
+    figure.notes = knee_notes(knees)
     if floor is None:
         figure.notes += "No noise floor measured (./bidbench ladder --floor)."
     return figure

@@ -178,9 +178,7 @@ def print_ladder_table(title: str, outcomes: Mapping[str, Sequence[LadderOutcome
         table.add_column(column, justify="left" if column == "app" else "right")
     for label, runs in outcomes.items():
         row = ladder_row(
-            label,
-            [run.metrics for run in runs],
-            [bool(run.verdict and run.verdict.valid) for run in runs],
+            label, [run.metrics for run in runs], [bool(run.verdict and run.verdict.valid) for run in runs]
         )
         table.add_row(
             label,

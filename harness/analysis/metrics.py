@@ -187,21 +187,9 @@ EXTRA_METRICS: dict[str, Metric] = {
             extract=_utilized_pct,
         ),
         Metric(
-            "p90",
-            "latency p90",
-            "ms",
-            False,
-            "latency_ms.p90",
-            "the response time 90 % of requests beat",
+            "p90", "latency p90", "ms", False, "latency_ms.p90", "the response time 90 % of requests beat"
         ),
-        Metric(
-            "mean_latency",
-            "latency mean",
-            "ms",
-            False,
-            "latency_ms.mean",
-            "the mean response time",
-        ),
+        Metric("mean_latency", "latency mean", "ms", False, "latency_ms.mean", "the mean response time"),
         Metric(
             "app_errors",
             "application exceptions",
@@ -228,14 +216,7 @@ EXTRA_METRICS: dict[str, Metric] = {
             "loadgen_cpu_pct",
             "the load generator's own CPU (validity: it must not be the bottleneck)",
         ),
-        Metric(
-            "db_cpu",
-            "database CPU",
-            "%",
-            None,
-            "db_cpu_pct",
-            "PostgreSQL's CPU",
-        ),
+        Metric("db_cpu", "database CPU", "%", None, "db_cpu_pct", "PostgreSQL's CPU"),
     )
 }
 

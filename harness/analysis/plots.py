@@ -55,6 +55,19 @@ def _encode(fig: Any) -> str:
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
+def _finish(fig: Any, ax: Any, figure: Figure, xlabel: str, ylabel: str, **legend: Any) -> None:
+    """Labels, legend and grid (minor lines too on a log scale), then the PNG."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.legend(**legend)
+    ax.grid(alpha=0.3, which="both" if ax.get_yscale() == "log" else "major")
+    figure.png = _encode(fig)
+
+
+def knee_notes(knees: Sequence[str]) -> str:
+    return ("Knees: " + "; ".join(knees) + ". ") if knees else "No knee: the curves stay straight. "
+
+
 def _invalid_note(runs: Sequence[Run]) -> str:
     bad = sum(1 for r in runs if not r.is_valid)
     return f"Includes {bad} invalid run(s) (hollow markers)." if bad else ""
@@ -110,11 +123,7 @@ def throughput_vs_offered(comparison: Comparison) -> Figure:
         line_x = sorted(by_x)
         ax.plot(line_x, [float(np.mean(by_x[x])) for x in line_x], "-", color=colors[label], label=label)
     ax.plot([0, top], [0, top], "--", color="grey", linewidth=1, label="all served")
-    ax.set_xlabel("offered rate (req/s)")
-    ax.set_ylabel("throughput (successful req/s)")
-    ax.legend()
-    ax.grid(alpha=0.3)
-    figure.png = _encode(fig)
+    _finish(fig, ax, figure, "offered rate (req/s)", "throughput (successful req/s)")
     figure.notes = _invalid_note(runs)
     return figure
 
@@ -156,13 +165,8 @@ def latency_vs_throughput(comparison: Comparison) -> Figure:
         p50 = [float(np.median([r.metric("latency_ms", "p50") or 0 for r in rs])) for rs in points]
         knees += latency_lines(ax, colors[label], xs, p99, p50, f"{label} p99", label, ".0f", " req/s")
     ax.set_yscale("log")
-    ax.set_xlabel("throughput (req/s)")
-    ax.set_ylabel("latency (ms, log scale)")
-    ax.legend(fontsize=8, ncol=2)
-    ax.grid(alpha=0.3, which="both")
-    figure.png = _encode(fig)
-    figure.notes = ("Knees: " + "; ".join(knees) + ". ") if knees else "No knee: the curves stay straight. "
-    figure.notes += _invalid_note(runs)
+    _finish(fig, ax, figure, "throughput (req/s)", "latency (ms, log scale)", fontsize=8, ncol=2)
+    figure.notes = knee_notes(knees) + _invalid_note(runs)
     return figure
 
 
@@ -324,11 +328,7 @@ def scaling_usl(comparison: Comparison) -> Figure:
                 )
     ymax = max(max(f.capacities) for f in fits) * 1.6
     ax.set_ylim(0, ymax)
-    ax.set_xlabel("instances (N)")
-    ax.set_ylabel("capacity (req/s)")
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3)
-    figure.png = _encode(fig)
+    _finish(fig, ax, figure, "instances (N)", "capacity (req/s)", fontsize=8)
     failed = [f"{f.label}: {f.message}" for f in fits if not f.ok]
     figure.notes = "; ".join(failed)
     return figure
@@ -366,11 +366,7 @@ def _scatter_by_label(
             ax.annotate(
                 f"{n}", (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7, color=colors[label]
             )
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.legend()
-    ax.grid(alpha=0.3)
-    figure.png = _encode(fig)
+    _finish(fig, ax, figure, xlabel, ylabel)
     figure.notes = f"From {source}; small numbers are instance counts. " + _invalid_note(runs)
     return figure
 

@@ -90,21 +90,20 @@ def headline(comparison: Comparison) -> tuple[str, list[str]]:
 def render_html(comparison: Comparison) -> str:
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
     env.globals["render_table"] = lambda table, collapsed=False: html_table(table, collapsed, _cell_class)
-    template = env.from_string(TEMPLATE)
     runset = comparison.runset
     invalid_used = runset.invalid_included
-    banner_invalid = None
-    if invalid_used:
-        banner_invalid = (
-            f"This report INCLUDES {len(invalid_used)} INVALID OR FAILED RUN(S) (--include-invalid). Values marked "
-            "'!' rest partly on runs that failed the validity checks of docs/design.md §7: treat them as suspect."
-        )
-    banner_excluded = None
-    if runset.excluded:
-        banner_excluded = (
-            f"{len(runset.excluded)} run(s) were EXCLUDED as failed or invalid: {runset.reason_text()}. "
-            "They are listed under Runs; --include-invalid would use them."
-        )
+    banner_invalid = (
+        f"This report INCLUDES {len(invalid_used)} INVALID OR FAILED RUN(S) (--include-invalid). Values marked "
+        "'!' rest partly on runs that failed the validity checks of docs/design.md §7: treat them as suspect."
+        if invalid_used
+        else None
+    )
+    banner_excluded = (
+        f"{len(runset.excluded)} run(s) were EXCLUDED as failed or invalid: {runset.reason_text()}. "
+        "They are listed under Runs; --include-invalid would use them."
+        if runset.excluded
+        else None
+    )
     headline_set, sentences = headline(comparison)
     tables = {t.id: t for t in build.source_tables(comparison)}
     claims = claim_tables(comparison)
@@ -113,7 +112,7 @@ def render_html(comparison: Comparison) -> str:
     present = {
         sid for sid, shown in (("claims", claims), ("resilience", resilience), ("glance", glance)) if shown
     }
-    return template.render(
+    return env.from_string(TEMPLATE).render(
         subtitle=(
             f"{len(comparison.runs)} runs of {', '.join(comparison.labels) or 'nothing'}; "
             f"generated {datetime.now(UTC).strftime('%Y-%m-%d %H:%M')} UTC"

@@ -75,12 +75,7 @@ def _fit_once(
             warnings.simplefilter("ignore")
             try:
                 params, _ = curve_fit(
-                    usl,
-                    n,
-                    c,
-                    p0=p0,
-                    bounds=([0.0, 0.0, 0.0], [np.inf, 1.0, 1.0]),
-                    maxfev=20000,
+                    usl, n, c, p0=p0, bounds=([0.0, 0.0, 0.0], [np.inf, 1.0, 1.0]), maxfev=20000
                 )
             except (RuntimeError, ValueError):
                 continue
@@ -91,11 +86,7 @@ def _fit_once(
 
 
 def fit_usl(
-    label: str,
-    ns: Sequence[float],
-    capacities: Sequence[float],
-    confidence: float = 0.95,
-    seed: int = 0,
+    label: str, ns: Sequence[float], capacities: Sequence[float], confidence: float = 0.95, seed: int = 0
 ) -> UslFit:
     n = np.asarray(ns, dtype=float)
     c = np.asarray(capacities, dtype=float)
