@@ -285,4 +285,4 @@ def floor_usable(run: Run) -> bool:
         return False
     checks = (run.verdict or {}).get("checks") or {}
     failed = [name for name, c in checks.items() if isinstance(c, dict) and c.get("ok") is False]
-    return all(name in ("cost_fit",) for name in failed)
+    return all(name == "cost_fit" for name in failed)

@@ -380,9 +380,8 @@ def first_screen(comparison: Comparison) -> FirstScreen | None:
     excluded = [e for e in comparison.runset.excluded if e.regime == cset.regime and e.point == cset.point]
     found = {lb: len(cset.runs_of(lb)) + sum(1 for e in excluded if e.label == lb) for lb in labels}
     valid = {lb: sum(1 for r in cset.runs_of(lb) if r.is_valid) for lb in labels}
-    columns = ["app", "valid ladders"]
     metric_keys = [k for k in FIRST_SCREEN_METRICS if cset.result(k) is not None or k in cset.bounds]
-    columns += [ALL_METRICS[k].heading() for k in metric_keys]
+    columns = ["app", "valid ladders", *(ALL_METRICS[k].heading() for k in metric_keys)]
     rows = [
         [label, f"{valid[label]} of {found[label]}", *(_cell(cset, key, label) for key in metric_keys)]
         for label in labels

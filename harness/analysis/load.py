@@ -447,8 +447,7 @@ def select(runs: Iterable[Run], include_invalid: bool = False) -> tuple[list[Run
     used: list[Run] = []
     excluded: list[Exclusion] = []
     for run in runs:
-        usable = run.metrics is not None and (run.is_valid or include_invalid)
-        if usable:
+        if run.metrics is not None and (run.is_valid or include_invalid):
             used.append(run)
         else:
             reasons = run.reasons or ["validity unknown"]

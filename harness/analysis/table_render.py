@@ -81,11 +81,9 @@ def markdown_table(table: Table) -> str:
     if table.is_empty:
         lines += [f"_{table.empty}_", ""]
         return "\n".join(lines)
-    lines += markdown_rows(table.columns, table.rows)
-    lines.append("")
-    lines += [f"- {note}" for note in table.notes]
+    lines += [*markdown_rows(table.columns, table.rows), ""]
     if table.notes:
-        lines.append("")
+        lines += [*(f"- {note}" for note in table.notes), ""]
     return "\n".join(lines)
 
 
