@@ -14,7 +14,7 @@ from pathlib import Path
 
 from harness import paths
 from harness.analysis.load import AnalysisError, Run, RunSet, discover, get_path, select
-from harness.analysis.metrics import Metric, resolve_metrics
+from harness.analysis.metrics import resolve_metrics
 from harness.analysis.usl import UslFit, fit_usl
 from harness.model.stats import DEFAULT_RESAMPLES, MetricResult, analyse
 
@@ -74,7 +74,6 @@ class ComparisonSet:
 class Comparison:
     runset: RunSet
     sets: list[ComparisonSet]
-    metrics: list[Metric]
     alpha: float
     confidence: float
     test: str
@@ -202,7 +201,7 @@ def compare(
             "only calibration or noise-floor ladders found; run `./bidbench ladder` (or another regime) first"
         )
     used, excluded = select(compared, include_invalid)
-    runset = RunSet(used, excluded, include_invalid, sources)
+    runset = RunSet(used, excluded, sources)
     confidence = 1.0 - alpha
     notes: list[str] = []
     if calibrations:
@@ -264,7 +263,6 @@ def compare(
     return Comparison(
         runset=runset,
         sets=[s for s in sets if s.results],
-        metrics=chosen,
         alpha=alpha,
         confidence=confidence,
         test=test,

@@ -21,7 +21,7 @@ from harness.analysis.comparison import Comparison, ComparisonSet
 from harness.analysis.host_factor import shared_factor_r
 from harness.analysis.load import Run, as_float, get_path
 from harness.analysis.metrics import ALL_METRICS, LADDER_REGIMES
-from harness.analysis.plots import Figure, _colors, _encode, _finish, knee_notes, latency_lines, plt
+from harness.analysis.plots import Figure, _colors, _encode, finish_latency, knee_notes, latency_lines, plt
 from harness.analysis.tables import Table
 from harness.model.ladder_math import THROTTLED_SHARE, at_quota
 from harness.model.stats import MetricResult
@@ -270,16 +270,7 @@ def ladder_latency_figure(comparison: Comparison, figure: Figure) -> Figure | No
     ax.axhline(slo, color="firebrick", linestyle=":", linewidth=1.2, label=f"SLO p99 {slo:g} ms")
     if floor is not None:
         ax.plot(floor.rates, floor.p99_ms, "x:", color="grey", label="noise floor p99 (static nginx)")
-    ax.set_yscale("log")
-    _finish(
-        fig,
-        ax,
-        figure,
-        "completed throughput in the step (req/s)",
-        "latency (ms, log scale)",
-        fontsize=7,
-        ncol=2,
-    )
+    finish_latency(fig, ax, figure, "completed throughput in the step (req/s)", 7)
     figure.explanation = (
         "Each faint dot is one step of one ladder: the throughput it completed (x) and its p99 (large dots) or "
         "p50 (small dots). The lines join the median over ladders at each step rate: solid p99, dashed p50. "

@@ -359,7 +359,6 @@ class RunSet:
 
     runs: list[Run]
     excluded: list[Exclusion]
-    include_invalid: bool
     sources: list[str]
 
     @property

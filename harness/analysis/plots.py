@@ -64,6 +64,11 @@ def _finish(fig: Any, ax: Any, figure: Figure, xlabel: str, ylabel: str, **legen
     figure.png = _encode(fig)
 
 
+def finish_latency(fig: Any, ax: Any, figure: Figure, xlabel: str, fontsize: int) -> None:
+    ax.set_yscale("log")
+    _finish(fig, ax, figure, xlabel, "latency (ms, log scale)", fontsize=fontsize, ncol=2)
+
+
 def knee_notes(knees: Sequence[str]) -> str:
     return ("Knees: " + "; ".join(knees) + ". ") if knees else "No knee: the curves stay straight. "
 
@@ -164,8 +169,7 @@ def latency_vs_throughput(comparison: Comparison) -> Figure:
         p99 = [float(np.median([r.metric("latency_ms", "p99") or 0 for r in rs])) for rs in points]
         p50 = [float(np.median([r.metric("latency_ms", "p50") or 0 for r in rs])) for rs in points]
         knees += latency_lines(ax, colors[label], xs, p99, p50, f"{label} p99", label, ".0f", " req/s")
-    ax.set_yscale("log")
-    _finish(fig, ax, figure, "throughput (req/s)", "latency (ms, log scale)", fontsize=8, ncol=2)
+    finish_latency(fig, ax, figure, "throughput (req/s)", 8)
     figure.notes = knee_notes(knees) + _invalid_note(runs)
     return figure
 
