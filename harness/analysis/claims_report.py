@@ -153,11 +153,10 @@ def shown(claims: Sequence[Claim], records: Sequence[dict[str, Any]]) -> list[di
     these), oldest first per claim."""
     chosen = newest(records)
     out = []
-    for claim in claims:
-        if claim.id in chosen:
-            latest = chosen[claim.id]
-            out += smaller_size(records, latest) + _with_earlier(records, latest)
-            out += all_passed_over(records, latest)
+    for latest in (chosen[claim.id] for claim in claims if claim.id in chosen):
+        out += (
+            smaller_size(records, latest) + _with_earlier(records, latest) + all_passed_over(records, latest)
+        )
     return out
 
 
@@ -326,14 +325,13 @@ def machine(
         ]
     else:
         lines.append("- no result folder behind any verdict is present here: host unknown")
-    for key in sorted(runtimes):
-        lines.append(f"- {key}: {runtimes[key]}")
-    lines.append(f"- git commit of the runs: {', '.join(sorted(commits)) or '-'}")
-    lines.append(
+    return [
+        *lines,
+        *(f"- {key}: {runtimes[key]}" for key in sorted(runtimes)),
+        f"- git commit of the runs: {', '.join(sorted(commits)) or '-'}",
         f"- git commit of this report: {str(now.get('commit', ''))[:12]}"
-        + (" (dirty)" if now.get("dirty") else "")
-    )
-    return lines
+        + (" (dirty)" if now.get("dirty") else ""),
+    ]
 
 
 METHOD_TEXT = [
@@ -441,6 +439,17 @@ def _detail_head(claim: Claim, status: str) -> list[str]:
     ]
 
 
+def _declared(claim: Claim, scaled_down: str = "") -> list[str]:
+    """The detail lines of what the claim's YAML declares: its adaptation, how it was scaled down (where it
+    ran) and what changed after seeing data."""
+    texts = {
+        "adaptation": claim.adaptation,
+        "scaled down": scaled_down,
+        "changed after seeing data": claim.changed_after_data,
+    }
+    return [f"- {name}: {text}" for name, text in texts.items() if text]
+
+
 def render(
     claims: Sequence[Claim],
     records: Sequence[dict[str, Any]],
@@ -496,11 +505,7 @@ def render(
         if record is None:
             table.append(_unjudged_row(claim, f"**{NOT_RUN}**", "-"))
             details += [*_detail_head(claim, NOT_RUN.upper()), f"- expected: {claim.expected_text()}"]
-            if claim.adaptation:
-                details.append(f"- adaptation: {claim.adaptation}")
-            if claim.changed_after_data:
-                details.append(f"- changed after seeing data: {claim.changed_after_data}")
-            details.append("")
+            details += [*_declared(claim), ""]
             continue
         rows = record.get("comparisons") or [{}]
         previous_method = " (previous method)" if record.get("method") is None else ""
@@ -523,15 +528,8 @@ def render(
             *_detail_head(claim, str(record.get("outcome", "")).upper()),
             f"- expected: {'; '.join(dict.fromkeys(r.get('expected', '') for r in rows))}",
             f"- size: {record.get('size')}, stored {record.get('created_utc', '')[:19]} UTC",
-        ]
-        if claim.adaptation:
-            details.append(f"- adaptation: {claim.adaptation}")
-        if claim.scaled_down:
-            details.append(f"- scaled down: {claim.scaled_down}")
-        if claim.changed_after_data:
-            details.append(f"- changed after seeing data: {claim.changed_after_data}")
-        details += _smaller_size_text(records, record)
-        details += [
+            *_declared(claim, claim.scaled_down),
+            *_smaller_size_text(records, record),
             f"- result folders ({len(runs)}): {', '.join(f'`{r}`' for r in runs) or '-'}",
             f"- recompute: `./bidbench replicate {claim.id} --from {','.join(runs)}`" if runs else "",
             "",

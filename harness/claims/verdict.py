@@ -262,11 +262,11 @@ def measure(comparison: Comparison, impl: str, a: Side, b: Side) -> ComparisonRe
         return result
     result.paired = pairs is not None
     la, lb = np.log(np.array(xa)), np.log(np.array(xb))
-    est, se, df = (float(v) for v in log_ratio_stats(la, lb, result.paired))
-    result._stats = (est, se, df)
+    est, se, df = log_ratio_stats(la, lb, result.paired)
+    result._stats = (float(est), float(se), float(df))
     result.ratio_ci = paired_ratio(xb, xa) if result.paired else unpaired_ratio(xb, xa)
     result.ratio = result.ratio_ci.centre
-    result.p_value = float(two_sided_p(np.array(est), np.array(se), np.array(df)))
+    result.p_value = float(two_sided_p(est, se, df))
     result.sd_log = (
         float(np.std(lb - la, ddof=1))
         if result.paired
@@ -274,8 +274,8 @@ def measure(comparison: Comparison, impl: str, a: Side, b: Side) -> ComparisonRe
     )
     band = comparison.band() if comparison.relation == "equivalent" else comparison.magnitude_band()
     if band:
-        p = float(tost_p(np.array(est), np.array(se), np.array(df), band))
-        low, high = (float(v) for v in interval(np.array(est), np.array(se), np.array(df), 1 - 2 * ALPHA))
+        p = float(tost_p(est, se, df, band))
+        low, high = (float(v) for v in interval(est, se, df, 1 - 2 * ALPHA))
         # the runs needed at the observed effect: at the band's centre they would promise what the data deny
         observed = math.exp(est)
         need = runs_needed(lambda n: tost_power_at(n, result.sd_log or 0.0, band, observed, result.paired))
@@ -306,14 +306,14 @@ def _measure_floor(result: ComparisonResult, a: Side, b: Side) -> ComparisonResu
         )
         return result
     ceiling = max(floored.below + floored.values)
-    est, se, df = (float(v) for v in floor_stats(np.log(np.array(other.values)), math.log(ceiling)))
-    low = float(interval(np.array(est), np.array(se), np.array(df), 0.95)[0])
+    est, se, df = floor_stats(np.log(np.array(other.values)), math.log(ceiling))
+    low = float(interval(est, se, df, 0.95)[0])
     result.floor = ceiling
     result.bound = (">", low) if floored is a else ("<", 1.0 / low)
     # one-sided by construction: only the other side clearing the ceiling says anything about B/A
-    result.p_value = float(two_sided_p(np.array(est), np.array(se), np.array(df))) if est > 0 else 1.0
+    result.p_value = float(two_sided_p(est, se, df)) if est > 0 else 1.0
     result.sd_log = float(np.std(np.log(other.values), ddof=1))
-    result._stats = (est, se, df)
+    result._stats = (float(est), float(se), float(df))
     return result
 
 
