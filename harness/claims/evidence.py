@@ -277,9 +277,7 @@ def rejudged(claim: Claim, record: dict[str, Any], root: Path) -> dict[str, Any]
         ]
         for key, seen in observations.items()
     }
-    verdict = judge_claim(claim, size, observations)
-    verdict.observations = observations
-    again = verdict_record(claim, size, quick, verdict)
+    again = verdict_record(claim, size, quick, judge_claim(claim, size, observations))
     again["created_utc"] = record["created_utc"]
     # as stored: through JSON, non-finite figures as null
     return json.loads(json.dumps(finite(again), allow_nan=False))

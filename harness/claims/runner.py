@@ -173,7 +173,8 @@ def side(observations: Observations, impl: str, variant: str) -> Side:
 
 
 def judge_claim(claim: Claim, size: Size, observations: Observations) -> ClaimVerdict:
-    """Every comparison of the claim, per implementation when the variants are not impl-pinned."""
+    """Every comparison of the claim, per implementation when the variants are not impl-pinned; the verdict
+    keeps the observations it judged."""
     results = []
     todo = cells(claim, size)
     for comparison in claim.expect:
@@ -189,6 +190,7 @@ def judge_claim(claim: Claim, size: Size, observations: Observations) -> ClaimVe
             results.append(measure(comparison, label, a, b))
     verdict = combine(claim.id, judge_rows(results))
     verdict.notes.extend(notes_for(claim))
+    verdict.observations = observations
     return verdict
 
 
@@ -219,10 +221,7 @@ def replicate(
     size = size_for(claim, quick, repetitions)
     if runner is run_experiment:
         layout.preflight(claim, size)
-    observations = runner(claim, size)
-    verdict = judge_claim(claim, size, observations)
-    verdict.observations = observations
-    return verdict
+    return judge_claim(claim, size, runner(claim, size))
 
 
 def estimate(

@@ -157,10 +157,8 @@ def too_recent(records: list[dict[str, Any]], claim_id: str, size: str, now: str
     """Hours since the last fresh start behind this claim's newest verdict of this size began, when that is
     less than APART_H before `now`: a replication run now would sit beside it within the hour. None
     otherwise."""
-    newest = next(
-        (r for r in latest_per_claim(records) if (r["claim_id"], r.get("size")) == (claim_id, size)), None
-    )
-    if newest is None:
-        return None
-    hours = hours_apart(newest, {"created_utc": now})
-    return hours if hours < APART_H else None
+    for newest in latest_per_claim(records):
+        if (newest["claim_id"], newest.get("size")) == (claim_id, size):
+            hours = hours_apart(newest, {"created_utc": now})
+            return hours if hours < APART_H else None
+    return None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import time
 from contextlib import nullcontext
+from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
@@ -14,7 +15,7 @@ from rich.table import Column, Table
 
 from harness import paths
 from harness.analysis import claims_report
-from harness.analysis.claim_rows import TERMINAL_STYLE, ratio_of, side_of
+from harness.analysis.claim_rows import TERMINAL_STYLE, published_text, ratio_of, side_of
 from harness.analysis.side_by_side import by_comparison, load_records
 from harness.claims import evidence
 from harness.claims import verdict as claim_verdict
@@ -83,9 +84,7 @@ def verdict_table(claim: Claim, verdict: claim_verdict.ClaimVerdict) -> Table:
             r.paired,
             r.bound,
         )
-        published = r.comparison.published or claim.source.get("published", "")
-        if r.comparison.published_ratio is not None:
-            published += f" (ratio {r.comparison.published_ratio:.3g})"
+        published = published_text(asdict(r.comparison), claim.source)
         outcome = _coloured(r.outcome) + (f": {r.reason}" if r.reason else "")
         table.add_row(r.impl, r.comparison.expected_text(), a, b, ratio, published, outcome)
     return table
@@ -195,7 +194,6 @@ def _recompute(claim: Claim, folders: list[Path], pilot: bool) -> None:
     except ValueError as exc:
         raise UserError(f"--from: {exc}") from exc
     verdict = judge_claim(claim, size, observations)
-    verdict.observations = observations
     console.print(
         f"{claim.id}: recomputed from {len(folders)} stored folder(s) alone ({'quick' if quick else 'full'} size, "
         f"{size.repetitions} repetition(s)); nothing was run"
