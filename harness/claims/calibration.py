@@ -99,10 +99,10 @@ def row_power(
         return hit, hit
     right = (est > 0) if comparison.relation == "greater" else (est < 0)
     direction = (two_sided_p(est, se, df) < alpha) & right
-    band = comparison.magnitude_band()
-    replicated = direction & (tost_p(est, se, df, band) < alpha) if band else direction
     if comparison.magnitude_untested:
         return float(np.mean(direction)), 0.0
+    band = comparison.magnitude_band()
+    replicated = direction & (tost_p(est, se, df, band) < alpha) if band else direction
     return float(np.mean(direction)), float(np.mean(replicated))
 
 

@@ -518,11 +518,11 @@ def combine(claim_id: str, results: list[ComparisonResult]) -> ClaimVerdict:
     outcomes = [r.outcome for r in results if r.outcome != NOT_TESTABLE]
     if not outcomes:
         outcome = NOT_TESTABLE if results else INCONCLUSIVE
-    elif any(o == CONTRADICTED for o in outcomes):
+    elif CONTRADICTED in outcomes:
         outcome = CONTRADICTED
-    elif all(o == REPLICATED for o in outcomes):
+    elif set(outcomes) == {REPLICATED}:
         outcome = REPLICATED
-    elif all(o in (REPLICATED, DIRECTION_ONLY) for o in outcomes):
+    elif set(outcomes) <= {REPLICATED, DIRECTION_ONLY}:
         outcome = DIRECTION_ONLY
     else:
         outcome = INCONCLUSIVE
