@@ -273,8 +273,7 @@ def run(
     for repetition in range(size.repetitions):
         for k, cell in enumerate(todo):
             key = (cell.impl, cell.variant.name)
-            group = group_of(size, cell)
-            entry = stored(group, repetition, results_dir)
+            entry = stored(group_of(size, cell), repetition, results_dir)
             if entry is not None:
                 folder = RunFolder(Path(entry["path"]))
                 observations[key].append(folder_record(claim, size, cell, folder, "completed"))
