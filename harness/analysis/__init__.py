@@ -20,8 +20,14 @@ Modules, one job each:
     table_render its renderers: terminal (rich), Markdown, CSV, JSON, HTML fragment
     tables      the benchstat-like table and the source texts' tables, as model tables
     regime_tables, ladder_tables, claim_rows, summary_table  the commands' own tables, same model
+    format      number formatting shared by every output
     manifest    the summary of manifests (versions, knobs, host) across runs
+    host_factor how much of a ladder group's spread in CPU per request the host explains
+    aa          A/A: the same app against itself, two interleaved groups of ladders
+    side_by_side  side-by-side comparisons from their stored records alone
     plots       matplotlib figures as base64 PNG
-    report      the self-contained HTML report (jinja2)
+    report, report_template  the self-contained HTML report (jinja2) and its template
+    ladder_report, side_by_side_report, resilience, claims_section  the report's pages and sections
+    claims_report  docs/replication/REPORT.md from the stored verdicts
     writers     terminal, CSV, Markdown and JSON files of a comparison
 """
