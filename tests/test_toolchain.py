@@ -110,3 +110,23 @@ def test_a_test_file_change_does_not_rebuild_the_driver(driver_sources: Path) ->
     toolchain.ensure(["driver"])
     (driver_sources / "internal" / "pace" / "extra_test.go").write_text("package pace\n")
     assert toolchain.TOOLS["driver"].probe().found
+
+
+def test_the_newest_versioned_postgresql_is_found_past_dirs_named_otherwise(tmp_path: Path) -> None:
+    for name in ("14", "15", "16", "current", "17"):
+        (tmp_path / name / "bin").mkdir(parents=True)
+    for name in ("14", "15", "16", "current"):
+        _write_executable(tmp_path / name / "bin" / "postgres", "#!/bin/sh\n")
+    # 17 has no server binary (client packages only), so 16 is the newest server.
+    assert toolchain.find_pg_bindir(tmp_path) == tmp_path / "16" / "bin"
+
+
+def test_a_dir_not_named_by_a_version_is_no_crash_when_no_server_is_new_enough(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("14", "current"):
+        (tmp_path / name / "bin").mkdir(parents=True)
+        _write_executable(tmp_path / name / "bin" / "postgres", "#!/bin/sh\n")
+    monkeypatch.setattr(toolchain.shutil, "which", lambda _name: None)
+    with pytest.raises(UserError, match="PostgreSQL 15\\+ server binaries were not found"):
+        toolchain.find_pg_bindir(tmp_path)

@@ -92,15 +92,16 @@ def nginx_binary() -> str | None:
     return _on_path_or_sbin("nginx")
 
 
-def find_pg_bindir() -> Path:
-    """The newest PostgreSQL >= 15 server binaries: Debian's versioned dirs first, then PATH."""
-    candidates = sorted(
-        Path("/usr/lib/postgresql").glob("*/bin"),
-        key=lambda p: int(p.parent.name) if p.parent.name.isdigit() else 0,
-        reverse=True,
+def find_pg_bindir(versioned: Path = Path("/usr/lib/postgresql")) -> Path:
+    """The newest PostgreSQL >= 15 server binaries: Debian's versioned dirs first, then PATH. A dir whose
+    name is not a major version (a packager's own, a link named `current`) is passed over."""
+    majors = sorted(
+        (int(bindir.parent.name), bindir)
+        for bindir in versioned.glob("*/bin")
+        if bindir.parent.name.isdigit()
     )
-    for bindir in candidates:
-        if (bindir / "postgres").exists() and int(bindir.parent.name) >= 15:
+    for major, bindir in reversed(majors):
+        if major >= 15 and (bindir / "postgres").exists():
             return bindir
     on_path = shutil.which("pg_ctl")
     if on_path:
