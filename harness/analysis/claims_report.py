@@ -26,6 +26,7 @@ from harness.claims.groups import cell_group
 from harness.claims.model import Claim, cells
 from harness.claims.store import (
     APART_H,
+    asked_effects,
     hours_apart,
     latest_per_claim,
     load_verdicts,
@@ -57,8 +58,9 @@ COLUMNS = [
 def of_current_design(claims: Sequence[Claim], records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """The verdicts of the design each claim runs now: a claim moved from apart to side by side, or to
     ladders of another shape (one declared grid for every cell), is another experiment, its YAML says so in
-    `changed_after_data`, and its earlier verdicts cannot be recomputed from it. A quick size on another
-    grid than the claim's quick size now is not what its full size superseded either."""
+    `changed_after_data`, and its earlier verdicts cannot be recomputed from it. So is a claim whose rows now
+    ask whether the data exclude their expected effect. A quick size on another grid than the claim's quick
+    size now is not what its full size superseded either."""
     by_id = {claim.id: claim for claim in claims}
 
     def current(record: dict[str, Any]) -> bool:
@@ -67,7 +69,11 @@ def of_current_design(claims: Sequence[Claim], records: Sequence[dict[str, Any]]
             return True
         shape = (record.get("settings") or {}).get("ladder")
         size = claim.quick if record.get("size") == "quick" else claim.full
-        return record.get("design", "apart") == claim.design and (shape is None or shape == size.ladder.key())
+        return (
+            record.get("design", "apart") == claim.design
+            and (shape is None or shape == size.ladder.key())
+            and asked_effects(record) == any(c.tests_expected_effect for c in claim.expect)
+        )
 
     return [r for r in records if current(r)]
 
@@ -349,8 +355,10 @@ METHOD_TEXT = [
     "(a one-sample t on the logs), which can decide a direction but never a magnitude within a band.",
     "",
     "Labels: **replicated** (the direction and, where asked, the magnitude), **direction only** (the "
-    "direction holds; the magnitude is excluded, undecided, or not tested because the construct differs), "
-    "**contradicted** (the opposite direction, or an equivalence interval wholly outside its band), "
+    "direction holds; the magnitude is excluded, undecided, or not tested because the construct differs, "
+    "or a qualitative row's expected effect is excluded), **contradicted** (the opposite direction, an "
+    "equivalence interval wholly outside its band, or an undecided direction whose expected effect the "
+    "data exclude, where the row declared before any run that it asks this), "
     "**inconclusive** (with the fresh starts per side a power calculation on the log scale says the "
     "observed effect needs), **not testable here** (declared in the claim's YAML, with its reason, before "
     "any run). tests/claims/test_calibration.py checks the false-positive rate and the coverage at every "

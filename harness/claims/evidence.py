@@ -30,7 +30,7 @@ from typing import Any
 from harness import paths
 from harness.claims.model import Claim, LadderShape, Size
 from harness.claims.runner import from_folders, judge_claim
-from harness.claims.store import verdict_file_name, verdict_record, verdicts_dir
+from harness.claims.store import as_asked, verdict_file_name, verdict_record, verdicts_dir
 from harness.record.folders import finite
 
 DIRECTORY = paths.REPLICATION_EVIDENCE
@@ -277,6 +277,7 @@ def rejudged(claim: Claim, record: dict[str, Any], root: Path) -> dict[str, Any]
         ]
         for key, seen in observations.items()
     }
+    claim = as_asked(claim, record)
     again = verdict_record(claim, size, quick, judge_claim(claim, size, observations))
     again["created_utc"] = record["created_utc"]
     # as stored: through JSON, non-finite figures as null

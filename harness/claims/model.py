@@ -112,6 +112,10 @@ class Comparison:
     margin: float | None = None
     center: float = 1.0
     expected_effect: float | None = None
+    tests_expected_effect: bool = False
+    """A qualitative row that also asks whether the data exclude its expected effect, the smallest the
+    source's wording would notice (declared before any run): excluded is contradicted while the direction
+    is undecided, and direction only where the direction holds."""
     magnitude_untested: str = ""
     not_testable: str = ""
 
@@ -157,6 +161,8 @@ class Comparison:
         band = self.magnitude_band()
         if band:
             text += f"; magnitude {self.published_ratio:.3g} (TOST within [{band[0]:.3g}, {band[1]:.3g}])"
+        if self.tests_expected_effect:
+            text += f"; contradicted where the data exclude {self.expected_effect:g}"
         return text
 
 
@@ -218,6 +224,24 @@ def _where(error: jsonschema.ValidationError) -> str:
     return "/".join(str(p) for p in error.absolute_path) or "(top level)"
 
 
+def _effect_test_problems(i: int, comparison: dict[str, Any]) -> list[str]:
+    """A row that tests its expected effect needs one on the side of 1 its relation expects, and no
+    published figure (that is the magnitude question's)."""
+    if not comparison.get("tests_expected_effect"):
+        return []
+    effect, relation = comparison.get("expected_effect"), comparison["relation"]
+    where = f"expect/{i}/tests_expected_effect"
+    if relation not in ("greater", "less"):
+        return [f"{where}: only a greater or less row has an expected effect to exclude"]
+    if effect is None:
+        return [f"{where}: needs expected_effect, the effect the data would exclude"]
+    if (effect > 1) != (relation == "greater") or effect == 1:
+        return [f"{where}: expected_effect {effect:g} is not on the side of 1 that {relation!r} expects"]
+    if comparison.get("published_ratio") is not None:
+        return [f"{where}: a row with a published_ratio asks its magnitude instead"]
+    return []
+
+
 def validate(data: Any, schema: dict[str, Any], origin: str) -> None:
     """Schema validation plus the cross-references a schema cannot express. Raises ClaimError listing every problem."""
     validator = jsonschema.Draft202012Validator(schema)
@@ -234,6 +258,7 @@ def validate(data: Any, schema: dict[str, Any], origin: str) -> None:
                     problems.append(
                         f"expect/{i}/{key}: {comparison[key]!r} is not one of the variants {names}"
                     )
+            problems += _effect_test_problems(i, comparison)
         if data["status"] == "runnable" and any(
             v.get("available") is False for v in data["experiment"]["variants"]
         ):

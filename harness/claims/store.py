@@ -6,6 +6,7 @@ result folders it names.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -93,10 +94,33 @@ def verdict_record(claim: Claim, size: Size, quick: bool, verdict: ClaimVerdict)
                 "tost_ci90": list(r.tost.ci90) if r.tost else None,
                 "tost_band": list(r.tost.band) if r.tost else None,
                 **{key: getattr(r, key) for key in RESULT_FIELDS},
+                **(
+                    {
+                        "tests_expected_effect": True,
+                        "effect_p": r.effect_test.p_value,
+                        "effect_p_holm": r.effect_p_holm,
+                        "effect_bound": r.effect_test.bound,
+                    }
+                    if r.effect_test
+                    else {}
+                ),
             }
             for r in verdict.results
         ],
     }
+
+
+def asked_effects(record: dict[str, Any]) -> bool:
+    """Whether a stored verdict's rows asked whether the data exclude their expected effect."""
+    return any(c.get("tests_expected_effect") for c in record.get("comparisons") or ())
+
+
+def as_asked(claim: Claim, record: dict[str, Any]) -> Claim:
+    """The claim with the questions a stored verdict asked: a row that tests its expected effect today did
+    not in a verdict made before that was declared, and that verdict is judged again as it was made."""
+    if asked_effects(record) or not any(c.tests_expected_effect for c in claim.expect):
+        return claim
+    return replace(claim, expect=tuple(replace(c, tests_expected_effect=False) for c in claim.expect))
 
 
 def _side(side: Side) -> dict[str, Any]:

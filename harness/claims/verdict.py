@@ -79,6 +79,18 @@ class Tost:
         return high < self.band[0] or low > self.band[1]
 
 
+@dataclass(frozen=True)
+class EffectTest:
+    """Whether the data exclude a qualitative row's expected effect (`Comparison.tests_expected_effect`):
+    the one-sided t-test on the log ratio of H0 "B/A is the expected effect or further from 1"."""
+
+    effect: float
+    p_value: float
+    bound: float
+    """The one-sided 95 % bound of B/A on the expected effect's side of the estimate: the data exclude
+    every effect beyond it."""
+
+
 # --- the log-ratio statistics, on arrays so that the calibration simulates exactly this code -------------
 
 
@@ -129,6 +141,12 @@ def tost_p(est: np.ndarray, se: np.ndarray, df: np.ndarray, band: tuple[float, f
     p_low = stats.t.sf(np.nan_to_num(_t(est, se, low), nan=0.0), df)
     p_high = stats.t.cdf(np.nan_to_num(_t(est, se, high), nan=0.0), df)
     return np.maximum(p_low, p_high)
+
+
+def effect_p(est: np.ndarray, se: np.ndarray, df: np.ndarray, effect: float) -> np.ndarray:
+    """One-sided p of H0 "the true B/A is `effect` or further from 1": small when the data exclude it."""
+    t = np.nan_to_num(_t(est, se, math.log(effect)), nan=0.0)
+    return stats.t.sf(t, df) if effect < 1 else stats.t.cdf(t, df)
 
 
 def interval(
@@ -210,6 +228,8 @@ class ComparisonResult:
     n_needed: int | None = None
     sd_log: float | None = None
     rows_in_family: int = 1
+    effect_test: EffectTest | None = None
+    effect_p_holm: float | None = None
     bound: tuple[str, float] | None = None
     """When one side has upper bounds (`Side.below`): B/A is known only as "> x" or "< x", the 95 % bound
     from the other side's t-interval and that side's ceiling. `ratio` and `ratio_ci` stay None."""
@@ -280,6 +300,11 @@ def measure(comparison: Comparison, impl: str, a: Side, b: Side) -> ComparisonRe
         observed = math.exp(est)
         need = runs_needed(lambda n: tost_power_at(n, result.sd_log or 0.0, band, observed, result.paired))
         result.tost = Tost(p, (low, high), band, need)
+    effect = comparison.expected_effect
+    if comparison.tests_expected_effect and effect:
+        t95 = float(stats.t.ppf(1 - ALPHA, df)) * float(se)
+        bound = math.exp(float(est) - t95 if effect < 1 else float(est) + t95)
+        result.effect_test = EffectTest(effect, float(effect_p(est, se, df, effect)), bound)
     return result
 
 
@@ -379,7 +404,23 @@ def _tost_runs(test: Tost, observed: float | None) -> str:
     )
 
 
-def decide(result: ComparisonResult, p_holm: float | None, tost_p_holm: float | None, rows: int) -> None:
+def _effect_text(test: EffectTest, p_holm: float, rows: int) -> str:
+    side = "lower" if test.effect < 1 else "upper"
+    holm_text = f", Holm over {rows} rows" if rows > 1 else ""
+    return (
+        f"the expected effect {test.effect:g} is {'excluded' if p_holm < ALPHA else 'not excluded'}: "
+        f"the one-sided 95 % {side} bound of B/A is {test.bound:.3g} (p={p_holm:.3g}{holm_text})"
+    )
+
+
+def decide(
+    result: ComparisonResult,
+    p_holm: float | None,
+    tost_p_holm: float | None,
+    rows: int,
+    effect_p_holm: float | None = None,
+    effect_rows: int = 1,
+) -> None:
     """The row's labels from its Holm-adjusted p-values (judge_rows decides only measured rows)."""
     if result.bound is not None:
         _decide_floor(result, p_holm, rows)
@@ -437,25 +478,36 @@ def decide(result: ComparisonResult, p_holm: float | None, tost_p_holm: float | 
     p_text = f"{'paired' if result.paired else 'Welch'} p={result.p_value:.3g}" + (
         f", Holm p={p_holm:.3g} over {rows} rows" if rows > 1 else ""
     )
+    effect_excluded = False
+    if result.effect_test is not None and effect_p_holm is not None:
+        result.effect_p_holm = effect_p_holm
+        effect_excluded = effect_p_holm < ALPHA
+        effect_text = _effect_text(result.effect_test, effect_p_holm, effect_rows)
+        magnitude_text = f"{magnitude_text}; {effect_text}" if magnitude_text else effect_text
     if significant and up != expected_up:
         result.outcome = CONTRADICTED
         result.reason = f"the opposite direction: the ratio is {result.direction} ({p_text})"
-    elif significant:
-        full = result.magnitude in (WITHIN, "no figure")
+        return
+    if significant:
+        full = result.magnitude in (WITHIN, "no figure") and not effect_excluded
         result.outcome = REPLICATED if full else DIRECTION_ONLY
         result.reason = f"direction {result.direction} ({p_text})" + (
             f"; {magnitude_text}" if magnitude_text else ""
         )
+        return
+    why = (
+        "the 95 % interval straddles 1"
+        if result.direction == STRADDLES
+        else f"the 95 % interval excludes 1 but not after Holm over {rows} rows"
+    )
+    if effect_excluded:
+        result.outcome = CONTRADICTED
+        result.reason = f"{why} ({p_text}), and {magnitude_text}"
     else:
         result.outcome = INCONCLUSIVE
         sd, effect = result.sd_log or 0.0, result.ratio or 1.0
         need = runs_needed(lambda k: direction_power(k, sd, effect, result.paired, ALPHA / rows), n)
         result.n_needed = need
-        why = (
-            "the 95 % interval straddles 1"
-            if result.direction == STRADDLES
-            else f"the 95 % interval excludes 1 but not after Holm over {rows} rows"
-        )
         if effect != 1.0 and up != expected_up:
             # More fresh starts at this ratio would decide against the claim: the number must not read as
             # the cost of replicating it.
@@ -484,9 +536,15 @@ def judge_rows(rows: list[ComparisonResult]) -> list[ComparisonResult]:
     dir_adj = dict(zip(map(id, directional), holm([r.p_value or 1.0 for r in directional]), strict=True))
     tested = [r for r in measured if r.tost is not None]
     tost_adj = dict(zip(map(id, tested), holm([r.tost.p_value for r in tested if r.tost]), strict=True))
+    effects = [r for r in measured if r.effect_test is not None]
+    effect_adj = dict(
+        zip(map(id, effects), holm([r.effect_test.p_value for r in effects if r.effect_test]), strict=True)
+    )
     for r in measured:
         family = len(directional) if r.comparison.relation != "equivalent" else len(tested)
-        decide(r, dir_adj.get(id(r)), tost_adj.get(id(r)), max(family, 1))
+        decide(
+            r, dir_adj.get(id(r)), tost_adj.get(id(r)), max(family, 1), effect_adj.get(id(r)), len(effects)
+        )
     return rows
 
 

@@ -29,6 +29,7 @@ from harness.claims.verdict import (
     NOT_TESTABLE,
     REPLICATED,
     Side,
+    effect_p,
     floor_stats,
     holm,
     interval,
@@ -557,6 +558,65 @@ def test_holm_across_a_claims_rows_can_withhold_a_marginal_direction() -> None:
     assert first.rows_in_family == 2 and first.p_holm == pytest.approx(2 * alone.p_value)
     assert first.outcome == INCONCLUSIVE and first.direction == "above 1"
     assert "not after Holm over 2 rows" in first.reason
+
+
+# --- a qualitative row that also asks whether the data exclude its expected effect ----------------------
+
+NULL = [100.2, 100.8, 99.4, 100.3, 99.8]  # B/A about 1.001, tightly: a 10 % effect is excluded
+
+
+def test_an_excluded_expected_effect_with_the_direction_undecided_is_contradicted() -> None:
+    r = _row(NULL, expected_effect=1.1, tests_expected_effect=True)
+    assert r.outcome == CONTRADICTED and r.direction == "straddles 1" and r.effect_test is not None
+    assert r.effect_test.bound < 1.1 and r.effect_p_holm is not None and r.effect_p_holm < ALPHA
+    assert "the expected effect 1.1 is excluded: the one-sided 95 % upper bound of B/A is" in r.reason
+
+
+def test_without_the_declaration_the_same_data_stay_inconclusive() -> None:
+    r = _row(NULL, expected_effect=1.1)
+    assert r.outcome == INCONCLUSIVE and r.effect_test is None and "expected effect" not in r.reason
+
+
+def test_a_direction_that_holds_below_its_expected_effect_is_direction_only() -> None:
+    r = _row([102.0, 103.0, 101.0, 102.5, 101.5], expected_effect=1.1, tests_expected_effect=True)
+    assert r.outcome == DIRECTION_ONLY and r.direction == "above 1" and "1.1 is excluded" in r.reason
+
+
+def test_an_expected_effect_the_data_allow_changes_nothing() -> None:
+    replicated = _row([110.0, 111.0, 109.0, 110.5, 109.5], expected_effect=1.1, tests_expected_effect=True)
+    assert replicated.outcome == REPLICATED and "1.1 is not excluded" in replicated.reason
+    undecided = _row([96.0, 112.0, 104.0, 99.0, 109.0], expected_effect=1.1, tests_expected_effect=True)
+    assert undecided.outcome == INCONCLUSIVE and "1.1 is not excluded" in undecided.reason
+
+
+def test_a_less_row_excludes_its_effect_from_above() -> None:
+    r = _row(NULL, relation="less", expected_effect=0.95, tests_expected_effect=True)
+    assert r.outcome == CONTRADICTED and r.effect_test is not None and r.effect_test.bound > 0.95
+    assert "one-sided 95 % lower bound" in r.reason
+
+
+def test_holm_spans_the_rows_that_ask_whether_their_effect_is_excluded() -> None:
+    comparison = Comparison("a", "b", "less", expected_effect=0.95, tests_expected_effect=True)
+    rows = judge_rows([measure(comparison, impl, Side("a", A), Side("b", NULL)) for impl in ("php", "java")])
+    alone = _row(NULL, relation="less", expected_effect=0.95, tests_expected_effect=True)
+    assert alone.effect_test is not None
+    for row in rows:
+        assert row.effect_p_holm == pytest.approx(2 * alone.effect_test.p_value)
+        assert "Holm over 2 rows" in row.reason
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize(("paired", "cv", "own"), NOISE)
+@pytest.mark.parametrize("effect", [0.95, 1.05])
+def test_a_true_effect_at_the_expected_one_is_rarely_called_excluded(
+    effect: float, n: int, paired: bool, cv: float, own: float
+) -> None:
+    """The worst case of the question: the true ratio is the expected effect itself. The share of data sets
+    the verdicts' `effect_p` declares it excluded stays at most 5 % (plus three simulation errors)."""
+    rng = np.random.default_rng([46, n, int(paired), int(cv * 1000), int(own * 1000), int(effect * 100)])
+    la, lb = simulate(n, SIMULATIONS, effect, paired, cv, rng, own)
+    excluded = float(np.mean(effect_p(*log_ratio_stats(la, lb, paired), effect) < ALPHA))
+    assert excluded <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / SIMULATIONS), excluded
 
 
 def test_a_row_declared_not_testable_is_never_judged() -> None:

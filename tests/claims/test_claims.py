@@ -115,6 +115,23 @@ def _broken(tmp_path: Path, mutate: Any) -> Path:
         ),
         (lambda d: d.update(status="not-testable"), "'not_testable' is a required property"),
         (lambda d: d["expect"][0].update(relation="similar"), "expect/0/relation: 'similar' is not one of"),
+        # a row that would exclude its expected effect must have one, on its relation's side, and no figure
+        (
+            lambda d: d["expect"][0].update(tests_expected_effect="yes"),
+            "expect/0/tests_expected_effect: 'yes' is not of type 'boolean'",
+        ),
+        (
+            lambda d: d["expect"][0].update(tests_expected_effect=True),
+            "expect/0/tests_expected_effect: needs expected_effect",
+        ),
+        (
+            lambda d: d["expect"][0].update(tests_expected_effect=True, expected_effect=0.9),
+            "expect/0/tests_expected_effect: expected_effect 0.9 is not on the side of 1 that 'greater' expects",
+        ),
+        (
+            lambda d: d["expect"][0].update(tests_expected_effect=True, expected_effect=1.1),
+            "expect/0/tests_expected_effect: a row with a published_ratio asks its magnitude instead",
+        ),
     ],
 )
 def test_broken_claim_fails_with_clear_message(tmp_path: Path, mutate: Any, message: str) -> None:
