@@ -374,8 +374,15 @@ def power_section(claims: Sequence[Claim]) -> list[str]:
     """The power of every runnable row at the effect its claim expects, simulated through the verdict's own
     statistics (harness/claims/calibration.py), at the claim's quick and full sizes."""
     rows: list[list[str]] = []
+    nulls: list[str] = []
     for claim in claims:
         for p in claim_power(claim):
+            if p.null_contradicted is not None:
+                nulls.append(
+                    f"- `{p.claim_id}` {p.row}, n={p.n} per side: {_pct(p.null_contradicted)} "
+                    f"contradicted at a true ratio of 1 ({p.design}, CV {_pct(p.cv)}"
+                    + (f" + own {_pct(p.own_cv)})" if p.own_cv else ")")
+                )
             rows.append(
                 [
                     f"`{p.claim_id}`",
@@ -395,12 +402,24 @@ def power_section(claims: Sequence[Claim]) -> list[str]:
         f"fresh start scatters by a CV of {', '.join(_pct(cv) for cv in APART_CVS)}; side by side: a "
         f"shared drift of {_pct(SHARED_DRIFT_CV)} and each group's own {_pct(OWN_CV_SIDE_BY_SIDE)} "
         f"({_pct(OWN_CV_SIDE_BY_SIDE_CAPACITY)} for a capacity, searched rung by rung). Each "
-        "question gets 5 % / (rows asking it), a lower bound of Holm's power. 'replicated' is 0 where the "
-        "magnitude is declared not tested (the best such a row can get is 'direction only').",
+        "question gets 5 % / (rows asking it, over every implementation the size runs), a lower bound of "
+        "Holm's power. 'replicated' is 0 where the magnitude is declared not tested (the best such a row "
+        "can get is 'direction only').",
         "",
         *markdown_rows(
             ["claim", "row (B/A)", "expected B/A", "noise", "n per side", "P(direction)", "P(replicated)"],
             rows,
+        ),
+        *(
+            [
+                "",
+                "Rows that test their expected effect, when there is no effect at all (the power to show that "
+                "none the source would notice is there):",
+                "",
+                *nulls,
+            ]
+            if nulls
+            else []
         ),
     ]
 

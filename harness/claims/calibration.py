@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from harness.claims.model import Claim, Comparison
-from harness.claims.verdict import ALPHA, log_ratio_stats, tost_p, two_sided_p
+from harness.claims.model import Claim, Comparison, row_impls
+from harness.claims.verdict import ALPHA, effect_p, log_ratio_stats, tost_p, two_sided_p
 
 APART_CVS: tuple[float, ...] = (0.10, 0.15)
 SHARED_DRIFT_CV = 0.10
@@ -73,6 +73,9 @@ class RowPower:
     """P(the direction holds) at the row's expected effect; for equivalence rows, P(TOST within)."""
     replicated: float | None
     """P(the row is labelled replicated): direction and, where asked, magnitude."""
+    null_contradicted: float | None = None
+    """For a row that tests its expected effect: P(contradicted) at a true ratio of 1, its power to show
+    that no effect the source would notice is there."""
 
 
 def row_power(
@@ -103,7 +106,23 @@ def row_power(
         return float(np.mean(direction)), 0.0
     band = comparison.magnitude_band()
     replicated = direction & (tost_p(est, se, df, band) < alpha) if band else direction
+    if comparison.tests_expected_effect:
+        replicated = replicated & ~(effect_p(est, se, df, effect) < alpha)
     return float(np.mean(direction)), float(np.mean(replicated))
+
+
+def null_contradicted(
+    comparison: Comparison, n: int, paired: bool, cv: float, rows: int, seed: int, sims: int, own: float
+) -> float | None:
+    """P(contradicted) of a row that tests its expected effect when there is no effect at all: the
+    direction undecided and the expected effect excluded, each at ALPHA / rows."""
+    effect = comparison.expected_effect
+    if not comparison.tests_expected_effect or effect is None:
+        return None
+    rng = np.random.default_rng([seed, n, int(cv * 1000), 1])
+    est, se, df = log_ratio_stats(*simulate(n, sims, 1.0, paired, cv, rng, own), paired)
+    alpha = ALPHA / max(rows, 1)
+    return float(np.mean((two_sided_p(est, se, df) >= alpha) & (effect_p(est, se, df, effect) < alpha)))
 
 
 def claim_power(claim: Claim, sims: int = 2000) -> list[RowPower]:
@@ -117,15 +136,32 @@ def claim_power(claim: Claim, sims: int = 2000) -> list[RowPower]:
     cvs = (SHARED_DRIFT_CV,) if paired else APART_CVS
     own = own_cv(claim.metric)
     for k, comparison in enumerate(rows):
-        family = sum(1 for c in rows if (c.relation == "equivalent") == (comparison.relation == "equivalent"))
         label = f"{comparison.variant}/{comparison.baseline} {comparison.relation}"
-        for n in sorted({claim.quick.repetitions, claim.full.repetitions}):
+        asks = comparison.relation == "equivalent"
+        # Holm spans every row a size judges: a comparison of unpinned variants makes one per implementation
+        points = {
+            (
+                size.repetitions,
+                sum(len(row_impls(claim, size, c)) for c in rows if (c.relation == "equivalent") == asks),
+            )
+            for size in (claim.quick, claim.full)
+        }
+        for n, family in sorted(points):
             for cv in cvs:
                 seed = zlib.crc32(f"{claim.id}/{k}".encode())
                 powers = row_power(comparison, n, paired, cv, family, seed, sims, own)
+                null = null_contradicted(comparison, n, paired, cv, family, seed, sims, own)
                 out.append(
                     RowPower(
-                        claim.id, label, comparison.effect(), design, cv, own if paired else None, n, *powers
+                        claim.id,
+                        label,
+                        comparison.effect(),
+                        design,
+                        cv,
+                        own if paired else None,
+                        n,
+                        *powers,
+                        null_contradicted=null,
                     )
                 )
     return out

@@ -356,6 +356,15 @@ def cells(claim: Claim, size: Size) -> list[Cell]:
     return out
 
 
+def row_impls(claim: Claim, size: Size, comparison: Comparison) -> list[tuple[str, str]]:
+    """The (baseline's impl, variant's impl) of each row a comparison makes at a size: one row when a
+    variant is pinned to an impl, else one per implementation the size runs."""
+    va, vb = claim.variant(comparison.baseline), claim.variant(comparison.variant)
+    if va.impl or vb.impl:
+        return [(va.impl or vb.impl or "", vb.impl or va.impl or "")]
+    return [(impl, impl) for impl in dict.fromkeys(c.impl for c in cells(claim, size))]
+
+
 def match_size(
     claim: Claim, runs: Sequence[tuple[str, str, int]], keyed: Callable[[Size], Mapping[str, Any]], what: str
 ) -> tuple[Size, bool, Mapping[str, Any]]:

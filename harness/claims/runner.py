@@ -18,7 +18,7 @@ from harness.apps import adapter as app_adapter
 from harness.claims import ladders, layout
 from harness.claims import side_by_side as sbs
 from harness.claims.groups import campaign_for, cell_group
-from harness.claims.model import Cell, Claim, Size, Variant, cells, match_size, metric_value
+from harness.claims.model import Cell, Claim, Size, Variant, cells, match_size, metric_value, row_impls
 from harness.claims.verdict import (
     NOT_RUNNABLE,
     NOT_TESTABLE,
@@ -176,14 +176,9 @@ def judge_claim(claim: Claim, size: Size, observations: Observations) -> ClaimVe
     """Every comparison of the claim, per implementation when the variants are not impl-pinned; the verdict
     keeps the observations it judged."""
     results = []
-    todo = cells(claim, size)
     for comparison in claim.expect:
         va, vb = claim.variant(comparison.baseline), claim.variant(comparison.variant)
-        if va.impl or vb.impl:
-            pairs = [(va.impl or vb.impl or "", vb.impl or va.impl or "")]
-        else:
-            pairs = [(impl, impl) for impl in dict.fromkeys(c.impl for c in todo)]
-        for impl_a, impl_b in pairs:
+        for impl_a, impl_b in row_impls(claim, size, comparison):
             a = side(observations, impl_a, va.name)
             b = side(observations, impl_b, vb.name)
             label = impl_a if impl_a == impl_b else f"{impl_a} vs {impl_b}"

@@ -391,7 +391,13 @@ def register(app: typer.Typer) -> None:
                 return
             if all_ == (claim_id is not None):
                 raise UserError("give one claim id, or --all, or --list")
-            ids = [i.strip() for i in (claim_id or "").split(",") if i.strip()]
+            named = [i.strip() for i in (claim_id or "").split(",") if i.strip()]
+            # a claim named twice is one replication: run twice in one command, the second would judge
+            # the first's fresh starts again as if it had measured them
+            ids = list(dict.fromkeys(named))
+            if len(ids) < len(named):
+                twice = sorted({i for i in named if named.count(i) > 1})
+                console.print(f"named more than once, run once: {', '.join(twice)}")
             if not all_ and not ids:
                 raise UserError("give one claim id, or several comma-separated, or --all, or --list")
             chosen = claims if all_ else [find(i) for i in ids]

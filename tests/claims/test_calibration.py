@@ -4,6 +4,7 @@ from its two questions (direction and magnitude), on synthetic numbers only."""
 from __future__ import annotations
 
 import math
+import zlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,6 +17,7 @@ from harness.claims.calibration import (
     OWN_CV_SIDE_BY_SIDE,
     OWN_CV_SIDE_BY_SIDE_CAPACITY,
     claim_power,
+    row_power,
     sd_log,
     simulate,
 )
@@ -672,3 +674,24 @@ def test_power_per_claim_is_computed_for_every_runnable_row() -> None:
     pool = [p for p in claim_power(find("thesis-fig-6.2-pool-size"), sims=400) if p.cv == 0.15]
     assert max(p.direction or 0 for p in pool) < 0.5
     assert math.isfinite(sum(p.direction or 0 for p in memory))
+
+
+def test_the_power_holms_over_every_row_a_size_judges_one_per_implementation() -> None:
+    """rubis-3-unsorted's one comparison makes a row per app: one at its quick size (php), three at its full
+    size, and the power shares 5 % among those three, as the verdict's Holm does."""
+    claim = find("rubis-3-unsorted")
+    [comparison] = claim.expect
+    seed = zlib.crc32(f"{claim.id}/0".encode())
+    by_n = {p.n: p for p in claim_power(claim, sims=400)}
+    assert (by_n[5].direction, by_n[5].replicated) == row_power(comparison, 5, True, 0.10, 3, seed, 400)
+    assert (by_n[3].direction, by_n[3].replicated) == row_power(comparison, 3, True, 0.10, 1, seed, 400)
+
+
+def test_only_a_row_that_tests_its_expected_effect_has_a_power_to_contradict_at_no_effect() -> None:
+    for claim in load_all():
+        for p in claim_power(claim, sims=200):
+            asks = any(c.tests_expected_effect for c in claim.expect)
+            assert (p.null_contradicted is not None) == asks, (claim.id, p.row)
+    # at these sizes and this noise, neither certain nor impossible
+    nulls = {p.n: p.null_contradicted or 0.0 for p in claim_power(find("rubis-3-unsorted"), sims=2000)}
+    assert 0.0 < nulls[3] < 1.0 and 0.0 < nulls[5] < 1.0

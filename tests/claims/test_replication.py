@@ -563,6 +563,24 @@ def test_again_replicates_on_fresh_starts_of_its_own(tmp_path: Path, monkeypatch
     assert ladders._REUSE_SINCE.get() is None
 
 
+def test_a_claim_named_twice_is_replicated_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ran: list[str] = []
+
+    def record_claim(claim: Any, *_: Any) -> Any:
+        ran.append(claim.id)
+        return runner.not_runnable(replace(claim, not_testable="a stand-in for the run"))
+
+    monkeypatch.setattr(claims_cli, "replicate", record_claim)
+    monkeypatch.setattr("harness.claims.layout.machine_cores", lambda: 2)
+    monkeypatch.setattr(claims_cli, "write_report", lambda *_: None)
+    monkeypatch.setattr(paths, "RESULTS", tmp_path)
+    args = ["replicate", "thesis-table-7.2,thesis-fig-7.5,thesis-table-7.2", "--quick"]
+    result = CliRunner().invoke(_cli(), args, env={"COLUMNS": "300"})
+    assert result.exit_code == 0, result.output
+    assert ran == ["thesis-table-7.2", "thesis-fig-7.5"]
+    assert "named more than once, run once: thesis-table-7.2" in result.output
+
+
 def test_an_interrupted_again_resumes_from_the_start_it_printed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
