@@ -406,10 +406,10 @@ def _tost_runs(test: Tost, observed: float | None) -> str:
 
 def _effect_text(test: EffectTest, p_holm: float, rows: int) -> str:
     side = "lower" if test.effect < 1 else "upper"
-    holm_text = f", Holm over {rows} rows" if rows > 1 else ""
+    p_text = f"p={test.p_value:.3g}" + (f", Holm p={p_holm:.3g} over {rows} rows" if rows > 1 else "")
     return (
         f"the expected effect {test.effect:g} is {'excluded' if p_holm < ALPHA else 'not excluded'}: "
-        f"the one-sided 95 % {side} bound of B/A is {test.bound:.3g} (p={p_holm:.3g}{holm_text})"
+        f"the one-sided 95 % {side} bound of B/A is {test.bound:.3g} ({p_text})"
     )
 
 

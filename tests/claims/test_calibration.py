@@ -604,7 +604,7 @@ def test_holm_spans_the_rows_that_ask_whether_their_effect_is_excluded() -> None
     assert alone.effect_test is not None
     for row in rows:
         assert row.effect_p_holm == pytest.approx(2 * alone.effect_test.p_value)
-        assert "Holm over 2 rows" in row.reason
+        assert f"Holm p={row.effect_p_holm:.3g} over 2 rows" in row.reason
 
 
 @pytest.mark.parametrize("n", SIZES)
