@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -539,19 +540,24 @@ def test_report_numbers_are_finite() -> None:
     assert result.tost is not None and math.isfinite(result.tost.p_value)
 
 
+def _stand_in(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, seen: Callable[[Any], None]) -> None:
+    """`replicate` runs nothing: each claim is shown to `seen` and answered with a not-runnable verdict."""
+
+    def stand_in(claim: Any, *_: Any) -> Any:
+        seen(claim)
+        return runner.not_runnable(replace(claim, not_testable="a stand-in for the run"))
+
+    monkeypatch.setattr(claims_cli, "replicate", stand_in)
+    monkeypatch.setattr("harness.claims.layout.machine_cores", lambda: 2)
+    monkeypatch.setattr(claims_cli, "write_report", lambda *_: None)
+    monkeypatch.setattr(paths, "RESULTS", tmp_path)
+
+
 def test_again_replicates_on_fresh_starts_of_its_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`--again` runs each claim inside ladders.again(), so nothing stored before it began is reused;
     without it, stored fresh starts are reused."""
     seen: list[str | None] = []
-
-    def record_since(claim: Any, *_: Any) -> Any:
-        seen.append(ladders._REUSE_SINCE.get())
-        return runner.not_runnable(replace(claim, not_testable="a stand-in for the run"))
-
-    monkeypatch.setattr(claims_cli, "replicate", record_since)
-    monkeypatch.setattr("harness.claims.layout.machine_cores", lambda: 2)
-    monkeypatch.setattr(claims_cli, "write_report", lambda *_: None)
-    monkeypatch.setattr(paths, "RESULTS", tmp_path)
+    _stand_in(monkeypatch, tmp_path, lambda _: seen.append(ladders._REUSE_SINCE.get()))
     for args in (
         ["replicate", "thesis-table-7.2", "--quick"],
         ["replicate", "thesis-table-7.2", "--quick", "--again"],
@@ -565,15 +571,7 @@ def test_again_replicates_on_fresh_starts_of_its_own(tmp_path: Path, monkeypatch
 
 def test_a_claim_named_twice_is_replicated_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ran: list[str] = []
-
-    def record_claim(claim: Any, *_: Any) -> Any:
-        ran.append(claim.id)
-        return runner.not_runnable(replace(claim, not_testable="a stand-in for the run"))
-
-    monkeypatch.setattr(claims_cli, "replicate", record_claim)
-    monkeypatch.setattr("harness.claims.layout.machine_cores", lambda: 2)
-    monkeypatch.setattr(claims_cli, "write_report", lambda *_: None)
-    monkeypatch.setattr(paths, "RESULTS", tmp_path)
+    _stand_in(monkeypatch, tmp_path, lambda claim: ran.append(claim.id))
     args = ["replicate", "thesis-table-7.2,thesis-fig-7.5,thesis-table-7.2", "--quick"]
     result = CliRunner().invoke(_cli(), args, env={"COLUMNS": "300"})
     assert result.exit_code == 0, result.output
@@ -588,15 +586,7 @@ def test_an_interrupted_again_resumes_from_the_start_it_printed(
     then (its own) and none before. A time that is not one, one in the future, or --since without --again
     is refused before anything runs."""
     seen: list[str | None] = []
-
-    def record_since(claim: Any, *_: Any) -> Any:
-        seen.append(ladders.reuse_since())
-        return runner.not_runnable(replace(claim, not_testable="a stand-in for the run"))
-
-    monkeypatch.setattr(claims_cli, "replicate", record_since)
-    monkeypatch.setattr("harness.claims.layout.machine_cores", lambda: 2)
-    monkeypatch.setattr(claims_cli, "write_report", lambda *_: None)
-    monkeypatch.setattr(paths, "RESULTS", tmp_path)
+    _stand_in(monkeypatch, tmp_path, lambda _: seen.append(ladders.reuse_since()))
     base = ["replicate", "thesis-table-7.2", "--quick"]
     first = CliRunner().invoke(_cli(), [*base, "--again"], env={"COLUMNS": "300"})
     assert first.exit_code == 0, first.output
