@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 import shutil
 import sys
@@ -471,3 +472,16 @@ def demo() -> None:
 
 for module in (regimes, faults, collect, ladder, aa, side_by_side, overhead, claims):
     module.register(app)
+
+
+def _one_line_summaries(group: typer.Typer) -> None:
+    """The command list shows each command's first paragraph, and in rich mode typer keeps its source line
+    breaks there, so a help wrapped at 110 columns came out ragged: the list gets the paragraph as one line."""
+    for command in group.registered_commands:
+        text = command.help or inspect.getdoc(command.callback) or ""
+        command.short_help = command.short_help or " ".join(text.split("\n\n")[0].split())
+    for sub in group.registered_groups:
+        _one_line_summaries(sub.typer_instance)
+
+
+_one_line_summaries(app)
