@@ -171,6 +171,24 @@ def measured(record: dict[str, Any]) -> bool:
     return not rows or any(r.get("ratio") is not None or r.get("bound") for r in rows)
 
 
+def judged_before(records: list[dict[str, Any]], record: dict[str, Any]) -> dict[str, Any] | None:
+    """The newest stored verdict of the same claim that already judged every fresh start `record` judges, or
+    None. A verdict on nothing new (a `--quick` after the full size reuses the first fresh starts of the
+    full size's key, or the same size run twice) measured nothing: stored, it would stand in the report as
+    a replication of its own, or as a quick size that came before the full one."""
+    runs = set(record.get("runs") or ())
+    if not runs:
+        return None
+    return next(
+        (
+            earlier
+            for earlier in reversed(records)
+            if earlier.get("claim_id") == record["claim_id"] and runs <= set(earlier.get("runs") or ())
+        ),
+        None,
+    )
+
+
 def latest_per_claim(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The newest verdict of each (claim, size), ordered by claim id."""
     newest = {(record["claim_id"], record.get("size", "")): record for record in records}

@@ -25,6 +25,7 @@ from harness.claims.model import Claim, ClaimError, find, load_all
 from harness.claims.runner import estimate, from_folders, judge_claim, replicate, size_for
 from harness.claims.store import (
     APART_H,
+    judged_before,
     load_verdicts,
     save_verdict,
     too_recent,
@@ -251,6 +252,15 @@ def _run_claims(
         verdicts.append((claim, verdict))
         if verdict.outcome not in (claim_verdict.NOT_RUNNABLE, claim_verdict.NOT_TESTABLE):
             record = verdict_record(claim, size_for(claim, quick, repetitions), quick, verdict)
+            earlier = judged_before(load_verdicts(verdicts_dir()), record)
+            if earlier:
+                console.print(
+                    f"  not stored: every fresh start it judged was judged by the {earlier.get('size')} size's "
+                    f"verdict of {str(earlier.get('created_utc'))[:16].replace('T', ' ')} UTC already, so it "
+                    "measured nothing new. --again runs fresh starts of its own; --report judges every stored "
+                    "verdict again with this version."
+                )
+                continue
             console.print(f"  verdict stored in {save_verdict(record)}")
             # after every claim, so an interrupted --all leaves a report with each finished claim
             console.print(f"  report: {claims_report.write(claims)}")

@@ -22,12 +22,13 @@ from harness.analysis import claims_report
 from harness.claims import groups, ladders, runner
 from harness.claims.layout import DRIVER_AND_DATABASE_CORES, layout_problems, preflight
 from harness.claims.model import ClaimError, Comparison, cells, find, load_all, load_file, load_schema
-from harness.claims.store import hours_apart, save_verdict, too_recent, verdict_record
+from harness.claims.store import hours_apart, load_verdicts, save_verdict, too_recent, verdict_record
 from harness.claims.verdict import (
     CONTRADICTED,
     DIRECTION_ONLY,
     INCONCLUSIVE,
     REPLICATED,
+    ClaimVerdict,
     Side,
     judge,
     log_ratio_stats,
@@ -841,3 +842,40 @@ def test_a_campaign_point_told_not_to_reuse_runs_fresh(
     assert campaign.run_point(plan, "first").reused and executed == []
     again = campaign.run_point(plan, "again", reuse=False)
     assert not again.reused and again.folder.path == tmp_path / "fresh" and executed == ["node"]
+
+
+def test_a_verdict_on_fresh_starts_a_stored_verdict_judged_is_not_stored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A `--quick` after the full size reuses the first fresh starts of the full size's key: the verdict
+    measured nothing new and is printed, not stored. A verdict with one fresh start of its own is stored."""
+    claim = find("thesis-table-7.2")
+    full_runs = [f"20260101T10{m:02d}00Z-java-ladder-abcdef" for m in range(5)]
+    save_verdict(
+        {"claim_id": claim.id, "size": "full", "created_utc": "2026-01-01T11:00:00Z", "runs": full_runs},
+        tmp_path,
+    )
+    answers = iter([full_runs[:3], [*full_runs[:2], "20260101T130000Z-java-ladder-fedcba"]])
+
+    def stand_in(claim: Any, *_: Any) -> Any:
+        runs = next(answers)
+        return ClaimVerdict(claim.id, INCONCLUSIVE, observations={("java", "a"): [{"run": r} for r in runs]})
+
+    monkeypatch.setattr(claims_cli, "replicate", stand_in)
+    monkeypatch.setattr("harness.claims.layout.machine_cores", lambda: 2)
+    monkeypatch.setattr(claims_cli, "write_report", lambda *_: None)
+    monkeypatch.setattr(claims_cli.claims_report, "write", lambda *_: tmp_path / "REPORT.md")
+    monkeypatch.setattr(paths, "RESULTS", tmp_path)
+    said = []
+    for _ in range(2):
+        result = CliRunner().invoke(_cli(), ["replicate", claim.id, "--quick"], env={"COLUMNS": "300"})
+        assert result.exit_code == 0, result.output
+        said.append(" ".join(result.output.split()))
+    assert (
+        "not stored: every fresh start it judged was judged by the full size's verdict of 2026-01-01 11:00"
+        in said[0]
+    )
+    assert "verdict stored in" not in said[0]
+    assert "verdict stored in" in said[1] and "not stored" not in said[1]
+    mine = [r for r in load_verdicts(tmp_path / "claims") if set(r.get("runs") or ()) & set(full_runs)]
+    assert sorted(r["size"] for r in mine) == ["full", "quick"]
