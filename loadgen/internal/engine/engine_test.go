@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -205,10 +204,11 @@ func TestCoordinatedOmission(t *testing.T) {
 	}
 }
 
-// TestFixedServiceTime: against a target answering after 5 ms, the median latency is 5 ms plus the
-// target's sleep overshoot (Go timers wake up to ~1 ms late on an idle process) and the driver's and
-// the loopback's overhead. The bound is loose for a shared machine; the measured figures are logged
-// (go test -v -run FixedServiceTime ./internal/engine).
+// TestFixedServiceTime: against a target answering after at least 5 ms, every latency the driver reports is
+// at least the target's sleep, and each request's intended-start latency at least its actual-send one, so
+// every quantile is ordered the same way. How far above 5 ms the median lies (the sleep's overshoot, the
+// driver's and the loopback's overhead) depends on how busy the machine is: it is logged, not asserted
+// (go test -v -run FixedServiceTime ./internal/engine); `./bidbench overhead` measures the driver's cost.
 func TestFixedServiceTime(t *testing.T) {
 	var mu sync.Mutex
 	service := tally.NewHist() // µs the target took, by its own clock
@@ -231,8 +231,15 @@ func TestFixedServiceTime(t *testing.T) {
 	if summary.Requests != 1000 || summary.OK != 1000 {
 		t.Fatalf("%d requests, %d ok; want 1000", summary.Requests, summary.OK)
 	}
-	if math.Abs(l.P50-5) > 2 {
-		t.Errorf("p50 %v ms against a 5 ms target", l.P50)
+	sent := summary.LatencySentMS
+	quantiles := []struct {
+		name           string
+		intended, sent float64
+	}{{"p50", l.P50, sent.P50}, {"p90", l.P90, sent.P90}, {"p99", l.P99, sent.P99}, {"max", l.Max, sent.Max}}
+	for _, q := range quantiles {
+		if q.sent < 5 || q.intended < q.sent {
+			t.Errorf("%s: intended-start %v ms, actual-send %v ms; want intended >= sent >= the target's 5 ms", q.name, q.intended, q.sent)
+		}
 	}
 }
 
