@@ -17,13 +17,19 @@ func TestLadderStepsAreWindowsOfTheirOwn(t *testing.T) {
 	if !ok || len(steps) != 3 {
 		t.Fatalf("steps = %#v, want 3 step summaries", summary.Steps)
 	}
+	previous := int64(0)
 	for k, want := range []int64{50, 100, 200} {
 		if steps[k].Requests != want || steps[k].OK != want {
 			t.Errorf("step %d at %g req/s: %d requests (%d ok), want %d", k, steps[k].Rate, steps[k].Requests, steps[k].OK, want)
 		}
-		if steps[k].Finished < want-2 || steps[k].Finished > want+2 {
-			t.Errorf("step %d: %d responses arrived in its window, want about %d", k, steps[k].Finished, want)
+		// The target answers at once, so most answers arrive in their own step's window; a busy machine can
+		// delay the answers to a step's last sends past its end, into the next window.
+		t.Logf("step %d: %d responses arrived in its window, %d sent", k, steps[k].Finished, want)
+		if steps[k].Finished < want*8/10 || steps[k].Finished > want+previous {
+			t.Errorf("step %d: %d responses arrived in its window; want most of its %d and at most %d more from step %d",
+				k, steps[k].Finished, want, previous, k-1)
 		}
+		previous = want
 		if got := steps[k].EndUnix - steps[k].StartUnix; got < 0.999 || got > 1.001 {
 			t.Errorf("step %d spans %g s, want 1", k, got)
 		}
@@ -34,13 +40,14 @@ func TestLadderStepsAreWindowsOfTheirOwn(t *testing.T) {
 }
 
 func TestLadderStopsAfterTwoOverloadedSteps(t *testing.T) {
-	// The target slows down to 300 ms a request from its 150th request on (step 2): steps 2 and 3 of six
-	// pass the 150 ms threshold (far from what a busy machine adds to a fast answer), so the ladder stops during step 4 (the stop rule waits a second for a
-	// step's last answers) and never sends step 5.
-	tg, served := slowFrom(t, 150, 300*time.Millisecond)
+	// The target slows down to 2 s a request from its 150th request on (step 2): steps 2 and 3 of six pass
+	// the 1 s threshold, so the ladder stops during step 4 (the stop rule waits a second for a step's last
+	// answers) and never sends step 5. A busy machine can stall a fast answer for a few hundred ms, which a
+	// 150 ms threshold read as an overloaded step 1.
+	tg, served := slowFrom(t, 150, 2*time.Second)
 	s := settings(t, map[string]string{
 		"BB_TARGETS": tg.URL, "BB_STEPS": "50,100,100,100,100,100", "BB_STEP_DURATION": "1s", "BB_WARMUP": "0s",
-		"BB_STOP_P99_MS": "150",
+		"BB_STOP_P99_MS": "1000",
 	})
 	summary := run(t, s, 30*time.Second)
 	steps := summary.Steps.([]StepSummary)
