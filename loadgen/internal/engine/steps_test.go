@@ -23,11 +23,12 @@ func TestLadderStepsAreWindowsOfTheirOwn(t *testing.T) {
 			t.Errorf("step %d at %g req/s: %d requests (%d ok), want %d", k, steps[k].Rate, steps[k].Requests, steps[k].OK, want)
 		}
 		// The target answers at once, so most answers arrive in their own step's window; a busy machine can
-		// delay the answers to a step's last sends past its end, into the next window.
+		// delay the answers to a step's last sends past its end, into the next window, and an answer at a
+		// boundary can fall on either side of it.
 		t.Logf("step %d: %d responses arrived in its window, %d sent", k, steps[k].Finished, want)
-		if steps[k].Finished < want*8/10 || steps[k].Finished > want+previous {
-			t.Errorf("step %d: %d responses arrived in its window; want most of its %d and at most %d more from step %d",
-				k, steps[k].Finished, want, previous, k-1)
+		if steps[k].Finished < want*8/10 || steps[k].Finished > want+previous+2 {
+			t.Errorf("step %d: %d responses arrived in its window; want most of its %d and at most %d more",
+				k, steps[k].Finished, want, previous+2)
 		}
 		previous = want
 		if got := steps[k].EndUnix - steps[k].StartUnix; got < 0.999 || got > 1.001 {
