@@ -541,16 +541,25 @@ def test_report_numbers_are_finite() -> None:
     assert result.tost is not None and math.isfinite(result.tost.p_value)
 
 
-def _stand_in(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, seen: Callable[[Any], None]) -> None:
-    """`replicate` runs nothing: each claim is shown to `seen` and answered with a not-runnable verdict."""
+def _stand_in(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    seen: Callable[[Any], None],
+    answer: Callable[[Any], Any] | None = None,
+) -> None:
+    """`replicate` runs nothing: each claim is shown to `seen` and answered by `answer`, by default with a
+    not-runnable verdict. Reports are not written."""
 
     def stand_in(claim: Any, *_: Any) -> Any:
         seen(claim)
+        if answer is not None:
+            return answer(claim)
         return runner.not_runnable(replace(claim, not_testable="a stand-in for the run"))
 
     monkeypatch.setattr(claims_cli, "replicate", stand_in)
     monkeypatch.setattr("harness.claims.layout.machine_cores", lambda: 2)
     monkeypatch.setattr(claims_cli, "write_report", lambda *_: None)
+    monkeypatch.setattr(claims_cli.claims_report, "write", lambda *_: tmp_path / "REPORT.md")
     monkeypatch.setattr(paths, "RESULTS", tmp_path)
 
 
@@ -857,15 +866,11 @@ def test_a_verdict_on_fresh_starts_a_stored_verdict_judged_is_not_stored(
     )
     answers = iter([full_runs[:3], [*full_runs[:2], "20260101T130000Z-java-ladder-fedcba"]])
 
-    def stand_in(claim: Any, *_: Any) -> Any:
+    def answer(claim: Any) -> Any:
         runs = next(answers)
         return ClaimVerdict(claim.id, INCONCLUSIVE, observations={("java", "a"): [{"run": r} for r in runs]})
 
-    monkeypatch.setattr(claims_cli, "replicate", stand_in)
-    monkeypatch.setattr("harness.claims.layout.machine_cores", lambda: 2)
-    monkeypatch.setattr(claims_cli, "write_report", lambda *_: None)
-    monkeypatch.setattr(claims_cli.claims_report, "write", lambda *_: tmp_path / "REPORT.md")
-    monkeypatch.setattr(paths, "RESULTS", tmp_path)
+    _stand_in(monkeypatch, tmp_path, lambda _: None, answer)
     said = []
     for _ in range(2):
         result = CliRunner().invoke(_cli(), ["replicate", claim.id, "--quick"], env={"COLUMNS": "300"})
