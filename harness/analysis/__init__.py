@@ -23,7 +23,6 @@ Modules, one job each:
     format      number formatting shared by every output
     manifest    the summary of manifests (versions, knobs, host) across runs
     host_factor how much of a ladder group's spread in CPU per request the host explains
-    aa          A/A: the same app against itself, two interleaved groups of ladders
     side_by_side  side-by-side comparisons from their stored records alone
     plots       matplotlib figures as base64 PNG
     report, report_template  the self-contained HTML report (jinja2) and its template

@@ -474,14 +474,21 @@ for module in (regimes, faults, collect, ladder, aa, side_by_side, overhead, cla
     module.register(app)
 
 
-def _one_line_summaries(group: typer.Typer) -> None:
-    """The command list shows each command's first paragraph, and in rich mode typer keeps its source line
-    breaks there, so a help wrapped at 110 columns came out ragged: the list gets the paragraph as one line."""
+def _reflow(text: str) -> str:
+    """In rich mode typer keeps a help paragraph's source line breaks inside the terminal's own wrapping,
+    so prose wrapped at 110 columns came out ragged: each prose paragraph becomes one line. A paragraph
+    with indented lines (examples, a table) keeps its lines."""
+    paragraphs = text.split("\n\n")
+    return "\n\n".join(
+        p if any(line.startswith(" ") for line in p.splitlines()) else " ".join(p.split()) for p in paragraphs
+    )
+
+
+def _reflow_help(group: typer.Typer) -> None:
     for command in group.registered_commands:
-        text = command.help or inspect.getdoc(command.callback) or ""
-        command.short_help = command.short_help or " ".join(text.split("\n\n")[0].split())
+        command.help = _reflow(command.help or inspect.getdoc(command.callback) or "")
     for sub in group.registered_groups:
-        _one_line_summaries(sub.typer_instance)
+        _reflow_help(sub.typer_instance)
 
 
-_one_line_summaries(app)
+_reflow_help(app)

@@ -165,7 +165,7 @@ SLO_MEAN = Annotated[float, typer.Option(help="SLO mean bound (ms).")]
 SLO_P99_LATENCY = Annotated[float, typer.Option(help="SLO: p99 latency bound in ms.")]
 SLO_MEAN_LATENCY = Annotated[float, typer.Option(help="SLO: mean latency bound in ms.")]
 
-# The load ladders' shape (`ladder` and `aa --apart`), from its one definition.
+# The load ladders' shape (`ladder`), from its one definition.
 LADDER = LadderSettings()
 LADDER_STEP = f"{LADDER.step_s:g}s"
 LADDER_MIX = Annotated[str, typer.Option(help="Request mix: browse, bid, mixed.")]

@@ -1,5 +1,5 @@
 """The load ladder's settings (docs/method.md, "The ladder"): the one place their defaults are defined.
-`./bidbench ladder` and `./bidbench aa --apart` offer them as options; the claims pin their own shape."""
+`./bidbench ladder` offers them as options; the claims pin their own shape."""
 
 from __future__ import annotations
 

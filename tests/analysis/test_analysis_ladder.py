@@ -1,7 +1,7 @@
 """Ladders in the analysis (issue #28), on synthetic ladder folders with known truth (synthetic.py):
 the registry's ladder metrics, the ">= X" rule and its exclusion from the tests, calibrations and the
 floor kept out of the comparison, the per-step labels (throttled, floor-limited), the first screen, the
-latency-throughput figure from ladder steps and the A/A verdicts."""
+latency-throughput figure from ladder steps."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 from synthetic import LADDER_RATES, LADDER_TRUTH, Writer, write_floor, write_ladders
 
-from harness.analysis.aa import DIFFERS, SAME, aa_verdicts
 from harness.analysis.comparison import Comparison, compare
 from harness.analysis.ladder_report import (
     Floor,
@@ -21,8 +20,7 @@ from harness.analysis.ladder_report import (
     step_summaries,
     step_table,
 )
-from harness.analysis.load import read_run
-from harness.analysis.metrics import ALL_METRICS, METRICS, resolve_metrics
+from harness.analysis.metrics import METRICS, resolve_metrics
 from harness.analysis.plots import latency_vs_throughput
 from harness.analysis.report import render_html
 from harness.analysis.tables import anova_table, verdict_tables
@@ -172,84 +170,6 @@ def test_report_opens_with_the_first_screen_and_plots_the_ladders(ladders: Compa
 def test_report_without_ladders_has_no_first_screen(study_comparison: Comparison) -> None:
     assert first_screen(study_comparison) is None
     assert '<section id="glance">' not in render_html(study_comparison)
-
-
-# ---- A/A ---------------------------------------------------------------------------------------------
-
-
-def _aa_runs(root: Path, reps: int, **kwargs: object) -> tuple[list, list]:
-    writer = Writer(root, seed=9)
-    folders = write_ladders(writer, ("node",), reps=reps, regime="ladder-aa", variants=("A", "B"), **kwargs)
-    runs = [read_run(f) for f in folders]
-    return [r for r in runs if r.variant == "A"], [r for r in runs if r.variant == "B"]
-
-
-def test_aa_same_app_shows_no_difference(tmp_path: Path) -> None:
-    group_a, group_b = _aa_runs(tmp_path, 5)
-    rows = {r.metric: r for r in aa_verdicts(group_a, group_b)}
-    cost = rows["cpu_us_per_request"]
-    assert (cost.n_a, cost.n_b, cost.test) == (5, 5, "Welch t")
-    assert cost.verdict == SAME and cost.p_value is not None and cost.p_value >= 0.05
-    assert cost.difference_ci is not None and cost.difference_ci[0] <= 0 <= cost.difference_ci[1]
-    assert cost.holm_p is not None and cost.holm_p >= cost.p_value
-    assert all(r.verdict in (SAME, DIFFERS) or r.verdict.startswith("not tested") for r in rows.values())
-
-
-def test_aa_shows_a_derived_metric_without_testing_it_twice(tmp_path: Path) -> None:
-    group_a, group_b = _aa_runs(tmp_path, 5)
-    rows = {r.metric: r for r in aa_verdicts(group_a, group_b)}
-    derived = rows["normalized_throughput"]
-    assert derived.verdict == "not tested: derived from CPU µs per request (its own row)"
-    assert derived.mean_a is not None and derived.p_value is None and derived.holm_p is None
-    tested = [r for r in rows.values() if r.p_value is not None]
-    assert "normalized_throughput" not in {r.metric for r in tested} and len(tested) == 6
-
-
-def test_aa_table_counts_only_the_tested_metrics_in_its_false_positive_rate(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    from harness.cli.aa import print_aa_table
-
-    group_a, group_b = _aa_runs(tmp_path, 5)
-    print_aa_table("node", aa_verdicts(group_a, group_b), group_a, group_b, 0.05)
-    out = " ".join(capsys.readouterr().out.split())
-    assert "over 6 tested metrics about 26% of A/A runs show one" in out
-
-
-def test_aa_finds_a_real_difference(tmp_path: Path) -> None:
-    group_a, group_b = _aa_runs(tmp_path, 5)
-    for run in group_b:  # B costs 30 % more per request: the test must see it
-        assert run.metrics is not None
-        run.metrics["cpu_us_per_request"] *= 1.3
-    row = next(r for r in aa_verdicts(group_a, group_b) if r.metric == "cpu_us_per_request")
-    assert row.verdict == DIFFERS and row.difference is not None and row.difference > 0
-    assert row.difference_ci is not None and row.difference_ci[0] > 0
-
-
-def test_aa_does_not_test_a_lower_bound(tmp_path: Path) -> None:
-    group_a, group_b = _aa_runs(tmp_path, 5, unbracketed={"node": 1})
-    assert ALL_METRICS["capacity"].bound(group_a[0]) == 900.0  # the highest step below the break
-    rows = {r.metric: r for r in aa_verdicts(group_a, group_b)}
-    assert (
-        rows["capacity"].verdict == "not tested: 2 ladder(s) give only a lower bound"
-    )  # rep 0 of A and of B
-    assert rows["capacity"].p_value is None and rows["capacity"].holm_p is None
-    assert rows["cpu_us_per_request"].p_value is not None  # the other metrics are still tested
-
-
-def test_aa_uses_valid_ladders_and_needs_three(tmp_path: Path) -> None:
-    group_a, group_b = _aa_runs(tmp_path, 5, invalid={"node": 3})
-    rows = {r.metric: r for r in aa_verdicts(group_a, group_b)}
-    assert (rows["cpu_us_per_request"].n_a, rows["cpu_us_per_request"].n_b) == (2, 2)
-    tested = {k: r for k, r in rows.items() if k != "normalized_throughput"}  # never tested: derived
-    assert all(r.verdict == "not tested: n < 3 in a group" for r in tested.values())
-
-
-def test_aa_can_include_invalid_ladders(tmp_path: Path) -> None:
-    group_a, group_b = _aa_runs(tmp_path, 5, invalid={"node": 3})
-    rows = {r.metric: r for r in aa_verdicts(group_a, group_b, include_invalid=True)}
-    cost = rows["cpu_us_per_request"]
-    assert (cost.n_a, cost.n_b) == (5, 5) and cost.p_value is not None
 
 
 def test_a_set_whose_capacity_is_only_lower_bounds_prints(tmp_path: Path) -> None:
