@@ -13,7 +13,6 @@ The entry points (what compare.py and `./bidbench compare`, harness/cli/compare.
 Modules, one job each:
     load        find and read result folders and results/index.jsonl; decide who is excluded and why
     metrics     the compared metrics: where each comes from in metrics.json, its unit and direction
-    usl         the Universal Scalability Law fit
     knee        where a latency curve turns upward
     comparison  the orchestration: groups -> statistics -> tables (the Comparison object)
     table_model the one table model: cells keep their value, interval and unit beside their text

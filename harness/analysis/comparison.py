@@ -15,10 +15,9 @@ from pathlib import Path
 from harness import paths
 from harness.analysis.load import AnalysisError, Run, RunSet, discover, get_path, select
 from harness.analysis.metrics import resolve_metrics
-from harness.analysis.usl import UslFit, fit_usl
 from harness.model.stats import DEFAULT_RESAMPLES, MetricResult, analyse
 
-REGIMES = ("ladder", "ladder-aa", "capacity", "fixed-rate", "scaling", "users", "payload")
+REGIMES = ("ladder", "ladder-aa", "capacity", "fixed-rate", "users", "payload")
 REGIME_ORDER = {name: rank for rank, name in enumerate(REGIMES)}
 CALIBRATION_REGIME = "ladder-calibration"
 FLOOR_REGIME = "ladder-floor"
@@ -80,8 +79,6 @@ class Comparison:
     baseline: str | None
     seed: int
     n_resamples: int
-    usl_fits: list[UslFit]
-    usl_source: str
     warnings: list[str]
     floors: list[Run] = field(default_factory=list)
     """The noise floor's ladders (regime ladder-floor): the driver against a static responder."""
@@ -102,13 +99,9 @@ def _sort_point(run: Run) -> tuple[int, float, str]:
 
 
 def group_sets(runs: Sequence[Run]) -> list[ComparisonSet]:
-    """One set per (regime, point). The steps of capacity searches (`*-probe`) are left out when anything
-    else is there: their rates are chosen by the search, so they are not repetitions of a planned point
-    (the plots of throughput and latency against load still use them)."""
-    runs = [r for r in runs if r.regime not in NOT_COMPARED]
-    planned = [r for r in runs if not r.is_probe]
+    """One set per (regime, point)."""
     by_set: dict[tuple[str, str], list[Run]] = defaultdict(list)
-    for run in sorted(planned or runs, key=_sort_point):
+    for run in sorted((r for r in runs if r.regime not in NOT_COMPARED), key=_sort_point):
         by_set[(run.regime, run.point)].append(run)
     return [
         ComparisonSet(regime, point, members[0].point_value, sorted({r.label for r in members}), members)
@@ -134,30 +127,6 @@ def intercept_mix(runs: Sequence[Run]) -> str | None:
         "CPU µs per request mixes methods: some ladders' fits went through the idle CPU they read, others "
         f"fitted the intercept ({', '.join(fitted)}); those costs are not comparable"
     )
-
-
-def scaling_capacity(run: Run) -> float | None:
-    """What the USL is fitted to: the capacity at each instance count (throughput when no capacity)."""
-    capacity = run.metric("capacity_rps")
-    return capacity if capacity is not None else run.metric("throughput_rps")
-
-
-def fit_scaling(runs: Sequence[Run], confidence: float, seed: int) -> tuple[list[UslFit], str]:
-    scaling = [r for r in runs if r.regime == "scaling"]
-    if not scaling:
-        return [], (
-            "no runs of the scaling regime (stored by the capacity search of bidbench before the ladder; "
-            "`./bidbench ladder --instances 1,2` measures each instance count's capacity)"
-        )
-    uses_capacity = all(r.metric("capacity_rps") is not None for r in scaling)
-    fits = []
-    for label in sorted({r.label for r in scaling}):
-        mine = [r for r in scaling if r.label == label and r.instances and scaling_capacity(r) is not None]
-        ns = [float(r.instances or 0) for r in mine]
-        caps = [float(scaling_capacity(r) or 0.0) for r in mine]
-        fits.append(fit_usl(label, ns, caps, confidence, seed=seed))
-    source = "capacity_rps" if uses_capacity else "throughput_rps (some scaling runs have no capacity_rps)"
-    return fits, source
 
 
 def compare(
@@ -257,7 +226,6 @@ def compare(
             )
             cset.results.append(result)
             notes.extend(f"{cset.title}, {metric.title}: {w}" for w in result.warnings)
-    fits, source = fit_scaling(runset.runs, confidence, seed)
     for run in runset.runs:
         notes.extend(f"{run.run_id}: {p}" for p in run.problems)
     return Comparison(
@@ -269,8 +237,6 @@ def compare(
         baseline=baseline,
         seed=seed,
         n_resamples=n_resamples,
-        usl_fits=fits,
-        usl_source=source,
         warnings=list(dict.fromkeys(notes)),
         floors=floors,
     )

@@ -95,8 +95,8 @@ def point_number(point: Any) -> float | None:
     return None
 
 
-KNOWN_REGIMES = ("capacity-probe", "scaling-probe", "fixed-rate", "capacity", "scaling", "users", "payload")
-PROBE_SUFFIX = "-probe"  # the steps of a capacity search: single measurements at rates the search chose
+# The regimes whose names hold a dash; any other regime is the name's last part before the id.
+DASHED_REGIMES = ("fixed-rate", "side-by-side", "ladder-calibration", "ladder-floor", "ladder-aa")
 
 
 def _name_parts(folder: Path) -> dict[str, str]:
@@ -105,7 +105,7 @@ def _name_parts(folder: Path) -> dict[str, str]:
     head, _, run_id = folder.name.rpartition("-")
     if not head:
         return {}
-    regime = next((r for r in KNOWN_REGIMES if head.endswith("-" + r)), None)
+    regime = next((r for r in DASHED_REGIMES if head.endswith("-" + r)), None)
     if regime is None:
         head, _, regime = head.rpartition("-")
     else:
@@ -150,11 +150,6 @@ class Run:
         return self.impl if self.variant.lower() in DEFAULT_VARIANTS else f"{self.impl}/{self.variant}"
 
     @property
-    def is_probe(self) -> bool:
-        """A step of a capacity search (regime `capacity-probe`, `scaling-probe`), not a planned repetition."""
-        return self.regime.endswith(PROBE_SUFFIX)
-
-    @property
     def is_valid(self) -> bool:
         return self.status == COMPLETED and self.valid is True
 
@@ -172,14 +167,12 @@ class Run:
 
     @property
     def instances(self) -> int | None:
-        """Instance count: the manifest, else metrics.json's instance list, else a scaling point."""
+        """Instance count: the manifest, else metrics.json's instance list."""
         if self.record is not None and self.record.instances is not None:
             return self.record.instances
         listed = (self.metrics or {}).get("instances")
         if isinstance(listed, list) and listed:
             return len(listed)
-        if self.regime == "scaling" and self.point_value is not None:
-            return int(self.point_value)
         return None
 
     @property

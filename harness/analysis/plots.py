@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import matplotlib
-from scipy import stats as sps
 
 matplotlib.use("Agg")
 
@@ -19,7 +18,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 
-from harness.analysis.comparison import Comparison, scaling_capacity  # noqa: E402
+from harness.analysis.comparison import Comparison  # noqa: E402
 from harness.analysis.knee import find_knee  # noqa: E402
 from harness.analysis.load import Run  # noqa: E402
 from harness.analysis.metrics import share_of_requests_pct  # noqa: E402
@@ -147,7 +146,6 @@ def latency_vs_throughput(comparison: Comparison) -> Figure:
     if ladder_latency_figure(comparison, figure) is not None:
         return figure
     runs = [r for r in comparison.runs if r.regime == "fixed-rate"]
-    runs = runs or [r for r in comparison.runs if r.regime == "capacity-probe"]
     runs = [
         r
         for r in runs
@@ -205,7 +203,7 @@ def latency_lines(
 
 
 def _bars(comparison: Comparison, metric: str, figure: Figure, ylabel: str) -> Figure:
-    priority = {"capacity": 0, "scaling": 1, "fixed-rate": 2}
+    priority = {"capacity": 0, "fixed-rate": 1}
     sets = [s for s in comparison.sets if s.result(metric) is not None]
     sets.sort(key=lambda s: (priority.get(s.regime, 3), comparison.sets.index(s)))
     if not sets:
@@ -276,68 +274,6 @@ def memory_per_instance(comparison: Comparison) -> Figure:
     return _bars(comparison, "memory", figure, "MB per instance")
 
 
-def scaling_usl(comparison: Comparison) -> Figure:
-    figure = Figure(
-        "fig-scaling",
-        "Scaling with the Universal Scalability Law",
-        "Capacity as instances are added. Dots are runs; error bars are "
-        f"{comparison.confidence:.0%} confidence intervals of the mean at "
-        "each instance count. The solid curve is the USL fit; the dotted line is perfect linear scaling (lambda x N). "
-        "The gap between them is the price of contention (sigma: waiting for a shared resource, such as the "
-        "database) and coherency (kappa: instances keeping each other in sync). Where the curve peaks, adding "
-        "instances stops paying.",
-    )
-    fits = [f for f in comparison.usl_fits if f.ns]
-    if not fits:
-        figure.missing = comparison.usl_source
-        return figure
-    colors = _colors([f.label for f in fits])
-    fig, ax = plt.subplots(figsize=(7.5, 4.5))
-    for fit in fits:
-        color = colors[fit.label]
-        ns, caps = np.asarray(fit.ns), np.asarray(fit.capacities)
-        ax.scatter(ns, caps, s=14, alpha=0.45, color=color)
-        levels = np.unique(ns)
-        groups = [caps[ns == n] for n in levels]
-        means = [values.mean() for values in groups]
-        errs = [
-            float(sps.t.ppf(0.5 + comparison.confidence / 2, values.size - 1) * sps.sem(values))
-            if values.size >= 3
-            else 0.0
-            for values in groups
-        ]
-        ax.errorbar(levels, means, yerr=errs, fmt="o", color=color, capsize=4, label=f"{fit.label} runs")
-        if fit.ok and fit.lam is not None:
-            top = levels.max() * 1.5
-            if fit.peak is not None:
-                top = max(top, min(fit.peak * 1.3, levels.max() * 4))
-            grid = np.linspace(1, top, 200)
-            ax.plot(
-                grid,
-                fit.predict(grid),
-                "-",
-                color=color,
-                label=f"{fit.label} USL (σ={fit.sigma:.3f}, κ={fit.kappa:.4f})",
-            )
-            ax.plot(grid, fit.lam * grid, ":", color=color, alpha=0.6)
-            if fit.peak is not None and fit.peak <= top:
-                ax.plot([fit.peak], [fit.peak_capacity], "D", color=color, markeredgecolor="black")
-                ax.annotate(
-                    f"peak N={fit.peak:.1f}",
-                    (fit.peak, fit.peak_capacity or 0),
-                    textcoords="offset points",
-                    xytext=(5, 5),
-                    fontsize=8,
-                    color=color,
-                )
-    ymax = max(max(f.capacities) for f in fits) * 1.6
-    ax.set_ylim(0, ymax)
-    _finish(fig, ax, figure, "instances (N)", "capacity (req/s)", fontsize=8)
-    failed = [f"{f.label}: {f.message}" for f in fits if not f.ok]
-    figure.notes = "; ".join(failed)
-    return figure
-
-
 def _scatter_by_label(
     comparison: Comparison,
     figure: Figure,
@@ -375,6 +311,11 @@ def _scatter_by_label(
     return figure
 
 
+def _capacity_else_throughput(run: Run) -> float | None:
+    capacity = run.metric("capacity_rps")
+    return capacity if capacity is not None else run.metric("throughput_rps")
+
+
 def throughput_vs_cpu(comparison: Comparison) -> Figure:
     figure = Figure(
         "fig-throughput-cpu",
@@ -386,7 +327,7 @@ def throughput_vs_cpu(comparison: Comparison) -> Figure:
         comparison,
         figure,
         lambda r: r.metric("cpu_pct_total"),
-        scaling_capacity,
+        _capacity_else_throughput,
         "CPU % (all instances)",
         "throughput (req/s)",
     )
@@ -492,7 +433,6 @@ FIGURES: tuple[Callable[[Comparison], Figure], ...] = (
     throughput_vs_cpu,
     memory_per_instance,
     memory_vs_cpu,
-    scaling_usl,
     users,
     breakdown,
 )

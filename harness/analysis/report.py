@@ -33,7 +33,6 @@ SECTIONS: tuple[tuple[str, str], ...] = (
     ("normalized", "Normalized"),
     ("cpu", "CPU"),
     ("memory", "Memory"),
-    ("scaling", "Scaling"),
     ("users", "Users"),
     ("breakdown", "Breakdown"),
     ("manifest", "Manifest"),

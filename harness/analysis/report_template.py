@@ -153,12 +153,6 @@ TEMPLATE = r"""<!DOCTYPE html>
   {{ render_table(tables["figure-7-5"]) }}
 </section>
 
-<section id="scaling">
-  <h2>Scaling</h2>
-  {{ render_figure(figures["fig-scaling"]) }}
-  {{ render_table(tables["usl"]) }}
-</section>
-
 <section id="users">
   <h2>Concurrent users</h2>
   <p class="explain">RUBiS Revisited showed that two implementations with the same throughput can differ widely
@@ -231,7 +225,6 @@ TEMPLATE = r"""<!DOCTYPE html>
     the runs (BCa), so the same folders always give the same interval.</dd>
     <dt>Normalized throughput</dt><dd>Throughput / CPU %: requests per second per per cent of one core.</dd>
     <dt>Utilized CPU</dt><dd>CPU % / (instances x CPU limit x 100).</dd>
-    <dt>USL</dt><dd>The Universal Scalability Law: C(N) = lambda N / (1 + sigma (N-1) + kappa N (N-1)).</dd>
     <dt>Invalid run</dt><dd>A run that failed a validity check (docs/design.md §7): the load generator was the bottleneck,
     it sent requests late, the database was saturated, and so on. Such runs are excluded unless asked for.</dd>
   </dl>

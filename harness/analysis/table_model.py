@@ -74,11 +74,6 @@ def interval(iv: Interval | None, unit: str = "", suffix: str = "") -> Cell:
     return Cell.measured(fmt.interval(iv) + suffix, None, iv, unit)
 
 
-def value_with_interval(value: float | None, iv: Interval | None, unit: str = "") -> Cell:
-    """A value and its interval, "v [low, high]", as the USL table prints its parameters."""
-    return Cell.measured(f"{fmt.num(value)} {fmt.interval(iv)}", value, iv, unit)
-
-
 def mean_with_ci(summary: Summary | None, unit: str = "") -> Cell:
     if summary is None:
         return Cell(fmt.mean_with_ci(None))

@@ -328,21 +328,18 @@ def _flag(runs: Sequence[Run]) -> str:
 
 
 def scaling_runs(runs: Sequence[Run]) -> tuple[list[Run], str]:
-    """The runs the thesis tables describe: scaling, else capacity, else fixed-rate, else whatever there is."""
-    for regime in ("scaling", "capacity", "fixed-rate"):
+    """The runs the thesis tables describe: capacity, else fixed-rate, else whatever there is."""
+    for regime in ("capacity", "fixed-rate"):
         chosen = [r for r in runs if r.regime == regime]
         if chosen:
             return chosen, f"runs of the {regime} regime"
-    planned = [r for r in runs if not r.is_probe]
-    if planned:
-        return planned, "all runs (no scaling, capacity or fixed-rate runs found)"
-    return list(runs), "capacity-search probes (no planned runs found)"
+    return list(runs), "all runs (no capacity or fixed-rate runs found)"
 
 
 def _by_label_point(runs: Sequence[Run]) -> dict[tuple[str, float, str], list[Run]]:
     groups: dict[tuple[str, float, str], list[Run]] = defaultdict(list)
     for run in runs:
-        order = run.instances if run.regime == "scaling" and run.instances else run.point_value
+        order = run.point_value
         groups[(run.label, float(order) if order is not None else float("inf"), run.point)].append(run)
     return dict(sorted(groups.items()))
 
@@ -721,53 +718,6 @@ def breakdown_by_point_table(comparison: Comparison) -> Table:
     )
 
 
-def usl_table(comparison: Comparison) -> Table:
-    rows = []
-    for fit in comparison.usl_fits:
-        counts = [fit.label, cell.count(fit.n_points), cell.count(fit.n_levels)]
-        if not fit.ok:
-            rows.append([*counts, *["-"] * 6, fit.message])
-            continue
-        peak = (
-            "none (kappa ~ 0)"
-            if fit.peak is None
-            else cell.value_with_interval(fit.peak, fit.peak_ci, "instances")
-        )
-        rows.append(
-            [
-                *counts,
-                cell.value_with_interval(fit.lam, fit.lam_ci, "req/s per instance"),
-                cell.value_with_interval(fit.sigma, fit.sigma_ci),
-                cell.value_with_interval(fit.kappa, fit.kappa_ci),
-                peak,
-                cell.number(fit.peak_capacity, "req/s"),
-                cell.number(fit.r2),
-                fit.message,
-            ]
-        )
-    return Table(
-        "usl",
-        "Universal Scalability Law fit",
-        [
-            "implementation",
-            "runs",
-            "instance counts",
-            "lambda (req/s per instance)",
-            "sigma (contention)",
-            "kappa (coherency)",
-            "peak N",
-            "capacity at peak",
-            "R²",
-            "note",
-        ],
-        rows,
-        f"C(N) = lambda N / (1 + sigma (N-1) + kappa N (N-1)), fitted to {comparison.usl_source} of every run; "
-        f"{comparison.confidence:.0%} intervals from a seeded bootstrap over runs. Peak N = sqrt((1 - sigma) / kappa).",
-        f"docs/design.md §6 (scaling); {ZENG_THESIS}, §7.3",
-        empty=comparison.usl_source if not comparison.usl_fits else "no data",
-    )
-
-
 def runs_table(comparison: Comparison) -> Table:
     rows = []
     for run in comparison.runs:
@@ -819,5 +769,4 @@ def source_tables(comparison: Comparison) -> list[Table]:
         errors_table(comparison),
         breakdown_table(comparison),
         breakdown_by_point_table(comparison),
-        usl_table(comparison),
     ]

@@ -49,11 +49,6 @@ def _compact(table: Table) -> Table | None:
         type_col = table.columns.index("request type")
         rows = [row for row in table.rows if row[type_col] == "all"]
         return replace(table, title=table.title + ", all request types", rows=rows)
-    if table.id == "usl" and "note" in table.columns:
-        at = table.columns.index("note")
-        rows = [row[:at] + row[at + 1 :] for row in table.rows]
-        notes = [f"{row[0]}: {row[at]}" for row in table.rows if row[at]]
-        return replace(table, columns=table.columns[:at] + table.columns[at + 1 :], rows=rows, notes=notes)
     return table
 
 

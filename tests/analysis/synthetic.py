@@ -420,7 +420,6 @@ def full_study(
     reps: int = 5,
     impls: Sequence[str] = ("java", "node", "php"),
     rates: Sequence[int] = (100, 300, 500, 700, 900, 1000, 1050),
-    scaling: Sequence[int] = (1, 2, 3, 4),
     user_counts: Sequence[int] = (1, 2, 4, 8, 16),
     sizes: Sequence[int] = (1024, 16384, 65536),
 ) -> Study:
@@ -468,27 +467,6 @@ def full_study(
                         cpu_pct_total=noisy(rng, served / t.normalized, t.cv),
                         memory_mb=noisy(rng, t.memory_mb, t.cv),
                         p50_ms=p50,
-                        app_factor=t.app_factor,
-                    ),
-                )
-            # scaling: capacity follows the USL
-            for n in scaling:
-                cap_n = noisy(rng, t.capacity(n), t.cv)
-                cpu_n = noisy(rng, cap_n / t.normalized, t.cv)
-                writer.write_run(
-                    impl=impl,
-                    regime="scaling",
-                    point={"instances": n},
-                    repetition=rep,
-                    instances=n,
-                    metrics=make_metrics(
-                        throughput=cap_n,
-                        offered=cap_n,
-                        cpu_pct_total=cpu_n,
-                        capacity_rps=cap_n,
-                        memory_mb=noisy(rng, t.memory_mb, t.cv),
-                        p50_ms=noisy(rng, t.p50_ms, t.cv),
-                        instances=n,
                         app_factor=t.app_factor,
                     ),
                 )

@@ -12,7 +12,7 @@ from synthetic import fixed_rate_groups
 from harness.analysis.comparison import compare
 from harness.analysis.metrics import ALL_METRICS
 from harness.analysis.table_render import json_table
-from harness.analysis.tables import details_table, usl_table, verdict_tables
+from harness.analysis.tables import details_table, verdict_tables
 from harness.cli.compare import main
 
 
@@ -51,7 +51,6 @@ def test_a_table_renders_to_json_the_same_numbers_its_text_shows(study_compariso
     for table in [
         *verdict_tables(study_comparison),
         details_table(study_comparison),
-        usl_table(study_comparison),
     ]:
         exported = json_table(table)
         json.dumps(exported, allow_nan=False)  # numbers as numbers, never NaN

@@ -66,10 +66,10 @@ def test_runner_layout_and_flat_layout_group_alike(tmp_path):
     writer = Writer(tmp_path / "r", seed=1)
     metrics = make_metrics(throughput=100.0, offered=100.0, cpu_pct_total=10.0, memory_mb=50.0, p50_ms=2.0)
     nested = writer.write_run(
-        impl="node", regime="scaling", point={"instances": 2}, repetition=3, metrics=metrics
+        impl="node", regime="fixed-rate", point={"instances": 2}, repetition=3, metrics=metrics
     )
     flat = writer.write_run(
-        impl="node", regime="scaling", point={"instances": 2}, repetition=4, metrics=metrics, flat=True
+        impl="node", regime="fixed-rate", point={"instances": 2}, repetition=4, metrics=metrics, flat=True
     )
     a, b = read_run(nested), read_run(flat)
     assert (a.impl, a.variant, a.regime, a.point) == (b.impl, b.variant, b.regime, b.point)
@@ -78,12 +78,12 @@ def test_runner_layout_and_flat_layout_group_alike(tmp_path):
     assert a.instances == 1  # the manifest's instance count wins over the point
 
 
-def test_absolute_index_paths_and_capacity_probe_names(tmp_path):
+def test_absolute_index_paths_and_dashed_regime_names(tmp_path):
     writer = Writer(tmp_path / "r", seed=2)
     metrics = make_metrics(throughput=100.0, offered=100.0, cpu_pct_total=10.0, memory_mb=50.0, p50_ms=2.0)
     folder = writer.write_run(
         impl="php",
-        regime="capacity-probe",
+        regime="fixed-rate",
         point={"rate": 100.0},
         repetition=0,
         metrics=metrics,
@@ -94,20 +94,9 @@ def test_absolute_index_paths_and_capacity_probe_names(tmp_path):
     manifest.pop("impl")
     (folder / "manifest.json").write_text(json.dumps(manifest))
     run = read_run(folder)  # no index: the folder name is the last resort
-    assert (run.impl, run.regime, run.is_probe) == ("php", "capacity-probe", True)
+    assert (run.impl, run.regime) == ("php", "fixed-rate")
     (runset_run,) = select(discover([], index=tmp_path / "r" / "index.jsonl")[0])[0]
-    assert runset_run.regime == "capacity-probe"
-
-
-def test_probes_stay_out_of_the_verdicts_when_planned_runs_exist(tmp_path):
-    writer = fixed_rate_groups(tmp_path / "r", {"java": 100.0, "node": 100.0}, n=3, seed=1)
-    metrics = make_metrics(throughput=100.0, offered=100.0, cpu_pct_total=10.0, memory_mb=50.0, p50_ms=2.0)
-    writer.write_run(
-        impl="java", regime="capacity-probe", point={"rate": 100.0}, repetition=0, metrics=metrics
-    )
-    comparison = compare([tmp_path / "r"], metrics=["throughput"], n_resamples=199)
-    assert [s.regime for s in comparison.sets] == ["fixed-rate"]
-    assert len(comparison.runs) == 7
+    assert runset_run.regime == "fixed-rate"
 
 
 def test_point_forms():

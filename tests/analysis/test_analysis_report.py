@@ -71,7 +71,7 @@ def report_html(study_comparison) -> str:
 def test_report_is_self_contained(report_html):
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", report_html)
     assert "@import" not in report_html and "url(" not in report_html
-    assert report_html.count('src="data:image/png;base64,') == 9
+    assert report_html.count('src="data:image/png;base64,') == 8
     for section_id, _ in SECTIONS:
         assert f'<section id="{section_id}">' in report_html
 
@@ -85,7 +85,7 @@ def test_report_renders_in_chromium_with_every_section_and_plot(tmp_path, report
     assert match, "the load marker is missing: the page did not finish loading"
     result = json.loads(match.group(1).replace("&quot;", '"').replace("&amp;", "&"))
     assert result["errors"] == []
-    assert result["images"] == 9 and result["broken"] == []
+    assert result["images"] == 8 and result["broken"] == []
     assert result["sections"] == [sid for sid, _ in SECTIONS]
     for table_id in (
         "table-7-1",
@@ -94,7 +94,6 @@ def test_report_renders_in_chromium_with_every_section_and_plot(tmp_path, report
         "qos",
         "errors",
         "table-breakdown",
-        "usl",
         "anova",
     ):
         assert f'id="{table_id}"' in done.stdout

@@ -45,13 +45,13 @@ def _row(table, label: str, column: str, point: object) -> dict:
 
 
 def test_thesis_tables_7_1_and_7_2_come_from_the_folders(study, study_comparison):
-    raw = _folders(study, "scaling", "node", instances=2)
+    raw = _folders(study, "capacity", "node")
     assert len(raw) == 5
-    t71 = _row(cpu_utilization_table(study_comparison), "node", "point", "instances=2")
+    t71 = _row(cpu_utilization_table(study_comparison), "node", "point", "-")
     assert t71["CPU %"].value == pytest.approx(np.mean([m["cpu_pct_total"] for m in raw]))
     assert t71["utilized CPU %"].value == pytest.approx(np.mean([m["utilized_cpu"] * 100 for m in raw]))
-    assert t71["maximum CPU %"].value == pytest.approx(200.0)
-    t72 = _row(normalized_table(study_comparison), "node", "point", "instances=2")
+    assert t71["maximum CPU %"].value == pytest.approx(100.0)
+    t72 = _row(normalized_table(study_comparison), "node", "point", "-")
     assert t72["capacity (req/s)"].value == pytest.approx(np.mean([m["capacity_rps"] for m in raw]))
     assert t72["normalized (req/s per CPU %)"].value == pytest.approx(
         np.mean([m["normalized_throughput"] for m in raw])

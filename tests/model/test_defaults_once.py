@@ -8,8 +8,6 @@ import re
 import subprocess
 import sys
 
-import pytest
-
 from harness import paths
 from harness.engine.sizing import default_instance_cpus
 from harness.model.ladder import LadderSettings
