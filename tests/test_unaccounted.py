@@ -85,7 +85,7 @@ def test_a_step_beside_another_tenant_is_not_judged() -> None:
     stolen = _step_disturbances({**_step(UNACCOUNTED_MAX_PCT + 15), "steal_pct": 12.0})
     assert "the hypervisor's steal 12 % of the machine" in stolen[0]
     # another tenant is the host's doing, not the measurement's: it is no problem of the step's own
-    assert _step_problems(_step(UNACCOUNTED_MAX_PCT + 15), 0.5, 0.5) == []
+    assert _step_problems(_step(UNACCOUNTED_MAX_PCT + 15), 0.5) == []
     # Not measurable (an external database, remote instances): no rule, and no false problem.
     assert _step_disturbances(_step(None)) == []
 

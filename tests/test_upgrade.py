@@ -45,7 +45,8 @@ def test_a_legacy_folder_reads_under_todays_names(tmp_path: Path) -> None:
     )
     assert run.verdict is not None and set(run.verdict["checks"]) == {"late_sends", "loadgen_cpu"}
     assert run.manifest["runtimes"] == {"node": "20.10.0", "load_driver": f"{upgrade._LEGACY_GROUP} v1.8.1"}
-    summary = run.load_summary
+    assert run.path is not None
+    summary = upgrade.upgrade_load_summary(json.loads(upgrade.load_summary_path(run.path).read_text()))
     assert summary is not None and summary["late_sends"] == 3 and summary["latency_ms"] == {"p99": 4.0}
 
 
@@ -60,7 +61,8 @@ def test_todays_files_win_over_legacy_ones(tmp_path: Path) -> None:
     (folder / upgrade.SUMMARY).write_text(json.dumps({"schema": 2, "requests": 5, "late_sends": 0}))
     (folder / "logs" / "trace.log").write_text("bbt m 1700000000000 1.0 200 - get_item 0 -\n")
     assert upgrade.load_summary_path(folder).name == upgrade.SUMMARY
-    assert read_run(folder).load_summary == {"schema": 2, "requests": 5, "late_sends": 0}
+    summary = upgrade.upgrade_load_summary(json.loads(upgrade.load_summary_path(folder).read_text()))
+    assert summary == {"schema": 2, "requests": 5, "late_sends": 0}
     assert [r.error for r in timeline.read_trace(upgrade.trace_log(folder / "logs"))] == ["-"]
 
 

@@ -17,7 +17,7 @@ from harness.analysis.load import AnalysisError, Run, RunSet, discover, get_path
 from harness.analysis.metrics import resolve_metrics
 from harness.model.stats import DEFAULT_RESAMPLES, MetricResult, analyse
 
-REGIMES = ("ladder", "ladder-aa", "capacity", "fixed-rate", "users", "payload")
+REGIMES = ("ladder", "capacity", "fixed-rate", "users", "payload")
 REGIME_ORDER = {name: rank for rank, name in enumerate(REGIMES)}
 CALIBRATION_REGIME = "ladder-calibration"
 FLOOR_REGIME = "ladder-floor"

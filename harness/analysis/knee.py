@@ -16,7 +16,6 @@ MIN_POINTS = 3
 
 @dataclass(frozen=True)
 class Knee:
-    index: int
     x: float
     y: float
 
@@ -39,4 +38,4 @@ def find_knee(xs: Sequence[float], ys: Sequence[float]) -> Knee | None:
     best = int(np.argmax(gap))
     if gap[best] <= 0.05:  # within 5 % of a straight line: no knee worth marking
         return None
-    return Knee(int(order[best]), float(x[best]), float(y[best]))
+    return Knee(float(x[best]), float(y[best]))

@@ -140,9 +140,8 @@ def ladder_groups(comparison: Comparison) -> dict[str, list[Run]]:
     runs = [r for r in comparison.runs if r.regime in LADDER_REGIMES and steps_of(r)]
     points = {r.point for r in runs}
     groups: dict[str, list[Run]] = defaultdict(list)
-    for run in sorted(runs, key=lambda r: (r.regime, r.label, r.point_value or 0)):
-        regime = "" if run.regime == "ladder" else f" [{run.regime}]"
-        label = run.label + (f" @ {run.point}" if len(points) > 1 else "") + regime
+    for run in sorted(runs, key=lambda r: (r.label, r.point_value or 0)):
+        label = run.label + (f" @ {run.point}" if len(points) > 1 else "")
         groups[label].append(run)
     return dict(groups)
 
@@ -295,11 +294,11 @@ class FirstScreen:
 
 def first_set(comparison: Comparison) -> ComparisonSet | None:
     """The ladder comparison the first screen shows: one instance per app if there is one, else the
-    smallest point; A/A sets only when there is no other ladder."""
+    smallest point."""
     sets = [s for s in comparison.sets if s.regime in LADDER_REGIMES]
     if not sets:
         return None
-    return min(sets, key=lambda s: (s.regime != "ladder", s.point_value if s.point_value is not None else 0))
+    return min(sets, key=lambda s: s.point_value if s.point_value is not None else 0)
 
 
 def _omnibus_p(result: MetricResult | None) -> tuple[str, float | None]:

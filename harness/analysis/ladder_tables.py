@@ -9,9 +9,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from rich.table import Table
-
 from harness.analysis.host_factor import postgres_adjusted, shared_factor_r
+from harness.analysis.table_model import Table
+from harness.analysis.table_render import COMMAND_LOOK, rich_table
 from harness.console import console
 from harness.model.ladder_math import THROTTLED_SHARE, _finite
 from harness.model.stats import mean_ci
@@ -67,7 +67,6 @@ class LadderRow:
     db_cost_us: Spread
     host_r: float | None
     """How closely the app's CPU per request followed the load driver's, step by step (host_factor.py)."""
-    capacity: Spread
     capacity_text: str
     saturation: Spread
     memory_mb: Spread
@@ -81,13 +80,12 @@ def ladder_row(label: str, metrics: Sequence[Mapping[str, Any] | None], valid: S
     ladders = [m["ladder"]["steps"] for m in kept if (m.get("ladder") or {}).get("steps")]
     bracketed = [m.get("capacity_rps") for m in kept]
     bounds = [m.get("capacity_at_least_rps") for m in kept if m.get("capacity_at_least_rps") is not None]
-    capacity = spread(bracketed if not bounds else [])
     costs = [m.get("cpu_us_per_request") for m in kept]
     db_costs = [m.get("db_us_per_request") for m in kept]
     if bounds:
         text = f">= {min(bounds):,.0f} ({len(bounds)} of {len(kept)} ladders never failed)"
     else:
-        text = capacity.text()
+        text = spread(bracketed).text()
     return LadderRow(
         label=label,
         ladders=len(metrics),
@@ -96,7 +94,6 @@ def ladder_row(label: str, metrics: Sequence[Mapping[str, Any] | None], valid: S
         cost_adjusted_us=spread(postgres_adjusted(costs, db_costs)),
         db_cost_us=spread(db_costs),
         host_r=shared_factor_r(ladders),
-        capacity=capacity,
         capacity_text=text,
         saturation=spread([m.get("saturation_rps") for m in kept]),
         memory_mb=spread([m.get("memory_per_instance_mb") for m in kept]),
@@ -162,37 +159,31 @@ def ladder_anomalies(ladder: dict[str, Any]) -> list[str]:
 
 def print_ladder_table(title: str, outcomes: Mapping[str, Sequence[LadderOutcome]]) -> None:
     """One row per app (label), over its ladders: validity, CPU and PostgreSQL cost, capacity, memory."""
-    table = Table(title=title + ": mean [95 % CI], CV over fresh starts")
-    for column in (
-        "app",
-        "ladders valid",
-        "CPU µs/request",
-        "host-adjusted",
-        "host r",
-        "PostgreSQL µs/request",
-        "SLO capacity req/s",
-        "saturation req/s",
-        "memory MiB",
-        "req/s per MiB",
-    ):
-        table.add_column(column, justify="left" if column == "app" else "right")
+    rows: list[list[str]] = []
     for label, runs in outcomes.items():
         row = ladder_row(
             label, [run.metrics for run in runs], [bool(run.verdict and run.verdict.valid) for run in runs]
         )
-        table.add_row(
-            label,
-            f"{row.valid}/{row.ladders}",
-            row.cost_us.text(),
-            row.cost_adjusted_us.text(),
-            "-" if row.host_r is None else f"{row.host_r:.2f}",
-            row.db_cost_us.text(),
-            row.capacity_text,
-            row.saturation.text(),
-            row.memory_mb.text(1),
-            row.rps_per_mb.text(1),
+        rows.append(
+            [
+                label,
+                f"{row.valid}/{row.ladders}",
+                row.cost_us.text(),
+                row.cost_adjusted_us.text(),
+                "-" if row.host_r is None else f"{row.host_r:.2f}",
+                row.db_cost_us.text(),
+                row.capacity_text,
+                row.saturation.text(),
+                row.memory_mb.text(1),
+                row.rps_per_mb.text(1),
+            ]
         )
-    console.print(table)
+    columns = ["app", "ladders valid", "CPU µs/request", "host-adjusted", "host r", "PostgreSQL µs/request"]
+    columns += ["SLO capacity req/s", "saturation req/s", "memory MiB", "req/s per MiB"]
+    title += ": mean [95 % CI], CV over fresh starts"
+    console.print(
+        rich_table(Table("ladders", title, columns, rows, align=["left"] + ["right"] * 9), COMMAND_LOOK)
+    )
     console.print(
         "CPU µs/request is the slope of the instances' CPU time above their idle CPU on completed requests "
         "below saturation; Zeng's normalized throughput (req/s per CPU %, B.Sc. thesis Table 7.2) is 10,000 / it. "

@@ -18,7 +18,6 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -27,7 +26,7 @@ from harness.record.index_line import IndexLine
 from harness.record.manifest import Manifest
 from harness.record.metrics import Metrics
 from harness.record.schema import SchemaError
-from harness.record.upgrade import load_summary_path, upgrade_load_summary, verdict_to_current
+from harness.record.upgrade import verdict_to_current
 
 RUN_FILES = ("manifest.json", "metrics.json", "verdict.json")
 DEFAULT_VARIANTS = {"", "default", "base", "baseline", "none"}
@@ -96,7 +95,7 @@ def point_number(point: Any) -> float | None:
 
 
 # The regimes whose names hold a dash; any other regime is the name's last part before the id.
-DASHED_REGIMES = ("fixed-rate", "side-by-side", "ladder-calibration", "ladder-floor", "ladder-aa")
+DASHED_REGIMES = ("fixed-rate", "side-by-side", "ladder-calibration", "ladder-floor")
 
 
 def _name_parts(folder: Path) -> dict[str, str]:
@@ -129,11 +128,9 @@ class Run:
     valid: bool | None
     reasons: list[str]
     created_utc: str | None = None
-    group_id: str | None = None
     manifest: dict[str, Any] = field(default_factory=dict)
     record: Manifest | None = None
     metrics: dict[str, Any] | None = None
-    metrics_record: Metrics | None = None
     verdict: dict[str, Any] | None = None
     problems: list[str] = field(default_factory=list)
 
@@ -155,15 +152,6 @@ class Run:
 
     def metric(self, *keys: str) -> float | None:
         return as_float(get_path(self.metrics or {}, *keys))
-
-    @cached_property
-    def load_summary(self) -> dict[str, Any] | None:
-        if self.path is None:
-            return None
-        data, problem = _read_json(load_summary_path(self.path))
-        if problem:
-            self.problems.append(problem)
-        return upgrade_load_summary(data) if isinstance(data, dict) else None
 
     @property
     def instances(self) -> int | None:
@@ -269,11 +257,9 @@ def read_run(folder: Path, entry: IndexLine | None = None) -> Run:
         valid=valid,
         reasons=reasons,
         created_utc=manifest.created_utc or (entry.created_utc if entry else None),
-        group_id=(regime.group if regime else None) or (entry.group if entry else None),
         manifest=record.to_json() if record else {},
         record=record,
         metrics=metrics,
-        metrics_record=metrics_record,
         verdict=verdict,
         problems=problems,
     )
@@ -295,7 +281,6 @@ def _run_from_index_only(entry: IndexLine, why: str) -> Run:
         valid=entry.valid,
         reasons=reasons,
         created_utc=entry.created_utc,
-        group_id=entry.group,
     )
 
 

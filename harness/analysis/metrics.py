@@ -41,7 +41,7 @@ class Metric:
         return f"{self.title} ({self.unit})" if self.unit else self.title
 
 
-LADDER_REGIMES = ("ladder", "ladder-aa")
+LADDER_REGIMES = ("ladder",)
 """Regimes whose runs are whole ladders compared with each other (calibrations and the noise floor are not)."""
 
 

@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
-from rich.table import Table
 
 from harness.analysis.plots import plt
 from harness.analysis.side_by_side import aa_check, digits_of, interval_text, ranking, ratio_text, sure
-from harness.analysis.table_render import write_text
+from harness.analysis.table_model import Table
+from harness.analysis.table_render import COMMAND_LOOK, rich_table, write_text
 from harness.console import console
 from harness.model.side_by_side_math import METRICS, Metric
 
@@ -273,21 +273,15 @@ def write_outputs(
     return written
 
 
-def _rich_table(title: str, columns: list[str], rows: list[tuple[str, list[str]]]) -> Table:
-    table = Table(title=title)
-    for column in ["group", *columns]:
-        table.add_column(column)
-    for label, cells in rows:
-        table.add_row(label, *cells)
-    return table
+def _print_table(title: str, columns: list[str], rows: list[tuple[str, list[str]]]) -> None:
+    table = Table("side-by-side", title, ["group", *columns], [[label, *cells] for label, cells in rows])
+    console.print(rich_table(table, COMMAND_LOOK))
 
 
 def print_summary(summary: dict[str, Any], json_out: Path | None = None, html: Path | None = None) -> None:
     """The comparison in the terminal (and as JSON and HTML): the answers, how sure, then the tables."""
     title = f"side by side: {summary['valid']} valid of {summary['fresh_starts']} fresh starts"
-    console.print(
-        _rich_table(title, [f"{m.label} ({m.unit})" for m in TERMINAL], group_rows(summary, TERMINAL))
-    )
+    _print_table(title, [f"{m.label} ({m.unit})" for m in TERMINAL], group_rows(summary, TERMINAL))
     console.print(
         "[dim]Absolute figures depend on the host at the time; the ratios below are what compares.[/]"
     )
@@ -295,7 +289,7 @@ def print_summary(summary: dict[str, Any], json_out: Path | None = None, html: P
         {label: summary["ratios"][label] for label in summary["groups_compared"][1:]}, TERMINAL
     )
     title = f"each group / {summary['baseline']}, paired by fresh start (95 % interval, CV of the ratio)"
-    console.print(_rich_table(title, [m.label for m in TERMINAL], ratios))
+    _print_table(title, [m.label for m in TERMINAL], ratios)
     for metric in asked(summary):
         console.print(f"- {QUESTIONS[metric.key]}: {ranking(summary, metric)}")
     console.print(f"- How sure: {how_sure(summary)}")

@@ -467,16 +467,11 @@ def memory_table(comparison: Comparison) -> Table:
 
 
 def latency_stats(run: Run) -> dict[str, float | None]:
-    """max, mean, median in ms from the run's load summary (`latency_ms`), else from metrics.json."""
-    summary = run.load_summary or {}
-    own = summary.get("latency_ms") if isinstance(summary.get("latency_ms"), Mapping) else {}
-    out: dict[str, float | None] = {}
-    for key, own_key in (("max", "max"), ("mean", "mean"), ("median", "p50")):
-        value = as_float(own.get(own_key))
-        if value is None:
-            value = run.metric("latency_ms", own_key)
-        out[key] = value
-    return out
+    """max, mean, median in ms from metrics.json's `latency_ms` (the load summary's, copied by the run)."""
+    return {
+        key: run.metric("latency_ms", own)
+        for key, own in (("max", "max"), ("mean", "mean"), ("median", "p50"))
+    }
 
 
 def over_one_second(run: Run) -> tuple[float | None, str]:
@@ -487,10 +482,6 @@ def over_one_second(run: Run) -> tuple[float | None, str]:
         direct = run.metric("latency_ms", "over_1s_pct")
     if direct is not None:
         return direct, "exact"
-    summary = run.load_summary or {}
-    over, requests = as_float(summary.get("over_1s")), as_float(summary.get("requests"))
-    if over is not None and requests:
-        return 100.0 * over / requests, "exact"
     lat = latency_stats(run)
     if lat["max"] is not None and lat["max"] < 1000.0:
         return 0.0, "exact"

@@ -38,12 +38,11 @@ def external_url() -> str | None:
     return os.environ.get("BIDBENCH_DATABASE_URL") or None
 
 
-def current_server(cluster: EmbeddedCluster | None = None) -> DatabaseServer:
+def current_server() -> DatabaseServer:
     url = external_url()
     if url:
         return DatabaseServer(base_url=url, embedded=False)
-    cluster = cluster or EmbeddedCluster()
-    return DatabaseServer(base_url=cluster.url(), embedded=True)
+    return DatabaseServer(base_url=EmbeddedCluster().url(), embedded=True)
 
 
 def mask_password(url: str) -> str:

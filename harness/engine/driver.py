@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import paths
+from harness.engine.instances import stop_group
 from harness.engine.resources import ResourceGroup
 from harness.record.upgrade import upgrade_load_summary
 from harness.tools import toolchain
@@ -205,14 +206,8 @@ class DriverProcess:
 
     def kill(self) -> None:
         """SIGINT first: the driver then writes what it measured so far, marked partial."""
-        if self.proc and self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGINT)
-                self.proc.wait(timeout=5)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(timeout=5)
+        if self.proc:
+            stop_group(self.proc, signal.SIGINT)
 
     def failure(self, code: int) -> str:
         meaning = EXIT_MEANINGS.get(code, "an unexpected exit")

@@ -135,6 +135,21 @@ def sigkill(pids: Iterable[int]) -> list[int]:
     return killed
 
 
+def stop_group(proc: subprocess.Popen[bytes], first: int, wait_s: float = 5.0) -> None:
+    """Send `first` to the process group proc leads and wait up to wait_s; then SIGKILL the group and wait
+    again if it lingers. A group already gone is stopped."""
+    if proc.poll() is not None:
+        return
+    for sig in (first, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(wait_s)
+            return
+
+
 def start(
     driver: AppDriver,
     spec: InstanceSpec,

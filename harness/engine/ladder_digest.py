@@ -119,22 +119,22 @@ def step_records(
         record["throttled_share"] = max(
             (t["throttled_share"] for t in record["throttling"] if t), default=None
         )
-        record["problems"] = _step_problems(record, spare_cores, spare_cores)
+        record["problems"] = _step_problems(record, spare_cores)
         record["disturbances"] = _step_disturbances(record)
         record["valid"] = not record["problems"] and not record["disturbances"]
         records.append(record)
     return records
 
 
-def _step_problems(step: dict[str, Any], driver_allot: float, db_allot: float) -> list[str]:
+def _step_problems(step: dict[str, Any], spare_cores: float) -> list[str]:
     """What of the measurement itself makes a step unfit: the driver or PostgreSQL short of CPU."""
     problems = []
-    driver_limit = max(driver_allot, 0.5) * 100 * LOADGEN_MAX_SHARE
+    driver_limit = max(spare_cores, 0.5) * 100 * LOADGEN_MAX_SHARE
     if step["loadgen_cpu_pct"] is not None and step["loadgen_cpu_pct"] > driver_limit:
         problems.append(
             f"the load driver used {step['loadgen_cpu_pct']:.0f} % CPU (limit {driver_limit:.0f} %)"
         )
-    db_limit = max(db_allot, 0.5) * 100 * DB_MAX_SHARE
+    db_limit = max(spare_cores, 0.5) * 100 * DB_MAX_SHARE
     if step["db_cpu_pct"] is not None and step["db_cpu_pct"] > db_limit:
         problems.append(f"PostgreSQL used {step['db_cpu_pct']:.0f} % CPU (limit {db_limit:.0f} %)")
     return problems

@@ -196,7 +196,6 @@ def run_scenario(
     cpus: float | None = DEFAULT_CPUS,
     cluster: EmbeddedCluster | None = None,
     results_dir: Path | None = None,
-    knobs: dict[str, str] | None = None,
 ) -> FaultResult:
     """Run one scenario; the result folder is written whatever happens, and the faults are always undone.
     The database: `cluster` when given (the caller has pointed BIDBENCH_DATABASE_URL at it); else the
@@ -245,7 +244,6 @@ def run_scenario(
                 load=load,
                 instances=scenario.instances,
                 cpus=cpus,
-                knobs=dict(knobs or {}),
                 regime="faults",
                 group=f"{impl}/default/faults/{scenario.name}",
                 point={"scenario": scenario.name, "rate": rate.rate},

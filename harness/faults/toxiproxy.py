@@ -8,7 +8,6 @@ on a free loopback port, creates one TCP proxy in front of the database, and add
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import time
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.db.cluster import free_port
+from harness.engine.instances import stop_group
 from harness.tools import toolchain
 
 
@@ -63,16 +63,8 @@ class Toxiproxy:
         raise ToxiproxyError(f"toxiproxy-server did not answer within {timeout_s:.0f} s; see {self.log_path}")
 
     def stop(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        try:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(timeout=5)
-        except ProcessLookupError:
-            pass
+        if self.proc is not None:
+            stop_group(self.proc, signal.SIGTERM)
 
     def __enter__(self) -> Toxiproxy:
         self.start()

@@ -50,9 +50,3 @@ class LadderSettings:
     start (harness/regimes/ladder.py `calibrate`): a far slower variant is not sized from a rate it never
     carried."""
     calibration_step_s: float = 2.0
-    calibration_warmup_s: float | None = None
-    """None: the ladders' warm-up. A calibration only needs where the load breaks, steps after its warm-up."""
-
-    @property
-    def calibration_warmup(self) -> float:
-        return self.warmup_s if self.calibration_warmup_s is None else self.calibration_warmup_s

@@ -42,9 +42,6 @@ class Interval:
     high: float
     method: str
 
-    def contains(self, value: float) -> bool:
-        return self.low <= value <= self.high
-
 
 @dataclass
 class Summary:
@@ -216,7 +213,6 @@ class PairTest:
     significant: bool
     ratio: float | None
     ratio_ci: Interval | None
-    posthoc_p: float | None = None  # the post-hoc test's own adjusted p (3+ groups)
     note: str | None = None
 
     @property
@@ -242,7 +238,6 @@ class Omnibus:
     grand_mean: float
     cv_pct: float | None
     levene_p: float | None
-    equal_variances: bool
     posthoc: str
     letters: dict[str, str]
 
@@ -418,7 +413,6 @@ def omnibus_test(
         grand_mean=grand,
         cv_pct=cv,
         levene_p=levene_p,
-        equal_variances=equal_var,
         posthoc=posthoc_name,
         letters=compact_letters(order, differs),
     )
@@ -478,7 +472,7 @@ def analyse(
             p, rej = posthoc[frozenset((a, b))]
             significant = rej and omnibus.p_value < alpha
             note = None if omnibus.p_value < alpha or not rej else f"{omnibus.test} not significant"
-            pairs.append(pair(omnibus.posthoc, p, significant, ratio, rci, posthoc_p=p, note=note))
+            pairs.append(pair(omnibus.posthoc, p, significant, ratio, rci, note=note))
         else:
             name, p, note = two_sample_test(xa, xb, test)
             if name.startswith("Mann") and mann_whitney_floor(xa.size, xb.size) >= alpha:

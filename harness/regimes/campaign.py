@@ -48,7 +48,6 @@ class Campaign:
     results_dir: Path | None = None
     planned_runs: int = 0
     done_runs: int = 0
-    started: float = field(default_factory=time.monotonic)
     run_seconds: list[float] = field(default_factory=list)
     """Durations of the runs measured (each a fresh start), not of those reused."""
     reuse_since: str | None = None

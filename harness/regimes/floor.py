@@ -9,7 +9,6 @@ driver's figures only, no CPU or memory, so the ladder yields no cost per reques
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import signal
@@ -26,6 +25,7 @@ from harness import paths
 from harness.apps import php as php_app
 from harness.console import UserError, console
 from harness.db.cluster import free_port
+from harness.engine.instances import stop_group
 from harness.engine.session import RunOutcome, RunPlan, Session, new_session_id
 from harness.regimes.ladder import LadderPlan, LadderSettings, geometric, ladder_plan
 
@@ -115,20 +115,6 @@ def _answers(url: str) -> bool:
         return False
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    """SIGQUIT (nginx's graceful stop) to the process group, then SIGKILL if it lingers."""
-    if process.poll() is not None:
-        return
-    for sig in (signal.SIGQUIT, signal.SIGKILL):
-        try:
-            os.killpg(process.pid, sig)
-        except ProcessLookupError:
-            return
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            process.wait(STOP_TIMEOUT_S)
-            return
-
-
 @contextmanager
 def static_responder(run_dir: Path | None = None) -> Iterator[Responder]:
     """nginx on 127.0.0.1 at a free port, answering every path with BODY; stopped on leaving, whatever
@@ -158,7 +144,7 @@ def static_responder(run_dir: Path | None = None) -> Iterator[Responder]:
             time.sleep(0.1)
         yield Responder(url, version, conf, process.pid)
     finally:
-        _stop(process)
+        stop_group(process, signal.SIGQUIT, STOP_TIMEOUT_S)  # SIGQUIT: nginx's graceful stop
         if scratch:
             shutil.rmtree(run_dir, ignore_errors=True)
 

@@ -72,7 +72,6 @@ def _fresh_start(
         instances=instances,
         point={**base.point, "instances": instances},
         load=load,
-        expect_below_capacity=False,
         prewarm_max_s=settings.prewarm_max_s,
         prewarm_unlimited=settings.prewarm_unlimited,
         cfs_period_us=settings.cfs_period_us or base.cfs_period_us,
@@ -102,7 +101,7 @@ def calibrate(
         load = base.load.as_ladder(
             rates,
             settings.calibration_step_s,
-            settings.calibration_warmup,
+            settings.warmup_s,
             base.slo.p99_ms,
             LoadSettings.stop_after,
         )

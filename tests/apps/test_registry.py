@@ -103,6 +103,13 @@ class _CobolDriver(AppDriver):
         return []
 
 
+def _unregister(name: str) -> None:
+    """Undoes apps.register for a test's throwaway adapter: the registry, IMPLS and its toolchain group."""
+    del apps._REGISTERED[name]
+    apps.IMPLS = tuple(apps._REGISTERED)
+    toolchain._APP_NEEDS.pop(name, None)
+
+
 @pytest.fixture
 def cobol(tmp_path: Path) -> Iterator[AppAdapter]:
     app = AppAdapter(
@@ -117,7 +124,7 @@ def cobol(tmp_path: Path) -> Iterator[AppAdapter]:
     try:
         yield app
     finally:
-        apps.unregister(app.name)
+        _unregister(app.name)
     assert apps.IMPLS == BUILT_IN
 
 

@@ -35,7 +35,6 @@ from harness.claims.verdict import (
     floor_stats,
     holm,
     interval,
-    judge,
     judge_rows,
     log_ratio_stats,
     measure,
@@ -44,6 +43,8 @@ from harness.claims.verdict import (
 )
 from harness.model.paired import paired_ratio, unpaired_ratio
 from harness.model.stats import MIN_N_INFERENCE
+
+from .conftest import judge
 
 # --- the simulation: synthetic fresh starts through the verdicts' own functions ------------------------
 

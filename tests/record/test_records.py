@@ -101,12 +101,8 @@ def test_an_old_manifest_is_upgraded_before_anyone_reads_it(tmp_path: Path) -> N
     assert record.regime == RegimeRef("users", "php/default/users/users=8", {"users": 8}, 1)
     assert record.sections == {"runtimes": {"php": "8.2", "load_driver": "k6 v0.50"}}
     run = read_run(folder)
-    assert (run.regime, run.point, run.repetition, run.group_id) == (
-        "users",
-        "users=8",
-        1,
-        record.regime.group,
-    )
+    assert (run.regime, run.point, run.repetition) == ("users", "users=8", 1)
+    assert run.record is not None and run.record.regime == record.regime
     assert (run.instances, run.cpu_limit, run.users) == (2, 0.5, 8)
     assert "schema" not in run.manifest and "point" not in run.manifest
 

@@ -230,10 +230,10 @@ def test_a_row_averages_capacities_only_when_every_ladder_bracketed_one() -> Non
         {"capacity_rps": 1100.0, "cpu_us_per_request": 110.0},
     ]
     row = ladder_row("java x1", bracketed, [True, True])
-    assert row.capacity.mean == pytest.approx(1050.0) and row.capacity_text.startswith("1,050")
+    assert row.capacity_text == spread([1000.0, 1100.0]).text() and row.capacity_text.startswith("1,050 [")
     mixed = [*bracketed, {"capacity_at_least_rps": 900.0, "cpu_us_per_request": 105.0}]
     row = ladder_row("java x1", mixed, [True, True, True])
-    assert row.capacity.mean is None and row.capacity_text.startswith(">= 900")
+    assert row.capacity_text == ">= 900 (1 of 3 ladders never failed)"
     assert row.cost_us.n == 3 and row.cost_us.cv_pct == pytest.approx(4.76, abs=0.01)
     assert ladder_row("java x1", mixed, [True, False, False]).valid == 1
 
