@@ -114,6 +114,6 @@ def test_a_stalled_body_gets_the_contracts_408(database_url: str) -> None:
             assert conn.received == b"", conn.received  # the documented exemption: closed, no answer
             continue
         head_text, _, body = conn.received.partition(b"\r\n\r\n")
-        assert head_text.startswith(b"HTTP/1.1 408 "), conn.received[:200]
+        assert head_text.startswith(b"HTTP/1.1 408 "), (impl, conn.received[:200], conn.error)
         assert b"\r\nconnection: close" in head_text.lower(), head_text
         assert body == b'{"error":{"code":"request_timeout","message":"request timed out"}}', body
