@@ -16,14 +16,6 @@ class LadderSettings:
     inside it (docs/method.md, "Warm-up after the pre-warm")."""
     prewarm_max_s: float = 60.0
     """The pre-warm ends sooner once CPU settles and a JVM's JIT is idle (harness/engine/prewarm.py)."""
-    prewarm_unlimited: bool = True
-    """The pre-warm runs without the CPU quota (RunPlan.prewarm_unlimited): inside 0.5 CPU a fresh JVM's JIT
-    shares the quota with the requests (docs/method.md, "Pre-warm")."""
-    cfs_period_us: int | None = None
-    """The quota's CFS period; None: the default (harness/engine/resources.py CFS_PERIOD_US)."""
-    idle_intercept: bool = True
-    """The cost fits go through the idle CPU read after the pre-warm: a fitted intercept trades off against
-    the slope (docs/method.md, "The intercept is the idle CPU")."""
     cost_passes: int = 3
     """How often a ladder's lowest steps run in all, the extra passes first, so the cost's fit averages one
     pass's noise out (docs/method.md, "Cost passes"). 1: the ladder alone."""

@@ -73,9 +73,8 @@ def _fresh_start(
         point={**base.point, "instances": instances},
         load=load,
         prewarm_max_s=settings.prewarm_max_s,
-        prewarm_unlimited=settings.prewarm_unlimited,
-        cfs_period_us=settings.cfs_period_us or base.cfs_period_us,
-        idle_intercept=settings.idle_intercept,
+        prewarm_unlimited=True,  # inside the quota a fresh JVM's JIT shares it with the requests
+        idle_intercept=True,  # a fitted intercept trades off against the slope
         **fields,
     )
 
@@ -110,7 +109,7 @@ def calibrate(
         )
         # The pre-warm's least rate per CPU, not the calibration's first step: a JVM pre-warmed lower broke
         # early in its calibration (the lab log (docs/lab/), prewarm settling rule, "The least rate").
-        rate = prewarming.MIN_RATE_PER_CPU * cores * prewarm_factor(settings)
+        rate = prewarming.MIN_RATE_PER_CPU * cores * UNLIMITED_PREWARM_FACTOR
         outcome = run_one(plan, prewarm_rate=min(rates[-1], rate), quiet=quiet)
         failing = first_failing_rate(outcome.metrics)
         if failing is None:
@@ -246,13 +245,8 @@ PREWARM_SHARE_OF_BREAK = 0.5
 UNLIMITED_PREWARM_FACTOR = 2.0
 
 
-def prewarm_factor(settings: LadderSettings) -> float:
-    return UNLIMITED_PREWARM_FACTOR if settings.prewarm_unlimited else 1.0
-
-
 def prewarm_rate_for(rates: tuple[float, ...], settings: LadderSettings) -> float:
-    """The highest step at or below half the calibration's break (the top step is `high` times the
-    break), or at the break when the pre-warm runs without the quota: well under what the instances
-    can carry, busy enough to compile."""
-    ceiling = rates[-1] * PREWARM_SHARE_OF_BREAK * prewarm_factor(settings) / settings.high
+    """The highest step at or below the calibration's break (the top step is `high` times the break), as
+    the pre-warm runs without the quota: well under what the instances can carry, busy enough to compile."""
+    ceiling = rates[-1] * PREWARM_SHARE_OF_BREAK * UNLIMITED_PREWARM_FACTOR / settings.high
     return max((rate for rate in rates if rate <= ceiling), default=rates[0])

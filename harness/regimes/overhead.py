@@ -151,15 +151,14 @@ class Finished:
     involuntary_switches: int
 
 
-def run_measured(
-    argv: list[str], env: dict[str, str], timeout_s: float, stdout: Path, stderr: Path
-) -> Finished:
-    """Run argv in its own process group and return the kernel's rusage of that process (os.wait4).
+def run_measured(argv: list[str], env: dict[str, str], timeout_s: float, stem: Path) -> Finished:
+    """Run argv in its own process group, its output in stem.out and stem.err, and return the kernel's
+    rusage of that process (os.wait4).
 
     Bounded: past timeout_s its group is killed (SIGKILL) and the figures are those of the killed process.
     Never leaves it behind: the group is killed on any way out."""
     started = time.monotonic()
-    with stdout.open("wb") as out, stderr.open("wb") as err:
+    with stem.with_suffix(".out").open("wb") as out, stem.with_suffix(".err").open("wb") as err:
         proc = subprocess.Popen(
             argv, env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL, start_new_session=True
         )
@@ -227,16 +226,12 @@ def _sample(name: str, repetition: int, position: int, done: Finished, requests:
     return Sample(generator=name, repetition=repetition, position=position, requests=requests, **kernel, **kw)
 
 
-def run_generator(setup: Setup, argv: list[str], env: dict[str, str], stem: Path) -> Finished:
-    return run_measured(
-        argv, env, setup.seconds + PROCESS_GRACE_S, stem.with_suffix(".out"), stem.with_suffix(".err")
-    )
-
-
 def run_driver(setup: Setup, mix: str, name: str, repetition: int, position: int, folder: Path) -> Sample:
     stem = folder / f"{name}-{repetition}"
     summary = stem.with_suffix(".summary.json")
-    done = run_generator(setup, [str(setup.driver), "run"], driver_env(setup, mix, summary), stem)
+    done = run_measured(
+        [str(setup.driver), "run"], driver_env(setup, mix, summary), setup.seconds + PROCESS_GRACE_S, stem
+    )
     data = _json_object(summary.read_text)
     latency = data.get("latency_ms") or {}
     return _sample(
@@ -278,7 +273,7 @@ def run_wrk(setup: Setup, repetition: int, position: int, folder: Path) -> Sampl
     connections = max(1, setup.wrk_connections)
     seconds = max(1, round(setup.seconds))
     argv = [str(setup.wrk), "-t1", f"-c{connections}", f"-d{seconds}s", setup.target + "/health"]
-    done = run_generator(setup, argv, _plain_env(), stem)
+    done = run_measured(argv, _plain_env(), setup.seconds + PROCESS_GRACE_S, stem)
     text = stem.with_suffix(".out").read_text(errors="replace")
     return _sample("wrk", repetition, position, done, parse_wrk(text), extra={"connections": connections})
 
@@ -290,7 +285,7 @@ def run_vegeta(setup: Setup, repetition: int, position: int, folder: Path) -> Sa
     results = stem.with_suffix(".bin")
     argv = [str(setup.vegeta), "attack", f"-rate={setup.rate:g}/1s", f"-duration={setup.seconds:g}s"]
     argv += [f"-targets={targets}", f"-output={results}", "-timeout=10s"]
-    done = run_generator(setup, argv, _plain_env(), stem)
+    done = run_measured(argv, _plain_env(), setup.seconds + PROCESS_GRACE_S, stem)
     report = vegeta_report(setup.vegeta, results)
     results.unlink(missing_ok=True)  # its report is kept; the encoded results are 100+ bytes a request
     latencies = report.get("latencies") or {}

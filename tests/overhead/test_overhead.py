@@ -121,7 +121,7 @@ def test_loopback_only() -> None:
 
 def test_run_measured_reads_the_childs_own_cpu(tmp_path: Path) -> None:
     burn = "import time\nend = time.process_time() + 0.3\nwhile time.process_time() < end: pass\n"
-    done = overhead.run_measured([sys.executable, "-c", burn], {}, 30, tmp_path / "out", tmp_path / "err")
+    done = overhead.run_measured([sys.executable, "-c", burn], {}, 30, tmp_path / "run")
     assert done.exit_code == 0
     assert done.user_s + done.system_s >= 0.25
 
@@ -130,7 +130,7 @@ def test_run_measured_kills_a_process_past_its_time(tmp_path: Path) -> None:
     marker = tmp_path / "child.pid"
     script = f"import os, time\nopen({str(marker)!r}, 'w').write(str(os.getpid()))\ntime.sleep(60)\n"
     started = time.monotonic()
-    done = overhead.run_measured([sys.executable, "-c", script], {}, 1.0, tmp_path / "out", tmp_path / "err")
+    done = overhead.run_measured([sys.executable, "-c", script], {}, 1.0, tmp_path / "run")
     assert time.monotonic() - started < 15
     assert done.exit_code == -9
     pid = int(marker.read_text())

@@ -405,16 +405,8 @@ def test_one_real_ladder_end_to_end(tmp_path: Path, database_url: str) -> None:
         assert manifest["instances_detail"][0]["group"]["cfs_quota_period_us"] == [50_000, 100_000]
 
 
-def test_the_prewarm_runs_at_half_the_calibration_break_inside_the_quota() -> None:
-    settings = LadderSettings(prewarm_unlimited=False)
-    rates = ladder_rates(1000.0, settings)  # 250 ... 2000
-    assert prewarm_rate_for(rates, settings) == max(r for r in rates if r <= 500.0)
-    assert prewarm_rate_for((900.0, 1000.0), settings) == 900.0  # no step that low: the first
-
-
 def test_without_the_quota_the_prewarm_runs_at_the_break() -> None:
     settings = LadderSettings()
-    assert settings.prewarm_unlimited
     rates = ladder_rates(1000.0, settings)
     assert prewarm_rate_for(rates, settings) == max(r for r in rates if r <= 1000.0)
 
@@ -427,7 +419,7 @@ def test_the_claims_prewarm_warm_up_fit_and_throttle_as_the_ladders_do() -> None
     from harness.claims.model import LadderShape
 
     settings = settings_for(LadderShape())
-    assert settings.prewarm_unlimited is True and settings.cost_passes == 1
+    assert settings.cost_passes == 1
     assert settings.warmup_s == LadderSettings().warmup_s
     assert settings.calibration_start_per_cpu == 400.0 < LadderSettings().calibration_start_per_cpu
     base = RunPlan(impl="node", load=LoadSettings(targets=[]), cpus=0.5)
@@ -462,13 +454,6 @@ def test_passes_below_the_break_leave_the_capacity_to_the_ascent() -> None:
     assert bracket is not None and bracket.bracketed and (bracket.below, bracket.above) == (340, 510)
     fit = cost_fit(ladder)
     assert fit is not None and fit.steps_used == 8 and fit.us_per_request == pytest.approx(120.0)
-
-
-def test_a_ladders_quota_period_reaches_its_run_plan() -> None:
-    base = RunPlan(impl="node", load=LoadSettings(targets=[]), cpus=0.5)
-    pinned = ladder_plan(base, "node", 1, 0, (100.0, 200.0), LadderSettings(cfs_period_us=10_000))
-    assert pinned.cfs_period_us == 10_000
-    assert ladder_plan(base, "node", 1, 0, (100.0, 200.0), LadderSettings()).cfs_period_us is None
 
 
 def test_the_cli_runs_given_rates_as_one_grid() -> None:
