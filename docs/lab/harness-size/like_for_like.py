@@ -46,7 +46,9 @@ def blamed(rev: str, path: str) -> Counter[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("commit", nargs="?", default="HEAD")
-    parser.add_argument("--unlisted", action="store_true", help="list the commits commits.tsv does not classify")
+    parser.add_argument(
+        "--unlisted", action="store_true", help="list the commits commits.tsv does not classify"
+    )
     args = parser.parse_args()
     rev = git("rev-parse", args.commit).strip()
     by_commit: Counter[str] = Counter()
@@ -54,7 +56,9 @@ def main() -> None:
         for counts in pool.map(lambda path: blamed(rev, path), harness_files(rev)):
             by_commit.update(counts)
     before = set(git("rev-list", FILING).split())
-    listed = dict(line.split("\t")[:2] for line in CLASSES.read_text().splitlines() if line and line[0] != "#")
+    listed = dict(
+        line.split("\t")[:2] for line in CLASSES.read_text().splitlines() if line and line[0] != "#"
+    )
     lines: Counter[str] = Counter()
     for sha, count in by_commit.items():
         if sha in before:
@@ -76,7 +80,9 @@ def main() -> None:
     print(f"harness/ at {rev[:8]}: {total:,} lines; at the filing ({FILING}): {baseline:,}")
     for name, count in sorted(lines.items(), key=lambda kv: -kv[1]):
         print(f"  {name:<30}{count:>8,}")
-    print(f"like for like: {like:,} lines, {100 * (like / baseline - 1):+.1f} % (target {baseline * TARGET:,.0f})")
+    print(
+        f"like for like: {like:,} lines, {100 * (like / baseline - 1):+.1f} % (target {baseline * TARGET:,.0f})"
+    )
     print(f"as it stands:  {total:,} lines, {100 * (total / baseline - 1):+.1f} %")
 
 
