@@ -22,7 +22,7 @@ from harness.analysis.comparison import Comparison  # noqa: E402
 from harness.analysis.knee import find_knee  # noqa: E402
 from harness.analysis.load import Run  # noqa: E402
 from harness.analysis.metrics import share_of_requests_pct  # noqa: E402
-from harness.analysis.tables import breakdown_of, reference_set, scaling_runs  # noqa: E402
+from harness.analysis.tables import breakdown_of, reference_set, thesis_runs  # noqa: E402
 
 MAX_SETS = 8
 DPI = 100
@@ -282,7 +282,7 @@ def _scatter_by_label(
     xlabel: str,
     ylabel: str,
 ) -> Figure:
-    runs, source = scaling_runs(comparison.runs)
+    runs, source = thesis_runs(comparison.runs)
     runs = [r for r in runs if x_of(r) is not None and y_of(r) is not None]
     if not runs:
         figure.missing = "no runs with the needed metrics"

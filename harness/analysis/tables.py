@@ -327,7 +327,7 @@ def _flag(runs: Sequence[Run]) -> str:
     return "!" if any(not r.is_valid for r in runs) else ""
 
 
-def scaling_runs(runs: Sequence[Run]) -> tuple[list[Run], str]:
+def thesis_runs(runs: Sequence[Run]) -> tuple[list[Run], str]:
     """The runs the thesis tables describe: capacity, else fixed-rate, else whatever there is."""
     for regime in ("capacity", "fixed-rate"):
         chosen = [r for r in runs if r.regime == regime]
@@ -339,8 +339,8 @@ def scaling_runs(runs: Sequence[Run]) -> tuple[list[Run], str]:
 def _by_label_point(runs: Sequence[Run]) -> dict[tuple[str, float, str], list[Run]]:
     groups: dict[tuple[str, float, str], list[Run]] = defaultdict(list)
     for run in runs:
-        order = run.point_value
-        groups[(run.label, float(order) if order is not None else float("inf"), run.point)].append(run)
+        order = run.point_value if run.point_value is not None else float("inf")
+        groups[(run.label, order, run.point)].append(run)
     return dict(sorted(groups.items()))
 
 
@@ -365,7 +365,7 @@ _CPU = ALL_METRICS["cpu"].value
 
 
 def cpu_utilization_table(comparison: Comparison) -> Table:
-    runs, source = scaling_runs(comparison.runs)
+    runs, source = thesis_runs(comparison.runs)
     rows = []
     for members in _by_label_point(runs).values():
         maxima = _values(
@@ -390,7 +390,7 @@ def cpu_utilization_table(comparison: Comparison) -> Table:
 
 
 def normalized_table(comparison: Comparison) -> Table:
-    runs, source = scaling_runs(comparison.runs)
+    runs, source = thesis_runs(comparison.runs)
     uses_capacity = any(r.metric("capacity_rps") is not None for r in runs)
     normalized = ALL_METRICS["normalized_throughput"].value
     rows = [
@@ -435,7 +435,7 @@ def _all_instances_mb(run: Run) -> float | None:
 
 
 def memory_table(comparison: Comparison) -> Table:
-    runs, source = scaling_runs(comparison.runs)
+    runs, source = thesis_runs(comparison.runs)
     rows = []
     for members in _by_label_point(runs).values():
         peak = _values(members, _peak_rss)
