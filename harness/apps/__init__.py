@@ -22,6 +22,14 @@ def register(app: AppAdapter) -> None:
     toolchain.register_app_tools(app.name, app.tools)
 
 
+def unregister(name: str) -> None:
+    """Removes an implementation (a test's throwaway adapter)."""
+    global IMPLS
+    del _REGISTERED[name]
+    IMPLS = tuple(_REGISTERED)
+    toolchain.unregister_app_tools(name)
+
+
 def adapters() -> tuple[AppAdapter, ...]:
     return tuple(_REGISTERED.values())
 

@@ -554,6 +554,11 @@ def _why_invalid_text(*sides: Side) -> str:
     return "".join(f"; {why}" + (f" ({n} runs)" if n > 1 else "") for why, n in counts.items())
 
 
+def judge(comparison: Comparison, impl: str, a: Side, b: Side) -> ComparisonResult:
+    """One row judged alone (a family of one)."""
+    return judge_rows([measure(comparison, impl, a, b)])[0]
+
+
 @dataclass
 class ClaimVerdict:
     claim_id: str

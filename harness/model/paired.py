@@ -28,6 +28,13 @@ class LogInterval:
     """The values' own coefficient of variation (sample SD over mean), None below 2 values."""
     confidence: float = CONFIDENCE
 
+    @property
+    def half_width_pct(self) -> float | None:
+        """The interval's larger half-width as a share of its centre: the precision a reader can quote."""
+        if self.low is None or self.high is None or self.centre <= 0:
+            return None
+        return 100 * max(self.high / self.centre - 1, 1 - self.low / self.centre)
+
     def to_json(self) -> dict[str, float | int | None]:
         return asdict(self)
 

@@ -42,6 +42,9 @@ class Interval:
     high: float
     method: str
 
+    def contains(self, value: float) -> bool:
+        return self.low <= value <= self.high
+
 
 @dataclass
 class Summary:

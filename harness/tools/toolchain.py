@@ -326,6 +326,10 @@ def register_app_tools(name: str, tools: tuple[str, ...]) -> None:
     _APP_NEEDS[name] = tuple(tools)
 
 
+def unregister_app_tools(name: str) -> None:
+    _APP_NEEDS.pop(name, None)
+
+
 def needs_by_group() -> dict[str, tuple[str, ...]]:
     """Built when asked for: the implementations' groups are registered by harness/apps."""
     return {"db": SHARED_NEEDS["db"], **_APP_NEEDS, **SHARED_NEEDS}

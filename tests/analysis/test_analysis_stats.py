@@ -12,7 +12,6 @@ from synthetic import fixed_rate_groups
 
 from harness.analysis.comparison import compare
 from harness.model.stats import (
-    Interval,
     analyse,
     compact_letters,
     mean_ci,
@@ -23,10 +22,6 @@ from harness.model.stats import (
 )
 
 
-def _covers(interval: Interval | None, value: float) -> bool:
-    return interval is not None and interval.low <= value <= interval.high
-
-
 def test_aa_comparison_is_not_significant(tmp_path):
     """An app against itself (two variants with the same truth) must come out `~` (docs/design.md §8)."""
     fixed_rate_groups(tmp_path / "r", {"java": 1000.0, "java/again": 1000.0}, n=5, cv=0.03, seed=11)
@@ -35,7 +30,7 @@ def test_aa_comparison_is_not_significant(tmp_path):
     pair = cset.result("throughput").vs_baseline("java/again")
     assert pair.test == "Welch t"
     assert not pair.significant and pair.p_value > 0.05
-    assert _covers(pair.ratio_ci, 1.0)
+    assert pair.ratio_ci.contains(1.0)
     from harness.analysis.format import verdict
 
     assert verdict(pair).startswith("~ (p=")
@@ -58,7 +53,7 @@ def test_planted_20_percent_difference_is_found(tmp_path):
     pair = comparison.sets[0].result("throughput").vs_baseline("node")
     assert pair.significant and pair.p_value < 0.01
     assert 15.0 < pair.delta_pct < 25.0
-    assert _covers(pair.ratio_ci, 1.2) and not _covers(pair.ratio_ci, 1.0)
+    assert pair.ratio_ci.contains(1.2) and not pair.ratio_ci.contains(1.0)
 
 
 def test_planted_20_percent_difference_power():
@@ -145,9 +140,9 @@ def test_confidence_interval_coverage_is_about_95_percent():
     covered_mean = covered_median = 0
     for _ in range(1000):
         x = rng.normal(50.0, 3.0, 5)
-        covered_mean += _covers(mean_ci(x, 0.95), 50.0)
+        covered_mean += mean_ci(x, 0.95).contains(50.0)
         y = rng.normal(50.0, 3.0, 12)
-        covered_median += _covers(median_ci(y, 0.95), 50.0)
+        covered_median += median_ci(y, 0.95).contains(50.0)
     assert 0.93 <= covered_mean / 1000 <= 0.97
     assert 0.93 <= covered_median / 1000 <= 0.995
 
@@ -160,7 +155,7 @@ def test_bootstrap_ratio_interval_coverage():
     covered = 0
     for i in range(300):
         a, b = rng.normal(100, 8, 10), rng.normal(120, 9.6, 10)
-        covered += _covers(ratio_ci(a, b, 0.95, seed=i, n_resamples=999), 1.2)
+        covered += ratio_ci(a, b, 0.95, seed=i, n_resamples=999).contains(1.2)
     assert 0.88 <= covered / 300 <= 0.99
 
 

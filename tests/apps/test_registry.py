@@ -103,13 +103,6 @@ class _CobolDriver(AppDriver):
         return []
 
 
-def _unregister(name: str) -> None:
-    """Undoes apps.register for a test's throwaway adapter: the registry, IMPLS and its toolchain group."""
-    del apps._REGISTERED[name]
-    apps.IMPLS = tuple(apps._REGISTERED)
-    toolchain._APP_NEEDS.pop(name, None)
-
-
 @pytest.fixture
 def cobol(tmp_path: Path) -> Iterator[AppAdapter]:
     app = AppAdapter(
@@ -124,7 +117,7 @@ def cobol(tmp_path: Path) -> Iterator[AppAdapter]:
     try:
         yield app
     finally:
-        _unregister(app.name)
+        apps.unregister(app.name)
     assert apps.IMPLS == BUILT_IN
 
 

@@ -1,7 +1,7 @@
 """The claims CLI prints wide tables through the shared console: make it wide whatever terminal the tests
 run from (a terminal on stdin keeps it at its own width, and ids then wrap inside table cells). And a
 replication the CLI runs here restores no committed evidence into results/ (harness/claims/evidence.py
-`restore`): a test names the evidence it uses. And `judge`, one verdict row on its own, for the tests."""
+`restore`): a test names the evidence it uses."""
 
 from __future__ import annotations
 
@@ -11,8 +11,6 @@ from pathlib import Path
 import pytest
 
 from harness.claims import evidence
-from harness.claims.model import Comparison
-from harness.claims.verdict import ComparisonResult, Side, judge_rows, measure
 from harness.console import console
 
 
@@ -29,8 +27,3 @@ def wide_console() -> Iterator[None]:
 @pytest.fixture(autouse=True)
 def no_committed_evidence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(evidence, "DIRECTORY", tmp_path / "no-evidence")
-
-
-def judge(comparison: Comparison, impl: str, a: Side, b: Side) -> ComparisonResult:
-    """One row judged alone (a family of one)."""
-    return judge_rows([measure(comparison, impl, a, b)])[0]

@@ -35,6 +35,7 @@ from harness.claims.verdict import (
     floor_stats,
     holm,
     interval,
+    judge,
     judge_rows,
     log_ratio_stats,
     measure,
@@ -43,8 +44,6 @@ from harness.claims.verdict import (
 )
 from harness.model.paired import paired_ratio, unpaired_ratio
 from harness.model.stats import MIN_N_INFERENCE
-
-from .conftest import judge
 
 # --- the simulation: synthetic fresh starts through the verdicts' own functions ------------------------
 

@@ -15,11 +15,9 @@ from harness import paths
 from harness.claims import groups, runner
 from harness.claims.ladders import _rates_from_calibration
 from harness.claims.model import Claim, ClaimError, Comparison, find, load_all, load_file, load_schema
-from harness.claims.verdict import CONTRADICTED, INCONCLUSIVE, NOT_RUNNABLE, REPLICATED, Side
+from harness.claims.verdict import CONTRADICTED, INCONCLUSIVE, NOT_RUNNABLE, REPLICATED, Side, judge
 from harness.cli.claims import register
 from harness.regimes.ladder import LadderSettings, calibration_start, ladder_rates
-
-from .conftest import judge
 
 CLAIMS = Path(paths.ROOT) / "claims"
 README = Path(paths.ROOT) / "docs" / "replication" / "README.md"

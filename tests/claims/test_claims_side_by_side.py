@@ -22,7 +22,6 @@ from harness.claims.layout import preflight
 from harness.claims.model import DESIGN, ClaimError, find, load_all, load_file, load_schema
 from harness.claims.verdict import REPLICATED
 from harness.cli import claims as claims_cli
-from harness.model.paired import LogInterval
 from harness.model.side_by_side import PRESETS
 from harness.record.folders import utc_now
 
@@ -176,13 +175,6 @@ def test_records_of_an_earlier_version_keep_their_key_and_are_never_paired_with_
         runner.from_folders(claim, [tmp_path / i for i in old + new])
 
 
-def _half_width_pct(ci: LogInterval | None) -> float | None:
-    """The interval's larger half-width as a share of its centre: the precision a reader can quote."""
-    if ci is None or ci.low is None or ci.high is None:
-        return None
-    return 100 * max(ci.high / ci.centre - 1, 1 - ci.low / ci.centre)
-
-
 def test_a_side_by_side_verdict_is_paired_by_fresh_start(tmp_path: Path) -> None:
     claim = find("thesis-table-7.2")
     ids = _table_72_folders(tmp_path, 1.25, invalid=4)
@@ -196,13 +188,13 @@ def test_a_side_by_side_verdict_is_paired_by_fresh_start(tmp_path: Path) -> None
     (row,) = verdict.results
     assert row.paired and row.a.n == 4 and row.ratio == pytest.approx(1.25, rel=0.01)
     # the host's drift of ±20 % cancels: the per-fresh-start ratios scatter by under 1 %
-    half = _half_width_pct(row.ratio_ci)
-    assert half is not None and half < 2 and row.outcome == REPLICATED
+    assert row.ratio_ci is not None and row.ratio_ci.half_width_pct is not None
+    assert row.ratio_ci.half_width_pct < 2 and row.outcome == REPLICATED
     # the same values compared apart see the drift and cannot place the ratio
     unpaired = {k: [{**r, "block": None} for r in v] for k, v in observations.items()}
     (apart,) = runner.judge_claim(claim, size, unpaired).results
     assert not apart.paired and apart.ratio_ci is not None
-    assert (_half_width_pct(apart.ratio_ci) or 0) > 10 * half
+    assert (apart.ratio_ci.half_width_pct or 0) > 10 * row.ratio_ci.half_width_pct
 
 
 def test_a_record_of_other_groups_is_named_never_used(tmp_path: Path) -> None:

@@ -30,14 +30,13 @@ from harness.claims.verdict import (
     REPLICATED,
     ClaimVerdict,
     Side,
+    judge,
     log_ratio_stats,
     runs_needed,
     tost_p,
     tost_power_at,
 )
 from harness.cli import claims as claims_cli
-
-from .conftest import judge
 
 CLAIMS = Path(paths.ROOT) / "claims"
 A = [100.0, 101.0, 99.0, 100.5, 99.5, 100.2]

@@ -31,6 +31,7 @@ def test_one_value_has_no_interval_and_no_cv() -> None:
     interval = log_interval([250.0])
     assert interval.centre == pytest.approx(250.0)
     assert (interval.low, interval.high, interval.cv_pct) == (None, None, None)
+    assert interval.half_width_pct is None
 
 
 @pytest.mark.parametrize("bad", [0.0, -3.0, math.nan, math.inf])
